@@ -1,0 +1,465 @@
+/*
+ * tests/interop/jaeger_udp_driver.c: the C side of the Jaeger Thrift interop
+ * test (run_jaeger_udp.sh). It builds span records through the model API,
+ * encodes them with the wire encoder alone (sdk/src/wire/jaeger_thrift.h) as
+ * the agent datagrams and collector body a Jaeger backend receives, and
+ * writes next to them expected.json: what it sent, in the canonical JSON of
+ * jaeger_thrift_decode.py, produced from the records, not from the bytes.
+ *
+ * Datagrams (OUTDIR/NN-*.bin, decoded in name order):
+ *   01 compact emitBatch: process with every tag type; a 128-bit span with
+ *      top-bit ids, every tag type, logs (one empty) and both reference
+ *      types; a 64-bit root span; a typical server span; seqNo and stats.
+ *   02 compact emitBatch: 20 spans (a two-byte list header), seqNo
+ *      INT64_MAX (the longest varints) and extreme stats.
+ *   03 compact emitBatch: no spans, no seqNo, no stats.
+ *   04 binary emitBatch (agent port 6832) with the content of 01.
+ *   05 bare binary Batch (collector HTTP body) with the spans of 01.
+ *
+ * Usage: jaeger_udp_driver OUTDIR. Exit 0 on success, 1 on failure.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "wire/jaeger_thrift.h"
+
+#define N_BUSY_SPANS 20
+
+static const uint8_t blob_with_nul[] = {0x00, 0xff, 0x10, 0x00, 0x7f};
+
+/* ---- building records ------------------------------------------------------------------- */
+
+static tw_value str_value(const char *s)
+{
+    return (tw_value){.type = TW_VALUE_STRING, .len = strlen(s), .as.str = s};
+}
+
+static tw_value bin_value(const uint8_t *b, size_t len)
+{
+    return (tw_value){.type = TW_VALUE_BINARY, .len = len, .as.bin = b};
+}
+
+static tw_value dbl_value(double d)
+{
+    return (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = d};
+}
+
+static tw_value bool_value(bool b)
+{
+    return (tw_value){.type = TW_VALUE_BOOL, .as.boolean = b};
+}
+
+static tw_value i64_value(int64_t i)
+{
+    return (tw_value){.type = TW_VALUE_INT64, .as.i64 = i};
+}
+
+static bool add_tag(tw__span_data *s, const char *key, tw_value value)
+{
+    bool was_truncated = false;
+    tw__tag *slot = tw__span_data_push_tag(s);
+    if (!slot || !tw__tag_set(&s->arena, slot, key, &value, SIZE_MAX, &was_truncated))
+        return false;
+    s->n_tags++;
+    return true;
+}
+
+typedef struct field_spec {
+    const char *key;
+    tw_value value;
+} field_spec;
+
+static bool add_log(tw__span_data *s, int64_t timestamp_us, const field_spec *fields, size_t n)
+{
+    bool was_truncated = false;
+    tw__log *log = tw__span_data_push_log(s, n);
+    if (!log)
+        return false;
+    log->timestamp_us = timestamp_us;
+    for (size_t i = 0; i < n; i++) {
+        if (!tw__tag_set(&s->arena, &log->fields[i], fields[i].key, &fields[i].value, SIZE_MAX,
+                         &was_truncated))
+            return false;
+    }
+    log->n_fields = n;
+    s->n_logs++;
+    return true;
+}
+
+static tw__span_data *span_every_field(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    if (!s)
+        return NULL;
+    s->trace_id_high = 0x8000000000000001u;
+    s->trace_id_low = 0xfffffffffffffffeu;
+    s->span_id = 0x8000000000000000u;
+    s->parent_id = 0x7fffffffffffffffu;
+    s->flags = TW__FLAG_SAMPLED | TW__FLAG_DEBUG;
+    s->start_us = 1700000000123456;
+    s->duration_us = 987654;
+    const char *op = "GET /users/{id} \xc3\xbcnic\xc3\xb6"
+                     "de \"q\\uoted\"\t";
+    const field_spec retry[] = {
+        {"event", str_value("retry")}, {"attempt", i64_value(3)}, {"delay_s", dbl_value(0.25)}};
+    const field_spec odd[] = {{"is_final", bool_value(false)},
+                              {"payload", bin_value(blob_with_nul, sizeof(blob_with_nul))}};
+    bool ok =
+        tw__span_data_set_operation(s, op, strlen(op)) &&
+        add_tag(s, "http.url", str_value("https://example.com/a?b=c")) &&
+        add_tag(s, "empty", str_value("")) && add_tag(s, "pi", dbl_value(3.141592653589793)) &&
+        add_tag(s, "negative_zero", dbl_value(-0.0)) &&
+        add_tag(s, "infinity", dbl_value(-INFINITY)) && add_tag(s, "nan", dbl_value(NAN)) &&
+        add_tag(s, "error", bool_value(true)) && add_tag(s, "cache.hit", bool_value(false)) &&
+        add_tag(s, "min", i64_value(INT64_MIN)) && add_tag(s, "max", i64_value(INT64_MAX)) &&
+        add_tag(s, "blob", bin_value(blob_with_nul, sizeof(blob_with_nul))) &&
+        add_tag(s, "empty_blob", bin_value(NULL, 0)) && add_log(s, 1700000000200000, retry, 3) &&
+        add_log(s, 1700000000300000, NULL, 0) && add_log(s, 1700000000400000, odd, 2) &&
+        tw__span_data_add_ref(s, TW__REF_CHILD_OF, s->trace_id_high, s->trace_id_low,
+                              s->parent_id) &&
+        tw__span_data_add_ref(s, TW__REF_FOLLOWS_FROM, 0, 0x1234, 0xfedcba9876543210u);
+    if (!ok) {
+        tw__span_data_unref(s);
+        return NULL;
+    }
+    return s;
+}
+
+static tw__span_data *span_root_64bit(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    if (!s)
+        return NULL;
+    s->trace_id_low = 0x00000000075bcd15u;
+    s->span_id = 0x00000000075bcd15u;
+    s->flags = TW__FLAG_SAMPLED;
+    s->start_us = 1;
+    return s;
+}
+
+static tw__span_data *span_typical(uint64_t span_id, int64_t start_us)
+{
+    tw__span_data *s = tw__span_data_new();
+    if (!s)
+        return NULL;
+    s->trace_id_low = 0x4bf92f3577b34da6u;
+    s->span_id = span_id;
+    s->parent_id = 0x53995c3f42cd8ad8u;
+    s->flags = TW__FLAG_SAMPLED;
+    s->start_us = start_us;
+    s->duration_us = 15320;
+    const char *op = "HTTP GET /api/orders";
+    bool ok =
+        tw__span_data_set_operation(s, op, strlen(op)) &&
+        add_tag(s, "span.kind", str_value("server")) &&
+        add_tag(s, "http.method", str_value("GET")) &&
+        add_tag(s, "http.status_code", i64_value(200)) && add_tag(s, "error", bool_value(false)) &&
+        add_tag(s, "db.latency_ms", dbl_value(2.75)) &&
+        tw__span_data_add_ref(s, TW__REF_FOLLOWS_FROM, 0, 0x4bf92f3577b34da6u, 0x1111111111111111u);
+    if (!ok) {
+        tw__span_data_unref(s);
+        return NULL;
+    }
+    return s;
+}
+
+static bool build_process(tw__process *p)
+{
+    tw__process_init(p);
+    tw_value v_ver = str_value("C-0.1.0");
+    tw_value v_ip = i64_value(0x7f000001);
+    tw_value v_dbl = dbl_value(-1.5e300);
+    tw_value v_bool = bool_value(true);
+    tw_value v_bin = bin_value(blob_with_nul, sizeof(blob_with_nul));
+    return tw__process_set_service(p, "tracewire-interop") &&
+           tw__process_add_tag(p, "jaeger.version", &v_ver) &&
+           tw__process_add_tag(p, "ip", &v_ip) && tw__process_add_tag(p, "load", &v_dbl) &&
+           tw__process_add_tag(p, "canary", &v_bool) &&
+           tw__process_add_tag(p, "fingerprint", &v_bin);
+}
+
+/* ---- expected JSON (the decoder's canonical form, from the records) ----------------------- */
+
+static void json_bytes_as_string(FILE *f, const char *s, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f); /* UTF-8 passes through; the decoder reads the file as UTF-8 */
+    }
+    fputc('"', f);
+}
+
+static void json_hex(FILE *f, const uint8_t *b, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++)
+        fprintf(f, "%02x", b[i]);
+    fputc('"', f);
+}
+
+static void json_id(FILE *f, const char *key, uint64_t id)
+{
+    fprintf(f, "\"%s\": \"%016" PRIx64 "\"", key, id);
+}
+
+static void json_tag(FILE *f, const tw__tag *t)
+{
+    static const char *const type_names[] = {"STRING", "DOUBLE", "BOOL", "LONG", "BINARY"};
+    fputs("{\"key\": ", f);
+    json_bytes_as_string(f, t->key, t->key_len);
+    fprintf(f, ", \"vType\": \"%s\", ", type_names[t->type]);
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        fputs("\"vStr\": ", f);
+        json_bytes_as_string(f, t->v.str, t->len);
+        break;
+    case TW_VALUE_DOUBLE: {
+        uint64_t bits;
+        memcpy(&bits, &t->v.dbl, sizeof(bits));
+        fprintf(f, "\"vDouble\": \"%016" PRIx64 "\"", bits);
+        break;
+    }
+    case TW_VALUE_BOOL:
+        fprintf(f, "\"vBool\": %s", t->v.boolean ? "true" : "false");
+        break;
+    case TW_VALUE_INT64:
+        fprintf(f, "\"vLong\": %" PRId64, t->v.i64);
+        break;
+    case TW_VALUE_BINARY:
+        fputs("\"vBinary\": ", f);
+        json_hex(f, t->v.bin, t->len);
+        break;
+    }
+    fputc('}', f);
+}
+
+static void json_tags(FILE *f, const char *key, const tw__tag *tags, size_t n)
+{
+    fprintf(f, "\"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        json_tag(f, &tags[i]);
+    }
+    fputc(']', f);
+}
+
+static void json_span(FILE *f, const tw__span_data *s)
+{
+    fputc('{', f);
+    json_id(f, "traceIdLow", s->trace_id_low);
+    fputs(", ", f);
+    json_id(f, "traceIdHigh", s->trace_id_high);
+    fputs(", ", f);
+    json_id(f, "spanId", s->span_id);
+    fputs(", ", f);
+    json_id(f, "parentSpanId", s->parent_id);
+    fputs(", \"operationName\": ", f);
+    json_bytes_as_string(f, s->operation, strlen(s->operation));
+    fprintf(f, ", \"flags\": %" PRIu32 ", \"startTime\": %" PRId64 ", \"duration\": %" PRId64,
+            s->flags, s->start_us, s->duration_us);
+    if (s->n_refs) {
+        fputs(", \"references\": [", f);
+        for (size_t i = 0; i < s->n_refs; i++) {
+            const tw__ref *r = &s->refs[i];
+            fprintf(f, "%s{\"refType\": \"%s\", ", i ? ", " : "",
+                    r->type == TW__REF_CHILD_OF ? "CHILD_OF" : "FOLLOWS_FROM");
+            json_id(f, "traceIdLow", r->trace_id_low);
+            fputs(", ", f);
+            json_id(f, "traceIdHigh", r->trace_id_high);
+            fputs(", ", f);
+            json_id(f, "spanId", r->span_id);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    if (s->n_tags) {
+        fputs(", ", f);
+        json_tags(f, "tags", s->tags, s->n_tags);
+    }
+    if (s->n_logs) {
+        fputs(", \"logs\": [", f);
+        for (size_t i = 0; i < s->n_logs; i++) {
+            fprintf(f, "%s{\"timestamp\": %" PRId64 ", ", i ? ", " : "", s->logs[i].timestamp_us);
+            json_tags(f, "fields", s->logs[i].fields, s->logs[i].n_fields);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}
+
+/* ---- one datagram ----------------------------------------------------------------------- */
+
+typedef enum datagram_form { AGENT_MESSAGE, BARE_BATCH } datagram_form;
+
+typedef struct datagram {
+    const char *file;
+    tw__thrift_protocol protocol;
+    datagram_form form;
+    const tw__process *process;
+    tw__span_data *const *spans;
+    size_t n_spans;
+    int64_t seq_no;                /* < 0: no seqNo */
+    const tw__client_stats *stats; /* NULL: no stats */
+} datagram;
+
+static bool write_file(const char *dir, const char *name, const tw__buf *bytes)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return false;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "jaeger_udp_driver: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    bool ok = fwrite(bytes->data, 1, bytes->len, f) == bytes->len;
+    return fclose(f) == 0 && ok;
+}
+
+static bool encode(const datagram *d, tw__buf *out)
+{
+    tw__jaeger_encoder *enc = tw__jaeger_encoder_new(d->protocol);
+    tw__buf process = {0}, spans = {0};
+    bool ok = enc && tw__jaeger_encode_process(enc, d->process, &process);
+    for (size_t i = 0; ok && i < d->n_spans; i++)
+        ok = tw__jaeger_encode_span(enc, d->spans[i], &spans);
+    if (ok && d->form == AGENT_MESSAGE) {
+        ok = tw__jaeger_emit_batch_message(enc, process.data, process.len, spans.data, spans.len,
+                                           d->n_spans, d->seq_no, d->stats,
+                                           tw__jaeger_msg_seq_id(d->seq_no), out) &&
+             out->len == tw__jaeger_emit_batch_size(enc, process.len, d->n_spans, spans.len,
+                                                    d->seq_no, d->stats);
+    } else if (ok) {
+        ok = tw__jaeger_batch_struct(enc, process.data, process.len, spans.data, spans.len,
+                                     d->n_spans, d->seq_no, d->stats, out);
+    }
+    tw__buf_free(&process);
+    tw__buf_free(&spans);
+    tw__jaeger_encoder_free(enc);
+    return ok;
+}
+
+static void json_datagram(FILE *f, const datagram *d)
+{
+    static const char *const formats[2][2] = {{"compact-message", "compact-struct"},
+                                              {"binary-message", "binary-struct"}};
+    fprintf(f, "{\"file\": \"%s\", \"format\": \"%s\", ", d->file, formats[d->protocol][d->form]);
+    if (d->form == AGENT_MESSAGE)
+        fprintf(f,
+                "\"message\": {\"name\": \"emitBatch\", \"type\": \"ONEWAY\", \"seqid\": %" PRId32
+                "}, ",
+                tw__jaeger_msg_seq_id(d->seq_no));
+    fputs("\"batch\": {\"process\": {\"serviceName\": ", f);
+    json_bytes_as_string(f, d->process->service_name, strlen(d->process->service_name));
+    if (d->process->n_tags) {
+        fputs(", ", f);
+        json_tags(f, "tags", d->process->tags, d->process->n_tags);
+    }
+    fputs("}, \"spans\": [", f);
+    for (size_t i = 0; i < d->n_spans; i++) {
+        if (i)
+            fputs(", ", f);
+        json_span(f, d->spans[i]);
+    }
+    fputc(']', f);
+    if (d->seq_no >= 0)
+        fprintf(f, ", \"seqNo\": %" PRId64, d->seq_no);
+    if (d->stats)
+        fprintf(f,
+                ", \"stats\": {\"fullQueueDroppedSpans\": %" PRId64
+                ", \"tooLargeDroppedSpans\": %" PRId64 ", \"failedToEmitSpans\": %" PRId64 "}",
+                d->stats->full_queue_dropped_spans, d->stats->too_large_dropped_spans,
+                d->stats->failed_to_emit_spans);
+    fputs("}}", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+        return 1;
+    }
+    const char *dir = argv[1];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "jaeger_udp_driver: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+
+    int status = 1;
+    tw__process process;
+    tw__process empty_process;
+    tw__span_data *mixed[3] = {span_every_field(), span_root_64bit(), span_typical(7, 1000)};
+    tw__span_data *busy[N_BUSY_SPANS] = {0};
+    bool ok = build_process(&process);
+    tw__process_init(&empty_process);
+    ok = ok && tw__process_set_service(&empty_process, "idle");
+    for (size_t i = 0; i < 3; i++)
+        ok = ok && mixed[i];
+    for (size_t i = 0; i < N_BUSY_SPANS; i++) {
+        busy[i] = span_typical(0x100 + i, 1712345678901234 + (int64_t)i * 1000);
+        ok = ok && busy[i];
+    }
+    const tw__client_stats stats = {1, 2, 3};
+    const tw__client_stats extreme_stats = {INT64_MAX, 0, -1};
+    const datagram datagrams[] = {
+        {"01-compact-emitbatch.bin", TW__THRIFT_COMPACT, AGENT_MESSAGE, &process, mixed, 3, 42,
+         &stats},
+        {"02-compact-emitbatch-busy.bin", TW__THRIFT_COMPACT, AGENT_MESSAGE, &process, busy,
+         N_BUSY_SPANS, INT64_MAX, &extreme_stats},
+        {"03-compact-emitbatch-empty.bin", TW__THRIFT_COMPACT, AGENT_MESSAGE, &empty_process, NULL,
+         0, -1, NULL},
+        {"04-binary-emitbatch.bin", TW__THRIFT_BINARY, AGENT_MESSAGE, &process, mixed, 3, 42,
+         &stats},
+        {"05-binary-batch.bin", TW__THRIFT_BINARY, BARE_BATCH, &process, mixed, 3, 7, NULL},
+    };
+    const size_t n_datagrams = sizeof(datagrams) / sizeof(datagrams[0]);
+
+    char json_path[4096];
+    FILE *json = NULL;
+    if (ok &&
+        snprintf(json_path, sizeof(json_path), "%s/expected.json", dir) < (int)sizeof(json_path))
+        json = fopen(json_path, "w");
+    if (!ok || !json) {
+        fprintf(stderr, "jaeger_udp_driver: cannot build the records or open expected.json\n");
+        goto done;
+    }
+    fputs("{\"datagrams\": [\n", json);
+    for (size_t i = 0; i < n_datagrams; i++) {
+        tw__buf bytes = {0};
+        bool written = encode(&datagrams[i], &bytes) && write_file(dir, datagrams[i].file, &bytes);
+        tw__buf_free(&bytes);
+        if (!written) {
+            fprintf(stderr, "jaeger_udp_driver: %s: encoding or writing failed\n",
+                    datagrams[i].file);
+            goto done;
+        }
+        if (i)
+            fputs(",\n", json);
+        json_datagram(json, &datagrams[i]);
+    }
+    fputs("\n]}\n", json);
+    status = 0;
+done:
+    if (json && fclose(json) != 0)
+        status = 1;
+    for (size_t i = 0; i < 3; i++)
+        tw__span_data_unref(mixed[i]);
+    for (size_t i = 0; i < N_BUSY_SPANS; i++)
+        tw__span_data_unref(busy[i]);
+    tw__process_clear(&process);
+    tw__process_clear(&empty_process);
+    return status;
+}
