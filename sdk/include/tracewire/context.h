@@ -1,0 +1,104 @@
+/*
+ * tracewire/context.h: span contexts, the part of a span that crosses
+ * threads and processes (OpenTracing SpanContext).
+ *
+ * A context holds a 128-bit trace id (high/low halves; high is 0 for 64-bit
+ * ids), a 64-bit span id, the parent's span id (0 for a root), Jaeger flags
+ * and baggage. Contexts are immutable and reference-counted: any number of
+ * threads may read one and take references concurrently.
+ *
+ * Ownership: tw_span_context_new / tw_span_context_ref / *_with_baggage
+ * return a reference the caller owns and drops with tw_span_context_unref.
+ * A context obtained from tw_span_get_context() is borrowed from the span;
+ * tw_span_context_ref() on it returns an owned copy that outlives the span.
+ *
+ * Thread safety: every function here may be called from any thread.
+ */
+#ifndef TRACEWIRE_CONTEXT_H
+#define TRACEWIRE_CONTEXT_H
+
+#include "tracewire/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Jaeger flag bits (uber-trace-id, jaeger.thrift Span.flags). */
+#define TW_FLAG_SAMPLED 0x01u
+#define TW_FLAG_DEBUG 0x02u
+#define TW_FLAG_FIREHOSE 0x08u
+
+typedef struct tw_span_context tw_span_context;
+
+/**
+ * tw_span_context_new: builds a context from its parts (for propagation codecs
+ * and tests). Zero trace or span ids are rejected.
+ * Returns: (transfer full) (nullable) a new context, or NULL with @err set
+ * (TW_E_INVALID_ARG naming the zero id; TW_E_NOMEM).
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_span_context *tw_span_context_new(uint64_t trace_id_high, uint64_t trace_id_low,
+                                               uint64_t span_id, uint64_t parent_id,
+                                               unsigned int flags, tw_error **err);
+
+/**
+ * tw_span_context_ref: takes a reference. For a context borrowed from an open
+ * span this returns an owned copy (the span's own context dies at finish).
+ * Returns: (transfer full) (nullable) NULL only for a NULL argument or when a
+ * copy could not be allocated. Since: 0.1
+ */
+TW_EXTERN tw_span_context *tw_span_context_ref(const tw_span_context *ctx);
+
+/** tw_span_context_unref: drops a reference; NULL is a no-op. Since: 0.1 */
+TW_EXTERN void tw_span_context_unref(tw_span_context *ctx);
+
+/** Accessors; all return 0/false for NULL. Since: 0.1 */
+TW_EXTERN uint64_t tw_span_context_trace_id_high(const tw_span_context *ctx);
+TW_EXTERN uint64_t tw_span_context_trace_id_low(const tw_span_context *ctx);
+TW_EXTERN uint64_t tw_span_context_span_id(const tw_span_context *ctx);
+TW_EXTERN uint64_t tw_span_context_parent_id(const tw_span_context *ctx);
+TW_EXTERN unsigned int tw_span_context_flags(const tw_span_context *ctx);
+TW_EXTERN bool tw_span_context_is_sampled(const tw_span_context *ctx);
+TW_EXTERN bool tw_span_context_is_debug(const tw_span_context *ctx);
+
+/**
+ * tw_span_context_trace_id_hex: writes the trace id as lower-case hex: 32
+ * digits for a 128-bit id, 16 when the high half is 0, plus a NUL.
+ * @buf must hold at least 33 bytes. Returns: @buf, or NULL for NULL args.
+ * Since: 0.1
+ */
+TW_EXTERN char *tw_span_context_trace_id_hex(const tw_span_context *ctx, char *buf, size_t size);
+
+/**
+ * tw_span_context_baggage_get: looks up a baggage item.
+ * Returns: (transfer none) (nullable) the value, valid as long as the caller
+ * holds @ctx (for a span's borrowed context: until the span finishes or its
+ * baggage changes), or NULL when absent. Since: 0.1
+ */
+TW_EXTERN const char *tw_span_context_baggage_get(const tw_span_context *ctx, const char *key);
+
+/** tw_span_context_baggage_count: number of baggage items. Since: 0.1 */
+TW_EXTERN size_t tw_span_context_baggage_count(const tw_span_context *ctx);
+
+/**
+ * tw_span_context_baggage_item: the @index-th item (insertion order).
+ * Returns: true and sets the borrowed *key and *value, false when out of range.
+ * Since: 0.1
+ */
+TW_EXTERN bool tw_span_context_baggage_item(const tw_span_context *ctx, size_t index,
+                                            const char **key, const char **value);
+
+/**
+ * tw_span_context_with_baggage: a new context equal to @ctx with one baggage
+ * item set (replacing an existing key; a NULL @value removes it).
+ * Returns: (transfer full) (nullable) NULL on bad arguments or allocation
+ * failure. Since: 0.1
+ */
+TW_EXTERN tw_span_context *tw_span_context_with_baggage(const tw_span_context *ctx, const char *key,
+                                                        const char *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEWIRE_CONTEXT_H */

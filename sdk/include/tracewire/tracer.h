@@ -1,0 +1,145 @@
+/*
+ * tracewire/tracer.h: the tracer: service identity, sampler, reporter and
+ * limits, shared by every thread of the process.
+ *
+ * Lifecycle: tw_tracer_new() / tw_tracer_new_from_env() -> spans ->
+ * tw_tracer_close() (drains the queue, flushes, stops the reporter thread,
+ * frees sampler and reporter) -> tw_tracer_free() (releases the handle).
+ * Between close and free the handle stays valid so that a late call is a
+ * clear TW_E_CLOSED error, never a crash: tw_span_start on a closed tracer
+ * returns NULL, a span finished after close is dropped and counted.
+ * tw_tracer_free() closes first if needed. Free the tracer only after the
+ * last span is finished: a span holds the tracer's memory alive, but not
+ * its sampler or reporter.
+ *
+ * Thread safety: the tracer is shared by all threads; every tw_tracer_*
+ * call below may be made from any thread, except tw_tracer_free(), which no
+ * other thread may race with.
+ */
+#ifndef TRACEWIRE_TRACER_H
+#define TRACEWIRE_TRACER_H
+
+#include "tracewire/common.h"
+#include "tracewire/reporter.h"
+#include "tracewire/sampler.h"
+#include "tracewire/span.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+typedef struct tw_tracer_options tw_tracer_options;
+
+/** tw_tracer_options_new: defaults: 128-bit trace ids, const sampler (all),
+ * Jaeger agent UDP reporter on 127.0.0.1:6831, limits as in
+ * docs/CONFIGURATION.md. Thread safety: one thread per options. Since: 0.1 */
+TW_EXTERN tw_tracer_options *tw_tracer_options_new(void);
+TW_EXTERN void tw_tracer_options_free(tw_tracer_options *opts);
+
+/** Service name (required, non-empty). Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_service(tw_tracer_options *opts, const char *service);
+/** Tracer (process) tags, sent in Jaeger's Batch.process; a user "hostname"
+ * or "ip" tag replaces the detected one. Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_add_tag_str(tw_tracer_options *opts, const char *key,
+                                                  const char *value);
+TW_EXTERN tw_status tw_tracer_options_add_tag_bool(tw_tracer_options *opts, const char *key,
+                                                   bool value);
+TW_EXTERN tw_status tw_tracer_options_add_tag_int64(tw_tracer_options *opts, const char *key,
+                                                    int64_t value);
+TW_EXTERN tw_status tw_tracer_options_add_tag_double(tw_tracer_options *opts, const char *key,
+                                                     double value);
+/** 128-bit (default) or 64-bit trace ids for new traces. Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_trace_id_128bit(tw_tracer_options *opts, bool is_128bit);
+/** The sampler; the options take ownership (the previous one is freed). Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_sampler(tw_tracer_options *opts, tw_sampler *sampler);
+/** The reporter; the options take ownership (the previous one is freed). Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_reporter(tw_tracer_options *opts, tw_reporter *reporter);
+/** Per-span limits: tags (default 256), logs (256), fields per log (64), bytes
+ * per string or binary value (4096). 0 is refused. Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_max_tags(tw_tracer_options *opts, size_t max_tags);
+TW_EXTERN tw_status tw_tracer_options_set_max_logs(tw_tracer_options *opts, size_t max_logs);
+TW_EXTERN tw_status tw_tracer_options_set_max_log_fields(tw_tracer_options *opts,
+                                                         size_t max_fields);
+TW_EXTERN tw_status tw_tracer_options_set_max_value_bytes(tw_tracer_options *opts,
+                                                          size_t max_bytes);
+
+/* ---- tracer ----------------------------------------------------------------------------- */
+
+typedef struct tw_tracer tw_tracer;
+
+/**
+ * tw_tracer_new: creates a tracer. The sampler and reporter in @opts move to
+ * the tracer (the options no longer hold them, also on failure the tracer
+ * frees them); the rest is copied, so @opts may be freed or reused.
+ * Returns: (transfer full) (nullable) NULL with @err set: TW_E_CONFIG for a
+ * missing service name, TW_E_NOMEM. Since: 0.1
+ */
+TW_EXTERN tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err);
+
+/**
+ * tw_tracer_new_from_env: a tracer configured by the Jaeger client variables
+ * (JAEGER_SERVICE_NAME, JAEGER_AGENT_HOST, JAEGER_AGENT_PORT,
+ * JAEGER_SAMPLER_TYPE, JAEGER_SAMPLER_PARAM, JAEGER_REPORTER_LOG_SPANS,
+ * JAEGER_REPORTER_MAX_QUEUE_SIZE, JAEGER_REPORTER_FLUSH_INTERVAL,
+ * JAEGER_REPORTER_MAX_PACKET_SIZE, JAEGER_TAGS, JAEGER_TRACEID_128BIT), with
+ * Jaeger's meanings; see docs/CONFIGURATION.md.
+ * @default_service: (nullable) used when JAEGER_SERVICE_NAME is unset.
+ * Returns: (transfer full) (nullable) NULL with @err naming the variable and
+ * value at fault. Since: 0.1
+ */
+TW_EXTERN tw_tracer *tw_tracer_new_from_env(const char *default_service, tw_error **err);
+
+/** tw_tracer_service_name: Returns: (transfer none) borrowed until free; "" for NULL. */
+TW_EXTERN const char *tw_tracer_service_name(const tw_tracer *tracer);
+
+/**
+ * tw_tracer_flush: waits until every span finished before the call has been
+ * handed to the transport, at most @timeout_ms (0 = 5000) milliseconds.
+ * This is the one call that blocks on the reporter, on purpose.
+ * Returns: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED. Since: 0.1
+ */
+TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
+
+/**
+ * tw_tracer_close: drains and flushes the reporter, stops its thread and
+ * frees the sampler and reporter. Returns: TW_OK; TW_E_CLOSED when already
+ * closed (nothing else happens). Since: 0.1
+ */
+TW_EXTERN tw_status tw_tracer_close(tw_tracer *tracer);
+
+/** tw_tracer_free: closes if needed and releases the handle; NULL is a no-op. Since: 0.1 */
+TW_EXTERN void tw_tracer_free(tw_tracer *tracer);
+
+/** tw_tracer_is_closed. Since: 0.1 */
+TW_EXTERN bool tw_tracer_is_closed(const tw_tracer *tracer);
+
+/**
+ * tw_tracer_reporter: the tracer's reporter, to read counters or the memory
+ * reporter's spans. Returns: (transfer none) (nullable) borrowed until
+ * tw_tracer_free(); after close only the counters and memory-reporter spans
+ * may still be read. Since: 0.1
+ */
+TW_EXTERN tw_reporter *tw_tracer_reporter(const tw_tracer *tracer);
+
+/**
+ * tw_tracer_process_tag: a process tag of the tracer (hostname, ip,
+ * client-uuid, jaeger.version, tracewire.version, user tags).
+ * Returns: true and sets the borrowed *value (valid until tw_tracer_free). */
+TW_EXTERN bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, tw_value *value);
+
+/** Tracer-level counters (see tw_tracer_counter_id); any thread. Since: 0.1 */
+typedef enum tw_tracer_counter_id {
+    TW_TRACER_SPANS_STARTED_SAMPLED = 0,
+    TW_TRACER_SPANS_FINISHED_SAMPLED = 1,
+    TW_TRACER_SPANS_FINISHED_AFTER_CLOSE = 2,
+    TW_TRACER_TRACES_STARTED_SAMPLED = 3
+} tw_tracer_counter_id;
+TW_EXTERN uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEWIRE_TRACER_H */

@@ -1,0 +1,251 @@
+/*
+ * context.c: span contexts and their baggage.
+ *
+ * A context is either heap-allocated and reference-counted (refcount >= 1)
+ * or embedded in a span (refcount 0); tw_span_context_ref() on an embedded
+ * one makes an owned heap copy, so a borrowed context can be kept past its
+ * span's finish. Baggage is an immutable, reference-counted array in one
+ * allocation, shared by a parent and all its children until one of them
+ * changes it (copy on write), so starting a child costs one atomic increment
+ * when there is baggage and nothing when there is none.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- baggage ---------------------------------------------------------------------------- */
+
+tw__baggage *tw__baggage_ref(tw__baggage *b)
+{
+    if (b) /* relaxed: the caller holds a reference already */
+        atomic_fetch_add_explicit(&b->refcount, 1, memory_order_relaxed);
+    return b;
+}
+
+void tw__baggage_unref(tw__baggage *b)
+{
+    if (b && atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) == 1)
+        free(b);
+}
+
+const char *tw__baggage_get(const tw__baggage *b, const char *key)
+{
+    if (!b || !key)
+        return NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        if (strcmp(b->items[i].key, key) == 0)
+            return b->items[i].value;
+    }
+    return NULL;
+}
+
+tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char *value,
+                              bool *is_empty)
+{
+    size_t old_n = b ? b->n : 0;
+    size_t n = 0, bytes = 0;
+    /* First pass: which items survive, and how many bytes they need. */
+    for (size_t i = 0; i < old_n; i++) {
+        if (strcmp(b->items[i].key, key) == 0)
+            continue;
+        n++;
+        bytes += strlen(b->items[i].key) + strlen(b->items[i].value) + 2;
+    }
+    if (value) {
+        n++;
+        bytes += strlen(key) + strlen(value) + 2;
+    }
+    *is_empty = n == 0;
+    if (n == 0)
+        return NULL;
+    size_t head = sizeof(tw__baggage) + n * sizeof(((tw__baggage *)0)->items[0]);
+    tw__baggage *nb = malloc(head + bytes);
+    if (!nb)
+        return NULL;
+    atomic_init(&nb->refcount, 1);
+    nb->n = 0;
+    char *strings = (char *)nb + head;
+    for (size_t i = 0; i <= old_n; i++) {
+        const char *k, *v;
+        if (i < old_n) {
+            if (strcmp(b->items[i].key, key) == 0)
+                continue;
+            k = b->items[i].key;
+            v = b->items[i].value;
+        } else {
+            if (!value)
+                break;
+            k = key;
+            v = value;
+        }
+        size_t kl = strlen(k) + 1, vl = strlen(v) + 1;
+        memcpy(strings, k, kl);
+        nb->items[nb->n].key = strings;
+        strings += kl;
+        memcpy(strings, v, vl);
+        nb->items[nb->n].value = strings;
+        strings += vl;
+        nb->n++;
+    }
+    return nb;
+}
+
+/* ---- contexts --------------------------------------------------------------------------- */
+
+tw_span_context *tw_span_context_new(uint64_t trace_id_high, uint64_t trace_id_low,
+                                     uint64_t span_id, uint64_t parent_id, unsigned int flags,
+                                     tw_error **err)
+{
+    if (trace_id_high == 0 && trace_id_low == 0) {
+        tw__set_error(err, TW_E_INVALID_ARG, "span context: trace id is zero");
+        return NULL;
+    }
+    if (span_id == 0) {
+        tw__set_error(err, TW_E_INVALID_ARG, "span context: span id is zero");
+        return NULL;
+    }
+    tw_span_context *c = malloc(sizeof(*c));
+    if (!c) {
+        tw__set_error(err, TW_E_NOMEM, "span context: out of memory");
+        return NULL;
+    }
+    atomic_init(&c->refcount, 1);
+    c->trace_id_high = trace_id_high;
+    c->trace_id_low = trace_id_low;
+    c->span_id = span_id;
+    c->parent_id = parent_id;
+    c->flags = flags & 0xffu;
+    c->baggage = NULL;
+    return c;
+}
+
+tw_span_context *tw_span_context_ref(const tw_span_context *ctx)
+{
+    if (!ctx)
+        return NULL;
+    tw_span_context *c = (tw_span_context *)ctx;
+    if (atomic_load_explicit(&c->refcount, memory_order_relaxed) != 0) {
+        atomic_fetch_add_explicit(&c->refcount, 1, memory_order_relaxed);
+        return c;
+    }
+    /* Embedded in a span: copy, so the reference outlives the span. */
+    tw_span_context *copy = malloc(sizeof(*copy));
+    if (!copy) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_context_ref: out of memory");
+        return NULL;
+    }
+    *copy = *ctx;
+    atomic_init(&copy->refcount, 1);
+    copy->baggage = tw__baggage_ref(ctx->baggage);
+    return copy;
+}
+
+void tw_span_context_unref(tw_span_context *ctx)
+{
+    if (!ctx)
+        return;
+    unsigned int rc = atomic_load_explicit(&ctx->refcount, memory_order_relaxed);
+    if (rc == 0) {
+        tw__log_msg(TW_LOG_ERROR,
+                    "tw_span_context_unref: context is borrowed from a span, not owned");
+        return;
+    }
+    if (atomic_fetch_sub_explicit(&ctx->refcount, 1, memory_order_acq_rel) == 1) {
+        tw__baggage_unref(ctx->baggage);
+        free(ctx);
+    }
+}
+
+uint64_t tw_span_context_trace_id_high(const tw_span_context *ctx)
+{
+    return ctx ? ctx->trace_id_high : 0;
+}
+
+uint64_t tw_span_context_trace_id_low(const tw_span_context *ctx)
+{
+    return ctx ? ctx->trace_id_low : 0;
+}
+
+uint64_t tw_span_context_span_id(const tw_span_context *ctx)
+{
+    return ctx ? ctx->span_id : 0;
+}
+
+uint64_t tw_span_context_parent_id(const tw_span_context *ctx)
+{
+    return ctx ? ctx->parent_id : 0;
+}
+
+unsigned int tw_span_context_flags(const tw_span_context *ctx)
+{
+    return ctx ? ctx->flags : 0;
+}
+
+bool tw_span_context_is_sampled(const tw_span_context *ctx)
+{
+    return ctx && (ctx->flags & TW_FLAG_SAMPLED);
+}
+
+bool tw_span_context_is_debug(const tw_span_context *ctx)
+{
+    return ctx && (ctx->flags & TW_FLAG_DEBUG);
+}
+
+char *tw_span_context_trace_id_hex(const tw_span_context *ctx, char *buf, size_t size)
+{
+    TW_CHECK_ARG(ctx && buf && size >= 33, NULL);
+    static const char hex[] = "0123456789abcdef";
+    size_t pos = 0;
+    uint64_t halves[2] = {ctx->trace_id_high, ctx->trace_id_low};
+    for (int h = ctx->trace_id_high ? 0 : 1; h < 2; h++) {
+        for (int shift = 60; shift >= 0; shift -= 4)
+            buf[pos++] = hex[(halves[h] >> shift) & 0xf];
+    }
+    buf[pos] = '\0';
+    return buf;
+}
+
+const char *tw_span_context_baggage_get(const tw_span_context *ctx, const char *key)
+{
+    return ctx ? tw__baggage_get(ctx->baggage, key) : NULL;
+}
+
+size_t tw_span_context_baggage_count(const tw_span_context *ctx)
+{
+    return ctx && ctx->baggage ? ctx->baggage->n : 0;
+}
+
+bool tw_span_context_baggage_item(const tw_span_context *ctx, size_t index, const char **key,
+                                  const char **value)
+{
+    if (!ctx || !ctx->baggage || index >= ctx->baggage->n)
+        return false;
+    if (key)
+        *key = ctx->baggage->items[index].key;
+    if (value)
+        *value = ctx->baggage->items[index].value;
+    return true;
+}
+
+tw_span_context *tw_span_context_with_baggage(const tw_span_context *ctx, const char *key,
+                                              const char *value)
+{
+    TW_CHECK_ARG(ctx && key && *key, NULL);
+    bool is_empty = false;
+    tw__baggage *nb = tw__baggage_with(ctx->baggage, key, value, &is_empty);
+    if (!nb && !is_empty) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_context_with_baggage: out of memory");
+        return NULL;
+    }
+    tw_span_context *c = malloc(sizeof(*c));
+    if (!c) {
+        tw__baggage_unref(nb);
+        tw__log_msg(TW_LOG_ERROR, "tw_span_context_with_baggage: out of memory");
+        return NULL;
+    }
+    *c = *ctx;
+    atomic_init(&c->refcount, 1);
+    c->baggage = nb;
+    return c;
+}

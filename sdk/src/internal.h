@@ -1,0 +1,156 @@
+/*
+ * internal.h: the core's private types (tracer, span, context, baggage) and
+ * the tw__ functions shared between core files.
+ *
+ * Where it sits: application threads call span.c/tracer.c; a sampled span
+ * owns a model record (model/span_data.h) that is handed to the reporter
+ * (report/report.h) at finish. Dependencies flow core -> sampling/report ->
+ * wire -> model.
+ *
+ * Locking: a tracer's mutable state is atomics only (closed flag, counters,
+ * refcount); its sampler and reporter are immutable pointers between new and
+ * close. Spans are single-writer. Contexts and baggage are immutable and
+ * reference-counted.
+ */
+#ifndef TW_INTERNAL_H
+#define TW_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/span_data.h"
+#include "tracewire/tracewire.h"
+
+/* Programmer-error check at the API boundary: never compiled out; reports
+ * through the installed logger only. */
+#define TW_CHECK_ARG(cond, ret)                                                                    \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            tw__log_msg(TW_LOG_ERROR, "%s: invalid argument: %s", __func__, #cond);                \
+            return ret;                                                                            \
+        }                                                                                          \
+    } while (0)
+#define TW_CHECK_ARG_VOID(cond)                                                                    \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            tw__log_msg(TW_LOG_ERROR, "%s: invalid argument: %s", __func__, #cond);                \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* ---- errors and logging (error.c, log.c) --------------------------------------------------- */
+
+void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...) TW_PRINTF(3, 4);
+/* Sets @err from a printf-style message, also passing it to the logger. */
+void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
+bool tw__log_enabled(tw_log_level level);
+void tw__log_raw(tw_log_level level, const char *message);
+
+/* ---- baggage (context.c) ------------------------------------------------------------------- */
+
+/* Immutable, reference-counted list of key/value pairs; one allocation. */
+typedef struct tw__baggage {
+    atomic_uint refcount;
+    size_t n;
+    struct {
+        const char *key;
+        const char *value;
+    } items[];
+} tw__baggage;
+
+tw__baggage *tw__baggage_ref(tw__baggage *b);
+void tw__baggage_unref(tw__baggage *b);
+/* A new baggage equal to @b with @key set (NULL value removes); NULL on
+ * allocation failure. @b may be NULL (empty). Returns NULL, with *is_empty
+ * true, when the result is empty. */
+tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char *value,
+                              bool *is_empty);
+const char *tw__baggage_get(const tw__baggage *b, const char *key);
+
+/* ---- contexts ------------------------------------------------------------------------------ */
+
+struct tw_span_context {
+    atomic_uint refcount; /* 0 marks a context embedded in a span (not refcounted) */
+    uint32_t flags;
+    uint64_t trace_id_high;
+    uint64_t trace_id_low;
+    uint64_t span_id;
+    uint64_t parent_id;
+    tw__baggage *baggage; /* owned reference, NULL when empty */
+};
+
+/* ---- tracer ------------------------------------------------------------------------------- */
+
+typedef struct tw__limits {
+    size_t max_tags;
+    size_t max_logs;
+    size_t max_log_fields;
+    size_t max_value_bytes;
+} tw__limits;
+
+struct tw_tracer_options {
+    char *service;
+    tw__process tags; /* user process tags (service_name unused) */
+    bool is_128bit;
+    tw_sampler *sampler;
+    tw_reporter *reporter;
+    tw__limits limits;
+};
+
+struct tw_tracer {
+    atomic_uint refcount; /* the user's handle + one per open sampled span */
+    atomic_bool is_closed;
+    bool is_128bit;
+    tw__limits limits;
+    tw__process process;
+    tw_sampler *sampler; /* immutable until free; NULL after */
+    /* sampler.type / sampler.param, built once in process.arena: root spans
+     * point at them instead of copying (records never outlive the tracer's
+     * memory: its reporter, which holds them, is destroyed first). */
+    tw__tag sampler_tags[2];
+    tw_reporter *reporter; /* closed at close, freed at free */
+
+    /* Counters: relaxed atomics; they are statistics, never used to order
+     * memory, so relaxed increments are enough. */
+    atomic_uint_fast64_t spans_started_sampled;
+    atomic_uint_fast64_t spans_finished_sampled;
+    atomic_uint_fast64_t spans_after_close;
+    atomic_uint_fast64_t traces_started_sampled;
+};
+
+void tw__tracer_release(tw_tracer *t);
+
+/* ---- spans --------------------------------------------------------------------------------- */
+
+enum tw__span_state { TW__SPAN_FREE = 0x5f5f, TW__SPAN_OPEN = 0x0be1 };
+
+struct tw_span {
+    uint32_t state;          /* tw__span_state: catches use after finish while pooled */
+    bool has_mono_start;     /* duration from the monotonic clock */
+    tw_span_context context; /* embedded, refcount 0 */
+    tw_tracer *tracer;       /* referenced only while data != NULL */
+    tw__span_data *data;     /* NULL for spans that do not record */
+    int64_t start_mono_ns;
+    struct tw_span *next_free; /* per-thread pool link */
+    /* Operation name of a span that does not record (cut to fit), kept so
+     * that a later sampling.priority can still name the span. */
+    char op_name[48];
+};
+
+/* ---- samplers (sampling/) ------------------------------------------------------------------- */
+
+typedef struct tw__sampler_vtable {
+    size_t size;
+    const char *type;
+    bool (*is_sampled)(const tw_sampler *s, uint64_t trace_hi, uint64_t trace_lo, const char *op);
+    void (*free)(tw_sampler *s);
+} tw__sampler_vtable;
+
+struct tw_sampler {
+    const tw__sampler_vtable *vtable;
+    tw_value param; /* sampler.param tag value */
+};
+
+#endif /* TW_INTERNAL_H */

@@ -1,0 +1,85 @@
+/*
+ * log.c: the process-wide diagnostics logger (tw_set_logger) and the
+ * ready-made stderr/stdout sinks.
+ *
+ * Locking: the logger pair (fn, user_data) is swapped under `logger_lock`;
+ * a message is formatted outside the lock and delivered under it, so once
+ * tw_set_logger() returns the old logger is never called again. The level
+ * check is a relaxed atomic load: a stale level only decides whether one
+ * message is formatted.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static pthread_mutex_t logger_lock = PTHREAD_MUTEX_INITIALIZER;
+static tw_log_fn logger_fn;       /* guarded by logger_lock */
+static void *logger_user_data;    /* guarded by logger_lock */
+static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
+
+void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
+{
+    pthread_mutex_lock(&logger_lock);
+    logger_fn = fn;
+    logger_user_data = user_data;
+    atomic_store_explicit(&logger_min, fn ? (int)min_level : 4, memory_order_relaxed);
+    pthread_mutex_unlock(&logger_lock);
+}
+
+bool tw__log_enabled(tw_log_level level)
+{
+    return (int)level >= atomic_load_explicit(&logger_min, memory_order_relaxed);
+}
+
+void tw__log_raw(tw_log_level level, const char *message)
+{
+    if (!tw__log_enabled(level))
+        return;
+    pthread_mutex_lock(&logger_lock);
+    if (logger_fn)
+        logger_fn(level, message, logger_user_data);
+    pthread_mutex_unlock(&logger_lock);
+}
+
+void tw__log_msg(tw_log_level level, const char *fmt, ...)
+{
+    if (!tw__log_enabled(level))
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    tw__log_raw(level, buf);
+}
+
+static const char *level_name(tw_log_level level)
+{
+    switch (level) {
+    case TW_LOG_DEBUG:
+        return "debug";
+    case TW_LOG_INFO:
+        return "info";
+    case TW_LOG_WARN:
+        return "warning";
+    case TW_LOG_ERROR:
+        return "error";
+    }
+    return "log";
+}
+
+void tw_log_to_stderr(tw_log_level level, const char *message, void *user_data)
+{
+    (void)user_data;
+    fprintf(stderr, "tracewire: %s: %s\n", level_name(level), message);
+}
+
+void tw_log_to_stdout(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (void)user_data;
+    fprintf(stdout, "%s\n", message);
+    fflush(stdout);
+}

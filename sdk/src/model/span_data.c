@@ -1,0 +1,337 @@
+/*
+ * model/span_data.c: span records, their arenas, and process records.
+ *
+ * A record and its first arena block share one allocation
+ * (TW__SPAN_INLINE_ARENA bytes), so a typical sampled span costs a single
+ * malloc; larger spans chain extra blocks that double in size. Nothing here
+ * enforces tracer limits: span.c decides what to keep, this file only stores.
+ * See span_data.h for the locking rule (none; single writer, then immutable).
+ */
+#include "model/span_data.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_MIN_BLOCK 1024u
+
+static size_t align_up(size_t n)
+{
+    const size_t a = _Alignof(max_align_t);
+    return (n + a - 1) & ~(a - 1);
+}
+
+void tw__arena_init(tw__arena *a)
+{
+    a->head = NULL;
+    a->extra = NULL;
+}
+
+void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total)
+{
+    tw__arena_block *b = block_mem;
+    b->next = NULL;
+    b->size = block_total - sizeof(tw__arena_block);
+    b->used = 0;
+    a->head = b;
+    a->extra = NULL;
+}
+
+void *tw__arena_alloc(tw__arena *a, size_t size)
+{
+    size_t need = align_up(size == 0 ? 1 : size);
+    if (a->head && a->head->size - a->head->used >= need) {
+        void *p = (char *)a->head->data + a->head->used;
+        a->head->used += need;
+        return p;
+    }
+    /* New block: at least twice the previous one, and at least the request. */
+    size_t prev = a->head ? a->head->size : 0;
+    size_t block = prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK;
+    if (block < need)
+        block = need;
+    if (block > SIZE_MAX - sizeof(tw__arena_block))
+        return NULL;
+    tw__arena_block *b = malloc(sizeof(tw__arena_block) + block);
+    if (!b)
+        return NULL;
+    b->size = block;
+    b->used = need;
+    /* Heap blocks are chained on `extra` for release; `head` always points
+     * to the newest block (older blocks' tails are abandoned, bounded by the
+     * doubling to less than half of the total). */
+    b->next = a->extra;
+    a->extra = b;
+    a->head = b;
+    return b->data;
+}
+
+char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
+{
+    char *p = tw__arena_alloc(a, len + 1);
+    if (!p)
+        return NULL;
+    if (len)
+        memcpy(p, str, len);
+    p[len] = '\0';
+    return p;
+}
+
+void tw__arena_release(tw__arena *a)
+{
+    tw__arena_block *b = a->extra;
+    while (b) {
+        tw__arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->extra = NULL;
+    a->head = NULL;
+}
+
+tw__span_data *tw__span_data_new(void)
+{
+    size_t head = align_up(sizeof(tw__span_data));
+    char *mem = malloc(head + TW__SPAN_INLINE_ARENA);
+    if (!mem)
+        return NULL;
+    tw__span_data *s = (tw__span_data *)mem;
+    /* Zero the header only; inline tags are written before they are read. */
+    memset(s, 0, offsetof(tw__span_data, inline_tags));
+    atomic_init(&s->refcount, 1);
+    tw__arena_init_inline(&s->arena, mem + head, TW__SPAN_INLINE_ARENA);
+    s->operation = "";
+    s->tags = s->inline_tags;
+    s->cap_tags = sizeof s->inline_tags / sizeof s->inline_tags[0];
+    return s;
+}
+
+tw__span_data *tw__span_data_ref(tw__span_data *s)
+{
+    /* Relaxed is enough for an increment: the caller already holds a
+     * reference, so the record cannot be freed concurrently. */
+    atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+    return s;
+}
+
+void tw__span_data_unref(tw__span_data *s)
+{
+    if (!s)
+        return;
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    tw__arena_release(&s->arena);
+    free(s);
+}
+
+bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len)
+{
+    char *copy = tw__arena_strndup(&s->arena, op, len);
+    if (!copy)
+        return false;
+    s->operation = copy;
+    return true;
+}
+
+/* Grows an arena array to at least n+1 elements (doubling, starting at 8). */
+static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return items;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *fresh = tw__arena_alloc(a, ncap * elem);
+    if (!fresh)
+        return NULL;
+    if (n)
+        memcpy(fresh, items, n * elem);
+    *cap = ncap;
+    return fresh;
+}
+
+tw__tag *tw__span_data_push_tag(tw__span_data *s)
+{
+    size_t cap = s->cap_tags;
+    tw__tag *tags = grow(&s->arena, s->tags, s->n_tags, &cap, sizeof(tw__tag));
+    if (!tags)
+        return NULL;
+    s->tags = tags;
+    s->cap_tags = cap;
+    tw__tag *t = &s->tags[s->n_tags];
+    memset(t, 0, sizeof(*t));
+    /* The caller fills the tag, then the count is committed by the caller
+     * incrementing n_tags, so a failed fill leaves the record unchanged. */
+    return t;
+}
+
+tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields)
+{
+    size_t cap = s->cap_logs;
+    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log));
+    if (!logs)
+        return NULL;
+    s->logs = logs;
+    s->cap_logs = cap;
+    tw__log *l = &s->logs[s->n_logs];
+    l->timestamp_us = 0;
+    l->n_fields = 0;
+    l->fields = n_fields ? tw__arena_alloc(&s->arena, n_fields * sizeof(tw__tag)) : NULL;
+    if (n_fields && !l->fields)
+        return NULL;
+    return l;
+}
+
+bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_hi,
+                           uint64_t trace_lo, uint64_t span_id)
+{
+    tw__ref *refs = tw__arena_alloc(&s->arena, (s->n_refs + 1) * sizeof(tw__ref));
+    if (!refs)
+        return false;
+    if (s->n_refs)
+        memcpy(refs, s->refs, s->n_refs * sizeof(tw__ref));
+    refs[s->n_refs] = (tw__ref){type, trace_hi, trace_lo, span_id};
+    s->refs = refs;
+    s->n_refs++;
+    return true;
+}
+
+/* Length of the longest prefix of str[0..cap) that ends on a UTF-8
+ * character boundary, so truncation never splits a multi-byte character. */
+static size_t utf8_cut(const char *str, size_t cap)
+{
+    size_t n = cap;
+    /* Step back over continuation bytes (10xxxxxx) of a split character. */
+    while (n > 0 && ((unsigned char)str[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
+                 size_t value_cap, bool *was_truncated)
+{
+    size_t key_len = strlen(key);
+    const char *k = tw__arena_strndup(a, key, key_len);
+    if (!k)
+        return false;
+    tw__tag t = {.key = k, .key_len = key_len, .type = value->type};
+    switch (value->type) {
+    case TW_VALUE_STRING: {
+        const char *str = value->as.str ? value->as.str : "";
+        size_t len = value->as.str ? value->len : 0;
+        if (len > value_cap) {
+            len = utf8_cut(str, value_cap);
+            *was_truncated = true;
+        }
+        const char *copy = tw__arena_strndup(a, str, len);
+        if (!copy)
+            return false;
+        t.v.str = copy;
+        t.len = len;
+        break;
+    }
+    case TW_VALUE_BINARY: {
+        size_t len = value->as.bin ? value->len : 0;
+        if (len > value_cap) {
+            len = value_cap;
+            *was_truncated = true;
+        }
+        uint8_t *copy = tw__arena_alloc(a, len ? len : 1);
+        if (!copy)
+            return false;
+        if (len)
+            memcpy(copy, value->as.bin, len);
+        t.v.bin = copy;
+        t.len = len;
+        break;
+    }
+    case TW_VALUE_DOUBLE:
+        t.v.dbl = value->as.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        t.v.boolean = value->as.boolean;
+        break;
+    case TW_VALUE_INT64:
+        t.v.i64 = value->as.i64;
+        break;
+    default:
+        return false;
+    }
+    *tag = t;
+    return true;
+}
+
+const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key)
+{
+    for (size_t i = s->n_tags; i > 0; i--) {
+        if (strcmp(s->tags[i - 1].key, key) == 0)
+            return &s->tags[i - 1];
+    }
+    return NULL;
+}
+
+void tw__process_init(tw__process *p)
+{
+    memset(p, 0, sizeof(*p));
+    tw__arena_init(&p->arena);
+    p->service_name = "";
+}
+
+void tw__process_clear(tw__process *p)
+{
+    tw__arena_release(&p->arena);
+    tw__process_init(p);
+}
+
+bool tw__process_set_service(tw__process *p, const char *name)
+{
+    char *copy = tw__arena_strndup(&p->arena, name, strlen(name));
+    if (!copy)
+        return false;
+    p->service_name = copy;
+    return true;
+}
+
+bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value)
+{
+    tw__tag *tags = tw__arena_alloc(&p->arena, (p->n_tags + 1) * sizeof(tw__tag));
+    if (!tags)
+        return false;
+    if (p->n_tags)
+        memcpy(tags, p->tags, p->n_tags * sizeof(tw__tag));
+    bool truncated = false;
+    if (!tw__tag_set(&p->arena, &tags[p->n_tags], key, value, SIZE_MAX, &truncated))
+        return false;
+    p->tags = tags;
+    p->n_tags++;
+    return true;
+}
+
+const tw__tag *tw__process_find_tag(const tw__process *p, const char *key)
+{
+    for (size_t i = 0; i < p->n_tags; i++) {
+        if (strcmp(p->tags[i].key, key) == 0)
+            return &p->tags[i];
+    }
+    return NULL;
+}
+
+void tw__tag_to_value(const tw__tag *t, tw_value *out)
+{
+    out->type = t->type;
+    out->len = t->len;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        out->as.str = t->v.str;
+        break;
+    case TW_VALUE_BINARY:
+        out->as.bin = t->v.bin;
+        break;
+    case TW_VALUE_DOUBLE:
+        out->as.dbl = t->v.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        out->as.boolean = t->v.boolean;
+        break;
+    case TW_VALUE_INT64:
+        out->as.i64 = t->v.i64;
+        break;
+    }
+}

@@ -1,0 +1,692 @@
+/*
+ * span.c: the span lifecycle on the application thread: start (parent
+ * selection, ids, the sampling decision), tags, logs, baggage, finish.
+ *
+ * Hot path: a span of an unsampled trace records nothing. Its handle comes
+ * from a per-thread free list (no malloc, no lock, no atomic), it takes no
+ * reference on the tracer, and finish just returns it to the list. A sampled
+ * span additionally owns a model record (model/span_data.h: one malloc for
+ * record + inline arena) and a reference on the tracer, and its finish hands
+ * the record to the reporter, whose report() only enqueues.
+ *
+ * Limits (tw__limits) are enforced here; what they cut is counted on the
+ * record and marked at finish with tracewire.* tags, which are exempt from
+ * the limits (they are structural, like ids and times).
+ *
+ * Locking: a span is single-writer (see span.h); the free list is
+ * thread-local. A span finished on another thread goes to that thread's list.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "ids.h"
+#include "report/report.h"
+#include "sampling/sampling.h"
+
+/* ---- per-thread handle pool ---------------------------------------------------------------- */
+
+#define POOL_MAX 64 /* handles kept per thread; beyond that they are freed */
+
+typedef struct {
+    tw_span *head;
+    size_t n;
+    bool has_destructor;
+} span_pool;
+
+static _Thread_local span_pool tls_pool;
+static pthread_key_t pool_key;
+static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+
+static void pool_destroy(void *arg)
+{
+    span_pool *p = arg;
+    while (p->head) {
+        tw_span *next = p->head->next_free;
+        free(p->head);
+        p->head = next;
+    }
+    p->n = 0;
+}
+
+static void pool_key_create(void)
+{
+    pthread_key_create(&pool_key, pool_destroy);
+}
+
+static inline tw_span *span_alloc(void)
+{
+    span_pool *p = &tls_pool;
+    tw_span *s = p->head;
+    if (__builtin_expect(s != NULL, 1)) {
+        p->head = s->next_free;
+        p->n--;
+        return s;
+    }
+    return malloc(sizeof(tw_span));
+}
+
+static inline void span_release(tw_span *s)
+{
+    span_pool *p = &tls_pool;
+    s->state = TW__SPAN_FREE;
+    if (p->n >= POOL_MAX) {
+        free(s);
+        return;
+    }
+    if (__builtin_expect(!p->has_destructor, 0)) {
+        /* Register once per thread so the pool is freed at thread exit. */
+        pthread_once(&pool_key_once, pool_key_create);
+        pthread_setspecific(pool_key, p);
+        p->has_destructor = true;
+    }
+    s->next_free = p->head;
+    p->head = s;
+    p->n++;
+}
+
+void tw__span_pool_drain_thread(void);
+/* Frees the calling thread's pool now (tw_tracer_free calls it, so a
+ * single-threaded program ends with nothing reachable). */
+void tw__span_pool_drain_thread(void)
+{
+    pool_destroy(&tls_pool);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+typedef struct {
+    tw_reference_type type;
+    tw_span_context *ctx; /* owned reference */
+} option_ref;
+
+typedef struct {
+    char *key;
+    tw_value value; /* string payload owned (value.as.str) */
+} option_tag;
+
+struct tw_span_options {
+    int64_t start_us;
+    bool has_start;
+    option_ref *refs;
+    size_t n_refs, cap_refs;
+    option_tag *tags;
+    size_t n_tags, cap_tags;
+};
+
+tw_span_options *tw_span_options_new(void)
+{
+    return calloc(1, sizeof(tw_span_options));
+}
+
+void tw_span_options_reset(tw_span_options *opts)
+{
+    if (!opts)
+        return;
+    for (size_t i = 0; i < opts->n_refs; i++)
+        tw_span_context_unref(opts->refs[i].ctx);
+    for (size_t i = 0; i < opts->n_tags; i++) {
+        free(opts->tags[i].key);
+        if (opts->tags[i].value.type == TW_VALUE_STRING)
+            free((char *)opts->tags[i].value.as.str);
+    }
+    opts->n_refs = 0;
+    opts->n_tags = 0;
+    opts->has_start = false;
+    opts->start_us = 0;
+}
+
+void tw_span_options_free(tw_span_options *opts)
+{
+    if (!opts)
+        return;
+    tw_span_options_reset(opts);
+    free(opts->refs);
+    free(opts->tags);
+    free(opts);
+}
+
+tw_status tw_span_options_set_start_time_us(tw_span_options *opts, int64_t start_us)
+{
+    TW_CHECK_ARG(opts && start_us >= 0, TW_E_INVALID_ARG);
+    opts->start_us = start_us;
+    opts->has_start = true;
+    return TW_OK;
+}
+
+tw_status tw_span_options_add_reference(tw_span_options *opts, tw_reference_type type,
+                                        const tw_span_context *ctx)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    TW_CHECK_ARG(type == TW_REF_CHILD_OF || type == TW_REF_FOLLOWS_FROM, TW_E_INVALID_ARG);
+    if (!ctx)
+        return TW_OK;
+    if (opts->n_refs == opts->cap_refs) {
+        size_t ncap = opts->cap_refs ? opts->cap_refs * 2 : 4;
+        option_ref *grown = realloc(opts->refs, ncap * sizeof(*grown));
+        if (!grown)
+            return TW_E_NOMEM;
+        opts->refs = grown;
+        opts->cap_refs = ncap;
+    }
+    tw_span_context *ref = tw_span_context_ref(ctx);
+    if (!ref)
+        return TW_E_NOMEM;
+    opts->refs[opts->n_refs++] = (option_ref){type, ref};
+    return TW_OK;
+}
+
+static tw_status options_add_tag(tw_span_options *opts, const char *key, tw_value value)
+{
+    TW_CHECK_ARG(opts && key, TW_E_INVALID_ARG);
+    if (opts->n_tags == opts->cap_tags) {
+        size_t ncap = opts->cap_tags ? opts->cap_tags * 2 : 4;
+        option_tag *grown = realloc(opts->tags, ncap * sizeof(*grown));
+        if (!grown)
+            return TW_E_NOMEM;
+        opts->tags = grown;
+        opts->cap_tags = ncap;
+    }
+    char *k = strdup(key);
+    if (!k)
+        return TW_E_NOMEM;
+    if (value.type == TW_VALUE_STRING) {
+        char *v = strdup(value.as.str ? value.as.str : "");
+        if (!v) {
+            free(k);
+            return TW_E_NOMEM;
+        }
+        value.as.str = v;
+        value.len = strlen(v);
+    }
+    opts->tags[opts->n_tags++] = (option_tag){k, value};
+    return TW_OK;
+}
+
+tw_status tw_span_options_add_tag_str(tw_span_options *opts, const char *key, const char *value)
+{
+    return options_add_tag(opts, key, (tw_value){.type = TW_VALUE_STRING, .as.str = value});
+}
+
+tw_status tw_span_options_add_tag_bool(tw_span_options *opts, const char *key, bool value)
+{
+    return options_add_tag(opts, key, (tw_value){.type = TW_VALUE_BOOL, .as.boolean = value});
+}
+
+tw_status tw_span_options_add_tag_int64(tw_span_options *opts, const char *key, int64_t value)
+{
+    return options_add_tag(opts, key, (tw_value){.type = TW_VALUE_INT64, .as.i64 = value});
+}
+
+tw_status tw_span_options_add_tag_double(tw_span_options *opts, const char *key, double value)
+{
+    return options_add_tag(opts, key, (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = value});
+}
+
+/* ---- recording --------------------------------------------------------------------------- */
+
+static const char SAMPLING_PRIORITY[] = "sampling.priority";
+
+static inline bool is_sampling_priority(const char *key)
+{
+    return key[0] == 's' && strcmp(key, SAMPLING_PRIORITY) == 0;
+}
+
+/* The numeric meaning of a sampling.priority value: >0 forces, 0 unsamples,
+ * -1 for a value that is not a number (ignored, as a non-numeric string). */
+static int priority_of(const tw_value *v)
+{
+    switch (v->type) {
+    case TW_VALUE_INT64:
+        return v->as.i64 > 0 ? 1 : v->as.i64 == 0 ? 0 : -1;
+    case TW_VALUE_DOUBLE:
+        return v->as.dbl > 0 ? 1 : v->as.dbl == 0 ? 0 : -1;
+    case TW_VALUE_BOOL:
+        return v->as.boolean ? 1 : 0;
+    case TW_VALUE_STRING: {
+        char *end = NULL;
+        double d = v->as.str ? strtod(v->as.str, &end) : 0;
+        if (!v->as.str || end == v->as.str || *end != '\0')
+            return -1;
+        return d > 0 ? 1 : d == 0 ? 0 : -1;
+    }
+    case TW_VALUE_BINARY:
+        break;
+    }
+    return -1;
+}
+
+/* Makes the span record from now on (sampling forced on an unsampled span):
+ * allocates the record and takes the tracer reference. */
+static bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
+{
+    tw__span_data *d = tw__span_data_new();
+    if (!d)
+        return false;
+    d->trace_id_high = s->context.trace_id_high;
+    d->trace_id_low = s->context.trace_id_low;
+    d->span_id = s->context.span_id;
+    d->parent_id = s->context.parent_id;
+    d->start_us = start_us;
+    if (!tw__span_data_set_operation(d, operation, strlen(operation))) {
+        tw__span_data_unref(d);
+        return false;
+    }
+    s->data = d;
+    atomic_fetch_add_explicit(&s->tracer->refcount, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->tracer->spans_started_sampled, 1, memory_order_relaxed);
+    return true;
+}
+
+static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_exempt)
+{
+    tw__span_data *d = s->data;
+    const tw__limits *lim = &s->tracer->limits;
+    if (!is_exempt && d->n_tags - d->exempt_tags >= lim->max_tags) {
+        d->dropped_tags++;
+        return;
+    }
+    tw__tag *t = tw__span_data_push_tag(d);
+    bool truncated = false;
+    if (!t || !tw__tag_set(&d->arena, t, key, value, is_exempt ? SIZE_MAX : lim->max_value_bytes,
+                           &truncated)) {
+        d->dropped_tags++; /* allocation failure: counted like a limit */
+        return;
+    }
+    if (truncated)
+        d->truncated_values++;
+    if (is_exempt)
+        d->exempt_tags++;
+    d->n_tags++;
+}
+
+/* Adds a structural tag whose strings the tracer owns (no copy). */
+static void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
+{
+    tw__tag *t = tw__span_data_push_tag(d);
+    if (!t) {
+        d->dropped_tags++;
+        return;
+    }
+    *t = *prebuilt;
+    d->exempt_tags++;
+    d->n_tags++;
+}
+
+/* Applies a sampling.priority value to the span's decision. */
+static void apply_priority(tw_span *s, const tw_value *value)
+{
+    int p = priority_of(value);
+    if (p < 0)
+        return;
+    if (p > 0) {
+        s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
+        if (!s->data) {
+            if (!begin_recording(s, s->op_name, tw__now_us())) {
+                s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+                tw__log_msg(TW_LOG_ERROR, "span: out of memory while forcing sampling");
+            }
+        }
+    } else {
+        s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+    }
+}
+
+static void set_tag(tw_span *s, const char *key, const tw_value *value)
+{
+    if (!s || !key) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_set_tag: invalid argument: NULL %s", s ? "key" : "span");
+        return;
+    }
+    if (__builtin_expect(is_sampling_priority(key), 0))
+        apply_priority(s, value);
+    if (!s->data || !(s->context.flags & TW_FLAG_SAMPLED))
+        return;
+    add_tag(s, key, value, false);
+}
+
+/* ---- start -------------------------------------------------------------------------------- */
+
+static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref *refs,
+                           size_t n_refs, const tw_span_context *single_parent,
+                           const tw_span_options *opts)
+{
+    if (!t || !operation) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: invalid argument: NULL %s",
+                    t ? "operation" : "tracer");
+        return NULL;
+    }
+    if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: tracer is closed (operation \"%s\")", operation);
+        return NULL;
+    }
+    /* Parent: the first ChildOf reference, else the first FollowsFrom. */
+    const tw_span_context *parent = single_parent;
+    for (size_t i = 0; i < n_refs && !parent; i++) {
+        if (refs[i].type == TW_REF_CHILD_OF)
+            parent = refs[i].ctx;
+    }
+    if (!parent && n_refs)
+        parent = refs[0].ctx;
+
+    tw_span *s = span_alloc();
+    if (!s) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory");
+        return NULL;
+    }
+    s->state = TW__SPAN_OPEN;
+    s->tracer = t;
+    s->data = NULL;
+    atomic_init(&s->context.refcount, 0);
+    s->context.span_id = tw__random_id();
+    bool is_root = parent == NULL;
+    if (parent) {
+        s->context.trace_id_high = parent->trace_id_high;
+        s->context.trace_id_low = parent->trace_id_low;
+        s->context.parent_id = parent->span_id;
+        s->context.flags = parent->flags;
+        s->context.baggage = tw__baggage_ref(parent->baggage);
+    } else {
+        s->context.trace_id_low = tw__random_id();
+        s->context.trace_id_high = t->is_128bit ? tw__random_id() : 0;
+        s->context.parent_id = 0;
+        s->context.baggage = NULL;
+        s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
+                                              s->context.trace_id_low, operation)
+                               ? TW_FLAG_SAMPLED
+                               : 0;
+    }
+    bool has_start = opts && opts->has_start;
+    int64_t start_us = has_start ? opts->start_us : 0;
+
+    /* sampling.priority among the start tags is applied first (as Java
+     * does), so it can still decide whether the other tags are recorded. */
+    bool is_forced = false;
+    for (size_t i = 0; opts && i < opts->n_tags; i++) {
+        if (is_sampling_priority(opts->tags[i].key)) {
+            int p = priority_of(&opts->tags[i].value);
+            if (p > 0) {
+                s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
+                is_forced = true;
+            } else if (p == 0) {
+                s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+            }
+        }
+    }
+
+    if (__builtin_expect(!(s->context.flags & TW_FLAG_SAMPLED), 1)) {
+        s->has_mono_start = false;
+        size_t len = strnlen(operation, sizeof s->op_name - 1);
+        memcpy(s->op_name, operation, len);
+        s->op_name[len] = '\0';
+        return s; /* records nothing; the start time is not even read */
+    }
+
+    s->has_mono_start = !has_start;
+    if (!has_start) {
+        start_us = tw__now_us();
+        s->start_mono_ns = tw__mono_ns();
+    }
+    if (!begin_recording(s, operation, start_us)) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\"", operation);
+        s->context.flags &= ~TW_FLAG_SAMPLED;
+        return s;
+    }
+    tw__span_data *d = s->data;
+    for (size_t i = 0; i < n_refs; i++) {
+        const tw_span_context *c = refs[i].ctx;
+        tw__span_data_add_ref(
+            d, refs[i].type == TW_REF_FOLLOWS_FROM ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF,
+            c->trace_id_high, c->trace_id_low, c->span_id);
+    }
+    if (single_parent)
+        tw__span_data_add_ref(d, TW__REF_CHILD_OF, single_parent->trace_id_high,
+                              single_parent->trace_id_low, single_parent->span_id);
+    if (is_root) {
+        atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
+        /* Jaeger puts sampler tags only on the span that made the decision. */
+        if (!is_forced) {
+            add_prebuilt_tag(d, &t->sampler_tags[0]);
+            add_prebuilt_tag(d, &t->sampler_tags[1]);
+        }
+    }
+    for (size_t i = 0; opts && i < opts->n_tags; i++)
+        add_tag(s, opts->tags[i].key, &opts->tags[i].value, false);
+    return s;
+}
+
+tw_span *tw_span_start(tw_tracer *tracer, const char *operation, const tw_span_options *opts)
+{
+    return start_span(tracer, operation, opts ? opts->refs : NULL, opts ? opts->n_refs : 0, NULL,
+                      opts);
+}
+
+tw_span *tw_span_start_child(tw_tracer *tracer, const char *operation,
+                             const tw_span_context *parent)
+{
+    return start_span(tracer, operation, NULL, 0, parent, NULL);
+}
+
+/* ---- finish ------------------------------------------------------------------------------- */
+
+static void mark_limits(tw_span *s)
+{
+    tw__span_data *d = s->data;
+    if (d->dropped_tags) {
+        tw_value v = {.type = TW_VALUE_INT64, .as.i64 = d->dropped_tags};
+        add_tag(s, "tracewire.dropped_tags", &v, true);
+    }
+    if (d->dropped_logs) {
+        tw_value v = {.type = TW_VALUE_INT64, .as.i64 = d->dropped_logs};
+        add_tag(s, "tracewire.dropped_logs", &v, true);
+    }
+    if (d->truncated_values) {
+        tw_value v = {.type = TW_VALUE_INT64, .as.i64 = d->truncated_values};
+        add_tag(s, "tracewire.truncated_values", &v, true);
+    }
+}
+
+static void finish(tw_span *s, bool has_end, int64_t end_us)
+{
+    if (!s)
+        return;
+    if (s->state != TW__SPAN_OPEN) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_finish: span already finished (or not a span)");
+        return;
+    }
+    tw__span_data *d = s->data;
+    if (d) {
+        tw_tracer *t = s->tracer;
+        if (has_end)
+            d->duration_us = end_us - d->start_us;
+        else if (s->has_mono_start)
+            d->duration_us = (tw__mono_ns() - s->start_mono_ns) / 1000;
+        else
+            d->duration_us = tw__now_us() - d->start_us;
+        if (d->duration_us < 0)
+            d->duration_us = 0;
+        d->flags = s->context.flags;
+        if (s->context.flags & TW_FLAG_SAMPLED) {
+            mark_limits(s);
+            if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
+                atomic_fetch_add_explicit(&t->spans_after_close, 1, memory_order_relaxed);
+                tw__log_msg(TW_LOG_WARN,
+                            "span \"%s\" finished after its tracer was closed; "
+                            "dropped",
+                            d->operation);
+            } else {
+                atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
+                tw__reporter_report(t->reporter, d);
+            }
+        }
+        tw__span_data_unref(d);
+        tw__tracer_release(t);
+        s->data = NULL;
+    }
+    tw__baggage_unref(s->context.baggage);
+    span_release(s);
+}
+
+void tw_span_finish(tw_span *span)
+{
+    finish(span, false, 0);
+}
+
+void tw_span_finish_at(tw_span *span, int64_t end_us)
+{
+    finish(span, true, end_us);
+}
+
+/* ---- accessors and writers ------------------------------------------------------------------ */
+
+const tw_span_context *tw_span_get_context(const tw_span *span)
+{
+    return span && span->state == TW__SPAN_OPEN ? &span->context : NULL;
+}
+
+bool tw_span_is_sampled(const tw_span *span)
+{
+    return span && (span->context.flags & TW_FLAG_SAMPLED) && span->data;
+}
+
+void tw_span_set_operation_name(tw_span *span, const char *operation)
+{
+    TW_CHECK_ARG_VOID(span && operation);
+    if (span->data)
+        tw__span_data_set_operation(span->data, operation, strlen(operation));
+}
+
+void tw_span_set_tag_str(tw_span *span, const char *key, const char *value)
+{
+    tw_value v = {
+        .type = TW_VALUE_STRING, .as.str = value ? value : "", .len = value ? strlen(value) : 0};
+    set_tag(span, key, &v);
+}
+
+void tw_span_set_tag_bool(tw_span *span, const char *key, bool value)
+{
+    tw_value v = {.type = TW_VALUE_BOOL, .as.boolean = value};
+    set_tag(span, key, &v);
+}
+
+void tw_span_set_tag_int64(tw_span *span, const char *key, int64_t value)
+{
+    tw_value v = {.type = TW_VALUE_INT64, .as.i64 = value};
+    set_tag(span, key, &v);
+}
+
+void tw_span_set_tag_double(tw_span *span, const char *key, double value)
+{
+    tw_value v = {.type = TW_VALUE_DOUBLE, .as.dbl = value};
+    set_tag(span, key, &v);
+}
+
+void tw_span_set_tag_binary(tw_span *span, const char *key, const void *data, size_t len)
+{
+    TW_CHECK_ARG_VOID(data || len == 0);
+    tw_value v = {.type = TW_VALUE_BINARY, .as.bin = data, .len = len};
+    set_tag(span, key, &v);
+}
+
+void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field *fields,
+                        size_t n_fields)
+{
+    TW_CHECK_ARG_VOID(span && (fields || n_fields == 0));
+    tw__span_data *d = span->data;
+    if (!d || !(span->context.flags & TW_FLAG_SAMPLED))
+        return;
+    const tw__limits *lim = &span->tracer->limits;
+    if (d->n_logs >= lim->max_logs) {
+        d->dropped_logs++;
+        return;
+    }
+    size_t keep = n_fields > lim->max_log_fields ? lim->max_log_fields : n_fields;
+    tw__log *log = tw__span_data_push_log(d, keep);
+    if (!log) {
+        d->dropped_logs++;
+        return;
+    }
+    log->timestamp_us = timestamp_us ? timestamp_us : tw__now_us();
+    for (size_t i = 0; i < keep; i++) {
+        bool truncated = false;
+        if (!fields[i].key || !tw__tag_set(&d->arena, &log->fields[log->n_fields], fields[i].key,
+                                           &fields[i].value, lim->max_value_bytes, &truncated)) {
+            d->truncated_values++;
+            continue;
+        }
+        if (truncated)
+            d->truncated_values++;
+        log->n_fields++;
+    }
+    /* Fields beyond the per-log cap are counted as cut values. */
+    d->truncated_values += (uint32_t)(n_fields - keep);
+    d->n_logs++;
+}
+
+void tw_span_log_kv(tw_span *span, const char *key, ...)
+{
+    TW_CHECK_ARG_VOID(span && key);
+    if (!span->data || !(span->context.flags & TW_FLAG_SAMPLED))
+        return;
+    tw_log_field fields[64];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, key);
+    for (const char *k = key; k; k = va_arg(ap, const char *)) {
+        const char *v = va_arg(ap, const char *);
+        if (!v) {
+            va_end(ap);
+            tw__log_msg(TW_LOG_ERROR, "tw_span_log_kv: key \"%s\" has no value; log dropped", k);
+            return;
+        }
+        if (n < sizeof fields / sizeof fields[0])
+            fields[n++] =
+                (tw_log_field){k, {.type = TW_VALUE_STRING, .as.str = v, .len = strlen(v)}};
+    }
+    va_end(ap);
+    tw_span_log_fields(span, 0, fields, n);
+}
+
+void tw_span_log_event(tw_span *span, const char *event)
+{
+    TW_CHECK_ARG_VOID(span && event);
+    tw_log_field f = {"event", {.type = TW_VALUE_STRING, .as.str = event, .len = strlen(event)}};
+    tw_span_log_fields(span, 0, &f, 1);
+}
+
+void tw_span_set_error(tw_span *span, const char *kind, const char *message)
+{
+    TW_CHECK_ARG_VOID(span);
+    tw_span_set_tag_bool(span, "error", true);
+    tw_log_field fields[3];
+    size_t n = 0;
+    fields[n++] = (tw_log_field){"event", {.type = TW_VALUE_STRING, .as.str = "error", .len = 5}};
+    if (kind)
+        fields[n++] = (tw_log_field){
+            "error.kind", {.type = TW_VALUE_STRING, .as.str = kind, .len = strlen(kind)}};
+    if (message)
+        fields[n++] = (tw_log_field){
+            "message", {.type = TW_VALUE_STRING, .as.str = message, .len = strlen(message)}};
+    tw_span_log_fields(span, 0, fields, n);
+}
+
+tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value)
+{
+    TW_CHECK_ARG(span && span->state == TW__SPAN_OPEN && key && *key, TW_E_INVALID_ARG);
+    bool is_empty = false;
+    tw__baggage *nb = tw__baggage_with(span->context.baggage, key, value, &is_empty);
+    if (!nb && !is_empty)
+        return TW_E_NOMEM;
+    tw__baggage_unref(span->context.baggage);
+    span->context.baggage = nb;
+    return TW_OK;
+}
+
+const char *tw_span_get_baggage(const tw_span *span, const char *key)
+{
+    return span && key ? tw__baggage_get(span->context.baggage, key) : NULL;
+}

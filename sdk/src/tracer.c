@@ -1,0 +1,320 @@
+/*
+ * tracer.c: tracer options, creation (process tags, sampler, reporter
+ * start), flush, close and free.
+ *
+ * The tracer is shared by all threads. Its sampler, reporter and limits are
+ * set before it is published and then only read; close flips `is_closed`
+ * (release) and stops the reporter; the sampler and reporter objects
+ * themselves are destroyed only by tw_tracer_free, so a thread racing with
+ * close still reads valid memory. The handle memory is reference-counted
+ * (the user's handle plus one per recording span) so a span finished after
+ * free does not touch freed memory.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+bool tw__host_name(char *buf, size_t size);
+bool tw__host_ipv4(char *buf, size_t size);
+void tw__uuid4(char out[37]);
+void tw__span_pool_drain_thread(void);
+
+#define DEFAULT_MAX_TAGS 256u
+#define DEFAULT_MAX_LOGS 256u
+#define DEFAULT_MAX_LOG_FIELDS 64u
+#define DEFAULT_MAX_VALUE_BYTES 4096u
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+tw_tracer_options *tw_tracer_options_new(void)
+{
+    tw_tracer_options *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    tw__process_init(&o->tags);
+    o->is_128bit = true;
+    o->limits = (tw__limits){DEFAULT_MAX_TAGS, DEFAULT_MAX_LOGS, DEFAULT_MAX_LOG_FIELDS,
+                             DEFAULT_MAX_VALUE_BYTES};
+    return o;
+}
+
+void tw_tracer_options_free(tw_tracer_options *opts)
+{
+    if (!opts)
+        return;
+    free(opts->service);
+    tw__process_clear(&opts->tags);
+    tw_sampler_free(opts->sampler);
+    tw_reporter_free(opts->reporter);
+    free(opts);
+}
+
+tw_status tw_tracer_options_set_service(tw_tracer_options *opts, const char *service)
+{
+    TW_CHECK_ARG(opts && service, TW_E_INVALID_ARG);
+    char *copy = strdup(service);
+    if (!copy)
+        return TW_E_NOMEM;
+    free(opts->service);
+    opts->service = copy;
+    return TW_OK;
+}
+
+static tw_status add_option_tag(tw_tracer_options *opts, const char *key, tw_value v)
+{
+    TW_CHECK_ARG(opts && key && *key, TW_E_INVALID_ARG);
+    return tw__process_add_tag(&opts->tags, key, &v) ? TW_OK : TW_E_NOMEM;
+}
+
+tw_status tw_tracer_options_add_tag_str(tw_tracer_options *opts, const char *key, const char *value)
+{
+    TW_CHECK_ARG(value, TW_E_INVALID_ARG);
+    return add_option_tag(
+        opts, key, (tw_value){.type = TW_VALUE_STRING, .as.str = value, .len = strlen(value)});
+}
+
+tw_status tw_tracer_options_add_tag_bool(tw_tracer_options *opts, const char *key, bool value)
+{
+    return add_option_tag(opts, key, (tw_value){.type = TW_VALUE_BOOL, .as.boolean = value});
+}
+
+tw_status tw_tracer_options_add_tag_int64(tw_tracer_options *opts, const char *key, int64_t value)
+{
+    return add_option_tag(opts, key, (tw_value){.type = TW_VALUE_INT64, .as.i64 = value});
+}
+
+tw_status tw_tracer_options_add_tag_double(tw_tracer_options *opts, const char *key, double value)
+{
+    return add_option_tag(opts, key, (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = value});
+}
+
+tw_status tw_tracer_options_set_trace_id_128bit(tw_tracer_options *opts, bool is_128bit)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    opts->is_128bit = is_128bit;
+    return TW_OK;
+}
+
+tw_status tw_tracer_options_set_sampler(tw_tracer_options *opts, tw_sampler *sampler)
+{
+    TW_CHECK_ARG(opts && sampler, TW_E_INVALID_ARG);
+    if (opts->sampler != sampler)
+        tw_sampler_free(opts->sampler);
+    opts->sampler = sampler;
+    return TW_OK;
+}
+
+tw_status tw_tracer_options_set_reporter(tw_tracer_options *opts, tw_reporter *reporter)
+{
+    TW_CHECK_ARG(opts && reporter, TW_E_INVALID_ARG);
+    if (opts->reporter != reporter)
+        tw_reporter_free(opts->reporter);
+    opts->reporter = reporter;
+    return TW_OK;
+}
+
+#define LIMIT_SETTER(name, field)                                                                  \
+    tw_status tw_tracer_options_set_##name(tw_tracer_options *opts, size_t value)                  \
+    {                                                                                              \
+        TW_CHECK_ARG(opts != NULL && value > 0, TW_E_INVALID_ARG);                                 \
+        opts->limits.field = value;                                                                \
+        return TW_OK;                                                                              \
+    }
+LIMIT_SETTER(max_tags, max_tags)
+LIMIT_SETTER(max_logs, max_logs)
+LIMIT_SETTER(max_log_fields, max_log_fields)
+LIMIT_SETTER(max_value_bytes, max_value_bytes)
+
+/* ---- tracer ------------------------------------------------------------------------------- */
+
+static bool add_str_tag(tw__process *p, const char *key, const char *value)
+{
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = value, .len = strlen(value)};
+    return tw__process_add_tag(p, key, &v);
+}
+
+/* Process tags: detected hostname/ip (unless the user set them), versions,
+ * client-uuid, then the user's tags in their order. */
+static bool build_process(tw__process *p, const char *service, const tw__process *user)
+{
+    if (!tw__process_set_service(p, service))
+        return false;
+    char buf[256];
+    if (!tw__process_find_tag(user, "hostname") && tw__host_name(buf, sizeof buf) &&
+        !add_str_tag(p, "hostname", buf))
+        return false;
+    if (!tw__process_find_tag(user, "ip") && tw__host_ipv4(buf, sizeof buf) &&
+        !add_str_tag(p, "ip", buf))
+        return false;
+    if (!add_str_tag(p, "tracewire.version", TW_VERSION_STRING) ||
+        !add_str_tag(p, "jaeger.version", "C-" TW_VERSION_STRING))
+        return false;
+    char uuid[37];
+    tw__uuid4(uuid);
+    if (!add_str_tag(p, "client-uuid", uuid))
+        return false;
+    for (size_t i = 0; i < user->n_tags; i++) {
+        const tw__tag *t = &user->tags[i];
+        tw_value v;
+        tw__tag_to_value(t, &v);
+        if (!tw__process_add_tag(p, t->key, &v))
+            return false;
+    }
+    return true;
+}
+
+tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
+{
+    if (!opts) {
+        tw__set_error(err, TW_E_INVALID_ARG, "tw_tracer_new: options are NULL");
+        return NULL;
+    }
+    /* The sampler and reporter move to the tracer (or die with it). */
+    tw_sampler *sampler = opts->sampler;
+    tw_reporter *reporter = opts->reporter;
+    opts->sampler = NULL;
+    opts->reporter = NULL;
+
+    tw_tracer *t = NULL;
+    if (!opts->service || !*opts->service) {
+        tw__set_error(err, TW_E_CONFIG, "tracer: the service name is missing or empty");
+        goto fail;
+    }
+    if (!sampler)
+        sampler = tw_sampler_const_new(true);
+    if (!reporter)
+        reporter = tw_reporter_jaeger_udp_new(NULL, err);
+    if (!sampler || !reporter) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: cannot create the default sampler/reporter");
+        goto fail;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory");
+        goto fail;
+    }
+    atomic_init(&t->refcount, 1);
+    atomic_init(&t->is_closed, false);
+    t->is_128bit = opts->is_128bit;
+    t->limits = opts->limits;
+    tw__process_init(&t->process);
+    if (!build_process(&t->process, opts->service, &opts->tags)) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for process tags");
+        goto fail_process;
+    }
+    tw_value type = {.type = TW_VALUE_STRING,
+                     .as.str = sampler->vtable->type,
+                     .len = strlen(sampler->vtable->type)};
+    bool truncated = false;
+    if (!tw__tag_set(&t->process.arena, &t->sampler_tags[0], "sampler.type", &type, SIZE_MAX,
+                     &truncated) ||
+        !tw__tag_set(&t->process.arena, &t->sampler_tags[1], "sampler.param", &sampler->param,
+                     SIZE_MAX, &truncated)) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for sampler tags");
+        goto fail_process;
+    }
+    if (tw__reporter_start(reporter, &t->process, err) != TW_OK)
+        goto fail_process;
+    t->sampler = sampler;
+    t->reporter = reporter;
+    return t;
+
+fail_process:
+    tw__process_clear(&t->process);
+    free(t);
+fail:
+    tw_sampler_free(sampler);
+    tw_reporter_free(reporter);
+    return NULL;
+}
+
+const char *tw_tracer_service_name(const tw_tracer *tracer)
+{
+    return tracer ? tracer->process.service_name : "";
+}
+
+bool tw_tracer_is_closed(const tw_tracer *tracer)
+{
+    return !tracer || atomic_load_explicit(&tracer->is_closed, memory_order_acquire);
+}
+
+tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms)
+{
+    TW_CHECK_ARG(tracer, TW_E_INVALID_ARG);
+    if (tw_tracer_is_closed(tracer))
+        return TW_E_CLOSED;
+    return tracer->reporter->vtable->flush(tracer->reporter, timeout_ms);
+}
+
+tw_status tw_tracer_close(tw_tracer *tracer)
+{
+    TW_CHECK_ARG(tracer, TW_E_INVALID_ARG);
+    bool expected = false;
+    if (!atomic_compare_exchange_strong(&tracer->is_closed, &expected, true)) {
+        tw__log_msg(TW_LOG_WARN, "tw_tracer_close: tracer \"%s\" is already closed",
+                    tracer->process.service_name);
+        return TW_E_CLOSED;
+    }
+    tw__reporter_close(tracer->reporter);
+    return TW_OK;
+}
+
+void tw__tracer_release(tw_tracer *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    tw__process_clear(&t->process);
+    free(t);
+}
+
+void tw_tracer_free(tw_tracer *tracer)
+{
+    if (!tracer)
+        return;
+    if (!tw_tracer_is_closed(tracer))
+        tw_tracer_close(tracer);
+    tw_reporter_free(tracer->reporter);
+    tw_sampler_free(tracer->sampler);
+    tracer->reporter = NULL;
+    tracer->sampler = NULL;
+    tw__span_pool_drain_thread();
+    tw__tracer_release(tracer);
+}
+
+tw_reporter *tw_tracer_reporter(const tw_tracer *tracer)
+{
+    return tracer ? tracer->reporter : NULL;
+}
+
+bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, tw_value *value)
+{
+    if (!tracer || !key)
+        return false;
+    const tw__tag *t = tw__process_find_tag(&tracer->process, key);
+    if (!t)
+        return false;
+    if (value)
+        tw__tag_to_value(t, value);
+    return true;
+}
+
+uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id)
+{
+    if (!tracer)
+        return 0;
+    switch (id) {
+    case TW_TRACER_SPANS_STARTED_SAMPLED:
+        return atomic_load_explicit(&tracer->spans_started_sampled, memory_order_relaxed);
+    case TW_TRACER_SPANS_FINISHED_SAMPLED:
+        return atomic_load_explicit(&tracer->spans_finished_sampled, memory_order_relaxed);
+    case TW_TRACER_SPANS_FINISHED_AFTER_CLOSE:
+        return atomic_load_explicit(&tracer->spans_after_close, memory_order_relaxed);
+    case TW_TRACER_TRACES_STARTED_SAMPLED:
+        return atomic_load_explicit(&tracer->traces_started_sampled, memory_order_relaxed);
+    }
+    return 0;
+}
