@@ -1,0 +1,274 @@
+/*
+ * report/async.c: the asynchronous reporter: a bounded queue filled by
+ * application threads and drained by one background thread per reporter
+ * that feeds a tw__sender (batching, encoding, sending).
+ *
+ * The application thread's whole cost is one short critical section: push a
+ * pointer into a ring buffer, or count a drop when the ring is full (the
+ * queue never grows and report() never waits). The reporter thread is woken
+ * when the ring reaches a quarter of its capacity, when a flush is requested,
+ * at close, and otherwise every flush interval; it swaps the whole ring's
+ * contents out under the lock and encodes outside it, so producers are never
+ * held up by encoding or sending.
+ *
+ * Locking: `lock` guards ring/head/len, the flush generations and
+ * is_closing; `wake` is signalled by producers and flushers, `done` by the
+ * reporter thread after each cycle. Counters are relaxed atomics.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+
+typedef struct {
+    tw_reporter base;
+    const char *name;
+    tw__sender *sender; /* used by the reporter thread only (and start/destroy) */
+    tw__report_counters counters;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;                       /* reporter thread waits here */
+    pthread_cond_t done;                       /* flushers wait here */
+    tw__span_data **ring;                      /* guarded by lock */
+    size_t cap, head, len;                     /* guarded by lock */
+    size_t wake_len;                           /* immutable: len that wakes the thread */
+    bool is_closing;                           /* guarded by lock */
+    bool is_waiting;                           /* guarded by lock: thread is in cond wait */
+    uint64_t flush_requested, flush_completed; /* guarded by lock */
+
+    unsigned int flush_interval_ms;
+    bool has_thread;
+    pthread_t thread;
+    tw__span_data **batch; /* reporter thread's private drain array (cap) */
+} async_reporter;
+
+static void async_report(tw_reporter *r, tw__span_data *span)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw__count(&a->counters.reported, 1);
+    pthread_mutex_lock(&a->lock);
+    if (a->len == a->cap || a->is_closing) {
+        bool is_closing = a->is_closing;
+        pthread_mutex_unlock(&a->lock);
+        /* A span that races with close cannot be sent any more: failed. */
+        tw__count(is_closing ? &a->counters.failed : &a->counters.queue_full, 1);
+        return;
+    }
+    size_t tail = a->head + a->len;
+    if (tail >= a->cap)
+        tail -= a->cap;
+    a->ring[tail] = tw__span_data_ref(span);
+    a->len++;
+    /* Wake only on the crossing, so a busy producer does not pay a futex
+     * call per span. */
+    bool should_wake = a->len == a->wake_len && a->is_waiting;
+    pthread_mutex_unlock(&a->lock);
+    if (should_wake)
+        pthread_cond_signal(&a->wake);
+}
+
+static size_t drain_locked(async_reporter *a)
+{
+    size_t n = a->len;
+    size_t first = a->cap - a->head < n ? a->cap - a->head : n;
+    memcpy(a->batch, a->ring + a->head, first * sizeof(*a->batch));
+    if (n > first)
+        memcpy(a->batch + first, a->ring, (n - first) * sizeof(*a->batch));
+    a->head = 0;
+    a->len = 0;
+    return n;
+}
+
+static struct timespec deadline_after_ms(unsigned int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static void *reporter_thread(void *arg)
+{
+    async_reporter *a = arg;
+    int64_t last_flush_ns = tw__mono_ns();
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        struct timespec deadline = deadline_after_ms(a->flush_interval_ms);
+        while (!a->is_closing && a->len < a->wake_len && a->flush_requested == a->flush_completed) {
+            a->is_waiting = true;
+            int rc = pthread_cond_timedwait(&a->wake, &a->lock, &deadline);
+            a->is_waiting = false;
+            if (rc == ETIMEDOUT)
+                break;
+        }
+        bool is_closing = a->is_closing;
+        uint64_t flush_gen = a->flush_requested;
+        size_t n = drain_locked(a);
+        atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
+        pthread_mutex_unlock(&a->lock);
+
+        for (size_t i = 0; i < n; i++)
+            a->sender->vtable->append(a->sender, a->batch[i]);
+        int64_t now = tw__mono_ns();
+        bool interval_due = now - last_flush_ns >= (int64_t)a->flush_interval_ms * 1000000;
+        if (interval_due || is_closing || flush_gen != a->flush_completed) {
+            a->sender->vtable->flush(a->sender);
+            last_flush_ns = now;
+        }
+
+        pthread_mutex_lock(&a->lock);
+        a->flush_completed = flush_gen;
+        pthread_cond_broadcast(&a->done);
+        if (is_closing && a->len == 0)
+            break;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static tw_status async_start(tw_reporter *r, const tw__process *process, tw_error **err)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw_status st = a->sender->vtable->open(a->sender, process, err);
+    if (st != TW_OK)
+        return st;
+    int rc = pthread_create(&a->thread, NULL, reporter_thread, a);
+    if (rc != 0) {
+        tw__set_error(err, TW_E_STATE, "%s reporter: cannot start its thread: %s", a->name,
+                      strerror(rc));
+        return TW_E_STATE;
+    }
+    a->has_thread = true;
+    return TW_OK;
+}
+
+static tw_status async_flush(tw_reporter *r, unsigned int timeout_ms)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw_status st = TW_OK;
+    pthread_mutex_lock(&a->lock);
+    if (!a->has_thread || a->is_closing) {
+        pthread_mutex_unlock(&a->lock);
+        return TW_E_CLOSED;
+    }
+    uint64_t gen = ++a->flush_requested;
+    pthread_cond_signal(&a->wake);
+    struct timespec deadline = deadline_after_ms(timeout_ms ? timeout_ms : 5000);
+    while (a->flush_completed < gen) {
+        if (pthread_cond_timedwait(&a->done, &a->lock, &deadline) == ETIMEDOUT) {
+            st = TW_E_TIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    return st;
+}
+
+static void async_close(tw_reporter *r)
+{
+    async_reporter *a = (async_reporter *)r;
+    pthread_mutex_lock(&a->lock);
+    bool was_closing = a->is_closing;
+    a->is_closing = true;
+    pthread_cond_signal(&a->wake);
+    pthread_mutex_unlock(&a->lock);
+    if (!was_closing && a->has_thread) {
+        pthread_join(a->thread, NULL);
+        a->has_thread = false;
+    }
+}
+
+static uint64_t async_counter(const tw_reporter *r, tw_counter c)
+{
+    const async_reporter *a = (const async_reporter *)r;
+    if (c == TW_COUNTER_QUEUE_LENGTH) {
+        pthread_mutex_lock((pthread_mutex_t *)&a->lock);
+        size_t len = a->len;
+        pthread_mutex_unlock((pthread_mutex_t *)&a->lock);
+        return len;
+    }
+    return tw__report_counters_get(&a->counters, c);
+}
+
+static void async_destroy(tw_reporter *r)
+{
+    async_reporter *a = (async_reporter *)r;
+    /* Spans still queued (reporter never started) are dropped and counted. */
+    for (size_t i = 0; i < a->len; i++) {
+        size_t idx = (a->head + i) % a->cap;
+        tw__span_data_unref(a->ring[idx]);
+    }
+    if (a->len)
+        tw__count(&a->counters.failed, a->len);
+    a->sender->vtable->free(a->sender);
+    pthread_cond_destroy(&a->wake);
+    pthread_cond_destroy(&a->done);
+    pthread_mutex_destroy(&a->lock);
+    free(a->ring);
+    free(a->batch);
+    free(a);
+}
+
+static const tw__reporter_vtable async_vtable = {
+    .size = sizeof(tw__reporter_vtable),
+    .name = "async",
+    .start = async_start,
+    .report = async_report,
+    .flush = async_flush,
+    .close = async_close,
+    .counter = async_counter,
+    .destroy = async_destroy,
+};
+
+tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
+                                    const tw__async_options *opts, tw_error **err)
+{
+    async_reporter *a = calloc(1, sizeof(*a));
+    if (!a)
+        goto fail_alloc;
+    a->ring = malloc(opts->max_queue_size * sizeof(*a->ring));
+    a->batch = malloc(opts->max_queue_size * sizeof(*a->batch));
+    if (!a->ring || !a->batch)
+        goto fail_arrays;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->wake, &attr);
+    pthread_cond_init(&a->done, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&a->lock, NULL);
+    a->base.vtable = &async_vtable;
+    a->base.name = name;
+    a->name = name;
+    a->sender = sender;
+    sender->counters = &a->counters;
+    a->cap = opts->max_queue_size;
+    a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
+    a->flush_interval_ms = opts->flush_interval_ms;
+    return &a->base;
+
+fail_arrays:
+    free(a->ring);
+    free(a->batch);
+    free(a);
+fail_alloc:
+    sender->vtable->free(sender);
+    tw__set_error(err, TW_E_NOMEM, "%s reporter: out of memory for a queue of %zu spans", name,
+                  opts->max_queue_size);
+    return NULL;
+}
+
+tw__report_counters *tw__async_reporter_counters(tw_reporter *r)
+{
+    return r && r->vtable == &async_vtable ? &((async_reporter *)r)->counters : NULL;
+}

@@ -1,0 +1,128 @@
+/*
+ * report/report.h: reporters and senders (internal).
+ *
+ * Flow (DESIGN.md): tw_span_finish -> reporter->report() -> [async reporter:
+ * bounded queue -> reporter thread -> sender (batcher + encoder + transport)].
+ * A reporter implements tw__reporter_vtable; the asynchronous one (async.c)
+ * is generic over a tw__sender, so each transport (UDP now, HTTP later) only
+ * batches, encodes and sends. report() must never block on I/O: it runs on
+ * the application thread.
+ *
+ * Accounting: every span given to report() ends in exactly one of the
+ * counters sent / queue_full / too_large / failed (see reporter.h).
+ */
+#ifndef TW_REPORT_H
+#define TW_REPORT_H
+
+#include <stdatomic.h>
+
+#include "internal.h"
+
+typedef struct tw__reporter_vtable {
+    size_t size;
+    const char *name;
+    /* Called once by tw_tracer_new with the tracer's process (valid until
+     * destroy). May start threads. On failure sets @err. */
+    tw_status (*start)(tw_reporter *r, const tw__process *process, tw_error **err);
+    /* Takes a reference on @span if it keeps it. Never blocks on I/O. */
+    void (*report)(tw_reporter *r, tw__span_data *span);
+    /* Waits until spans reported before the call reached the transport. */
+    tw_status (*flush)(tw_reporter *r, unsigned int timeout_ms);
+    /* Drains, flushes and stops threads; idempotent. Counters stay readable. */
+    void (*close)(tw_reporter *r);
+    uint64_t (*counter)(const tw_reporter *r, tw_counter c);
+    /* Frees everything (after close). */
+    void (*destroy)(tw_reporter *r);
+} tw__reporter_vtable;
+
+struct tw_reporter {
+    const tw__reporter_vtable *vtable;
+    const char *name; /* NULL: vtable->name */
+    bool is_started;  /* start() succeeded: close() is needed */
+};
+
+/* Counters shared by an async reporter and its sender: relaxed atomics,
+ * statistics only (never used to order memory). */
+typedef struct tw__report_counters {
+    atomic_uint_fast64_t reported;
+    atomic_uint_fast64_t sent;
+    atomic_uint_fast64_t queue_full;
+    atomic_uint_fast64_t too_large;
+    atomic_uint_fast64_t failed;
+    atomic_uint_fast64_t batches;
+    atomic_uint_fast64_t bytes;
+    atomic_uint_fast64_t resolve_failures;
+    atomic_uint_fast64_t queue_length;
+} tw__report_counters;
+
+static inline void tw__count(atomic_uint_fast64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static inline uint64_t tw__read(const atomic_uint_fast64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+uint64_t tw__report_counters_get(const tw__report_counters *c, tw_counter which);
+
+/* ---- senders (run on the reporter thread only) ------------------------------------------- */
+
+typedef struct tw__sender tw__sender;
+
+typedef struct tw__sender_vtable {
+    size_t size;
+    const char *name;
+    /* Encodes/keeps what it needs of the process. */
+    tw_status (*open)(tw__sender *s, const tw__process *process, tw_error **err);
+    /* Adds one span to the current batch, emitting full batches as needed;
+     * consumes the caller's reference. Counts outcomes in s->counters. */
+    void (*append)(tw__sender *s, tw__span_data *span);
+    /* Emits the current partial batch. */
+    void (*flush)(tw__sender *s);
+    void (*free)(tw__sender *s);
+} tw__sender_vtable;
+
+struct tw__sender {
+    const tw__sender_vtable *vtable;
+    tw__report_counters *counters; /* owned by the async reporter */
+};
+
+typedef struct tw__async_options {
+    size_t max_queue_size;
+    unsigned int flush_interval_ms;
+} tw__async_options;
+
+/* An asynchronous reporter that owns @sender (freed also on failure). */
+tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
+                                    const tw__async_options *opts, tw_error **err);
+tw__report_counters *tw__async_reporter_counters(tw_reporter *r);
+
+/* The options object behind tw_reporter_options. */
+struct tw_reporter_options {
+    char *agent_host;
+    unsigned int agent_port;
+    size_t max_queue_size;
+    unsigned int flush_interval_ms;
+    size_t max_packet_size;
+    unsigned int resolve_interval_ms;
+};
+
+#define TW__DEFAULT_QUEUE_SIZE 8192u
+#define TW__DEFAULT_FLUSH_INTERVAL_MS 1000u
+#define TW__DEFAULT_MAX_PACKET 65000u
+#define TW__DEFAULT_RESOLVE_INTERVAL_MS 30000u
+
+tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
+
+/* Reporter lifecycle helpers used by the tracer. */
+tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_error **err);
+void tw__reporter_report(tw_reporter *r, tw__span_data *span);
+void tw__reporter_close(tw_reporter *r);
+
+/* Formats a finished span as one human-readable line into @buf (logging
+ * reporter); returns the length written (always NUL-terminated, cut at size). */
+size_t tw__format_span_line(const tw__span_data *s, char *buf, size_t size);
+
+#endif /* TW_REPORT_H */

@@ -1,0 +1,165 @@
+/*
+ * report/reporter.c: the public reporter API: options, dispatch through the
+ * reporter vtable, and counters. No state of its own.
+ */
+#include "report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tw_reporter_options *tw_reporter_options_new(void)
+{
+    tw_reporter_options *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    o->agent_host = strdup("127.0.0.1");
+    if (!o->agent_host) {
+        free(o);
+        return NULL;
+    }
+    o->agent_port = 6831;
+    o->max_queue_size = TW__DEFAULT_QUEUE_SIZE;
+    o->flush_interval_ms = TW__DEFAULT_FLUSH_INTERVAL_MS;
+    o->max_packet_size = TW__DEFAULT_MAX_PACKET;
+    o->resolve_interval_ms = TW__DEFAULT_RESOLVE_INTERVAL_MS;
+    return o;
+}
+
+void tw_reporter_options_free(tw_reporter_options *opts)
+{
+    if (!opts)
+        return;
+    free(opts->agent_host);
+    free(opts);
+}
+
+tw_status tw_reporter_options_set_agent(tw_reporter_options *opts, const char *host,
+                                        unsigned int port)
+{
+    TW_CHECK_ARG(opts && host && *host, TW_E_INVALID_ARG);
+    TW_CHECK_ARG(port > 0 && port <= 65535, TW_E_INVALID_ARG);
+    char *copy = strdup(host);
+    if (!copy)
+        return TW_E_NOMEM;
+    free(opts->agent_host);
+    opts->agent_host = copy;
+    opts->agent_port = port;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_max_queue_size(tw_reporter_options *opts, size_t max_spans)
+{
+    TW_CHECK_ARG(opts && max_spans >= 1 && max_spans <= (size_t)1 << 28, TW_E_INVALID_ARG);
+    opts->max_queue_size = max_spans;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
+                                                    unsigned int interval_ms)
+{
+    TW_CHECK_ARG(opts && interval_ms >= 1, TW_E_INVALID_ARG);
+    opts->flush_interval_ms = interval_ms;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_max_packet_size(tw_reporter_options *opts, size_t bytes)
+{
+    TW_CHECK_ARG(opts && bytes >= 512 && bytes <= 65507, TW_E_INVALID_ARG);
+    opts->max_packet_size = bytes;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_resolve_interval_ms(tw_reporter_options *opts,
+                                                      unsigned int interval_ms)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    opts->resolve_interval_ms = interval_ms;
+    return TW_OK;
+}
+
+tw_reporter *tw_reporter_jaeger_udp_new(const tw_reporter_options *opts, tw_error **err)
+{
+    tw_reporter_options *defaults = NULL;
+    if (!opts) {
+        defaults = tw_reporter_options_new();
+        if (!defaults) {
+            tw__set_error(err, TW_E_NOMEM, "jaeger-udp reporter: out of memory");
+            return NULL;
+        }
+        opts = defaults;
+    }
+    tw_reporter *r = NULL;
+    tw__sender *sender = tw__udp_sender_new(opts, err);
+    if (sender) {
+        tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+        r = tw__async_reporter_new("jaeger-udp", sender, &ao, err);
+    }
+    tw_reporter_options_free(defaults);
+    return r;
+}
+
+tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_error **err)
+{
+    tw_status st = r->vtable->start ? r->vtable->start(r, process, err) : TW_OK;
+    if (st == TW_OK)
+        r->is_started = true;
+    return st;
+}
+
+void tw__reporter_report(tw_reporter *r, tw__span_data *span)
+{
+    r->vtable->report(r, span);
+}
+
+void tw__reporter_close(tw_reporter *r)
+{
+    if (r && r->is_started && r->vtable->close)
+        r->vtable->close(r);
+}
+
+void tw_reporter_free(tw_reporter *reporter)
+{
+    if (!reporter)
+        return;
+    tw__reporter_close(reporter);
+    reporter->vtable->destroy(reporter);
+}
+
+const char *tw_reporter_name(const tw_reporter *reporter)
+{
+    if (!reporter)
+        return "";
+    return reporter->name ? reporter->name : reporter->vtable->name;
+}
+
+uint64_t tw_reporter_counter(const tw_reporter *reporter, tw_counter counter)
+{
+    if (!reporter || !reporter->vtable->counter)
+        return 0;
+    return reporter->vtable->counter(reporter, counter);
+}
+
+uint64_t tw__report_counters_get(const tw__report_counters *c, tw_counter which)
+{
+    switch (which) {
+    case TW_COUNTER_SPANS_REPORTED:
+        return tw__read(&c->reported);
+    case TW_COUNTER_SPANS_SENT:
+        return tw__read(&c->sent);
+    case TW_COUNTER_DROPPED_QUEUE_FULL:
+        return tw__read(&c->queue_full);
+    case TW_COUNTER_DROPPED_TOO_LARGE:
+        return tw__read(&c->too_large);
+    case TW_COUNTER_FAILED_TO_EMIT:
+        return tw__read(&c->failed);
+    case TW_COUNTER_BATCHES_SENT:
+        return tw__read(&c->batches);
+    case TW_COUNTER_BYTES_SENT:
+        return tw__read(&c->bytes);
+    case TW_COUNTER_QUEUE_LENGTH:
+        return tw__read(&c->queue_length);
+    case TW_COUNTER_RESOLVE_FAILURES:
+        return tw__read(&c->resolve_failures);
+    }
+    return 0;
+}

@@ -1,0 +1,273 @@
+/*
+ * report/udp_sender.c: the Jaeger agent UDP transport: batches spans into
+ * Thrift compact Agent.emitBatch datagrams (wire/jaeger_thrift.h) and sends
+ * them to the agent (default 127.0.0.1:6831, IPv4 or IPv6).
+ *
+ * Packet sizing is exact, not estimated: each span is encoded once on its own
+ * (a struct encodes the same inside the span list), and the size of the whole
+ * datagram with n spans is computed from the real lengths of the process,
+ * the spans, the list header, seqNo and ClientStats. A span that does not fit
+ * even alone is dropped and counted as too large; otherwise the current
+ * batch is sent first when the span would overflow it.
+ *
+ * The host name is resolved at creation (failure is not fatal, as in Jaeger's
+ * Go client), again every resolve interval, and after a send error (at most
+ * once a second), so an agent that restarts on a new address is found. The
+ * socket is connected, so an absent agent shows as ECONNREFUSED on a later
+ * send and is counted as failed, never fatal.
+ *
+ * Locking: none; a sender is used only by its reporter thread (and by
+ * start/free, which happen before and after that thread runs).
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "wire/jaeger_thrift.h"
+
+typedef struct {
+    tw__sender base;
+    char *host;
+    char port[8];
+    size_t max_packet;
+    int64_t resolve_interval_ns;
+
+    int fd;           /* -1 when no socket */
+    int family;       /* of fd */
+    bool has_address; /* fd is connected to a resolved address */
+    int64_t last_resolve_ns;
+    int last_errno; /* last send error logged, to log each new error once */
+
+    tw__jaeger_encoder *enc;
+    tw__buf process; /* encoded Process struct */
+    tw__buf spans;   /* encoded spans of the current batch */
+    size_t n_spans;
+    tw__buf scratch;              /* one span being measured */
+    tw__buf packet;               /* the datagram */
+    tw__client_stats batch_stats; /* ClientStats snapshot for the current batch */
+    int64_t seq_no;
+} udp_sender;
+
+static void close_socket(udp_sender *u)
+{
+    if (u->fd >= 0)
+        close(u->fd);
+    u->fd = -1;
+    u->has_address = false;
+}
+
+/* Resolves the agent address and (re)connects the socket. Returns false when
+ * the name does not resolve or no socket could be made; the old connection
+ * is kept in that case. */
+static bool resolve(udp_sender *u)
+{
+    u->last_resolve_ns = tw__mono_ns();
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(u->host, u->port, &hints, &res);
+    if (rc != 0) {
+        tw__count(&u->base.counters->resolve_failures, 1);
+        tw__log_msg(TW_LOG_WARN, "jaeger-udp: cannot resolve agent host \"%s\": %s", u->host,
+                    gai_strerror(rc));
+        return false;
+    }
+    bool ok = false;
+    for (struct addrinfo *ai = res; ai && !ok; ai = ai->ai_next) {
+        if (u->fd < 0 || u->family != ai->ai_family) {
+            int fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            if (fd < 0)
+                continue;
+            /* Room for several full datagrams, so a burst does not block
+             * the reporter thread on a small default buffer. */
+            int sndbuf = (int)u->max_packet * 8;
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+            close_socket(u);
+            u->fd = fd;
+            u->family = ai->ai_family;
+        }
+        if (connect(u->fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            ok = true;
+            u->has_address = true;
+        }
+    }
+    freeaddrinfo(res);
+    if (!ok)
+        tw__log_msg(TW_LOG_WARN, "jaeger-udp: cannot connect a socket to %s:%s", u->host, u->port);
+    return ok;
+}
+
+static void snapshot_stats(udp_sender *u)
+{
+    tw__report_counters *c = u->base.counters;
+    u->batch_stats.full_queue_dropped_spans = (int64_t)tw__read(&c->queue_full);
+    u->batch_stats.too_large_dropped_spans = (int64_t)tw__read(&c->too_large);
+    u->batch_stats.failed_to_emit_spans = (int64_t)tw__read(&c->failed);
+}
+
+static size_t batch_size(udp_sender *u, size_t n_spans, size_t spans_len)
+{
+    return tw__jaeger_emit_batch_size(u->enc, u->process.len, n_spans, spans_len, u->seq_no,
+                                      &u->batch_stats);
+}
+
+static void emit(udp_sender *u)
+{
+    if (u->n_spans == 0)
+        return;
+    size_t n = u->n_spans;
+    tw__report_counters *c = u->base.counters;
+    int64_t now = tw__mono_ns();
+    if (!u->has_address ||
+        (u->resolve_interval_ns > 0 && now - u->last_resolve_ns >= u->resolve_interval_ns))
+        resolve(u);
+    bool ok = false;
+    if (u->has_address &&
+        tw__jaeger_emit_batch_message(u->enc, u->process.data, u->process.len, u->spans.data,
+                                      u->spans.len, n, u->seq_no, &u->batch_stats,
+                                      (int32_t)(u->seq_no & 0x7fffffff), &u->packet)) {
+        ssize_t rc = send(u->fd, u->packet.data, u->packet.len, 0);
+        if (rc == (ssize_t)u->packet.len) {
+            ok = true;
+            u->last_errno = 0;
+            tw__count(&c->sent, n);
+            tw__count(&c->batches, 1);
+            tw__count(&c->bytes, u->packet.len);
+        } else {
+            int e = rc < 0 ? errno : EMSGSIZE;
+            if (e != u->last_errno)
+                tw__log_msg(TW_LOG_WARN, "jaeger-udp: send to %s:%s failed: %s", u->host, u->port,
+                            strerror(e));
+            u->last_errno = e;
+            /* Re-resolve soon: the agent may have moved (rate-limited to
+             * once a second by last_resolve_ns). */
+            if (now - u->last_resolve_ns > 1000000000LL)
+                u->last_resolve_ns = now - u->resolve_interval_ns;
+        }
+    }
+    if (!ok)
+        tw__count(&c->failed, n);
+    u->seq_no++;
+    u->n_spans = 0;
+    tw__buf_reset(&u->spans);
+}
+
+static void udp_append(tw__sender *s, tw__span_data *span)
+{
+    udp_sender *u = (udp_sender *)s;
+    tw__buf_reset(&u->scratch);
+    bool encoded = tw__jaeger_encode_span(u->enc, span, &u->scratch);
+    tw__span_data_unref(span);
+    if (!encoded) {
+        tw__count(&u->base.counters->failed, 1);
+        return;
+    }
+    if (u->n_spans == 0)
+        snapshot_stats(u);
+    if (batch_size(u, u->n_spans + 1, u->spans.len + u->scratch.len) > u->max_packet) {
+        emit(u);
+        snapshot_stats(u);
+        if (batch_size(u, 1, u->scratch.len) > u->max_packet) {
+            tw__count(&u->base.counters->too_large, 1);
+            return;
+        }
+    }
+    if (!tw__buf_append(&u->spans, u->scratch.data, u->scratch.len)) {
+        tw__count(&u->base.counters->failed, 1);
+        return;
+    }
+    u->n_spans++;
+}
+
+static void udp_flush(tw__sender *s)
+{
+    emit((udp_sender *)s);
+}
+
+static tw_status udp_open(tw__sender *s, const tw__process *process, tw_error **err)
+{
+    udp_sender *u = (udp_sender *)s;
+    tw__buf_reset(&u->process);
+    if (!tw__jaeger_encode_process(u->enc, process, &u->process)) {
+        tw__set_error(err, TW_E_ENCODE, "jaeger-udp: cannot encode the process");
+        return TW_E_ENCODE;
+    }
+    tw__client_stats zero = {0, 0, 0};
+    if (tw__jaeger_emit_batch_size(u->enc, u->process.len, 0, 0, 0, &zero) > u->max_packet) {
+        tw__set_error(err, TW_E_CONFIG,
+                      "jaeger-udp: the process tags alone (%zu bytes) exceed the max packet size "
+                      "%zu",
+                      u->process.len, u->max_packet);
+        return TW_E_CONFIG;
+    }
+    resolve(u); /* not fatal: retried on every send until it works */
+    return TW_OK;
+}
+
+static void udp_free(tw__sender *s)
+{
+    udp_sender *u = (udp_sender *)s;
+    if (!u)
+        return;
+    close_socket(u);
+    tw__jaeger_encoder_free(u->enc);
+    tw__buf_free(&u->process);
+    tw__buf_free(&u->spans);
+    tw__buf_free(&u->scratch);
+    tw__buf_free(&u->packet);
+    free(u->host);
+    free(u);
+}
+
+static const tw__sender_vtable udp_vtable = {
+    .size = sizeof(tw__sender_vtable),
+    .name = "jaeger-udp",
+    .open = udp_open,
+    .append = udp_append,
+    .flush = udp_flush,
+    .free = udp_free,
+};
+
+tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err)
+{
+    udp_sender *u = calloc(1, sizeof(*u));
+    if (!u) {
+        tw__set_error(err, TW_E_NOMEM, "jaeger-udp: out of memory");
+        return NULL;
+    }
+    u->base.vtable = &udp_vtable;
+    u->fd = -1;
+    u->host = strdup(opts->agent_host);
+    u->enc = tw__jaeger_encoder_new(TW__THRIFT_COMPACT);
+    if (!u->host || !u->enc) {
+        udp_free(&u->base);
+        tw__set_error(err, TW_E_NOMEM, "jaeger-udp: out of memory");
+        return NULL;
+    }
+    snprintf(u->port, sizeof u->port, "%u", opts->agent_port);
+    u->max_packet = opts->max_packet_size;
+    u->resolve_interval_ns = (int64_t)opts->resolve_interval_ms * 1000000;
+    tw__buf_init(&u->process);
+    tw__buf_init(&u->spans);
+    tw__buf_init(&u->scratch);
+    tw__buf_init(&u->packet);
+    /* Resolution happens in open(), once the async reporter has attached
+     * its counters; a name that does not resolve yet is not an error there
+     * (as in Jaeger's clients). A socket that cannot be created at all is. */
+    int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (probe < 0)
+        probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) {
+        tw__set_error(err, TW_E_IO, "jaeger-udp: cannot create a UDP socket: %s", strerror(errno));
+        udp_free(&u->base);
+        return NULL;
+    }
+    close(probe);
+    return &u->base;
+}
