@@ -1,0 +1,180 @@
+/*
+ * tests/unit/core/test_config_env.c: suite "core/config_env": the Jaeger
+ * environment variables read by tw_tracer_new_from_env(), their defaults,
+ * and clear errors naming the variable and value for bad input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tracewire/tracewire.h"
+
+bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err);
+
+static const char *const vars[] = {
+    "JAEGER_SERVICE_NAME",
+    "JAEGER_AGENT_HOST",
+    "JAEGER_AGENT_PORT",
+    "JAEGER_SAMPLER_TYPE",
+    "JAEGER_SAMPLER_PARAM",
+    "JAEGER_REPORTER_LOG_SPANS",
+    "JAEGER_REPORTER_MAX_QUEUE_SIZE",
+    "JAEGER_REPORTER_FLUSH_INTERVAL",
+    "JAEGER_REPORTER_MAX_PACKET_SIZE",
+    "JAEGER_TAGS",
+    "JAEGER_TRACEID_128BIT",
+    "TW_TEST_TAG_SOURCE",
+};
+
+static void clear_env(void)
+{
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+/* Expects tw_tracer_new_from_env to fail with a message containing @needle. */
+static void expect_error(const char *needle)
+{
+    tw_error *err = NULL;
+    tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+    CU_ASSERT_PTR_NULL(t);
+    tw_tracer_free(t);
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_CONFIG);
+    if (!strstr(tw_error_message(err), needle)) {
+        fprintf(stderr, "message \"%s\" lacks \"%s\"\n", tw_error_message(err), needle);
+        CU_FAIL("error message does not name the input");
+    }
+    tw_error_free(err);
+    clear_env();
+}
+
+static void test_defaults_and_service_fallback(void)
+{
+    clear_env();
+    tw_error *err = NULL;
+    tw_tracer *t = tw_tracer_new_from_env(NULL, &err);
+    CU_ASSERT_PTR_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "JAEGER_SERVICE_NAME"));
+    tw_error_free(err);
+    t = tw_tracer_new_from_env("fallback", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "fallback");
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(tw_tracer_reporter(t)), "jaeger-udp");
+    /* Jaeger's default: 64-bit trace ids. */
+    tw_span *s = tw_span_start(t, "x", NULL);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(tw_span_get_context(s)), 0);
+    tw_span_finish(s);
+    tw_tracer_free(t);
+}
+
+static void test_variables_are_applied(void)
+{
+    clear_env();
+    setenv("JAEGER_SERVICE_NAME", "from-env", 1);
+    setenv("JAEGER_AGENT_HOST", "127.0.0.1", 1);
+    setenv("JAEGER_AGENT_PORT", "16831", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "CONST", 1); /* matched case-insensitively */
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    setenv("JAEGER_REPORTER_LOG_SPANS", "false", 1);
+    setenv("JAEGER_REPORTER_FLUSH_INTERVAL", "250ms", 1);
+    setenv("JAEGER_REPORTER_MAX_QUEUE_SIZE", "100", 1);
+    setenv("JAEGER_REPORTER_MAX_PACKET_SIZE", "1500", 1);
+    setenv("JAEGER_TRACEID_128BIT", "true", 1);
+    setenv("TW_TEST_TAG_SOURCE", "expanded", 1);
+    setenv("JAEGER_TAGS", " a = 1 ,b=${TW_TEST_TAG_SOURCE},c=${TW_TEST_UNSET:dflt},d=${TW_X}", 1);
+    tw_error *err = NULL;
+    tw_tracer *t = tw_tracer_new_from_env("unused", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "from-env");
+    tw_value v;
+    CU_ASSERT(tw_tracer_process_tag(t, "a", &v) && strcmp(v.as.str, "1") == 0);
+    CU_ASSERT(tw_tracer_process_tag(t, "b", &v) && strcmp(v.as.str, "expanded") == 0);
+    CU_ASSERT(tw_tracer_process_tag(t, "c", &v) && strcmp(v.as.str, "dflt") == 0);
+    CU_ASSERT(tw_tracer_process_tag(t, "d", &v) && strcmp(v.as.str, "") == 0);
+    tw_span *s = tw_span_start(t, "x", NULL);
+    CU_ASSERT(tw_span_is_sampled(s));
+    CU_ASSERT(tw_span_context_trace_id_high(tw_span_get_context(s)) != 0);
+    tw_span_finish(s);
+    tw_tracer_free(t);
+    clear_env();
+}
+
+static void test_log_spans_adds_logging_reporter(void)
+{
+    clear_env();
+    setenv("JAEGER_REPORTER_LOG_SPANS", "1", 1);
+    tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(tw_tracer_reporter(t)), "composite");
+    tw_tracer_free(t);
+    clear_env();
+}
+
+static void test_bad_values_name_variable_and_value(void)
+{
+    clear_env();
+    setenv("JAEGER_AGENT_PORT", "70000", 1);
+    expect_error("JAEGER_AGENT_PORT=\"70000\"");
+    setenv("JAEGER_AGENT_PORT", "12a", 1);
+    expect_error("JAEGER_AGENT_PORT=\"12a\"");
+    setenv("JAEGER_SAMPLER_TYPE", "sometimes", 1);
+    expect_error("JAEGER_SAMPLER_TYPE=\"sometimes\"");
+    setenv("JAEGER_SAMPLER_TYPE", "probabilistic", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "2", 1);
+    expect_error("JAEGER_SAMPLER_PARAM=\"2\"");
+    setenv("JAEGER_SAMPLER_PARAM", "lots", 1);
+    expect_error("JAEGER_SAMPLER_PARAM=\"lots\"");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "0.5", 1);
+    expect_error("JAEGER_SAMPLER_PARAM=\"0.5\"");
+    setenv("JAEGER_REPORTER_LOG_SPANS", "yes", 1);
+    expect_error("JAEGER_REPORTER_LOG_SPANS=\"yes\"");
+    setenv("JAEGER_REPORTER_FLUSH_INTERVAL", "soon", 1);
+    expect_error("JAEGER_REPORTER_FLUSH_INTERVAL=\"soon\"");
+    setenv("JAEGER_REPORTER_FLUSH_INTERVAL", "0", 1);
+    expect_error("JAEGER_REPORTER_FLUSH_INTERVAL=\"0\"");
+    setenv("JAEGER_REPORTER_MAX_PACKET_SIZE", "100", 1);
+    expect_error("JAEGER_REPORTER_MAX_PACKET_SIZE=\"100\"");
+    setenv("JAEGER_REPORTER_MAX_QUEUE_SIZE", "-1", 1);
+    expect_error("JAEGER_REPORTER_MAX_QUEUE_SIZE=\"-1\"");
+    setenv("JAEGER_TAGS", "good=1,bad", 1);
+    expect_error("item \"bad\" has no '='");
+    setenv("JAEGER_TAGS", "=v", 1);
+    expect_error("empty key");
+    setenv("JAEGER_TRACEID_128BIT", "maybe", 1);
+    expect_error("JAEGER_TRACEID_128BIT=\"maybe\"");
+}
+
+static void test_intervals_accept_ms_and_go_durations(void)
+{
+    struct {
+        const char *in;
+        unsigned int ms;
+    } ok[] = {{"500", 500},   {"500ms", 500},    {"2s", 2000},    {"1m", 60000}, {"1m30s", 90000},
+              {"1.5s", 1500}, {"250000us", 250}, {"1h", 3600000}, {"0", 0}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        unsigned int ms = 12345;
+        CU_ASSERT(tw__parse_interval_ms("X", ok[i].in, &ms, NULL));
+        CU_ASSERT_EQUAL(ms, ok[i].ms);
+    }
+    const char *bad[] = {"1x", "ms", "-5s", "1 s", "99999999999", "2000h"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned int ms;
+        tw_error *err = NULL;
+        CU_ASSERT_FALSE(tw__parse_interval_ms("X", bad[i], &ms, &err));
+        CU_ASSERT_PTR_NOT_NULL(err);
+        tw_error_free(err);
+    }
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
+    CU_add_test(suite, "defaults_and_service_fallback", test_defaults_and_service_fallback);
+    CU_add_test(suite, "variables_are_applied", test_variables_are_applied);
+    CU_add_test(suite, "log_spans_adds_logging_reporter", test_log_spans_adds_logging_reporter);
+    CU_add_test(suite, "bad_values_name_variable_and_value",
+                test_bad_values_name_variable_and_value);
+    CU_add_test(suite, "intervals_accept_ms_and_go_durations",
+                test_intervals_accept_ms_and_go_durations);
+}

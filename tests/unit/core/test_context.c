@@ -1,0 +1,111 @@
+/*
+ * tests/unit/core/test_context.c: suite "core/context": construction
+ * rules, reference counting (owned vs borrowed), baggage copy-on-write and
+ * hex formatting.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "tracewire/tracewire.h"
+
+static void test_zero_ids_are_rejected(void)
+{
+    tw_error *err = NULL;
+    CU_ASSERT_PTR_NULL(tw_span_context_new(0, 0, 1, 0, 1, &err));
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_INVALID_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "trace id"));
+    tw_error_free(err);
+    err = NULL;
+    CU_ASSERT_PTR_NULL(tw_span_context_new(0, 5, 0, 0, 1, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "span id"));
+    tw_error_free(err);
+}
+
+static void test_accessors_and_flags(void)
+{
+    tw_span_context *c = tw_span_context_new(0x1122334455667788ULL, 0x99aabbccddeeff00ULL, 7, 3,
+                                             TW_FLAG_SAMPLED | TW_FLAG_DEBUG, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(c), 0x1122334455667788ULL);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(c), 0x99aabbccddeeff00ULL);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(c), 7);
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(c), 3);
+    CU_ASSERT(tw_span_context_is_sampled(c));
+    CU_ASSERT(tw_span_context_is_debug(c));
+    char hex[33];
+    CU_ASSERT_STRING_EQUAL(tw_span_context_trace_id_hex(c, hex, sizeof hex),
+                           "112233445566778899aabbccddeeff00");
+    CU_ASSERT_PTR_NULL(tw_span_context_trace_id_hex(c, hex, 10)); /* too small */
+    tw_span_context_unref(c);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(NULL), 0);
+    CU_ASSERT_FALSE(tw_span_context_is_sampled(NULL));
+}
+
+static void test_ref_counts_owned_contexts(void)
+{
+    tw_span_context *c = tw_span_context_new(0, 1, 2, 0, 0, NULL);
+    tw_span_context *again = tw_span_context_ref(c);
+    CU_ASSERT_PTR_EQUAL(again, c);
+    tw_span_context_unref(c);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(again), 2); /* still alive */
+    tw_span_context_unref(again);
+    tw_span_context_unref(NULL);
+    CU_ASSERT_PTR_NULL(tw_span_context_ref(NULL));
+}
+
+static void test_baggage_is_copy_on_write(void)
+{
+    tw_span_context *c = tw_span_context_new(0, 1, 2, 0, 1, NULL);
+    tw_span_context *b1 = tw_span_context_with_baggage(c, "k", "v1");
+    tw_span_context *b2 = tw_span_context_with_baggage(b1, "k", "v2");
+    tw_span_context *b3 = tw_span_context_with_baggage(b2, "other", "x");
+    tw_span_context *removed = tw_span_context_with_baggage(b3, "k", NULL);
+    CU_ASSERT_PTR_NULL(tw_span_context_baggage_get(c, "k"));
+    CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(b1, "k"), "v1");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(b2, "k"), "v2");
+    CU_ASSERT_EQUAL(tw_span_context_baggage_count(b3), 2);
+    CU_ASSERT_EQUAL(tw_span_context_baggage_count(removed), 1);
+    const char *key, *value;
+    CU_ASSERT(tw_span_context_baggage_item(removed, 0, &key, &value));
+    CU_ASSERT_STRING_EQUAL(key, "other");
+    CU_ASSERT_FALSE(tw_span_context_baggage_item(removed, 1, &key, &value));
+    CU_ASSERT_PTR_NULL(tw_span_context_with_baggage(c, "", "v"));
+    tw_span_context_unref(c);
+    tw_span_context_unref(b1);
+    tw_span_context_unref(b2);
+    tw_span_context_unref(b3);
+    tw_span_context_unref(removed);
+}
+
+static void test_ref_of_borrowed_context_outlives_span(void)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "ctx");
+    tw_tracer_options_set_reporter(opts, tw_reporter_memory_new(0));
+    tw_tracer *tracer = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    tw_span *s = tw_span_start(tracer, "s", NULL);
+    tw_span_set_baggage(s, "k", "v");
+    const tw_span_context *borrowed = tw_span_get_context(s);
+    uint64_t id = tw_span_context_span_id(borrowed);
+    tw_span_context *kept = tw_span_context_ref(borrowed);
+    CU_ASSERT_PTR_NOT_EQUAL(kept, borrowed);
+    /* Unref of a borrowed context is refused, not a double free. */
+    tw_span_context_unref((tw_span_context *)borrowed);
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(kept), id);
+    CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(kept, "k"), "v");
+    tw_span_context_unref(kept);
+    tw_tracer_free(tracer);
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("core/context", NULL, NULL);
+    CU_add_test(suite, "zero_ids_are_rejected", test_zero_ids_are_rejected);
+    CU_add_test(suite, "accessors_and_flags", test_accessors_and_flags);
+    CU_add_test(suite, "ref_counts_owned_contexts", test_ref_counts_owned_contexts);
+    CU_add_test(suite, "baggage_is_copy_on_write", test_baggage_is_copy_on_write);
+    CU_add_test(suite, "ref_of_borrowed_context_outlives_span",
+                test_ref_of_borrowed_context_outlives_span);
+}

@@ -1,0 +1,306 @@
+/*
+ * tests/unit/core/test_span.c: suite "core/span": what a span records
+ * (ids, references, typed tags, logs, baggage, errors, times), what an
+ * unsampled span does not, sampling.priority, limits, and misuse.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "harness.h"
+
+static tw_tracer *tracer;
+static tw_reporter *memory_sender;
+
+static int suite_init(void)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_max_tags(opts, 8);
+    tw_tracer_options_set_max_logs(opts, 3);
+    tw_tracer_options_set_max_log_fields(opts, 3);
+    tw_tracer_options_set_max_value_bytes(opts, 16);
+    tracer = tracer_always_sampled(&memory_sender, opts);
+    return tracer ? 0 : 1;
+}
+
+static int suite_cleanup(void)
+{
+    tw_tracer_free(tracer);
+    return 0;
+}
+
+static void test_root_span_has_ids_and_sampler_tags(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "root", NULL);
+    const tw_span_context *c = tw_span_get_context(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(tw_span_context_trace_id_high(c) != 0); /* 128-bit by default */
+    CU_ASSERT(tw_span_context_trace_id_low(c) != 0);
+    CU_ASSERT(tw_span_context_span_id(c) != 0);
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(c), 0);
+    CU_ASSERT(tw_span_context_is_sampled(c));
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(memory_sender), 1);
+    const tw_finished_span *f = tw_memory_reporter_span(memory_sender, 0);
+    CU_ASSERT(tag_equals_str(f, "sampler.type", "const"));
+    tw_value v;
+    CU_ASSERT(tw_finished_span_find_tag(f, "sampler.param", &v) && v.type == TW_VALUE_BOOL &&
+              v.as.boolean);
+    CU_ASSERT_EQUAL(tw_finished_span_flags(f), TW_FLAG_SAMPLED);
+    CU_ASSERT(tw_finished_span_start_us(f) > 1600000000000000LL);
+    CU_ASSERT(tw_finished_span_duration_us(f) >= 0);
+}
+
+static void test_child_inherits_trace_and_baggage(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *parent = tw_span_start(tracer, "parent", NULL);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(parent, "user", "alice"), TW_OK);
+    const tw_span_context *pc = tw_span_get_context(parent);
+    tw_span *child = tw_span_start_child(tracer, "child", pc);
+    const tw_span_context *cc = tw_span_get_context(child);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(cc), tw_span_context_trace_id_high(pc));
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(cc), tw_span_context_trace_id_low(pc));
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(cc), tw_span_context_span_id(pc));
+    CU_ASSERT_NOT_EQUAL(tw_span_context_span_id(cc), tw_span_context_span_id(pc));
+    CU_ASSERT_STRING_EQUAL(tw_span_get_baggage(child, "user"), "alice");
+    /* Baggage set on the child does not leak back to the parent. */
+    tw_span_set_baggage(child, "step", "2");
+    CU_ASSERT_PTR_NULL(tw_span_get_baggage(parent, "step"));
+    tw_span_finish(child);
+    tw_span_finish(parent);
+    const tw_finished_span *f = finished_named(memory_sender, "child");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    /* Sampler tags only on the span that made the decision. */
+    CU_ASSERT_FALSE(tw_finished_span_find_tag(f, "sampler.type", NULL));
+    CU_ASSERT_EQUAL(tw_finished_span_reference_count(f), 1);
+}
+
+static void test_first_child_of_is_parent_and_all_refs_recorded(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *a = tw_span_start(tracer, "a", NULL);
+    tw_span *b = tw_span_start(tracer, "b", NULL);
+    tw_span_options *opts = tw_span_options_new();
+    tw_span_options_add_reference(opts, TW_REF_FOLLOWS_FROM, tw_span_get_context(a));
+    tw_span_options_add_reference(opts, TW_REF_CHILD_OF, tw_span_get_context(b));
+    tw_span_options_add_reference(opts, TW_REF_CHILD_OF, NULL); /* ignored */
+    uint64_t b_id = tw_span_context_span_id(tw_span_get_context(b));
+    uint64_t a_id = tw_span_context_span_id(tw_span_get_context(a));
+    tw_span *c = tw_span_start(tracer, "c", opts);
+    tw_span_options_free(opts);
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(tw_span_get_context(c)), b_id);
+    tw_span_finish(c);
+    tw_span_finish(b);
+    tw_span_finish(a);
+    const tw_finished_span *f = finished_named(memory_sender, "c");
+    CU_ASSERT_EQUAL_FATAL(tw_finished_span_reference_count(f), 2);
+    int type;
+    uint64_t hi, lo, id;
+    CU_ASSERT(tw_finished_span_reference(f, 0, &type, &hi, &lo, &id));
+    CU_ASSERT_EQUAL(type, TW_REF_FOLLOWS_FROM);
+    CU_ASSERT_EQUAL(id, a_id);
+    CU_ASSERT(tw_finished_span_reference(f, 1, &type, &hi, &lo, &id));
+    CU_ASSERT_EQUAL(type, TW_REF_CHILD_OF);
+    CU_ASSERT_EQUAL(id, b_id);
+}
+
+static void test_follows_from_only_makes_a_parent(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *a = tw_span_start(tracer, "a", NULL);
+    tw_span_options *opts = tw_span_options_new();
+    tw_span_options_add_reference(opts, TW_REF_FOLLOWS_FROM, tw_span_get_context(a));
+    tw_span *f = tw_span_start(tracer, "later", opts);
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(tw_span_get_context(f)),
+                    tw_span_context_span_id(tw_span_get_context(a)));
+    tw_span_finish(f);
+    tw_span_finish(a);
+    tw_span_options_free(opts);
+}
+
+static void test_typed_tags_and_logs_are_recorded(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "typed", NULL);
+    tw_span_set_tag_str(s, "s", "text");
+    tw_span_set_tag_bool(s, "b", true);
+    tw_span_set_tag_int64(s, "i", -42);
+    tw_span_set_tag_double(s, "d", 2.5);
+    static const uint8_t bytes[3] = {0, 1, 255};
+    tw_span_set_tag_binary(s, "bin", bytes, sizeof bytes);
+    tw_log_field fields[2] = {
+        {"event", {.type = TW_VALUE_STRING, .as.str = "hit", .len = 3}},
+        {"n", {.type = TW_VALUE_INT64, .as.i64 = 7}},
+    };
+    tw_span_log_fields(s, 1234567, fields, 2);
+    tw_span_log_kv(s, "k", "v", NULL);
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "typed");
+    tw_value v;
+    CU_ASSERT(tag_equals_str(f, "s", "text"));
+    CU_ASSERT(tw_finished_span_find_tag(f, "b", &v) && v.type == TW_VALUE_BOOL && v.as.boolean);
+    CU_ASSERT(tw_finished_span_find_tag(f, "i", &v) && v.type == TW_VALUE_INT64 && v.as.i64 == -42);
+    CU_ASSERT(tw_finished_span_find_tag(f, "d", &v) && v.type == TW_VALUE_DOUBLE &&
+              v.as.dbl == 2.5);
+    CU_ASSERT(tw_finished_span_find_tag(f, "bin", &v) && v.type == TW_VALUE_BINARY && v.len == 3 &&
+              memcmp(v.as.bin, bytes, 3) == 0);
+    CU_ASSERT_EQUAL_FATAL(tw_finished_span_log_count(f), 2);
+    CU_ASSERT_EQUAL(tw_finished_span_log_timestamp_us(f, 0), 1234567);
+    CU_ASSERT(tw_finished_span_log_timestamp_us(f, 1) > 1600000000000000LL);
+    const char *key;
+    CU_ASSERT(tw_finished_span_log_field(f, 0, 1, &key, &v) && strcmp(key, "n") == 0 &&
+              v.as.i64 == 7);
+    CU_ASSERT_FALSE(tw_finished_span_find_tag(f, "tracewire.dropped_tags", NULL));
+}
+
+static void test_error_helper_sets_tag_and_log(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "failing", NULL);
+    tw_span_set_error(s, "IOError", "disk full");
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "failing");
+    tw_value v;
+    CU_ASSERT(tw_finished_span_find_tag(f, "error", &v) && v.type == TW_VALUE_BOOL && v.as.boolean);
+    CU_ASSERT_EQUAL_FATAL(tw_finished_span_log_count(f), 1);
+    CU_ASSERT_EQUAL(tw_finished_span_log_field_count(f, 0), 3);
+    const char *key;
+    CU_ASSERT(tw_finished_span_log_field(f, 0, 0, &key, &v) && strcmp(key, "event") == 0 &&
+              strcmp(v.as.str, "error") == 0);
+    CU_ASSERT(tw_finished_span_log_field(f, 0, 1, &key, &v) && strcmp(key, "error.kind") == 0 &&
+              strcmp(v.as.str, "IOError") == 0);
+    CU_ASSERT(tw_finished_span_log_field(f, 0, 2, &key, &v) && strcmp(key, "message") == 0 &&
+              strcmp(v.as.str, "disk full") == 0);
+}
+
+static void test_limits_cut_and_mark_the_span(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "limited", NULL);
+    /* Root already has 2 structural sampler tags (exempt from the cap of 8). */
+    char key[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        tw_span_set_tag_int64(s, key, i);
+    }
+    tw_span_set_tag_str(s, "k0", "this value is much longer than sixteen bytes");
+    for (int i = 0; i < 5; i++)
+        tw_span_log_event(s, "e");
+    tw_log_field three[3] = {
+        {"a", {.type = TW_VALUE_INT64, .as.i64 = 1}},
+        {"b", {.type = TW_VALUE_INT64, .as.i64 = 2}},
+        {"c", {.type = TW_VALUE_INT64, .as.i64 = 3}},
+    };
+    tw_span_log_fields(s, 0, three, 3); /* dropped: the log cap (3) is reached */
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "limited");
+    tw_value v;
+    CU_ASSERT(tw_finished_span_find_tag(f, "tracewire.dropped_tags", &v) && v.as.i64 == 5);
+    CU_ASSERT(tw_finished_span_find_tag(f, "tracewire.dropped_logs", &v) && v.as.i64 == 3);
+    CU_ASSERT(tag_equals_str(f, "sampler.type", "const")); /* never displaced */
+    CU_ASSERT_EQUAL(tw_finished_span_log_count(f), 3);
+    /* Ids, name and times are never cut. */
+    CU_ASSERT(tw_finished_span_span_id(f) != 0);
+    CU_ASSERT_STRING_EQUAL(tw_finished_span_operation(f), "limited");
+}
+
+static void test_long_values_are_truncated_on_utf8_boundary(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "utf8", NULL);
+    /* 15 ASCII bytes then a 3-byte character crossing the 16-byte cap. */
+    tw_span_set_tag_str(s, "v", "aaaaaaaaaaaaaaa\xe2\x82\xac tail");
+    tw_log_field four[4] = {
+        {"a", {.type = TW_VALUE_INT64, .as.i64 = 1}},
+        {"b", {.type = TW_VALUE_INT64, .as.i64 = 2}},
+        {"c", {.type = TW_VALUE_INT64, .as.i64 = 3}},
+        {"d", {.type = TW_VALUE_INT64, .as.i64 = 4}},
+    };
+    tw_span_log_fields(s, 0, four, 4); /* fourth field cut by max_log_fields=3 */
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "utf8");
+    tw_value v;
+    CU_ASSERT(tw_finished_span_find_tag(f, "v", &v) && v.len == 15);
+    CU_ASSERT(tw_finished_span_find_tag(f, "tracewire.truncated_values", &v) && v.as.i64 == 2);
+    CU_ASSERT_EQUAL(tw_finished_span_log_field_count(f, 0), 3);
+}
+
+static void test_explicit_times_give_exact_duration(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span_options *opts = tw_span_options_new();
+    tw_span_options_set_start_time_us(opts, 1700000000000000LL);
+    tw_span *s = tw_span_start(tracer, "timed", opts);
+    tw_span_finish_at(s, 1700000000000250LL);
+    tw_span *backwards = tw_span_start(tracer, "backwards", opts);
+    tw_span_finish_at(backwards, 1600000000000000LL);
+    tw_span_options_free(opts);
+    const tw_finished_span *f = finished_named(memory_sender, "timed");
+    CU_ASSERT_EQUAL(tw_finished_span_start_us(f), 1700000000000000LL);
+    CU_ASSERT_EQUAL(tw_finished_span_duration_us(f), 250);
+    CU_ASSERT_EQUAL(tw_finished_span_duration_us(finished_named(memory_sender, "backwards")), 0);
+}
+
+static void test_set_operation_name_renames(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "before", NULL);
+    tw_span_set_operation_name(s, "after");
+    tw_span_finish(s);
+    CU_ASSERT_PTR_NOT_NULL(finished_named(memory_sender, "after"));
+    CU_ASSERT_PTR_NULL(finished_named(memory_sender, "before"));
+}
+
+static void test_null_arguments_are_harmless(void)
+{
+    CU_ASSERT_PTR_NULL(tw_span_start(NULL, "x", NULL));
+    CU_ASSERT_PTR_NULL(tw_span_start(tracer, NULL, NULL));
+    tw_span_finish(NULL);
+    tw_span_set_tag_str(NULL, "k", "v");
+    tw_span_set_tag_int64(NULL, "k", 1);
+    tw_span_log_event(NULL, "e");
+    tw_span_set_error(NULL, NULL, NULL);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(NULL, "k", "v"), TW_E_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(tw_span_get_context(NULL));
+    tw_span *s = tw_span_start(tracer, "nulls", NULL);
+    tw_span_set_tag_str(s, NULL, "v");
+    tw_span_set_tag_str(s, "k", NULL);   /* empty string value */
+    tw_span_log_kv(s, "dangling", NULL); /* key without value: log dropped */
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "", "v"), TW_E_INVALID_ARG);
+    tw_span_finish(s);
+}
+
+static void test_finish_twice_is_reported_once(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "twice", NULL);
+    tw_span_finish(s);
+    /* The handle is dead; while it sits in the thread's pool a second finish
+     * is detected and ignored rather than reporting the span again. */
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(memory_sender), 1);
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("core/span", suite_init, suite_cleanup);
+    CU_add_test(suite, "root_span_has_ids_and_sampler_tags",
+                test_root_span_has_ids_and_sampler_tags);
+    CU_add_test(suite, "child_inherits_trace_and_baggage", test_child_inherits_trace_and_baggage);
+    CU_add_test(suite, "first_child_of_is_parent_and_all_refs_recorded",
+                test_first_child_of_is_parent_and_all_refs_recorded);
+    CU_add_test(suite, "follows_from_only_makes_a_parent", test_follows_from_only_makes_a_parent);
+    CU_add_test(suite, "typed_tags_and_logs_are_recorded", test_typed_tags_and_logs_are_recorded);
+    CU_add_test(suite, "error_helper_sets_tag_and_log", test_error_helper_sets_tag_and_log);
+    CU_add_test(suite, "limits_cut_and_mark_the_span", test_limits_cut_and_mark_the_span);
+    CU_add_test(suite, "long_values_are_truncated_on_utf8_boundary",
+                test_long_values_are_truncated_on_utf8_boundary);
+    CU_add_test(suite, "explicit_times_give_exact_duration",
+                test_explicit_times_give_exact_duration);
+    CU_add_test(suite, "set_operation_name_renames", test_set_operation_name_renames);
+    CU_add_test(suite, "null_arguments_are_harmless", test_null_arguments_are_harmless);
+    CU_add_test(suite, "finish_twice_is_reported_once", test_finish_twice_is_reported_once);
+}

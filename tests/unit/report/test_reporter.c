@@ -1,0 +1,291 @@
+/*
+ * tests/unit/report/test_reporter.c: suite "report/reporter": the
+ * asynchronous reporter over a scripted sender (queue bound, drops counted,
+ * report() never waits for a stuck sender, flush, close drains), and the
+ * memory, logging and composite reporters. Every span is accounted for:
+ * reported = sent + queue_full + too_large + failed.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "report/report.h"
+
+/* A sender that counts what it gets and can be held stuck (a slow agent). */
+typedef struct {
+    tw__sender base;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool is_stuck;   /* guarded by lock */
+    size_t appended; /* guarded by lock */
+    size_t flushes;  /* guarded by lock */
+} scripted_sender;
+
+static tw_status scripted_open(tw__sender *s, const tw__process *p, tw_error **err)
+{
+    (void)s;
+    (void)p;
+    (void)err;
+    return TW_OK;
+}
+
+static void scripted_append(tw__sender *s, tw__span_data *span)
+{
+    scripted_sender *x = (scripted_sender *)s;
+    pthread_mutex_lock(&x->lock);
+    while (x->is_stuck)
+        pthread_cond_wait(&x->cond, &x->lock);
+    x->appended++;
+    pthread_mutex_unlock(&x->lock);
+    tw__count(&s->counters->sent, 1);
+    tw__span_data_unref(span);
+}
+
+static void scripted_flush(tw__sender *s)
+{
+    scripted_sender *x = (scripted_sender *)s;
+    pthread_mutex_lock(&x->lock);
+    x->flushes++;
+    pthread_mutex_unlock(&x->lock);
+}
+
+static void scripted_free(tw__sender *s)
+{
+    scripted_sender *x = (scripted_sender *)s;
+    pthread_mutex_destroy(&x->lock);
+    pthread_cond_destroy(&x->cond);
+    free(x);
+}
+
+static const tw__sender_vtable scripted_vtable = {
+    sizeof(tw__sender_vtable), "scripted",     scripted_open,
+    scripted_append,           scripted_flush, scripted_free};
+
+static scripted_sender *scripted_new(void)
+{
+    scripted_sender *x = calloc(1, sizeof(*x));
+    x->base.vtable = &scripted_vtable;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_cond_init(&x->cond, NULL);
+    return x;
+}
+
+static void set_stuck(scripted_sender *x, bool is_stuck)
+{
+    pthread_mutex_lock(&x->lock);
+    x->is_stuck = is_stuck;
+    pthread_cond_broadcast(&x->cond);
+    pthread_mutex_unlock(&x->lock);
+}
+
+static tw__process empty_process;
+
+static uint64_t counter(tw_reporter *r, tw_counter c)
+{
+    return tw_reporter_counter(r, c);
+}
+
+static void assert_accounted(tw_reporter *r)
+{
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED),
+                    counter(r, TW_COUNTER_SPANS_SENT) + counter(r, TW_COUNTER_DROPPED_QUEUE_FULL) +
+                        counter(r, TW_COUNTER_DROPPED_TOO_LARGE) +
+                        counter(r, TW_COUNTER_FAILED_TO_EMIT));
+}
+
+static void test_full_queue_drops_and_counts_without_blocking(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {.max_queue_size = 16, .flush_interval_ms = 60000};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
+    set_stuck(sender, true);
+    tw__span_data *span = tw__span_data_new();
+    /* The reporter thread takes at most one batch and then sticks in the
+     * sender; everything beyond the queue is dropped, and report() returns
+     * every time (this test would hang otherwise). */
+    for (int i = 0; i < 1000; i++)
+        tw__reporter_report(r, span);
+    CU_ASSERT(counter(r, TW_COUNTER_DROPPED_QUEUE_FULL) >= 1000 - 2 * 16);
+    CU_ASSERT(counter(r, TW_COUNTER_QUEUE_LENGTH) <= 16);
+    set_stuck(sender, false);
+    CU_ASSERT_EQUAL(r->vtable->flush(r, 5000), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 1000);
+    assert_accounted(r);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
+static void test_flush_delivers_everything_queued(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {.max_queue_size = 4096, .flush_interval_ms = 60000};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    tw__reporter_start(r, &empty_process, NULL);
+    tw__span_data *span = tw__span_data_new();
+    for (int i = 0; i < 10; i++)
+        tw__reporter_report(r, span);
+    CU_ASSERT_EQUAL(r->vtable->flush(r, 5000), TW_OK);
+    pthread_mutex_lock(&sender->lock);
+    CU_ASSERT_EQUAL(sender->appended, 10);
+    CU_ASSERT(sender->flushes >= 1);
+    pthread_mutex_unlock(&sender->lock);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
+static void test_flush_times_out_on_stuck_sender(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {.max_queue_size = 64, .flush_interval_ms = 60000};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    tw__reporter_start(r, &empty_process, NULL);
+    set_stuck(sender, true);
+    tw__span_data *span = tw__span_data_new();
+    tw__reporter_report(r, span);
+    CU_ASSERT_EQUAL(r->vtable->flush(r, 50), TW_E_TIMEOUT);
+    set_stuck(sender, false);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
+static void test_close_drains_the_queue(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {.max_queue_size = 4096, .flush_interval_ms = 60000};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    tw__reporter_start(r, &empty_process, NULL);
+    tw__span_data *span = tw__span_data_new();
+    for (int i = 0; i < 500; i++)
+        tw__reporter_report(r, span);
+    tw__reporter_close(r);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 500);
+    /* After close, a late span cannot be sent: counted as failed. */
+    tw__reporter_report(r, span);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 1);
+    CU_ASSERT_EQUAL(r->vtable->flush(r, 10), TW_E_CLOSED);
+    assert_accounted(r);
+    tw__reporter_close(r); /* idempotent */
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
+static void test_memory_reporter_is_bounded(void)
+{
+    tw_reporter *m = tw_reporter_memory_new(3);
+    tw__span_data *span = tw__span_data_new();
+    for (int i = 0; i < 5; i++)
+        tw__reporter_report(m, span);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(m), 3);
+    CU_ASSERT_EQUAL(counter(m, TW_COUNTER_DROPPED_QUEUE_FULL), 2);
+    assert_accounted(m);
+    CU_ASSERT_PTR_NULL(tw_memory_reporter_span(m, 3));
+    tw_memory_reporter_clear(m);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(m), 0);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(NULL), 0);
+    tw__span_data_unref(span);
+    tw_reporter_free(m);
+}
+
+static char last_line[4096];
+static void capture_line(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (*(int *)user_data)++;
+    snprintf(last_line, sizeof last_line, "%s", message);
+}
+
+static void test_logging_reporter_writes_one_line_per_span(void)
+{
+    int lines = 0;
+    tw_reporter *l = tw_reporter_logging_new(capture_line, &lines);
+    tw__span_data *span = tw__span_data_new();
+    span->trace_id_low = 0xabc;
+    span->span_id = 0x1;
+    span->duration_us = 42;
+    tw__span_data_set_operation(span, "GET /users", 10);
+    tw__tag *t = tw__span_data_push_tag(span);
+    tw_value v = {.type = TW_VALUE_INT64, .as.i64 = 200};
+    bool cut;
+    tw__tag_set(&span->arena, t, "http.status_code", &v, SIZE_MAX, &cut);
+    span->n_tags++;
+    tw__reporter_report(l, span);
+    CU_ASSERT_EQUAL(lines, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "span 0000000000000abc:0000000000000001"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "op=\"GET /users\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "duration_us=42"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(last_line, "http.status_code=200"));
+    tw__span_data_unref(span);
+    tw_reporter_free(l);
+}
+
+static void test_composite_fans_out_and_sums_counters(void)
+{
+    tw_reporter *a = tw_reporter_memory_new(0);
+    tw_reporter *b = tw_reporter_memory_new(1);
+    tw_reporter *children[2] = {a, b};
+    tw_reporter *c = tw_reporter_composite_new(children, 2);
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(c), "composite");
+    CU_ASSERT_EQUAL(tw_reporter_composite_count(c), 2);
+    CU_ASSERT_PTR_EQUAL(tw_reporter_composite_get(c, 1), b);
+    CU_ASSERT_PTR_NULL(tw_reporter_composite_get(c, 2));
+    CU_ASSERT_EQUAL(tw_reporter_composite_count(a), 0);
+    tw__reporter_start(c, &empty_process, NULL);
+    tw__span_data *span = tw__span_data_new();
+    tw__reporter_report(c, span);
+    tw__reporter_report(c, span);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(a), 2);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(b), 1);
+    CU_ASSERT_EQUAL(counter(c, TW_COUNTER_SPANS_REPORTED), 4);
+    CU_ASSERT_EQUAL(counter(c, TW_COUNTER_DROPPED_QUEUE_FULL), 1);
+    assert_accounted(c);
+    tw__span_data_unref(span);
+    tw_reporter_free(c);
+    tw_reporter *with_null[2] = {tw_reporter_memory_new(0), NULL};
+    CU_ASSERT_PTR_NULL(tw_reporter_composite_new(with_null, 2)); /* frees the first */
+}
+
+static void test_reporter_options_validate(void)
+{
+    tw_reporter_options *o = tw_reporter_options_new();
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "", 6831), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "h", 0), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "h", 70000), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_packet_size(o, 100), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_packet_size(o, 65508), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_size(o, 0), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_flush_interval_ms(o, 0), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "::1", 6831), TW_OK);
+    tw_reporter_options_free(o);
+    tw_reporter_options_free(NULL);
+}
+
+static int suite_init(void)
+{
+    tw__process_init(&empty_process);
+    return tw__process_set_service(&empty_process, "scripted") ? 0 : 1;
+}
+
+static int suite_cleanup(void)
+{
+    tw__process_clear(&empty_process);
+    return 0;
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("report/reporter", suite_init, suite_cleanup);
+    CU_add_test(suite, "full_queue_drops_and_counts_without_blocking",
+                test_full_queue_drops_and_counts_without_blocking);
+    CU_add_test(suite, "flush_delivers_everything_queued", test_flush_delivers_everything_queued);
+    CU_add_test(suite, "flush_times_out_on_stuck_sender", test_flush_times_out_on_stuck_sender);
+    CU_add_test(suite, "close_drains_the_queue", test_close_drains_the_queue);
+    CU_add_test(suite, "memory_reporter_is_bounded", test_memory_reporter_is_bounded);
+    CU_add_test(suite, "logging_reporter_writes_one_line_per_span",
+                test_logging_reporter_writes_one_line_per_span);
+    CU_add_test(suite, "composite_fans_out_and_sums_counters",
+                test_composite_fans_out_and_sums_counters);
+    CU_add_test(suite, "reporter_options_validate", test_reporter_options_validate);
+}
