@@ -1,0 +1,412 @@
+#!/usr/bin/env bash
+#
+# scripts/test.sh: the whole test suite, as CI runs it (.ci/run). Installs the Debian
+# packages (scripts/deps.sh), bootstraps the source tree once (autoreconf) and then runs
+# each stage in its own VPATH build directory under _build/:
+#
+#   plain      configure --enable-werror; make; make check           (_build/plain)
+#   distcheck  make distcheck: the tarball builds and passes check    (_build/plain)
+#   valgrind   the TW_CORE_TESTS programs under valgrind (memcheck)   (_build/plain)
+#   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
+#   tsan       configure --enable-tsan; the tracer/span/reporter tests under TSan
+#   format     clang-format --dry-run --Werror over the git-tracked *.c and *.h
+#
+# A failing stage does not stop the others; a failing step inside a stage (a build, say)
+# ends that stage. At the end it prints one line per stage and "N passed, N failed"
+# (stages), and exits 1 if any stage failed.
+#
+# Environment:
+#   TW_TEST_STAGES  stages to run, space separated (default: all, in the order above)
+#   TW_JOBS         make -j value (default 2: the CI machine has 2 cores)
+#   TW_BUILD_ROOT   where the build directories go (default: <source>/_build)
+#   TW_CLEAN=1      delete the build directories first (default: reuse, make rebuilds
+#                   what changed)
+#   TW_AUTORECONF=1 run autoreconf -fi even when configure exists
+#   TW_SKIP_DEPS=1  do not run scripts/deps.sh
+#
+# The source directory must not be configured in-tree (automake's VPATH builds refuse
+# it): if it is, this script runs `make distclean` there first.
+set -uo pipefail
+exec </dev/null
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBS=${TW_JOBS:-2}
+BUILD_ROOT=${TW_BUILD_ROOT:-$SRC/_build}
+ALL_STAGES="plain distcheck valgrind asan tsan format"
+STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
+
+# Wall-clock limits, so a hung test fails its stage instead of eating CI's budget.
+# Today a whole `make check` takes seconds and `make distcheck` under a minute.
+CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-600}     # one `make check` / `make distcheck`, seconds
+PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan, seconds
+
+# The unit programs that the TSan stage runs: the ones with threads.
+TSAN_TESTS="tests/unit/test_span tests/unit/test_tracer tests/unit/test_udp_reporter
+tests/unit/test_reporter"
+
+for stage in $STAGES; do
+    case " $ALL_STAGES " in
+    *" $stage "*) ;;
+    *)
+        echo "test.sh: unknown stage '$stage' in TW_TEST_STAGES (known: $ALL_STAGES)" >&2
+        exit 2
+        ;;
+    esac
+done
+case "$JOBS" in
+'' | *[!0-9]*)
+    echo "test.sh: TW_JOBS must be a number, got '$JOBS'" >&2
+    exit 2
+    ;;
+esac
+
+# ---- helpers ---------------------------------------------------------------------------
+
+banner() {
+    printf '\n==== %s ====\n' "$*"
+}
+
+# run CMD...: echo the command, then run it.
+run() {
+    printf '+ %s\n' "$*"
+    "$@"
+}
+
+# run_limited SECONDS CMD...: like run, but ends CMD (and everything it started) after
+# SECONDS, so a hung test fails its stage instead of eating CI's time budget.
+run_limited() {
+    local limit=$1
+    shift
+    printf '+ %s\n' "$*"
+    timeout -k 30 "$limit" "$@"
+    local rc=$?
+    [ "$rc" -eq 124 ] && echo "test.sh: timed out after $limit s: $*" >&2
+    return "$rc"
+}
+
+# note TEXT: the reason a stage failed, shown in the summary.
+note() {
+    STAGE_NOTE=$1
+    echo "test.sh: stage $CURRENT_STAGE: $1" >&2
+}
+
+# configure_in NAME ARGS...: configure $BUILD_ROOT/NAME with ARGS unless it already is
+# (same arguments). Uses a relative path to configure, as in `../../configure`.
+configure_in() {
+    local dir="$BUILD_ROOT/$1"
+    shift
+    mkdir -p "$dir" || return 1
+    if [ -f "$dir/config.status" ] && [ -f "$dir/Makefile" ] &&
+        [ "$(cat "$dir/.tw-configure-args" 2>/dev/null)" = "$*" ]; then
+        echo "$dir: already configured with: $*"
+        return 0
+    fi
+    rm -f "$dir/.tw-configure-args"
+    local rel
+    rel=$(realpath --relative-to="$dir" "$SRC") || return 1
+    (cd "$dir" && run "$rel/configure" "$@") || return 1
+    printf '%s' "$*" >"$dir/.tw-configure-args"
+}
+
+# make_in NAME ARGS...: make in $BUILD_ROOT/NAME.
+make_in() {
+    local dir="$BUILD_ROOT/$1"
+    shift
+    run make -C "$dir" -j"$JOBS" "$@"
+}
+
+# print_capped FILE LINES: print FILE indented, at most LINES lines of it (a leak report
+# repeated for every test can run to thousands of lines; the first ones tell the story).
+print_capped() {
+    local total
+    total=$(wc -l <"$1")
+    head -n "$2" "$1" | sed 's/^/    /'
+    if [ "$total" -gt "$2" ]; then
+        echo "    ... $((total - $2)) more lines in $1"
+    fi
+}
+
+# show_test_logs NAME: after a failed `make check`, print automake's test-suite.log, which
+# holds the log of every failed test.
+show_test_logs() {
+    local log="$BUILD_ROOT/$1/test-suite.log"
+    if [ -f "$log" ]; then
+        banner "$log"
+        print_capped "$log" 2000
+    else
+        echo "(no $log: the tests did not run)"
+    fi
+}
+
+# core_tests NAME: the value of TW_CORE_TESTS, as make sees it in $BUILD_ROOT/NAME. Make
+# itself evaluates the variable (continuations, +=, references), through an extra
+# makefile with a print rule, so Makefile.am needs no helper target. If that fails, the
+# plain assignment lines in tests/Makefile.inc are read instead.
+core_tests() {
+    local dir="$BUILD_ROOT/$1" mk="$BUILD_ROOT/.tw-print-var.mk" value
+    # shellcheck disable=SC2016 # $($*) is make syntax, not shell
+    printf 'tw-print-var-%%:\n\t@echo $($*)\n' >"$mk"
+    value=$(make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" \
+        tw-print-var-TW_CORE_TESTS 2>/dev/null)
+    if [ -z "${value// /}" ]; then
+        value=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$SRC/tests/Makefile.inc" |
+            sed -n 's/^TW_CORE_TESTS[[:space:]]*+\{0,1\}=[[:space:]]*//p' | tr -s ' \t' '  ')
+    fi
+    # shellcheck disable=SC2086 # unquoted on purpose: one space between names
+    echo $value
+}
+
+# run_program LOG TIMEOUT CMD...: run a test program in $BUILD_DIR with its output in
+# LOG; print PASS/FAIL, and the log on failure.
+run_program() {
+    local log=$1 limit=$2
+    shift 2
+    local start=$SECONDS rc
+    (cd "$BUILD_DIR" && timeout -k 10 "$limit" "$@") >"$log" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS: ${*: -1} ($((SECONDS - start)) s)"
+        return 0
+    fi
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "FAIL: ${*: -1}: timed out after $limit s"
+    else
+        echo "FAIL: ${*: -1}: exit status $rc"
+    fi
+    print_capped "$log" 300
+    return 1
+}
+
+# ---- stages ----------------------------------------------------------------------------
+# Each returns 0 on success; on failure it calls note() and returns 1.
+
+stage_plain() {
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    make_in plain || { note "build failed"; return 1; }
+    if ! run_limited "$CHECK_TIMEOUT" make -C "$BUILD_ROOT/plain" -j"$JOBS" check; then
+        show_test_logs plain
+        note "make check failed"
+        return 1
+    fi
+}
+
+stage_distcheck() {
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    if ! run_limited "$CHECK_TIMEOUT" make -C "$BUILD_ROOT/plain" -j"$JOBS" distcheck; then
+        # distcheck builds in plain/tracewire-<version>/_build/sub.
+        local log
+        for log in "$BUILD_ROOT"/plain/*/_build/sub/test-suite.log; do
+            [ -f "$log" ] && { banner "$log"; print_capped "$log" 2000; }
+        done
+        note "make distcheck failed"
+        return 1
+    fi
+}
+
+stage_valgrind() {
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    # `all` first: it makes BUILT_SOURCES (the generated Thrift code); then the programs.
+    make_in plain || { note "build failed"; return 1; }
+    local tests
+    tests=$(core_tests plain)
+    if [ -z "$tests" ]; then
+        note "TW_CORE_TESTS is empty or could not be read"
+        return 1
+    fi
+    echo "core tests: $tests"
+    # shellcheck disable=SC2086 # a list of make targets
+    make_in plain $tests || { note "building the core tests failed"; return 1; }
+
+    # shellcheck disable=SC2054 # the commas belong to valgrind's option values
+    local vg=(valgrind -q --error-exitcode=1 --leak-check=full
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
+        --track-origins=yes --num-callers=30)
+    [ -f "$SRC/tests/valgrind.supp" ] && vg+=(--suppressions="$SRC/tests/valgrind.supp")
+    local logdir="$BUILD_ROOT/plain/valgrind-logs" t failed=0
+    mkdir -p "$logdir"
+    BUILD_DIR="$BUILD_ROOT/plain"
+    for t in $tests; do
+        # GLib: plain malloc instead of slices, and cleared memory, so that valgrind sees
+        # every block (GLib's documented settings for valgrind runs).
+        run_program "$logdir/$(basename "$t").log" "$PROGRAM_TIMEOUT" \
+            env srcdir="$SRC" G_SLICE=always-malloc G_DEBUG=gc-friendly \
+            ./libtool --mode=execute "${vg[@]}" "./$t" || failed=$((failed + 1))
+    done
+    if [ "$failed" -ne 0 ]; then
+        note "$failed program(s) failed under valgrind"
+        return 1
+    fi
+}
+
+stage_asan() {
+    configure_in asan --enable-werror --enable-sanitizers || { note "configure failed"; return 1; }
+    make_in asan || { note "build failed"; return 1; }
+    # fast_unwind_on_malloc=0: GLib and Thrift are built without frame pointers, so the
+    # fast unwinder stops at g_malloc and a leak report would not say who leaked.
+    if ! run_limited "$CHECK_TIMEOUT" env \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        G_SLICE=always-malloc G_DEBUG=gc-friendly \
+        make -C "$BUILD_ROOT/asan" -j"$JOBS" check; then
+        show_test_logs asan
+        note "make check failed under ASan/UBSan"
+        return 1
+    fi
+}
+
+stage_tsan() {
+    # No --enable-werror: GCC warns (-Wtsan) about constructs TSan cannot model, such as
+    # atomic_thread_fence, and that is TSan's limit, not a bug in the code.
+    configure_in tsan --enable-tsan || { note "configure failed"; return 1; }
+    make_in tsan || { note "build failed"; return 1; }
+    # shellcheck disable=SC2086
+    make_in tsan $TSAN_TESTS || { note "building the TSan tests failed"; return 1; }
+
+    local opts="halt_on_error=1:second_deadlock_stack=1"
+    [ -f "$SRC/tests/tsan.supp" ] && opts="$opts:suppressions=$SRC/tests/tsan.supp"
+    # TSan needs a particular address-space layout; on kernels with high mmap
+    # randomisation it stops with "unexpected memory mapping". Running without ASLR
+    # (setarch -R) avoids that and changes nothing else for these tests.
+    local norand=()
+    if setarch "$(uname -m)" -R true >/dev/null 2>&1; then
+        norand=(setarch "$(uname -m)" -R)
+    fi
+    local logdir="$BUILD_ROOT/tsan/tsan-logs" t failed=0
+    mkdir -p "$logdir"
+    BUILD_DIR="$BUILD_ROOT/tsan"
+    for t in $TSAN_TESTS; do
+        run_program "$logdir/$(basename "$t").log" "$PROGRAM_TIMEOUT" \
+            env srcdir="$SRC" TSAN_OPTIONS="$opts" "${norand[@]}" "./$t" ||
+            failed=$((failed + 1))
+    done
+    if [ "$failed" -ne 0 ]; then
+        note "$failed program(s) failed under TSan"
+        return 1
+    fi
+}
+
+stage_format() {
+    if ! git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        echo "not a git checkout: format check skipped"
+        STAGE_SKIPPED=1
+        return 0
+    fi
+    local list="$BUILD_ROOT/.tw-format-files" out="$BUILD_ROOT/.tw-format.log"
+    git -C "$SRC" ls-files -z -- '*.c' '*.h' >"$list" || { note "git ls-files failed"; return 1; }
+    local count
+    count=$(tr -cd '\0' <"$list" | wc -c)
+    if [ "$count" -eq 0 ]; then
+        echo "no tracked *.c/*.h files: format check skipped"
+        STAGE_SKIPPED=1
+        return 0
+    fi
+    if ! command -v clang-format >/dev/null 2>&1; then
+        note "clang-format is not installed (scripts/deps.sh installs it)"
+        return 1
+    fi
+    clang-format --version
+    echo "checking $count files"
+    if (cd "$SRC" && xargs -0 clang-format --dry-run --Werror <"$list") >"$out" 2>&1; then
+        return 0
+    fi
+    # One "file:line:col: error: code should be clang-formatted" per difference: list the
+    # files, then the first differences.
+    echo "files that differ from .clang-format (fix with: make format):"
+    sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: .*/    \1/p' "$out" | sort -u
+    echo "first differences:"
+    head -n 60 "$out"
+    note "clang-format differences (run make format)"
+    return 1
+}
+
+# ---- setup -----------------------------------------------------------------------------
+
+setup() {
+    if [ "${TW_SKIP_DEPS:-0}" != 1 ]; then
+        banner "dependencies (scripts/deps.sh)"
+        bash "$SRC/scripts/deps.sh" || { echo "test.sh: scripts/deps.sh failed" >&2; return 1; }
+    fi
+
+    if [ -f "$SRC/config.status" ]; then
+        banner "source directory is configured in-tree: make distclean"
+        echo "VPATH builds need an unconfigured source tree; cleaning $SRC"
+        if ! make -C "$SRC" distclean >/dev/null || [ -f "$SRC/config.status" ]; then
+            echo "test.sh: $SRC is configured in-tree and 'make distclean' failed." >&2
+            echo "test.sh: clean it by hand (make distclean, or git clean -xdf) and re-run." >&2
+            return 1
+        fi
+    fi
+
+    if [ "${TW_CLEAN:-0}" = 1 ]; then
+        echo "TW_CLEAN=1: removing $BUILD_ROOT"
+        rm -rf "$BUILD_ROOT"
+    fi
+    mkdir -p "$BUILD_ROOT" || return 1
+
+    if [ "${TW_AUTORECONF:-0}" = 1 ] || [ ! -x "$SRC/configure" ] || [ ! -f "$SRC/Makefile.in" ]; then
+        banner "bootstrap (autoreconf -fi)"
+        (cd "$SRC" && run autoreconf -fi) || { echo "test.sh: autoreconf failed" >&2; return 1; }
+    fi
+}
+
+# ---- main ------------------------------------------------------------------------------
+
+declare -A RESULT NOTE DURATION
+banner "tracewire test suite: stages: $STAGES (make -j$JOBS)"
+echo "source: $SRC"
+echo "builds: $BUILD_ROOT"
+echo "machine: $(nproc) cores, $(uname -srm)"
+
+SETUP_OK=1
+needs_setup=0
+for stage in $STAGES; do
+    [ "$stage" != format ] && needs_setup=1
+done
+if [ "$needs_setup" = 1 ]; then
+    setup || SETUP_OK=0
+else
+    mkdir -p "$BUILD_ROOT"
+fi
+
+for stage in $ALL_STAGES; do
+    case " $STAGES " in *" $stage "*) ;; *) continue ;; esac
+    CURRENT_STAGE=$stage
+    STAGE_NOTE=""
+    STAGE_SKIPPED=0
+    start=$SECONDS
+    banner "stage $stage"
+    if [ "$stage" != format ] && [ "$SETUP_OK" != 1 ]; then
+        note "not run: setup failed"
+        RESULT[$stage]=FAIL
+    elif "stage_$stage"; then
+        if [ "$STAGE_SKIPPED" = 1 ]; then RESULT[$stage]=SKIP; else RESULT[$stage]=PASS; fi
+    else
+        RESULT[$stage]=FAIL
+    fi
+    NOTE[$stage]=$STAGE_NOTE
+    DURATION[$stage]=$((SECONDS - start))
+    echo "stage $stage: ${RESULT[$stage]} (${DURATION[$stage]} s)"
+done
+
+passed=0
+failed=0
+skipped=0
+banner "summary"
+printf '%-10s %-6s %7s  %s\n' stage result time note
+for stage in $ALL_STAGES; do
+    [ -n "${RESULT[$stage]:-}" ] || continue
+    printf '%-10s %-6s %6ss  %s\n' "$stage" "${RESULT[$stage]}" "${DURATION[$stage]}" \
+        "${NOTE[$stage]}"
+    case "${RESULT[$stage]}" in
+    PASS) passed=$((passed + 1)) ;;
+    FAIL) failed=$((failed + 1)) ;;
+    SKIP) skipped=$((skipped + 1)) ;;
+    esac
+done
+echo
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
