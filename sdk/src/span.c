@@ -553,6 +553,12 @@ bool tw_span_is_sampled(const tw_span *span)
     return span && (span->context.flags & TW_FLAG_SAMPLED) && span->data;
 }
 
+void tw_span_set_firehose(tw_span *span)
+{
+    TW_CHECK_ARG_VOID(span && span->state == TW__SPAN_OPEN);
+    span->context.flags |= TW_FLAG_FIREHOSE;
+}
+
 void tw_span_set_operation_name(tw_span *span, const char *operation)
 {
     TW_CHECK_ARG_VOID(span && operation);

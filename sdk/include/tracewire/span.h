@@ -126,6 +126,14 @@ TW_EXTERN bool tw_span_is_sampled(const tw_span *span);
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
+/**
+ * tw_span_set_firehose: sets the firehose flag (0x08) on the span's context:
+ * Jaeger stores spans of such a trace without indexing them (they are found
+ * by trace id only). Children started from now on inherit it. NULL is a
+ * no-op. Since: 0.1
+ */
+TW_EXTERN void tw_span_set_firehose(tw_span *span);
+
 /** tw_span_set_operation_name: renames the span (copied). Since: 0.1 */
 TW_EXTERN void tw_span_set_operation_name(tw_span *span, const char *operation);
 

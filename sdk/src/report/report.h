@@ -116,6 +116,14 @@ struct tw_reporter_options {
 
 tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
 
+/* Tests only: replaces getaddrinfo for every UDP sender (NULL restores it).
+ * The result is released with freeaddrinfo, so a replacement must return
+ * getaddrinfo's own lists. Not thread-safe: call while no reporter runs. */
+struct addrinfo;
+typedef int (*tw__resolve_fn)(const char *host, const char *service,
+                              const struct addrinfo *hints, struct addrinfo **res);
+void tw__udp_sender_set_resolver(tw__resolve_fn fn);
+
 /* Reporter lifecycle helpers used by the tracer. */
 tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_error **err);
 void tw__reporter_report(tw_reporter *r, tw__span_data *span);

@@ -55,6 +55,17 @@ typedef struct {
     int64_t seq_no;
 } udp_sender;
 
+/* The resolver: getaddrinfo, replaceable by tests (a seam, as STYLE.md asks
+ * for clocks and ids) so that an agent moving to a new address can be
+ * simulated without touching /etc/hosts. Read by reporter threads; set only
+ * while no UDP reporter runs. */
+static tw__resolve_fn resolver = getaddrinfo;
+
+void tw__udp_sender_set_resolver(tw__resolve_fn fn)
+{
+    resolver = fn ? fn : getaddrinfo;
+}
+
 static void close_socket(udp_sender *u)
 {
     if (u->fd >= 0)
@@ -71,7 +82,7 @@ static bool resolve(udp_sender *u)
     u->last_resolve_ns = tw__mono_ns();
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
     struct addrinfo *res = NULL;
-    int rc = getaddrinfo(u->host, u->port, &hints, &res);
+    int rc = resolver(u->host, u->port, &hints, &res);
     if (rc != 0) {
         tw__count(&u->base.counters->resolve_failures, 1);
         tw__log_msg(TW_LOG_WARN, "jaeger-udp: cannot resolve agent host \"%s\": %s", u->host,

@@ -244,6 +244,22 @@ static void test_explicit_times_give_exact_duration(void)
     CU_ASSERT_EQUAL(tw_finished_span_duration_us(finished_named(memory_sender, "backwards")), 0);
 }
 
+static void test_firehose_flag_is_recorded_and_inherited(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "hose", NULL);
+    tw_span_set_firehose(s);
+    tw_span *child = tw_span_start_child(tracer, "hose-child", tw_span_get_context(s));
+    CU_ASSERT(tw_span_context_flags(tw_span_get_context(child)) & TW_FLAG_FIREHOSE);
+    tw_span_finish(child);
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw_finished_span_flags(finished_named(memory_sender, "hose")),
+                    TW_FLAG_SAMPLED | TW_FLAG_FIREHOSE);
+    CU_ASSERT_EQUAL(tw_finished_span_flags(finished_named(memory_sender, "hose-child")),
+                    TW_FLAG_SAMPLED | TW_FLAG_FIREHOSE);
+    tw_span_set_firehose(NULL);
+}
+
 static void test_set_operation_name_renames(void)
 {
     tw_memory_reporter_clear(memory_sender);
@@ -300,6 +316,8 @@ void tw_test_register(void)
                 test_long_values_are_truncated_on_utf8_boundary);
     CU_add_test(suite, "explicit_times_give_exact_duration",
                 test_explicit_times_give_exact_duration);
+    CU_add_test(suite, "firehose_flag_is_recorded_and_inherited",
+                test_firehose_flag_is_recorded_and_inherited);
     CU_add_test(suite, "set_operation_name_renames", test_set_operation_name_renames);
     CU_add_test(suite, "null_arguments_are_harmless", test_null_arguments_are_harmless);
     CU_add_test(suite, "finish_twice_is_reported_once", test_finish_twice_is_reported_once);

@@ -8,6 +8,7 @@
  * an absent agent is counted, never fatal. (tests/interop/ decodes the same
  * traffic with an independent decoder built from Jaeger's own IDL.)
  */
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "harness.h"
 #include "jaeger_decode.h"
+#include "report/report.h"
 #include "tracewire/tracewire.h"
 #include "udp_sink.h"
 
@@ -269,6 +271,61 @@ static void test_unresolvable_host_is_not_fatal(void)
     tw_tracer_free(t);
 }
 
+/* ---- an agent that moves ------------------------------------------------------------------ */
+
+static char moving_agent_port[8]; /* where "agent.test" resolves now */
+
+static int moving_resolver(const char *host, const char *service, const struct addrinfo *hints,
+                           struct addrinfo **res)
+{
+    (void)service;
+    if (strcmp(host, "agent.test") != 0)
+        return EAI_NONAME;
+    return getaddrinfo("127.0.0.1", moving_agent_port, hints, res);
+}
+
+static void test_agent_that_moves_is_found_again(void)
+{
+    udp_sink first, second;
+    CU_ASSERT_FATAL(udp_sink_open(&first, "127.0.0.1"));
+    CU_ASSERT_FATAL(udp_sink_open(&second, "127.0.0.1"));
+    snprintf(moving_agent_port, sizeof moving_agent_port, "%u", first.port);
+    tw__udp_sender_set_resolver(moving_resolver);
+
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_agent(ro, "agent.test", 6831); /* the port comes from "DNS" */
+    tw_reporter_options_set_resolve_interval_ms(ro, 1);
+    tw_reporter_options_set_flush_interval_ms(ro, 60000);
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "moving");
+    tw_tracer_options_set_reporter(opts, tw_reporter_jaeger_udp_new(ro, NULL));
+    tw_reporter_options_free(ro);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+
+    tw_span_finish(tw_span_start(t, "before-move", NULL));
+    tw_tracer_flush(t, 5000);
+    CU_ASSERT_EQUAL(udp_sink_collect(&first, 1, 2000), 1);
+
+    /* The agent restarts elsewhere: within the resolve interval the reporter
+     * resolves the name again and follows it. Poll, bounded, instead of
+     * sleeping for the interval. */
+    snprintf(moving_agent_port, sizeof moving_agent_port, "%u", second.port);
+    bool has_moved = false;
+    for (int attempt = 0; attempt < 2000 && !has_moved; attempt++) {
+        tw_span_finish(tw_span_start(t, "after-move", NULL));
+        tw_tracer_flush(t, 5000);
+        struct pollfd p = {.fd = second.fd, .events = POLLIN};
+        has_moved = poll(&p, 1, 1) > 0;
+    }
+    CU_ASSERT(has_moved);
+    tw_tracer_free(t);
+    tw__udp_sender_set_resolver(NULL);
+    udp_sink_close(&first);
+    udp_sink_close(&second);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/udp", NULL, NULL);
@@ -281,4 +338,5 @@ void tw_test_register(void)
                 test_oversized_span_is_dropped_and_counted);
     CU_add_test(suite, "absent_agent_is_counted_not_fatal", test_absent_agent_is_counted_not_fatal);
     CU_add_test(suite, "unresolvable_host_is_not_fatal", test_unresolvable_host_is_not_fatal);
+    CU_add_test(suite, "agent_that_moves_is_found_again", test_agent_that_moves_is_found_again);
 }
