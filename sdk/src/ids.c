@@ -18,21 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static atomic_uint fork_generation; /* bumped in the child after fork */
+#include "tls.h"
+
+atomic_uint tw__fork_generation; /* bumped in the child after fork */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-typedef struct {
-    uint64_t s[4];
-    unsigned int generation;
-    bool is_seeded;
-} id_state;
-
-static _Thread_local id_state tls_ids;
+TW__TLS tw__id_state tw__ids;
 
 static void on_fork_child(void)
 {
     /* Relaxed: the child is single-threaded right after fork. */
-    atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed);
 }
 
 static void install_atfork(void)
@@ -65,7 +61,7 @@ void tw__random_bytes(void *buf, size_t len)
     }
 }
 
-static void seed(id_state *st)
+void tw__ids_seed(tw__id_state *st)
 {
     pthread_once(&atfork_once, install_atfork);
     uint64_t seed_words[4];
@@ -75,34 +71,6 @@ static void seed(id_state *st)
         uint64_t x = seed_words[i] + (uint64_t)i;
         st->s[i] = splitmix64(&x);
     }
-    st->generation = atomic_load_explicit(&fork_generation, memory_order_relaxed);
+    st->generation = atomic_load_explicit(&tw__fork_generation, memory_order_relaxed);
     st->is_seeded = true;
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t tw__random_id(void)
-{
-    id_state *st = &tls_ids;
-    if (__builtin_expect(!st->is_seeded ||
-                             st->generation !=
-                                 atomic_load_explicit(&fork_generation, memory_order_relaxed),
-                         0))
-        seed(st);
-    for (;;) {
-        uint64_t *s = st->s;
-        uint64_t result = rotl(s[1] * 5, 7) * 9;
-        uint64_t t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = rotl(s[3], 45);
-        if (result != 0) /* ids are never 0: 0 means "absent" on the wire */
-            return result;
-    }
 }

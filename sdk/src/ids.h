@@ -10,7 +10,55 @@
 #include <stddef.h>
 #include <stdint.h>
 
-uint64_t tw__random_id(void);
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "tls.h"
+
+/* Per-thread generator state; inline so a span start costs a few
+ * instructions per id rather than a call (the unsampled path's budget). */
+typedef struct tw__id_state {
+    uint64_t s[4];
+    unsigned int generation; /* fork generation the state was seeded in */
+    bool is_seeded;
+} tw__id_state;
+
+extern TW__TLS tw__id_state tw__ids;
+extern atomic_uint tw__fork_generation;
+
+/* Seeds (or reseeds after fork) the calling thread's state. */
+void tw__ids_seed(tw__id_state *st);
+
+static inline uint64_t tw__rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* A uniformly random 64-bit id, never 0 (0 means "absent" on the wire). */
+static inline uint64_t tw__random_id(void)
+{
+    tw__id_state *st = &tw__ids;
+    /* Relaxed: the generation only has to differ after fork, when the child
+     * is single-threaded. */
+    if (__builtin_expect(!st->is_seeded ||
+                             st->generation !=
+                                 atomic_load_explicit(&tw__fork_generation, memory_order_relaxed),
+                         0))
+        tw__ids_seed(st);
+    for (;;) { /* xoshiro256** */
+        uint64_t *s = st->s;
+        uint64_t result = tw__rotl64(s[1] * 5, 7) * 9;
+        uint64_t t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = tw__rotl64(s[3], 45);
+        if (__builtin_expect(result != 0, 1))
+            return result;
+    }
+}
 /* Fills @buf with @len bytes from the OS/OpenSSL CSPRNG (for client-uuid). */
 void tw__random_bytes(void *buf, size_t len);
 

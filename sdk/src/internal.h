@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "model/span_data.h"
+#include "tls.h"
 #include "tracewire/tracewire.h"
 
 /* Programmer-error check at the API boundary: never compiled out; reports

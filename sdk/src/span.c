@@ -38,7 +38,7 @@ typedef struct {
     bool has_destructor;
 } span_pool;
 
-static _Thread_local span_pool tls_pool;
+static TW__TLS span_pool tls_pool;
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
 
@@ -382,16 +382,20 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     s->tracer = t;
     s->data = NULL;
     atomic_init(&s->context.refcount, 0);
-    s->context.span_id = tw__random_id();
     bool is_root = parent == NULL;
     if (parent) {
+        s->context.span_id = tw__random_id();
         s->context.trace_id_high = parent->trace_id_high;
         s->context.trace_id_low = parent->trace_id_low;
         s->context.parent_id = parent->span_id;
         s->context.flags = parent->flags;
         s->context.baggage = tw__baggage_ref(parent->baggage);
     } else {
+        /* A root's span id is its trace id's low half, as in Jaeger's Go
+         * client: one random draw fewer on every trace, and the low half is
+         * already random and non-zero. */
         s->context.trace_id_low = tw__random_id();
+        s->context.span_id = s->context.trace_id_low;
         s->context.trace_id_high = t->is_128bit ? tw__random_id() : 0;
         s->context.parent_id = 0;
         s->context.baggage = NULL;
@@ -568,6 +572,9 @@ void tw_span_set_operation_name(tw_span *span, const char *operation)
 
 void tw_span_set_tag_str(tw_span *span, const char *key, const char *value)
 {
+    /* Unsampled spans skip the strlen; sampling.priority still needs the value. */
+    if (span && !span->data && key && !is_sampling_priority(key))
+        return;
     tw_value v = {
         .type = TW_VALUE_STRING, .as.str = value ? value : "", .len = value ? strlen(value) : 0};
     set_tag(span, key, &v);

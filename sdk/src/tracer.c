@@ -282,6 +282,7 @@ void tw_tracer_free(tw_tracer *tracer)
     tracer->reporter = NULL;
     tracer->sampler = NULL;
     tw__span_pool_drain_thread();
+    tw__span_data_pool_trim();
     tw__tracer_release(tracer);
 }
 

@@ -51,9 +51,6 @@ typedef struct tw__arena {
 /* A tag or a log field. key and string/binary payloads live in the arena. */
 typedef struct tw__tag {
     const char *key;
-    size_t key_len;
-    tw_value_type type;
-    size_t len; /* bytes of str/bin */
     union {
         const char *str; /* NUL-terminated, len bytes */
         const uint8_t *bin;
@@ -61,7 +58,10 @@ typedef struct tw__tag {
         bool boolean;
         int64_t i64;
     } v;
-} tw__tag;
+    size_t len;       /* bytes of str/bin */
+    uint32_t key_len; /* keys longer than 4 GiB are refused */
+    tw_value_type type;
+} tw__tag; /* 32 bytes: the record keeps several inline */
 
 typedef struct tw__log {
     int64_t timestamp_us; /* microseconds since the epoch */
@@ -116,21 +116,26 @@ typedef struct tw__span_data {
     uint32_t dropped_tags;
     uint32_t dropped_logs;
     uint32_t truncated_values;
-    uint32_t exempt_tags; /* structural tags (sampler.*, tracewire.*): not capped */
+    uint32_t exempt_tags;            /* structural tags (sampler.*, tracewire.*): not capped */
+    struct tw__span_data *next_free; /* record pool link while unused */
 
     tw__arena arena;
     /* The first tags live in the record itself, so a typical span's tag
      * array costs no arena space and never triggers a second allocation. */
-    tw__tag inline_tags[8];
+    tw__tag inline_tags[6];
 } tw__span_data;
 
 /* Inline arena bytes in the same allocation as the record: enough for the
  * strings of a typical span (name, a handful of tag keys and values) without
  * a second malloc. */
-#define TW__SPAN_INLINE_ARENA 512
+#define TW__SPAN_INLINE_ARENA 384
 
-/* Allocates an empty record with refcount 1; NULL on allocation failure. */
+/* An empty record with refcount 1, recycled when possible (see the record
+ * pool in span_data.c); NULL on allocation failure. */
 tw__span_data *tw__span_data_new(void);
+/* Frees the records kept for reuse by the shared pool and by the calling
+ * thread (records of other threads are freed when those threads exit). */
+void tw__span_data_pool_trim(void);
 /* Adds a reference; returns @s. */
 tw__span_data *tw__span_data_ref(tw__span_data *s);
 /* Drops a reference, freeing the record and its arena at zero. NULL is a no-op. */

@@ -120,8 +120,8 @@ tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
  * The result is released with freeaddrinfo, so a replacement must return
  * getaddrinfo's own lists. Not thread-safe: call while no reporter runs. */
 struct addrinfo;
-typedef int (*tw__resolve_fn)(const char *host, const char *service,
-                              const struct addrinfo *hints, struct addrinfo **res);
+typedef int (*tw__resolve_fn)(const char *host, const char *service, const struct addrinfo *hints,
+                              struct addrinfo **res);
 void tw__udp_sender_set_resolver(tw__resolve_fn fn);
 
 /* Reporter lifecycle helpers used by the tracer. */
