@@ -9,6 +9,9 @@
 #   valgrind   the TW_CORE_TESTS programs under valgrind (memcheck)   (_build/plain)
 #   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
 #   tsan       configure --enable-tsan; the tracer/span/reporter tests under TSan
+#   fuzz       each libFuzzer target (tests/fuzz/fuzz_*.c) built with clang and the
+#              sanitizers and run for TW_FUZZ_SECONDS (tests/fuzz/run_fuzz.sh; needs
+#              the generated headers of _build/plain)
 #   format     clang-format --dry-run --Werror over the git-tracked *.c and *.h
 #
 # A failing stage does not stop the others; a failing step inside a stage (a build, say)
@@ -18,6 +21,7 @@
 # Environment:
 #   TW_TEST_STAGES  stages to run, space separated (default: all, in the order above)
 #   TW_JOBS         make -j value (default 2: the CI machine has 2 cores)
+#   TW_FUZZ_SECONDS how long each fuzz target runs (default 60)
 #   TW_BUILD_ROOT   where the build directories go (default: <source>/_build)
 #   TW_CLEAN=1      delete the build directories first (default: reuse, make rebuilds
 #                   what changed)
@@ -32,13 +36,17 @@ exec </dev/null
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${TW_JOBS:-2}
 BUILD_ROOT=${TW_BUILD_ROOT:-$SRC/_build}
-ALL_STAGES="plain distcheck valgrind asan tsan format"
+ALL_STAGES="plain distcheck valgrind asan tsan fuzz format"
 STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
 
 # Wall-clock limits, so a hung test fails its stage instead of eating CI's budget.
 # Today a whole `make check` takes seconds and `make distcheck` under a minute.
 CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-600}     # one `make check` / `make distcheck`, seconds
 PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan, seconds
+# Fuzzing is bounded by time, not by coverage: a minute per target finds the shallow bugs
+# (a read past a NUL, a leak on an error path) at each CI run; longer runs are for a
+# developer's machine (TW_FUZZ_SECONDS=3600).
+FUZZ_SECONDS=${TW_FUZZ_SECONDS:-60}
 
 # The unit programs that the TSan stage runs: the ones with threads.
 TSAN_TESTS="tests/unit/test_span tests/unit/test_tracer tests/unit/test_udp_reporter
@@ -56,6 +64,12 @@ done
 case "$JOBS" in
 '' | *[!0-9]*)
     echo "test.sh: TW_JOBS must be a number, got '$JOBS'" >&2
+    exit 2
+    ;;
+esac
+case "$FUZZ_SECONDS" in
+'' | *[!0-9]* | 0)
+    echo "test.sh: TW_FUZZ_SECONDS must be a positive number, got '$FUZZ_SECONDS'" >&2
     exit 2
     ;;
 esac
@@ -283,6 +297,30 @@ stage_tsan() {
         note "$failed program(s) failed under TSan"
         return 1
     fi
+}
+
+stage_fuzz() {
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    # `all` makes the generated headers (version.h, sdk/gen/) that run_fuzz.sh compiles
+    # against; the library itself is compiled again there, with clang and the sanitizers.
+    make_in plain || { note "build failed"; return 1; }
+    local targets
+    targets=$(find "$SRC/tests/fuzz" -maxdepth 1 -name 'fuzz_*.c' | wc -l)
+    if [ "$targets" -eq 0 ]; then
+        echo "no tests/fuzz/fuzz_*.c: fuzz stage skipped"
+        STAGE_SKIPPED=1
+        return 0
+    fi
+    # run_fuzz.sh bounds each target itself; this limit (its time plus building) only
+    # catches a hang of the script.
+    run_limited $((targets * (FUZZ_SECONDS + 180) + 300)) \
+        bash "$SRC/tests/fuzz/run_fuzz.sh" "$SRC" "$BUILD_ROOT/plain" "$FUZZ_SECONDS"
+    case $? in
+    0) return 0 ;;
+    2) note "fuzz targets could not be set up (clang, libclang-rt-14-dev, generated headers)" ;;
+    *) note "a fuzz target found a crash, leak or timeout, did not build, or hung (see above)" ;;
+    esac
+    return 1
 }
 
 stage_format() {

@@ -8,9 +8,10 @@
  * Parsing is strict: an invalid value is an error naming the variable and
  * the value, never a silent default. Booleans follow Go's ParseBool;
  * intervals accept plain milliseconds (Java/C++) and Go durations ("500ms",
- * "2s", "1m"). Runs once per tracer; no shared state.
+ * "2s", "1m"). Runs once per tracer; no shared state. The value parsers are
+ * declared in config_env.h, for the unit tests and the fuzz target.
  */
-#include "internal.h"
+#include "config_env.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "report/report.h"
 
 /* Returns the variable's value, or NULL when unset or empty (Jaeger: values
@@ -71,7 +73,6 @@ static bool parse_uint(const char *name, const char *v, unsigned long long min,
 
 /* Plain integer milliseconds, or a Go duration: a sequence of decimal numbers
  * with units ns, us, µs, ms, s, m, h ("1m30s", "1.5s"). */
-bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err);
 bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err)
 {
     const char *p = v;
@@ -137,9 +138,14 @@ static char *trim(char *s)
     return s;
 }
 
-/* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}". */
-static bool parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
+/* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}" (config_env.h). A bad item is
+ * found only after the items before it were added, so failure rolls the tag
+ * count back rather than parsing twice: the rejected tags' bytes stay in the
+ * options' arena until tw_tracer_options_free(), which a failed
+ * tw_tracer_new_from_env() calls at once. */
+bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
 {
+    const size_t n_tags_before = opts->tags.n_tags;
     char *copy = strdup(v);
     if (!copy) {
         tw__set_error(err, TW_E_NOMEM, "JAEGER_TAGS: out of memory");
@@ -181,6 +187,8 @@ static bool parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
             tw__set_error(err, TW_E_NOMEM, "JAEGER_TAGS: out of memory");
     }
     free(copy);
+    if (!ok)
+        opts->tags.n_tags = n_tags_before;
     return ok;
 }
 
@@ -333,7 +341,7 @@ tw_tracer *tw_tracer_new_from_env(const char *default_service, tw_error **err)
     if ((v = env("JAEGER_TRACEID_128BIT")) && !parse_bool("JAEGER_TRACEID_128BIT", v, &is_128, err))
         goto done;
     tw_tracer_options_set_trace_id_128bit(opts, is_128);
-    if ((v = env("JAEGER_TAGS")) && !parse_tags(opts, v, err))
+    if ((v = env("JAEGER_TAGS")) && !tw__parse_tags(opts, v, err))
         goto done;
     tw_sampler *sampler = sampler_from_env(err);
     if (!sampler)

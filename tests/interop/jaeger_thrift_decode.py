@@ -22,6 +22,18 @@ bits (exact, NaN included); binaries are hex. --canonicalize FILE re-prints a
 JSON file in the same form, so that the test can diff what the C driver says
 it sent against what was decoded.
 
+--by-process reads the datagrams a real reporter sent, in any arrival order,
+and prints {"processes": [...]}: one entry per distinct Batch.process (one
+per tracer: client-uuid tells them apart) with its datagrams taken in seqNo
+order, all their spans in that order, and what the datagrams say about the
+transport: "datagrams" and "bytes" (counts), "formats", "datagramsWithSeqNo",
+"datagramsWithStats", "seqNoSteps" (the distinct differences between
+consecutive seqNos: [1] when none was lost or repeated), "seqidIsSeqNo"
+(every message seqid is its Batch's seqNo modulo 2^31) and "statsRuns" (the
+ClientStats, each run of equal values once). Processes are sorted by service
+name and process tags by key, here and by --canonicalize: a tracer's process
+tags are a set in Jaeger's model, and tracewire's API reads them by key.
+
 The jaeger-client 3.19.0 IDL predates Batch.seqNo (3) and Batch.stats (4).
 When the generated Batch lacks them, Thrift skips those fields; this script
 then reads the skipped values through the same protocol object and reports
@@ -235,6 +247,62 @@ def decode(path, modules):
     return entry
 
 
+def sorted_process(process):
+    out = dict(process)
+    if "tags" in out:
+        out["tags"] = sorted(out["tags"], key=lambda t: (t["key"], json.dumps(t, sort_keys=True)))
+    return out
+
+
+def normalize_processes(document):
+    """The --by-process order: processes by service name, process tags by key."""
+    processes = []
+    for entry in document["processes"]:
+        entry = dict(entry)
+        entry["process"] = sorted_process(entry["process"])
+        processes.append(entry)
+    processes.sort(key=lambda e: (e["process"]["serviceName"],
+                                  json.dumps(e["process"], sort_keys=True)))
+    return {**document, "processes": processes}
+
+
+def by_process(entries):
+    """Joins the datagrams of each Batch.process; entries are (entry, size)."""
+    groups = {}
+    for entry, size in entries:
+        key = json.dumps(entry["batch"]["process"], sort_keys=True)
+        groups.setdefault(key, []).append((entry, size))
+    processes = []
+    for key, items in groups.items():
+        items.sort(key=lambda item: (item[0]["batch"].get("seqNo", -1), item[0]["file"]))
+        batches = [entry["batch"] for entry, _ in items]
+        seq_nos = [b["seqNo"] for b in batches if "seqNo" in b]
+        stats_runs = []
+        for b in batches:
+            if "stats" in b and (not stats_runs or stats_runs[-1] != b["stats"]):
+                stats_runs.append(b["stats"])
+        out = {
+            "process": json.loads(key),
+            "datagrams": len(items),
+            "bytes": sum(size for _, size in items),
+            "formats": sorted({entry["format"] for entry, _ in items}),
+            "datagramsWithSeqNo": len(seq_nos),
+            "datagramsWithStats": sum(1 for b in batches if "stats" in b),
+            "seqNoSteps": sorted({b - a for a, b in zip(seq_nos, seq_nos[1:])}),
+            "seqidIsSeqNo": all("message" in entry and "seqNo" in entry["batch"] and
+                                entry["message"]["seqid"] == entry["batch"]["seqNo"] & 0x7FFFFFFF
+                                for entry, _ in items),
+            "statsRuns": stats_runs,
+            "spans": [span for b in batches for span in b["spans"]],
+        }
+        unknown = [dict(u, file=entry["file"]) for entry, _ in items
+                   for u in entry.get("unknownFields", [])]
+        if unknown:
+            out["unknownFields"] = unknown
+        processes.append(out)
+    return normalize_processes({"processes": processes})
+
+
 def datagram_paths(inputs):
     paths = []
     for item in inputs:
@@ -258,12 +326,15 @@ def main():
     parser.add_argument("--thrift", default="thrift", help="Thrift compiler (default: thrift)")
     parser.add_argument("--canonicalize", metavar="JSON",
                         help="re-print this JSON file canonically and exit")
+    parser.add_argument("--by-process", action="store_true",
+                        help="join the datagrams of each process in seqNo order")
     parser.add_argument("inputs", nargs="*", help="datagram files or directories of *.bin")
     args = parser.parse_args()
 
     if args.canonicalize:
         with open(args.canonicalize, encoding="utf-8") as f:
-            dump(json.load(f))
+            document = json.load(f)
+        dump(normalize_processes(document) if "processes" in document else document)
         return 0
     if not args.idl or not args.inputs:
         parser.error("--idl and at least one input are required")
@@ -278,11 +349,14 @@ def main():
         datagrams = []
         for path in paths:
             try:
-                datagrams.append(decode(path, modules))
+                datagrams.append((decode(path, modules), os.path.getsize(path)))
             except Exception as exc:  # report which datagram, then fail
                 print("%s: cannot decode: %s" % (path, exc), file=sys.stderr)
                 return 1
-    dump({"datagrams": datagrams})
+    if args.by_process:
+        dump(by_process(datagrams))
+    else:
+        dump({"datagrams": [entry for entry, _ in datagrams]})
     return 0
 
 

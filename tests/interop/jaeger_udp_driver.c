@@ -1,12 +1,20 @@
 /*
  * tests/interop/jaeger_udp_driver.c: the C side of the Jaeger Thrift interop
- * test (run_jaeger_udp.sh). It builds span records through the model API,
- * encodes them with the wire encoder alone (sdk/src/wire/jaeger_thrift.h) as
- * the agent datagrams and collector body a Jaeger backend receives, and
- * writes next to them expected.json: what it sent, in the canonical JSON of
- * jaeger_thrift_decode.py, produced from the records, not from the bytes.
+ * test (run_jaeger_udp.sh), in two modes. Each writes datagrams and, next to
+ * them, expected.json: what was sent, in the canonical JSON of
+ * jaeger_thrift_decode.py, produced from what the library was given or
+ * recorded, never from the bytes.
  *
- * Datagrams (OUTDIR/NN-*.bin, decoded in name order):
+ * Encoder mode (this file): builds span records through the model API and
+ * encodes them with the wire encoder alone (sdk/src/wire/jaeger_thrift.h) as
+ * the agent datagrams and collector body a Jaeger backend receives, so that
+ * every protocol, message form and extreme value is covered deterministically.
+ *
+ * Reporter mode (--reporter, reporter_capture.c): public API only; spans go
+ * through tracers whose real Jaeger UDP reporter sends to a loopback socket,
+ * and what arrives there is what gets decoded.
+ *
+ * Encoder-mode datagrams (OUTDIR/NN-*.bin, decoded in name order):
  *   01 compact emitBatch: process with every tag type; a 128-bit span with
  *      top-bit ids, every tag type, logs (one empty) and both reference
  *      types; a 64-bit root span; a typical server span; seqNo and stats.
@@ -16,7 +24,8 @@
  *   04 binary emitBatch (agent port 6832) with the content of 01.
  *   05 bare binary Batch (collector HTTP body) with the spans of 01.
  *
- * Usage: jaeger_udp_driver OUTDIR. Exit 0 on success, 1 on failure.
+ * Usage: jaeger_udp_driver [--reporter] OUTDIR. Exit 0 on success, 1 on
+ * failure.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "interop_json.h"
+#include "reporter_capture.h"
 #include "wire/jaeger_thrift.h"
 
 #define N_BUSY_SPANS 20
@@ -185,63 +196,11 @@ static bool build_process(tw__process *p)
 
 /* ---- expected JSON (the decoder's canonical form, from the records) ----------------------- */
 
-static void json_bytes_as_string(FILE *f, const char *s, size_t len)
+static void json_record_tag(FILE *f, const tw__tag *t)
 {
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f); /* UTF-8 passes through; the decoder reads the file as UTF-8 */
-    }
-    fputc('"', f);
-}
-
-static void json_hex(FILE *f, const uint8_t *b, size_t len)
-{
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++)
-        fprintf(f, "%02x", b[i]);
-    fputc('"', f);
-}
-
-static void json_id(FILE *f, const char *key, uint64_t id)
-{
-    fprintf(f, "\"%s\": \"%016" PRIx64 "\"", key, id);
-}
-
-static void json_tag(FILE *f, const tw__tag *t)
-{
-    static const char *const type_names[] = {"STRING", "DOUBLE", "BOOL", "LONG", "BINARY"};
-    fputs("{\"key\": ", f);
-    json_bytes_as_string(f, t->key, t->key_len);
-    fprintf(f, ", \"vType\": \"%s\", ", type_names[t->type]);
-    switch (t->type) {
-    case TW_VALUE_STRING:
-        fputs("\"vStr\": ", f);
-        json_bytes_as_string(f, t->v.str, t->len);
-        break;
-    case TW_VALUE_DOUBLE: {
-        uint64_t bits;
-        memcpy(&bits, &t->v.dbl, sizeof(bits));
-        fprintf(f, "\"vDouble\": \"%016" PRIx64 "\"", bits);
-        break;
-    }
-    case TW_VALUE_BOOL:
-        fprintf(f, "\"vBool\": %s", t->v.boolean ? "true" : "false");
-        break;
-    case TW_VALUE_INT64:
-        fprintf(f, "\"vLong\": %" PRId64, t->v.i64);
-        break;
-    case TW_VALUE_BINARY:
-        fputs("\"vBinary\": ", f);
-        json_hex(f, t->v.bin, t->len);
-        break;
-    }
-    fputc('}', f);
+    tw_value value;
+    tw__tag_to_value(t, &value);
+    json_tag(f, t->key, t->key_len, &value);
 }
 
 static void json_tags(FILE *f, const char *key, const tw__tag *tags, size_t n)
@@ -250,7 +209,7 @@ static void json_tags(FILE *f, const char *key, const tw__tag *tags, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputs(", ", f);
-        json_tag(f, &tags[i]);
+        json_record_tag(f, &tags[i]);
     }
     fputc(']', f);
 }
@@ -266,7 +225,7 @@ static void json_span(FILE *f, const tw__span_data *s)
     fputs(", ", f);
     json_id(f, "parentSpanId", s->parent_id);
     fputs(", \"operationName\": ", f);
-    json_bytes_as_string(f, s->operation, strlen(s->operation));
+    json_string(f, s->operation, strlen(s->operation));
     fprintf(f, ", \"flags\": %" PRIu32 ", \"startTime\": %" PRId64 ", \"duration\": %" PRId64,
             s->flags, s->start_us, s->duration_us);
     if (s->n_refs) {
@@ -363,7 +322,7 @@ static void json_datagram(FILE *f, const datagram *d)
                 "}, ",
                 tw__jaeger_msg_seq_id(d->seq_no));
     fputs("\"batch\": {\"process\": {\"serviceName\": ", f);
-    json_bytes_as_string(f, d->process->service_name, strlen(d->process->service_name));
+    json_string(f, d->process->service_name, strlen(d->process->service_name));
     if (d->process->n_tags) {
         fputs(", ", f);
         json_tags(f, "tags", d->process->tags, d->process->n_tags);
@@ -386,18 +345,8 @@ static void json_datagram(FILE *f, const datagram *d)
     fputs("}}", f);
 }
 
-int main(int argc, char **argv)
+static int encoder_cases(const char *dir)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
-        return 1;
-    }
-    const char *dir = argv[1];
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "jaeger_udp_driver: %s: %s\n", dir, strerror(errno));
-        return 1;
-    }
-
     int status = 1;
     tw__process process;
     tw__process empty_process;
@@ -462,4 +411,19 @@ done:
     tw__process_clear(&process);
     tw__process_clear(&empty_process);
     return status;
+}
+
+int main(int argc, char **argv)
+{
+    bool is_reporter_mode = argc == 3 && strcmp(argv[1], "--reporter") == 0;
+    if (argc != 2 && !is_reporter_mode) {
+        fprintf(stderr, "usage: %s [--reporter] OUTDIR\n", argv[0]);
+        return 1;
+    }
+    const char *dir = argv[argc - 1];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "jaeger_udp_driver: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    return is_reporter_mode ? reporter_capture(dir) : encoder_cases(dir);
 }

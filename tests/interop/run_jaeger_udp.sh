@@ -1,12 +1,17 @@
 #!/bin/sh
 # tests/interop/run_jaeger_udp.sh: the Jaeger Thrift interop test (make check).
 #
-# Runs the C driver (jaeger_udp_driver.c: datagrams made by our encoder, plus
-# expected.json saying what they hold), decodes the datagrams with Apache
-# Thrift's Python library and the IDL that Jaeger publishes (jaeger-client
-# 3.19.0 on npm ships jaeger-idl's thrift/ files), and diffs the two JSON
-# documents. Neither tracewire's thrift/ IDL nor its C code takes part in the
-# decoding, so an error shared by our encoder and our IDL cannot hide.
+# Runs the C driver twice, each run writing datagrams plus expected.json
+# saying what they hold: once with datagrams made by our encoder alone
+# (jaeger_udp_driver.c: every protocol and extreme value), and once with what
+# the real Jaeger UDP reporter sent to a loopback socket, spans made through
+# the public API only (--reporter, reporter_capture.c). It decodes the
+# datagrams with Apache Thrift's Python library and the IDL that Jaeger
+# publishes (jaeger-client 3.19.0 on npm ships jaeger-idl's thrift/ files), the
+# reporter's joined per process in seqNo order (--by-process), and diffs each
+# pair of JSON documents field by field. Neither tracewire's thrift/ IDL nor
+# its C code takes part in the decoding, so an error shared by our encoder and
+# our IDL cannot hide.
 #
 # Exit status follows automake: 0 pass, 1 fail, 77 skip. It skips, and says
 # why, when python3-thrift or the thrift compiler is missing or the npm
@@ -78,18 +83,28 @@ fi
 tar -xzf "$tgz" -C "$work" "$IDL_PATH/agent.thrift" "$IDL_PATH/jaeger.thrift" \
     "$IDL_PATH/zipkincore.thrift" || fail "$tgz does not hold Jaeger's Thrift IDL"
 
-"$driver" "$work/out" || fail "$driver failed"
-set -- "$work/out"/*.bin
-n_datagrams=$#
+# check NAME LABEL [DECODER OPTION...]: decodes $work/NAME/*.bin and diffs the
+# result against $work/NAME/expected.json, both in the decoder's canonical form.
+check() {
+    name=$1
+    label=$2
+    shift 2
+    set -- "$@" "$work/$name"
+    TMPDIR=$work "$python" "$decoder" --idl "$work/$IDL_PATH" --thrift "$thrift" "$@" \
+        >"$work/$name.decoded.json" ||
+        fail "$label: Apache Thrift (Python) could not decode the datagrams"
+    "$python" "$decoder" --canonicalize "$work/$name/expected.json" \
+        >"$work/$name.expected.json" || fail "$label: expected.json is not valid JSON"
+    if ! diff -u "$work/$name.expected.json" "$work/$name.decoded.json"; then
+        fail "$label: what Jaeger's IDL decodes (+) differs from what was sent (-)"
+    fi
+    set -- "$work/$name"/*.bin
+    echo "PASS: $label: $# datagrams decoded by Apache Thrift (Python) with Jaeger's" \
+        "jaeger-client@$JAEGER_CLIENT_VERSION IDL match what was sent"
+}
 
-TMPDIR=$work "$python" "$decoder" --idl "$work/$IDL_PATH" --thrift "$thrift" "$work/out" \
-    >"$work/decoded.json" || fail "Apache Thrift (Python) could not decode our datagrams"
-"$python" "$decoder" --canonicalize "$work/out/expected.json" >"$work/expected.json" ||
-    fail "the driver's expected.json is not valid JSON"
-
-if ! diff -u "$work/expected.json" "$work/decoded.json"; then
-    fail "what Jaeger's IDL decodes (+) differs from what the driver sent (-)"
-fi
-echo "PASS: $n_datagrams datagrams decoded by Apache Thrift (Python) with Jaeger's" \
-    "jaeger-client@$JAEGER_CLIENT_VERSION IDL match what was sent"
+"$driver" "$work/encoder" || fail "$driver failed"
+"$driver" --reporter "$work/reporter" || fail "$driver --reporter failed"
+check encoder "encoder cases"
+check reporter "UDP reporter" --by-process
 exit 0

@@ -25,8 +25,11 @@ bool udp_sink_open(udp_sink *sink, const char *host)
         int off = 0; /* receive both 127.0.0.1 and ::1 traffic on one port */
         setsockopt(sink->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
     }
+    /* A large buffer, so a burst is not lost before it is read. FORCE needs
+     * CAP_NET_ADMIN; without it, take what net.core.rmem_max allows. */
     int rcvbuf = 8 << 20;
-    setsockopt(sink->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
+    if (setsockopt(sink->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0)
+        setsockopt(sink->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     struct sockaddr_storage ss;
     socklen_t len;
     memset(&ss, 0, sizeof ss);

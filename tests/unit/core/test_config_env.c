@@ -1,16 +1,16 @@
 /*
  * tests/unit/core/test_config_env.c: suite "core/config_env": the Jaeger
  * environment variables read by tw_tracer_new_from_env(), their defaults,
- * and clear errors naming the variable and value for bad input.
+ * and clear errors naming the variable and value for bad input. The value
+ * parsers (config_env.h) are also called directly, as the fuzz target does.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_env.h"
 #include "harness.h"
 #include "tracewire/tracewire.h"
-
-bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err);
 
 static const char *const vars[] = {
     "JAEGER_SERVICE_NAME",
@@ -167,6 +167,30 @@ static void test_intervals_accept_ms_and_go_durations(void)
     }
 }
 
+static void test_tags_parser_failure_leaves_options_unchanged(void)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_reporter(opts, tw_reporter_memory_new(0));
+    CU_ASSERT(tw__parse_tags(opts, " kept = 1 ,,", NULL));
+    tw_error *err = NULL;
+    /* "added" is parsed (and added) before "bad" fails: it must not stay. */
+    CU_ASSERT_FALSE(tw__parse_tags(opts, "added=2,bad", &err));
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "JAEGER_TAGS=\"added=2,bad\""));
+    tw_error_free(err);
+    CU_ASSERT_FALSE(tw__parse_tags(opts, "x=3, =4", NULL)); /* err may be NULL */
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw_value v;
+    CU_ASSERT(tw_tracer_process_tag(t, "kept", &v) && strcmp(v.as.str, "1") == 0);
+    CU_ASSERT_FALSE(tw_tracer_process_tag(t, "added", NULL));
+    CU_ASSERT_FALSE(tw_tracer_process_tag(t, "x", NULL));
+    tw_tracer_free(t);
+    tw_tracer_options_free(opts);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
@@ -177,4 +201,6 @@ void tw_test_register(void)
                 test_bad_values_name_variable_and_value);
     CU_add_test(suite, "intervals_accept_ms_and_go_durations",
                 test_intervals_accept_ms_and_go_durations);
+    CU_add_test(suite, "tags_parser_failure_leaves_options_unchanged",
+                test_tags_parser_failure_leaves_options_unchanged);
 }

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+#
+# tests/fuzz/run_fuzz.sh: builds each libFuzzer target (tests/fuzz/fuzz_<name>.c) with clang
+# and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.
+#
+# The library sources (sdk/src/**/*.c) are compiled here with clang and the sanitizers, so
+# the code under test is instrumented: linking the gcc-built libtracewire-core.a would give
+# libFuzzer no coverage of it and ASan no view of its memory. Headers that the build
+# generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/) come from
+# BUILDDIR, which must have been built (`make`) first.
+#
+# Per target: seeds from tests/fuzz/corpus/<name>/ (read only), a libFuzzer dictionary
+# from tests/fuzz/<name>.dict if present. The program is BUILDDIR/tests/fuzz/fuzz_<name>;
+# objects, the log, the inputs it adds to the corpus (never the seed directory, even in an
+# in-tree build) and any crash, leak or timeout input go under BUILDDIR/tests/fuzz/run/,
+# and the command that reproduces a finding is printed.
+#
+# Exit status: 0 when every target ran its time without a finding, 1 when one found
+# something (or did not build), 2 on a usage or set-up error.
+#
+# Usage: run_fuzz.sh SRCDIR BUILDDIR SECONDS [NAME...]
+#   NAME: targets to run (default: every tests/fuzz/fuzz_*.c), e.g. config_env.
+#   Environment: CLANG (default clang), TW_FUZZ_TIMEOUT (seconds one input may take,
+#   default 10), TW_FUZZ_RSS_MB (memory limit, default 2048).
+set -uo pipefail
+
+usage() {
+    echo "usage: $0 SRCDIR BUILDDIR SECONDS [NAME...]" >&2
+    exit 2
+}
+
+[ $# -ge 3 ] || usage
+src=$(cd "$1" && pwd) || usage
+build=$(cd "$2" && pwd) || usage
+seconds=$3
+shift 3
+case "$seconds" in
+'' | *[!0-9]* | 0)
+    echo "run_fuzz.sh: SECONDS must be a positive number, got '$seconds'" >&2
+    exit 2
+    ;;
+esac
+clang=${CLANG:-clang}
+input_timeout=${TW_FUZZ_TIMEOUT:-10}
+rss_mb=${TW_FUZZ_RSS_MB:-2048}
+
+if [ $# -eq 0 ]; then
+    for f in "$src"/tests/fuzz/fuzz_*.c; do
+        [ -f "$f" ] || continue
+        n=${f##*/fuzz_}
+        set -- "$@" "${n%.c}"
+    done
+fi
+[ $# -gt 0 ] || { echo "run_fuzz.sh: no fuzz targets in $src/tests/fuzz" >&2; exit 2; }
+
+command -v "$clang" >/dev/null 2>&1 || {
+    echo "run_fuzz.sh: $clang not found (scripts/deps.sh installs clang," \
+        "libclang-rt-14-dev)" >&2
+    exit 2
+}
+for generated in sdk/include/tracewire/version.h sdk/gen/twire_jaeger_jaeger_types.h; do
+    [ -f "$build/$generated" ] || {
+        echo "run_fuzz.sh: $build/$generated is missing: run make in $build first" >&2
+        exit 2
+    }
+done
+# The modules configure.ac asks for, less libcurl (nothing in sdk/src uses it yet).
+# shellcheck disable=SC2207 # word splitting of compiler flags is intended
+dep_cflags=($(pkg-config --cflags glib-2.0 gobject-2.0 thrift_c_glib openssl)) || exit 2
+# shellcheck disable=SC2207
+dep_libs=($(pkg-config --libs glib-2.0 gobject-2.0 thrift_c_glib openssl)) || exit 2
+
+out=$build/tests/fuzz
+run=$out/run
+mkdir -p "$run/obj" "$run/artifacts" || exit 2
+
+# The project's warnings (configure.ac), not as errors: a warning that only clang gives
+# should not stop the fuzzing; the plain and asan stages hold the code to -Werror.
+cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
+    -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+    -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk/src" -I"$build/sdk/gen"
+    "${dep_cflags[@]}")
+
+# The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
+# sanitizers. One object per source, named after its path so that equal base names in
+# two folders cannot collide.
+echo "run_fuzz.sh: compiling sdk/src with $("$clang" --version | head -n 1)"
+objs=()
+while IFS= read -r -d '' c; do
+    rel=${c#"$src"/}
+    obj=$run/obj/$(echo "${rel%.c}" | tr / _).o
+    if ! "$clang" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
+        -c "$c" -o "$obj"; then
+        echo "run_fuzz.sh: cannot compile $rel" >&2
+        exit 1
+    fi
+    objs+=("$obj")
+done < <(find "$src/sdk/src" -name '*.c' -print0 | sort -z)
+
+failed=()
+for name in "$@"; do
+    target=$src/tests/fuzz/fuzz_$name.c
+    bin=$out/fuzz_$name
+    seeds=$src/tests/fuzz/corpus/$name
+    work=$run/corpus/$name
+    log=$run/fuzz_$name.log
+    echo
+    echo "==== fuzz_$name: $seconds s ===="
+    if [ ! -f "$target" ]; then
+        echo "run_fuzz.sh: no $target" >&2
+        failed+=("$name (no source)")
+        continue
+    fi
+    if ! "$clang" "${cflags[@]}" -fsanitize=fuzzer,address,undefined "$target" "${objs[@]}" \
+        "${dep_libs[@]}" -lpthread -lm -o "$bin"; then
+        failed+=("$name (build)")
+        continue
+    fi
+    mkdir -p "$work"
+    # Findings of an earlier run are not this run's: the corpus keeps what they taught.
+    rm -f "$run/artifacts/${name}-"*
+    args=(-max_total_time="$seconds" -timeout="$input_timeout" -rss_limit_mb="$rss_mb"
+        -print_final_stats=1 -artifact_prefix="$run/artifacts/${name}-")
+    [ -f "$src/tests/fuzz/$name.dict" ] && args+=(-dict="$src/tests/fuzz/$name.dict")
+    corpora=("$work")
+    [ -d "$seeds" ] && corpora+=("$seeds")
+    # libFuzzer stops itself after max_total_time; the outer limit only catches a hang
+    # of libFuzzer itself (a slow input is its own -timeout finding).
+    start=$SECONDS
+    echo "+ $bin ${args[*]} ${corpora[*]}"
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+        UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        timeout -k 10 $((seconds + 4 * input_timeout + 60)) \
+        "$bin" "${args[@]}" "${corpora[@]}" >"$log" 2>&1
+    rc=$?
+    grep -E '^INFO: .*(files found|seed corpus)|^stat::(number_of_executed_units|peak_rss_mb)' \
+        "$log" | sed 's/^/    /'
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS: fuzz_$name ($((SECONDS - start)) s, log $log)"
+        continue
+    fi
+    echo "FAIL: fuzz_$name: exit status $rc (log $log); the report:"
+    # The finding: from libFuzzer's or a sanitizer's first report line to the end.
+    sed -n '/^==[0-9]*==\|^ALARM\|^SUMMARY\|runtime error\|^fuzz_/,$p' "$log" | head -n 80 |
+        sed 's/^/    /'
+    for a in "$run/artifacts/${name}-"*; do
+        [ -f "$a" ] && echo "    reproduce: $bin $a"
+    done
+    failed+=("$name")
+done
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "run_fuzz.sh: failed: ${failed[*]}"
+    exit 1
+fi
+echo "run_fuzz.sh: $# target(s) ran $seconds s each without a finding"
