@@ -222,17 +222,8 @@ static tw_sampler *sampler_from_env(tw_error **err)
         }
         return tw_sampler_const_new(has_param && param == 1);
     }
-    if (type && strcmp(lower, "probabilistic") == 0) {
-        tw_error *local = NULL;
-        tw_sampler *s = tw_sampler_probabilistic_new(has_param ? param : 0.001, &local);
-        if (!s) {
-            tw__set_error(err, TW_E_CONFIG, "JAEGER_SAMPLER_PARAM=\"%s\": %s",
-                          param_s ? param_s : "", tw_error_message(local));
-            tw_error_free(local);
-        }
-        return s;
-    }
-    if (!type || strcmp(lower, "remote") == 0) {
+    bool is_remote = !type || strcmp(lower, "remote") == 0;
+    if (is_remote) {
         /* Jaeger's default is the remote sampler, which starts from a
          * probabilistic sampler (param, else 0.001). Polling the agent comes
          * with issue 4; until then that initial sampler is what runs. */
@@ -240,6 +231,8 @@ static tw_sampler *sampler_from_env(tw_error **err)
                     "JAEGER_SAMPLER_TYPE=%s: remote sampling is not available yet; "
                     "using probabilistic %g",
                     type ? type : "(unset, Jaeger default remote)", has_param ? param : 0.001);
+    }
+    if (is_remote || strcmp(lower, "probabilistic") == 0) {
         tw_error *local = NULL;
         tw_sampler *s = tw_sampler_probabilistic_new(has_param ? param : 0.001, &local);
         if (!s) {

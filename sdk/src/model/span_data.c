@@ -441,11 +441,11 @@ bool tw__process_set_service(tw__process *p, const char *name)
 
 bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value)
 {
-    tw__tag *tags = tw__arena_alloc(&p->arena, (p->n_tags + 1) * sizeof(tw__tag));
+    /* Doubling through the arena, like span tags: JAEGER_TAGS can hold
+     * thousands of items, and copying the array per add was quadratic. */
+    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag));
     if (!tags)
         return false;
-    if (p->n_tags)
-        memcpy(tags, p->tags, p->n_tags * sizeof(tw__tag));
     bool truncated = false;
     if (!tw__tag_set(&p->arena, &tags[p->n_tags], key, value, SIZE_MAX, &truncated))
         return false;

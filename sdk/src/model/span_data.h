@@ -83,6 +83,7 @@ typedef struct tw__process {
     const char *service_name;
     tw__tag *tags;
     size_t n_tags;
+    size_t cap_tags;
     tw__arena arena;
 } tw__process;
 
