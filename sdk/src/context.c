@@ -91,7 +91,58 @@ tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char 
     return nb;
 }
 
+/* ---- extras ----------------------------------------------------------------------------- */
+
+tw__ctx_extra *tw__ctx_extra_new(const char *tracestate, const char *debug_id)
+{
+    if (!tracestate && !debug_id)
+        return NULL;
+    size_t ts_len = tracestate ? strlen(tracestate) + 1 : 0;
+    size_t id_len = debug_id ? strlen(debug_id) + 1 : 0;
+    tw__ctx_extra *x = malloc(sizeof(*x) + ts_len + id_len);
+    if (!x)
+        return NULL;
+    atomic_init(&x->refcount, 1);
+    x->tracestate = tracestate ? memcpy(x->data, tracestate, ts_len) : NULL;
+    x->debug_id = debug_id ? memcpy(x->data + ts_len, debug_id, id_len) : NULL;
+    return x;
+}
+
+tw__ctx_extra *tw__ctx_extra_ref(tw__ctx_extra *x)
+{
+    if (x) /* relaxed: the caller holds a reference already */
+        atomic_fetch_add_explicit(&x->refcount, 1, memory_order_relaxed);
+    return x;
+}
+
+void tw__ctx_extra_unref(tw__ctx_extra *x)
+{
+    if (x && atomic_fetch_sub_explicit(&x->refcount, 1, memory_order_acq_rel) == 1)
+        free(x);
+}
+
 /* ---- contexts --------------------------------------------------------------------------- */
+
+tw_span_context *tw__span_context_build(const tw__context_parts *parts)
+{
+    tw_span_context *c = malloc(sizeof(*c));
+    if (!c)
+        return NULL;
+    c->extra = NULL;
+    if ((parts->tracestate || parts->debug_id) &&
+        !(c->extra = tw__ctx_extra_new(parts->tracestate, parts->debug_id))) {
+        free(c);
+        return NULL;
+    }
+    atomic_init(&c->refcount, 1);
+    c->trace_id_high = parts->trace_id_high;
+    c->trace_id_low = parts->trace_id_low;
+    c->span_id = parts->span_id;
+    c->parent_id = parts->parent_id;
+    c->flags = parts->flags & (TW__FLAGS_WIRE | TW__FLAG_DEFERRED);
+    c->baggage = tw__baggage_ref(parts->baggage);
+    return c;
+}
 
 tw_span_context *tw_span_context_new(uint64_t trace_id_high, uint64_t trace_id_low,
                                      uint64_t span_id, uint64_t parent_id, unsigned int flags,
@@ -115,8 +166,9 @@ tw_span_context *tw_span_context_new(uint64_t trace_id_high, uint64_t trace_id_l
     c->trace_id_low = trace_id_low;
     c->span_id = span_id;
     c->parent_id = parent_id;
-    c->flags = flags & 0xffu;
+    c->flags = flags & TW__FLAGS_WIRE;
     c->baggage = NULL;
+    c->extra = NULL;
     return c;
 }
 
@@ -138,6 +190,7 @@ tw_span_context *tw_span_context_ref(const tw_span_context *ctx)
     *copy = *ctx;
     atomic_init(&copy->refcount, 1);
     copy->baggage = tw__baggage_ref(ctx->baggage);
+    copy->extra = tw__ctx_extra_ref(ctx->extra);
     return copy;
 }
 
@@ -153,6 +206,7 @@ void tw_span_context_unref(tw_span_context *ctx)
     }
     if (atomic_fetch_sub_explicit(&ctx->refcount, 1, memory_order_acq_rel) == 1) {
         tw__baggage_unref(ctx->baggage);
+        tw__ctx_extra_unref(ctx->extra);
         free(ctx);
     }
 }
@@ -179,7 +233,27 @@ uint64_t tw_span_context_parent_id(const tw_span_context *ctx)
 
 unsigned int tw_span_context_flags(const tw_span_context *ctx)
 {
-    return ctx ? ctx->flags : 0;
+    return ctx ? ctx->flags & TW__FLAGS_WIRE : 0;
+}
+
+bool tw_span_context_is_valid(const tw_span_context *ctx)
+{
+    return ctx && tw__context_has_ids(ctx);
+}
+
+bool tw_span_context_is_sampling_deferred(const tw_span_context *ctx)
+{
+    return ctx && (ctx->flags & TW__FLAG_DEFERRED);
+}
+
+const char *tw_span_context_debug_id(const tw_span_context *ctx)
+{
+    return ctx && ctx->extra ? ctx->extra->debug_id : NULL;
+}
+
+const char *tw_span_context_tracestate(const tw_span_context *ctx)
+{
+    return ctx && ctx->extra ? ctx->extra->tracestate : NULL;
 }
 
 bool tw_span_context_is_sampled(const tw_span_context *ctx)
@@ -247,5 +321,6 @@ tw_span_context *tw_span_context_with_baggage(const tw_span_context *ctx, const 
     *c = *ctx;
     atomic_init(&c->refcount, 1);
     c->baggage = nb;
+    c->extra = tw__ctx_extra_ref(ctx->extra);
     return c;
 }

@@ -72,15 +72,57 @@ const char *tw__baggage_get(const tw__baggage *b, const char *key);
 
 /* ---- contexts ------------------------------------------------------------------------------ */
 
+/* What a context carries besides ids, flags and baggage: immutable,
+ * reference-counted, one allocation, shared by a context and its children
+ * (a child keeps its parent's tracestate, as W3C asks). */
+typedef struct tw__ctx_extra {
+    atomic_uint refcount;
+    const char *tracestate; /* W3C tracestate as received, NULL if none */
+    const char *debug_id;   /* jaeger-debug-id, NULL if none (used by contexts without ids) */
+    char data[];            /* the strings */
+} tw__ctx_extra;
+
+tw__ctx_extra *tw__ctx_extra_new(const char *tracestate, const char *debug_id);
+tw__ctx_extra *tw__ctx_extra_ref(tw__ctx_extra *x);
+void tw__ctx_extra_unref(tw__ctx_extra *x);
+
+/* Internal flag above Jaeger's byte: the upstream made no sampling decision
+ * (B3 "defer"); the first span started from the context decides. */
+#define TW__FLAG_DEFERRED 0x100u
+#define TW__FLAGS_WIRE 0xffu
+
+/*
+ * A context either has ids (trace id not zero, span id not zero), or is a
+ * "hint" extracted without a usable trace context: a jaeger-debug-id, a
+ * sampling decision alone (B3 "b3: 1"), and/or baggage. Starting a span
+ * from a hint begins a new trace that honours it.
+ */
 struct tw_span_context {
     atomic_uint refcount; /* 0 marks a context embedded in a span (not refcounted) */
-    uint32_t flags;
+    uint32_t flags;       /* Jaeger flags | TW__FLAG_DEFERRED */
     uint64_t trace_id_high;
     uint64_t trace_id_low;
     uint64_t span_id;
     uint64_t parent_id;
     tw__baggage *baggage; /* owned reference, NULL when empty */
+    tw__ctx_extra *extra; /* owned reference, NULL when none */
 };
+
+/* Parts of a context for the propagation codecs. */
+typedef struct tw__context_parts {
+    uint64_t trace_id_high, trace_id_low, span_id, parent_id;
+    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED */
+    tw__baggage *baggage;   /* borrowed; the context takes its own reference */
+    const char *tracestate; /* copied; NULL for none */
+    const char *debug_id;   /* copied; NULL for none */
+} tw__context_parts;
+
+/* A heap context from parts (ids may be zero for a hint); NULL on OOM. */
+tw_span_context *tw__span_context_build(const tw__context_parts *parts);
+static inline bool tw__context_has_ids(const tw_span_context *c)
+{
+    return (c->trace_id_high || c->trace_id_low) && c->span_id;
+}
 
 /* ---- tracer ------------------------------------------------------------------------------- */
 

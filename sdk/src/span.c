@@ -378,18 +378,30 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory");
         return NULL;
     }
+    const char *debug_id = NULL;
     s->state = TW__SPAN_OPEN;
     s->tracer = t;
     s->data = NULL;
     atomic_init(&s->context.refcount, 0);
-    bool is_root = parent == NULL;
-    if (parent) {
+    /* A parent without ids is a hint (debug id, decision, baggage): the span
+     * is the root of a new trace that honours it. */
+    bool is_root = parent == NULL || !tw__context_has_ids(parent);
+    bool is_sampler_decision = false; /* the sampler decided at this span */
+    if (!is_root) {
         s->context.span_id = tw__random_id();
         s->context.trace_id_high = parent->trace_id_high;
         s->context.trace_id_low = parent->trace_id_low;
         s->context.parent_id = parent->span_id;
         s->context.flags = parent->flags;
         s->context.baggage = tw__baggage_ref(parent->baggage);
+        s->context.extra = tw__ctx_extra_ref(parent->extra);
+        if (__builtin_expect(parent->flags & TW__FLAG_DEFERRED, 0)) {
+            is_sampler_decision = true;
+            s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
+                                                  s->context.trace_id_low, operation)
+                                   ? TW_FLAG_SAMPLED
+                                   : 0;
+        }
     } else {
         /* A root's span id is its trace id's low half, as in Jaeger's Go
          * client: one random draw fewer on every trace, and the low half is
@@ -399,10 +411,25 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         s->context.trace_id_high = t->is_128bit ? tw__random_id() : 0;
         s->context.parent_id = 0;
         s->context.baggage = NULL;
-        s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
-                                              s->context.trace_id_low, operation)
-                               ? TW_FLAG_SAMPLED
-                               : 0;
+        s->context.extra = NULL;
+        if (__builtin_expect(parent != NULL, 0)) {
+            s->context.baggage = tw__baggage_ref(parent->baggage);
+            if (parent->extra && parent->extra->debug_id) {
+                s->context.flags = TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
+                debug_id = parent->extra->debug_id;
+            } else if (!(parent->flags & TW__FLAG_DEFERRED)) {
+                s->context.flags = parent->flags & TW__FLAGS_WIRE;
+            } else {
+                is_sampler_decision = true;
+            }
+        } else {
+            is_sampler_decision = true;
+        }
+        if (is_sampler_decision)
+            s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
+                                                  s->context.trace_id_low, operation)
+                                   ? TW_FLAG_SAMPLED
+                                   : 0;
     }
     bool has_start = opts && opts->has_start;
     int64_t start_us = has_start ? opts->start_us : 0;
@@ -443,20 +470,25 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     tw__span_data *d = s->data;
     for (size_t i = 0; i < n_refs; i++) {
         const tw_span_context *c = refs[i].ctx;
+        if (!tw__context_has_ids(c))
+            continue; /* a hint is not a span to refer to */
         tw__span_data_add_ref(
             d, refs[i].type == TW_REF_FOLLOWS_FROM ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF,
             c->trace_id_high, c->trace_id_low, c->span_id);
     }
-    if (single_parent)
+    if (single_parent && tw__context_has_ids(single_parent))
         tw__span_data_add_ref(d, TW__REF_CHILD_OF, single_parent->trace_id_high,
                               single_parent->trace_id_low, single_parent->span_id);
-    if (is_root) {
+    if (is_root)
         atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
-        /* Jaeger puts sampler tags only on the span that made the decision. */
-        if (!is_forced) {
-            add_prebuilt_tag(d, &t->sampler_tags[0]);
-            add_prebuilt_tag(d, &t->sampler_tags[1]);
-        }
+    /* Jaeger puts sampler tags only on the span whose sampler decided. */
+    if (is_sampler_decision && !is_forced) {
+        add_prebuilt_tag(d, &t->sampler_tags[0]);
+        add_prebuilt_tag(d, &t->sampler_tags[1]);
+    }
+    if (debug_id) {
+        tw_value v = {.type = TW_VALUE_STRING, .as.str = debug_id, .len = strlen(debug_id)};
+        add_tag(s, "jaeger-debug-id", &v, true);
     }
     for (size_t i = 0; opts && i < opts->n_tags; i++)
         add_tag(s, opts->tags[i].key, &opts->tags[i].value, false);
@@ -532,6 +564,7 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
         s->data = NULL;
     }
     tw__baggage_unref(s->context.baggage);
+    tw__ctx_extra_unref(s->context.extra);
     span_release(s);
 }
 

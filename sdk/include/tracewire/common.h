@@ -58,7 +58,8 @@ extern "C" {
     X(TW_E_LIMIT, 8, "limit exceeded")                                                             \
     X(TW_E_ENCODE, 9, "encoding failed")                                                           \
     X(TW_E_TIMEOUT, 10, "timed out")                                                               \
-    X(TW_E_NOT_FOUND, 11, "not found")
+    X(TW_E_NOT_FOUND, 11, "not found")                                                             \
+    X(TW_E_MALFORMED, 12, "malformed input")
 
 typedef enum tw_status {
 #define TW__STATUS_ENUM(name, value, msg) name = value,

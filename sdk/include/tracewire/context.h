@@ -62,6 +62,29 @@ TW_EXTERN bool tw_span_context_is_sampled(const tw_span_context *ctx);
 TW_EXTERN bool tw_span_context_is_debug(const tw_span_context *ctx);
 
 /**
+ * tw_span_context_is_valid: whether the context has a trace id and a span id.
+ * An extracted context may lack them and still carry a jaeger-debug-id, a
+ * sampling decision or baggage (a "hint"): a span started from it begins a
+ * new trace that keeps the debug id (tag jaeger-debug-id, sampled + debug),
+ * the decision and the baggage. Since: 0.1
+ */
+TW_EXTERN bool tw_span_context_is_valid(const tw_span_context *ctx);
+
+/** tw_span_context_is_sampling_deferred: the upstream made no sampling
+ * decision (B3 "defer"); the next span decides with its tracer's sampler.
+ * Since: 0.1 */
+TW_EXTERN bool tw_span_context_is_sampling_deferred(const tw_span_context *ctx);
+
+/** tw_span_context_debug_id: the jaeger-debug-id the context was extracted
+ * with, or NULL. Borrowed as long as the caller holds @ctx. Since: 0.1 */
+TW_EXTERN const char *tw_span_context_debug_id(const tw_span_context *ctx);
+
+/** tw_span_context_tracestate: the W3C tracestate received (and inherited
+ * by child spans, re-emitted unchanged), or NULL. Borrowed as long as the
+ * caller holds @ctx. Since: 0.1 */
+TW_EXTERN const char *tw_span_context_tracestate(const tw_span_context *ctx);
+
+/**
  * tw_span_context_trace_id_hex: writes the trace id as lower-case hex: 32
  * digits for a 128-bit id, 16 when the high half is 0, plus a NUL.
  * @buf must hold at least 33 bytes. Returns: @buf, or NULL for NULL args.

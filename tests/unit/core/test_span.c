@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "harness.h"
+#include "internal.h"
 
 static tw_tracer *tracer;
 static tw_reporter *memory_sender;
@@ -260,6 +261,80 @@ static void test_firehose_flag_is_recorded_and_inherited(void)
     tw_span_set_firehose(NULL);
 }
 
+/* Contexts without ids ("hints", as extract returns them). */
+static tw_span_context *hint(uint32_t flags, const char *debug_id, const char *bag_key)
+{
+    tw__baggage *bag = NULL;
+    bool is_empty;
+    if (bag_key)
+        bag = tw__baggage_with(NULL, bag_key, "v", &is_empty);
+    tw__context_parts parts = {.flags = flags, .baggage = bag, .debug_id = debug_id};
+    tw_span_context *c = tw__span_context_build(&parts);
+    tw__baggage_unref(bag);
+    return c;
+}
+
+static void test_debug_id_hint_starts_a_debug_trace(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span_context *h = hint(0, "req-42", "tenant");
+    CU_ASSERT_FALSE(tw_span_context_is_valid(h));
+    CU_ASSERT_STRING_EQUAL(tw_span_context_debug_id(h), "req-42");
+    tw_span *s = tw_span_start_child(tracer, "debugged", h);
+    const tw_span_context *c = tw_span_get_context(s);
+    CU_ASSERT(tw_span_context_is_valid(c));
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(c), 0);
+    CU_ASSERT_EQUAL(tw_span_context_flags(c), TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+    CU_ASSERT_STRING_EQUAL(tw_span_get_baggage(s, "tenant"), "v");
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "debugged");
+    CU_ASSERT(tag_equals_str(f, "jaeger-debug-id", "req-42"));
+    CU_ASSERT_EQUAL(tw_finished_span_reference_count(f), 0); /* a hint is no span */
+    tw_span_context_unref(h);
+}
+
+static void test_decision_only_hint_is_honoured(void)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "hints");
+    tw_tracer_options_set_sampler(opts, tw_sampler_const_new(true));
+    tw_reporter *memory = tw_reporter_memory_new(0);
+    tw_tracer_options_set_reporter(opts, memory);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    tw_span_context *deny = hint(0, NULL, NULL); /* "b3: 0" */
+    tw_span *s = tw_span_start_child(t, "denied", deny);
+    CU_ASSERT_FALSE(tw_span_is_sampled(s)); /* upstream said no, sampler says yes */
+    tw_span_finish(s);
+    tw_span_context *deferred = hint(TW__FLAG_DEFERRED, NULL, NULL);
+    CU_ASSERT(tw_span_context_is_sampling_deferred(deferred));
+    s = tw_span_start_child(t, "deferred", deferred);
+    CU_ASSERT(tw_span_is_sampled(s)); /* the local sampler decides */
+    tw_span_finish(s);
+    CU_ASSERT(tag_equals_str(finished_named(memory, "deferred"), "sampler.type", "const"));
+    tw_span_context_unref(deny);
+    tw_span_context_unref(deferred);
+    tw_tracer_free(t);
+}
+
+static void test_deferred_parent_with_ids_decides_locally(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw__context_parts parts = {
+        .trace_id_low = 7, .span_id = 9, .flags = TW__FLAG_DEFERRED, .tracestate = "vendor=abc"};
+    tw_span_context *p = tw__span_context_build(&parts);
+    tw_span *s = tw_span_start_child(tracer, "joined", p);
+    const tw_span_context *c = tw_span_get_context(s);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(c), 7);
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(c), 9);
+    CU_ASSERT_FALSE(tw_span_context_is_sampling_deferred(c));
+    CU_ASSERT(tw_span_context_is_sampled(c));
+    CU_ASSERT_STRING_EQUAL(tw_span_context_tracestate(c), "vendor=abc"); /* inherited */
+    tw_span_finish(s);
+    CU_ASSERT(tag_equals_str(finished_named(memory_sender, "joined"), "sampler.type", "const"));
+    tw_span_context_unref(p);
+}
+
 static void test_set_operation_name_renames(void)
 {
     tw_memory_reporter_clear(memory_sender);
@@ -318,6 +393,11 @@ void tw_test_register(void)
                 test_explicit_times_give_exact_duration);
     CU_add_test(suite, "firehose_flag_is_recorded_and_inherited",
                 test_firehose_flag_is_recorded_and_inherited);
+    CU_add_test(suite, "debug_id_hint_starts_a_debug_trace",
+                test_debug_id_hint_starts_a_debug_trace);
+    CU_add_test(suite, "decision_only_hint_is_honoured", test_decision_only_hint_is_honoured);
+    CU_add_test(suite, "deferred_parent_with_ids_decides_locally",
+                test_deferred_parent_with_ids_decides_locally);
     CU_add_test(suite, "set_operation_name_renames", test_set_operation_name_renames);
     CU_add_test(suite, "null_arguments_are_harmless", test_null_arguments_are_harmless);
     CU_add_test(suite, "finish_twice_is_reported_once", test_finish_twice_is_reported_once);
