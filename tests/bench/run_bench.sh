@@ -27,7 +27,7 @@ callgrind_ir() { # mode n -> prints "caller_total process_total"
     }
     local caller process
     caller=$(awk '/^(summary|totals):/ {print $2; exit}' "$out"-01)
-    process=$(cat "$out"-* | awk '/^(summary|totals):/ {s += $2} END {print s}')
+    process=$(cat "$out"-* | awk '/^summary:/ {s += $2} END {print s}')
     echo "$caller $process"
 }
 
