@@ -37,121 +37,12 @@
 
 #include "interop_json.h"
 #include "reporter_capture.h"
+#include "span_builder.h"
 #include "wire/jaeger_thrift.h"
 
 #define N_BUSY_SPANS 20
 
-static const uint8_t blob_with_nul[] = {0x00, 0xff, 0x10, 0x00, 0x7f};
-
 /* ---- building records ------------------------------------------------------------------- */
-
-static tw_value str_value(const char *s)
-{
-    return (tw_value){.type = TW_VALUE_STRING, .len = strlen(s), .as.str = s};
-}
-
-static tw_value bin_value(const uint8_t *b, size_t len)
-{
-    return (tw_value){.type = TW_VALUE_BINARY, .len = len, .as.bin = b};
-}
-
-static tw_value dbl_value(double d)
-{
-    return (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = d};
-}
-
-static tw_value bool_value(bool b)
-{
-    return (tw_value){.type = TW_VALUE_BOOL, .as.boolean = b};
-}
-
-static tw_value i64_value(int64_t i)
-{
-    return (tw_value){.type = TW_VALUE_INT64, .as.i64 = i};
-}
-
-static bool add_tag(tw__span_data *s, const char *key, tw_value value)
-{
-    bool was_truncated = false;
-    tw__tag *slot = tw__span_data_push_tag(s);
-    if (!slot || !tw__tag_set(&s->arena, slot, key, &value, SIZE_MAX, &was_truncated))
-        return false;
-    s->n_tags++;
-    return true;
-}
-
-typedef struct field_spec {
-    const char *key;
-    tw_value value;
-} field_spec;
-
-static bool add_log(tw__span_data *s, int64_t timestamp_us, const field_spec *fields, size_t n)
-{
-    bool was_truncated = false;
-    tw__log *log = tw__span_data_push_log(s, n);
-    if (!log)
-        return false;
-    log->timestamp_us = timestamp_us;
-    for (size_t i = 0; i < n; i++) {
-        if (!tw__tag_set(&s->arena, &log->fields[i], fields[i].key, &fields[i].value, SIZE_MAX,
-                         &was_truncated))
-            return false;
-    }
-    log->n_fields = n;
-    s->n_logs++;
-    return true;
-}
-
-static tw__span_data *span_every_field(void)
-{
-    tw__span_data *s = tw__span_data_new();
-    if (!s)
-        return NULL;
-    s->trace_id_high = 0x8000000000000001u;
-    s->trace_id_low = 0xfffffffffffffffeu;
-    s->span_id = 0x8000000000000000u;
-    s->parent_id = 0x7fffffffffffffffu;
-    s->flags = TW__FLAG_SAMPLED | TW__FLAG_DEBUG;
-    s->start_us = 1700000000123456;
-    s->duration_us = 987654;
-    const char *op = "GET /users/{id} \xc3\xbcnic\xc3\xb6"
-                     "de \"q\\uoted\"\t";
-    const field_spec retry[] = {
-        {"event", str_value("retry")}, {"attempt", i64_value(3)}, {"delay_s", dbl_value(0.25)}};
-    const field_spec odd[] = {{"is_final", bool_value(false)},
-                              {"payload", bin_value(blob_with_nul, sizeof(blob_with_nul))}};
-    bool ok =
-        tw__span_data_set_operation(s, op, strlen(op)) &&
-        add_tag(s, "http.url", str_value("https://example.com/a?b=c")) &&
-        add_tag(s, "empty", str_value("")) && add_tag(s, "pi", dbl_value(3.141592653589793)) &&
-        add_tag(s, "negative_zero", dbl_value(-0.0)) &&
-        add_tag(s, "infinity", dbl_value(-INFINITY)) && add_tag(s, "nan", dbl_value(NAN)) &&
-        add_tag(s, "error", bool_value(true)) && add_tag(s, "cache.hit", bool_value(false)) &&
-        add_tag(s, "min", i64_value(INT64_MIN)) && add_tag(s, "max", i64_value(INT64_MAX)) &&
-        add_tag(s, "blob", bin_value(blob_with_nul, sizeof(blob_with_nul))) &&
-        add_tag(s, "empty_blob", bin_value(NULL, 0)) && add_log(s, 1700000000200000, retry, 3) &&
-        add_log(s, 1700000000300000, NULL, 0) && add_log(s, 1700000000400000, odd, 2) &&
-        tw__span_data_add_ref(s, TW__REF_CHILD_OF, s->trace_id_high, s->trace_id_low,
-                              s->parent_id) &&
-        tw__span_data_add_ref(s, TW__REF_FOLLOWS_FROM, 0, 0x1234, 0xfedcba9876543210u);
-    if (!ok) {
-        tw__span_data_unref(s);
-        return NULL;
-    }
-    return s;
-}
-
-static tw__span_data *span_root_64bit(void)
-{
-    tw__span_data *s = tw__span_data_new();
-    if (!s)
-        return NULL;
-    s->trace_id_low = 0x00000000075bcd15u;
-    s->span_id = 0x00000000075bcd15u;
-    s->flags = TW__FLAG_SAMPLED;
-    s->start_us = 1;
-    return s;
-}
 
 static tw__span_data *span_typical(uint64_t span_id, int64_t start_us)
 {
@@ -167,10 +58,11 @@ static tw__span_data *span_typical(uint64_t span_id, int64_t start_us)
     const char *op = "HTTP GET /api/orders";
     bool ok =
         tw__span_data_set_operation(s, op, strlen(op)) &&
-        add_tag(s, "span.kind", str_value("server")) &&
-        add_tag(s, "http.method", str_value("GET")) &&
-        add_tag(s, "http.status_code", i64_value(200)) && add_tag(s, "error", bool_value(false)) &&
-        add_tag(s, "db.latency_ms", dbl_value(2.75)) &&
+        tw_test_add_tag(s, "span.kind", tw_test_str("server")) &&
+        tw_test_add_tag(s, "http.method", tw_test_str("GET")) &&
+        tw_test_add_tag(s, "http.status_code", tw_test_i64(200)) &&
+        tw_test_add_tag(s, "error", tw_test_bool(false)) &&
+        tw_test_add_tag(s, "db.latency_ms", tw_test_dbl(2.75)) &&
         tw__span_data_add_ref(s, TW__REF_FOLLOWS_FROM, 0, 0x4bf92f3577b34da6u, 0x1111111111111111u);
     if (!ok) {
         tw__span_data_unref(s);
@@ -182,11 +74,11 @@ static tw__span_data *span_typical(uint64_t span_id, int64_t start_us)
 static bool build_process(tw__process *p)
 {
     tw__process_init(p);
-    tw_value v_ver = str_value("C-0.1.0");
-    tw_value v_ip = i64_value(0x7f000001);
-    tw_value v_dbl = dbl_value(-1.5e300);
-    tw_value v_bool = bool_value(true);
-    tw_value v_bin = bin_value(blob_with_nul, sizeof(blob_with_nul));
+    tw_value v_ver = tw_test_str("C-0.1.0");
+    tw_value v_ip = tw_test_i64(0x7f000001);
+    tw_value v_dbl = tw_test_dbl(-1.5e300);
+    tw_value v_bool = tw_test_bool(true);
+    tw_value v_bin = tw_test_bin(tw_test_blob_with_nul, sizeof(tw_test_blob_with_nul));
     return tw__process_set_service(p, "tracewire-interop") &&
            tw__process_add_tag(p, "jaeger.version", &v_ver) &&
            tw__process_add_tag(p, "ip", &v_ip) && tw__process_add_tag(p, "load", &v_dbl) &&
@@ -350,7 +242,8 @@ static int encoder_cases(const char *dir)
     int status = 1;
     tw__process process;
     tw__process empty_process;
-    tw__span_data *mixed[3] = {span_every_field(), span_root_64bit(), span_typical(7, 1000)};
+    tw__span_data *mixed[3] = {tw_test_span_every_field(), tw_test_span_root_64bit(),
+                               span_typical(7, 1000)};
     tw__span_data *busy[N_BUSY_SPANS] = {0};
     bool ok = build_process(&process);
     tw__process_init(&empty_process);

@@ -28,6 +28,7 @@
 
 #include "harness.h"
 #include "jaeger_decode.h"
+#include "span_builder.h"
 #include "twire_jaeger_agent_types.h"
 #include "twire_jaeger_jaeger_types.h"
 #include "wire/jaeger_thrift.h"
@@ -49,119 +50,6 @@ static tw__span_data *span_typical;
 static tw__process process_tagged;
 static tw__process process_bare;
 
-static const uint8_t blob_with_nul[] = {0x00, 0xff, 0x10, 0x00, 0x7f};
-
-static tw_value str_value(const char *s)
-{
-    return (tw_value){.type = TW_VALUE_STRING, .len = strlen(s), .as.str = s};
-}
-
-static tw_value bin_value(const uint8_t *b, size_t len)
-{
-    return (tw_value){.type = TW_VALUE_BINARY, .len = len, .as.bin = b};
-}
-
-static tw_value dbl_value(double d)
-{
-    return (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = d};
-}
-
-static tw_value bool_value(bool b)
-{
-    return (tw_value){.type = TW_VALUE_BOOL, .as.boolean = b};
-}
-
-static tw_value i64_value(int64_t i)
-{
-    return (tw_value){.type = TW_VALUE_INT64, .as.i64 = i};
-}
-
-/* Adds a tag the way span.c does: push a slot, fill it, commit the count. */
-static bool add_tag(tw__span_data *s, const char *key, tw_value value)
-{
-    bool was_truncated = false;
-    tw__tag *slot = tw__span_data_push_tag(s);
-    if (!slot || !tw__tag_set(&s->arena, slot, key, &value, SIZE_MAX, &was_truncated))
-        return false;
-    s->n_tags++;
-    return true;
-}
-
-typedef struct field_spec {
-    const char *key;
-    tw_value value;
-} field_spec;
-
-static bool add_log(tw__span_data *s, int64_t timestamp_us, const field_spec *fields, size_t n)
-{
-    bool was_truncated = false;
-    tw__log *log = tw__span_data_push_log(s, n);
-    if (!log)
-        return false;
-    log->timestamp_us = timestamp_us;
-    for (size_t i = 0; i < n; i++) {
-        if (!tw__tag_set(&s->arena, &log->fields[i], fields[i].key, &fields[i].value, SIZE_MAX,
-                         &was_truncated))
-            return false;
-    }
-    log->n_fields = n;
-    s->n_logs++;
-    return true;
-}
-
-static tw__span_data *build_span_every_field(void)
-{
-    tw__span_data *s = tw__span_data_new();
-    if (!s)
-        return NULL;
-    s->trace_id_high = 0x8000000000000001u;
-    s->trace_id_low = 0xffffffffffffffffu;
-    s->span_id = 0x8000000000000000u;
-    s->parent_id = 0x7fffffffffffffffu;
-    s->flags = TW__FLAG_SAMPLED | TW__FLAG_DEBUG | TW__FLAG_FIREHOSE;
-    s->start_us = 1700000000123456;
-    s->duration_us = 987654;
-    const char *op = "GET /users/{id} \xc3\xbcnic\xc3\xb6"
-                     "de \"quoted\"";
-    const field_spec retry[] = {
-        {"event", str_value("retry")}, {"attempt", i64_value(3)}, {"delay_s", dbl_value(0.25)}};
-    const field_spec odd[] = {{"is_final", bool_value(false)},
-                              {"payload", bin_value(blob_with_nul, sizeof(blob_with_nul))}};
-    bool ok =
-        tw__span_data_set_operation(s, op, strlen(op)) &&
-        add_tag(s, "http.url", str_value("https://example.com/a?b=c")) &&
-        add_tag(s, "empty", str_value("")) && add_tag(s, "pi", dbl_value(3.141592653589793)) &&
-        add_tag(s, "negative_zero", dbl_value(-0.0)) &&
-        add_tag(s, "infinity", dbl_value(INFINITY)) && add_tag(s, "nan", dbl_value(NAN)) &&
-        add_tag(s, "error", bool_value(true)) && add_tag(s, "cache.hit", bool_value(false)) &&
-        add_tag(s, "min", i64_value(INT64_MIN)) && add_tag(s, "max", i64_value(INT64_MAX)) &&
-        add_tag(s, "minus_one", i64_value(-1)) &&
-        add_tag(s, "blob", bin_value(blob_with_nul, sizeof(blob_with_nul))) &&
-        add_tag(s, "empty_blob", bin_value(NULL, 0)) && add_log(s, 1700000000200000, retry, 3) &&
-        add_log(s, 1700000000300000, NULL, 0) && add_log(s, 1700000000400000, odd, 2) &&
-        tw__span_data_add_ref(s, TW__REF_CHILD_OF, s->trace_id_high, s->trace_id_low,
-                              s->parent_id) &&
-        tw__span_data_add_ref(s, TW__REF_FOLLOWS_FROM, 0, 0x1234, 0xfedcba9876543210u);
-    if (!ok) {
-        tw__span_data_unref(s);
-        return NULL;
-    }
-    return s;
-}
-
-static tw__span_data *build_span_root_64bit(void)
-{
-    tw__span_data *s = tw__span_data_new();
-    if (!s)
-        return NULL;
-    s->trace_id_low = 0x00000000075bcd15u;
-    s->span_id = 0x00000000075bcd15u;
-    s->flags = TW__FLAG_SAMPLED;
-    s->start_us = 1;
-    s->duration_us = 0;
-    return s;
-}
-
 static tw__span_data *build_span_typical(void)
 {
     tw__span_data *s = tw__span_data_new();
@@ -175,11 +63,11 @@ static tw__span_data *build_span_typical(void)
     s->duration_us = 15320;
     const char *op = "HTTP GET /api/orders";
     bool ok = tw__span_data_set_operation(s, op, strlen(op)) &&
-              add_tag(s, "span.kind", str_value("server")) &&
-              add_tag(s, "http.method", str_value("GET")) &&
-              add_tag(s, "http.status_code", i64_value(200)) &&
-              add_tag(s, "error", bool_value(false)) &&
-              add_tag(s, "db.latency_ms", dbl_value(2.75));
+              tw_test_add_tag(s, "span.kind", tw_test_str("server")) &&
+              tw_test_add_tag(s, "http.method", tw_test_str("GET")) &&
+              tw_test_add_tag(s, "http.status_code", tw_test_i64(200)) &&
+              tw_test_add_tag(s, "error", tw_test_bool(false)) &&
+              tw_test_add_tag(s, "db.latency_ms", tw_test_dbl(2.75));
     if (!ok) {
         tw__span_data_unref(s);
         return NULL;
@@ -190,11 +78,11 @@ static tw__span_data *build_span_typical(void)
 static bool build_process_tagged(tw__process *p)
 {
     tw__process_init(p);
-    tw_value v_bin = bin_value(blob_with_nul, sizeof(blob_with_nul));
-    tw_value v_ver = str_value("C-0.1.0");
-    tw_value v_ip = i64_value(0x7f000001);
-    tw_value v_dbl = dbl_value(-1.5e300);
-    tw_value v_bool = bool_value(true);
+    tw_value v_bin = tw_test_bin(tw_test_blob_with_nul, sizeof(tw_test_blob_with_nul));
+    tw_value v_ver = tw_test_str("C-0.1.0");
+    tw_value v_ip = tw_test_i64(0x7f000001);
+    tw_value v_dbl = tw_test_dbl(-1.5e300);
+    tw_value v_bool = tw_test_bool(true);
     return tw__process_set_service(p, "tracewire-test") &&
            tw__process_add_tag(p, "jaeger.version", &v_ver) &&
            tw__process_add_tag(p, "ip", &v_ip) && tw__process_add_tag(p, "load", &v_dbl) &&
@@ -211,8 +99,8 @@ static int suite_init(void)
         if (!encoder_by_protocol[i])
             return -1;
     }
-    span_every_field = build_span_every_field();
-    span_root_64bit = build_span_root_64bit();
+    span_every_field = tw_test_span_every_field();
+    span_root_64bit = tw_test_span_root_64bit();
     span_typical = build_span_typical();
     tw__process_init(&process_bare);
     if (!span_every_field || !span_root_64bit || !span_typical ||
@@ -803,7 +691,7 @@ static void test_msg_seq_id_is_seq_no_modulo_2_31(void)
  * it when the suite frees the encoders.) */
 static void test_unknown_tag_type_fails_and_encoder_recovers(void)
 {
-    tw__span_data *bad = build_span_every_field();
+    tw__span_data *bad = tw_test_span_every_field();
     CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
     tw__tag *victims[] = {&bad->tags[bad->n_tags - 1], &bad->logs[2].fields[1]};
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -837,9 +725,9 @@ static void test_unknown_tag_type_fails_and_encoder_recovers(void)
 static void test_lengths_beyond_thrift_i32_are_refused(void)
 {
     tw__jaeger_encoder *enc = encoder_by_protocol[0];
-    tw__span_data *huge = build_span_root_64bit();
+    tw__span_data *huge = tw_test_span_root_64bit();
     CU_ASSERT_PTR_NOT_NULL_FATAL(huge);
-    CU_ASSERT_FATAL(add_tag(huge, "k", str_value("v")));
+    CU_ASSERT_FATAL(tw_test_add_tag(huge, "k", tw_test_str("v")));
     huge->tags[0].len = (size_t)INT32_MAX + 1;
     tw__buf out = {0};
     CU_ASSERT_FALSE(tw__jaeger_encode_span(enc, huge, &out));
