@@ -148,11 +148,7 @@ struct tw_tracer {
     bool is_128bit;
     tw__limits limits;
     tw__process process;
-    tw_sampler *sampler; /* immutable until free; NULL after */
-    /* sampler.type / sampler.param, built once in process.arena: root spans
-     * point at them instead of copying (records never outlive the tracer's
-     * memory: its reporter, which holds them, is destroyed first). */
-    tw__tag sampler_tags[2];
+    tw_sampler *sampler;   /* immutable until free; NULL after */
     tw_reporter *reporter; /* closed at close, freed at free */
 
     /* Counters: relaxed atomics; they are statistics, never used to order
@@ -180,20 +176,6 @@ struct tw_span {
     /* Operation name of a span that does not record (cut to fit), kept so
      * that a later sampling.priority can still name the span. */
     char op_name[48];
-};
-
-/* ---- samplers (sampling/) ------------------------------------------------------------------- */
-
-typedef struct tw__sampler_vtable {
-    size_t size;
-    const char *type;
-    bool (*is_sampled)(const tw_sampler *s, uint64_t trace_hi, uint64_t trace_lo, const char *op);
-    void (*free)(tw_sampler *s);
-} tw__sampler_vtable;
-
-struct tw_sampler {
-    const tw__sampler_vtable *vtable;
-    tw_value param; /* sampler.param tag value */
 };
 
 #endif /* TW_INTERNAL_H */

@@ -304,7 +304,7 @@ static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_
     d->n_tags++;
 }
 
-/* Adds a structural tag whose strings the tracer owns (no copy). */
+/* Adds a structural tag whose strings are literals (no copy). */
 static void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
 {
     tw__tag *t = tw__span_data_push_tag(d);
@@ -379,6 +379,7 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         return NULL;
     }
     const char *debug_id = NULL;
+    tw__sampling_decision decision;
     s->state = TW__SPAN_OPEN;
     s->tracer = t;
     s->data = NULL;
@@ -397,10 +398,9 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         s->context.extra = tw__ctx_extra_ref(parent->extra);
         if (__builtin_expect(parent->flags & TW__FLAG_DEFERRED, 0)) {
             is_sampler_decision = true;
-            s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
-                                                  s->context.trace_id_low, operation)
-                                   ? TW_FLAG_SAMPLED
-                                   : 0;
+            tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
+                               operation, &decision);
+            s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
         }
     } else {
         /* A root's span id is its trace id's low half, as in Jaeger's Go
@@ -425,11 +425,11 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         } else {
             is_sampler_decision = true;
         }
-        if (is_sampler_decision)
-            s->context.flags = tw__sampler_decide(t->sampler, s->context.trace_id_high,
-                                                  s->context.trace_id_low, operation)
-                                   ? TW_FLAG_SAMPLED
-                                   : 0;
+        if (is_sampler_decision) {
+            tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
+                               operation, &decision);
+            s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
+        }
     }
     bool has_start = opts && opts->has_start;
     int64_t start_us = has_start ? opts->start_us : 0;
@@ -483,8 +483,19 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
     /* Jaeger puts sampler tags only on the span whose sampler decided. */
     if (is_sampler_decision && !is_forced) {
-        add_prebuilt_tag(d, &t->sampler_tags[0]);
-        add_prebuilt_tag(d, &t->sampler_tags[1]);
+        /* Literal key and type strings and a plain value: copied by value. */
+        tw__tag type = {.key = "sampler.type",
+                        .key_len = 12,
+                        .type = TW_VALUE_STRING,
+                        .v.str = decision.type,
+                        .len = strlen(decision.type)};
+        tw__tag param = {.key = "sampler.param", .key_len = 13, .type = decision.param.type};
+        if (decision.param.type == TW_VALUE_BOOL)
+            param.v.boolean = decision.param.as.boolean;
+        else
+            param.v.dbl = decision.param.as.dbl;
+        add_prebuilt_tag(d, &type);
+        add_prebuilt_tag(d, &param);
     }
     if (debug_id) {
         tw_value v = {.type = TW_VALUE_STRING, .as.str = debug_id, .len = strlen(debug_id)};

@@ -206,17 +206,6 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
         tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for process tags");
         goto fail_process;
     }
-    tw_value type = {.type = TW_VALUE_STRING,
-                     .as.str = sampler->vtable->type,
-                     .len = strlen(sampler->vtable->type)};
-    bool truncated = false;
-    if (!tw__tag_set(&t->process.arena, &t->sampler_tags[0], "sampler.type", &type, SIZE_MAX,
-                     &truncated) ||
-        !tw__tag_set(&t->process.arena, &t->sampler_tags[1], "sampler.param", &sampler->param,
-                     SIZE_MAX, &truncated)) {
-        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for sampler tags");
-        goto fail_process;
-    }
     if (tw__reporter_start(reporter, &t->process, err) != TW_OK)
         goto fail_process;
     t->sampler = sampler;

@@ -40,7 +40,59 @@ TW_EXTERN tw_sampler *tw_sampler_const_new(bool decision);
  */
 TW_EXTERN tw_sampler *tw_sampler_probabilistic_new(double rate, tw_error **err);
 
-/** tw_sampler_type: "const", "probabilistic", ...; "" for NULL. Since: 0.1 */
+/**
+ * tw_sampler_rate_limiting_new: samples at most @traces_per_second new
+ * traces per second (a token bucket as in Jaeger's clients: the balance is
+ * capped at max(rate, 1) and starts full, so fractional rates such as 0.1,
+ * one trace every ten seconds, work). Tags: sampler.type=ratelimiting,
+ * sampler.param=@traces_per_second.
+ * Returns: (transfer full) (nullable) NULL with @err set (TW_E_INVALID_ARG)
+ * unless the rate is a positive finite number. Since: 0.1
+ */
+TW_EXTERN tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_error **err);
+
+/**
+ * tw_sampler_per_operation_new: Jaeger's guaranteed-throughput per-operation
+ * sampler: each operation has a probability (default @default_probability)
+ * and a lower bound of @lower_bound_per_second traces per second, so a rare
+ * operation is still seen. At most @max_operations (0 = 2000) operations
+ * are tracked; further ones use the default probability alone. Tags:
+ * probabilistic/<rate> or lowerbound/<rate>, whichever decided.
+ * Returns: (transfer full) (nullable) NULL with @err set for a probability
+ * outside [0, 1] or a negative bound. Since: 0.1
+ */
+TW_EXTERN tw_sampler *tw_sampler_per_operation_new(double default_probability,
+                                                   double lower_bound_per_second,
+                                                   size_t max_operations, tw_error **err);
+
+/**
+ * tw_sampler_per_operation_set: sets one operation's probability.
+ * Returns: TW_OK; TW_E_LIMIT when the operation is new and max_operations
+ * are known; TW_E_INVALID_ARG for another kind of sampler or a probability
+ * outside [0, 1]. Thread safety: any thread, also while sampling. Since: 0.1
+ */
+TW_EXTERN tw_status tw_sampler_per_operation_set(tw_sampler *sampler, const char *operation,
+                                                 double probability);
+
+/**
+ * tw_sampler_adaptive_new: Dapper's adaptive sampling: aims at
+ * @target_traces_per_second sampled traces per second for the whole process,
+ * raising the probability of quiet operations and lowering that of busy
+ * ones (re-balanced every second from each operation's measured rate; new
+ * operations start at 0.001). Tags: probabilistic/<current probability>.
+ * At most @max_operations (0 = 2000) operations are tracked separately.
+ * Returns: (transfer full) (nullable) NULL with @err set unless the target
+ * is a positive finite number. Since: 0.1
+ */
+TW_EXTERN tw_sampler *tw_sampler_adaptive_new(double target_traces_per_second,
+                                              size_t max_operations, tw_error **err);
+
+/** tw_sampler_adaptive_probability: an operation's current probability, or
+ * -1 when unknown (or not an adaptive sampler). Since: 0.1 */
+TW_EXTERN double tw_sampler_adaptive_probability(const tw_sampler *sampler, const char *operation);
+
+/** tw_sampler_type: "const", "probabilistic", "ratelimiting",
+ * "per-operation", "adaptive"; "" for NULL. Since: 0.1 */
 TW_EXTERN const char *tw_sampler_type(const tw_sampler *sampler);
 
 /**

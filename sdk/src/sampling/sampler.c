@@ -1,20 +1,31 @@
 /*
- * sampling/sampler.c: the const and probabilistic samplers (more samplers,
- * rate-limiting, per-operation, remote and adaptive, come with issue 4).
+ * sampling/sampler.c: the public sampler API, and the const and
+ * probabilistic samplers.
  *
  * Probabilistic follows Jaeger's clients exactly, so that a tracewire
  * service and a Go/Java service decide alike for the same trace id:
  * boundary = 0x7fffffffffffffff * rate, and a trace is sampled when
  * (traceIdLow & 0x7fffffffffffffff) <= boundary (jaeger-client-go
  * sampler.go). Rate 0 samples nothing (Go would still sample the one id whose
- * low 63 bits are zero). Samplers are immutable: no locking.
+ * low 63 bits are zero). Both samplers are immutable: no locking.
  */
 #include "sampling/sampling.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "clock.h"
+
 #define MAX_RANDOM 0x7fffffffffffffffULL
+
+int64_t (*tw__sampling_now_ns)(void) = tw__mono_ns;
+
+uint64_t tw__probability_boundary(double rate)
+{
+    /* (double)MAX_RANDOM rounds up to 2^63, which does not fit: clamp. */
+    double b = (double)MAX_RANDOM * rate;
+    return b >= 9223372036854775807.0 ? MAX_RANDOM : b <= 0 ? 0 : (uint64_t)b;
+}
 
 typedef struct {
     tw_sampler base;
@@ -27,22 +38,26 @@ typedef struct {
     uint64_t boundary;
 } probabilistic_sampler;
 
-static bool const_is_sampled(const tw_sampler *s, uint64_t hi, uint64_t lo, const char *op)
+static void const_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+                         tw__sampling_decision *out)
 {
     (void)hi;
     (void)lo;
     (void)op;
-    return ((const const_sampler *)s)->decision;
+    bool decision = ((const const_sampler *)s)->decision;
+    *out =
+        (tw__sampling_decision){decision, "const", {.type = TW_VALUE_BOOL, .as.boolean = decision}};
 }
 
-static bool probabilistic_is_sampled(const tw_sampler *s, uint64_t hi, uint64_t lo, const char *op)
+static void probabilistic_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+                                 tw__sampling_decision *out)
 {
     (void)hi;
     (void)op;
     const probabilistic_sampler *p = (const probabilistic_sampler *)s;
-    if (p->rate <= 0.0)
-        return false;
-    return (lo & MAX_RANDOM) <= p->boundary;
+    *out = (tw__sampling_decision){tw__probabilistic_hit(p->boundary, p->rate, lo),
+                                   "probabilistic",
+                                   {.type = TW_VALUE_DOUBLE, .as.dbl = p->rate}};
 }
 
 static void plain_free(tw_sampler *s)
@@ -50,10 +65,10 @@ static void plain_free(tw_sampler *s)
     free(s);
 }
 
-static const tw__sampler_vtable const_vtable = {sizeof(tw__sampler_vtable), "const",
-                                                const_is_sampled, plain_free};
+static const tw__sampler_vtable const_vtable = {sizeof(tw__sampler_vtable), "const", const_decide,
+                                                plain_free};
 static const tw__sampler_vtable probabilistic_vtable = {sizeof(tw__sampler_vtable), "probabilistic",
-                                                        probabilistic_is_sampled, plain_free};
+                                                        probabilistic_decide, plain_free};
 
 tw_sampler *tw_sampler_const_new(bool decision)
 {
@@ -61,7 +76,6 @@ tw_sampler *tw_sampler_const_new(bool decision)
     if (!s)
         return NULL;
     s->base.vtable = &const_vtable;
-    s->base.param = (tw_value){.type = TW_VALUE_BOOL, .as.boolean = decision};
     s->decision = decision;
     return &s->base;
 }
@@ -79,11 +93,8 @@ tw_sampler *tw_sampler_probabilistic_new(double rate, tw_error **err)
         return NULL;
     }
     s->base.vtable = &probabilistic_vtable;
-    s->base.param = (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = rate};
     s->rate = rate;
-    /* (double)MAX_RANDOM rounds up to 2^63, which does not fit: clamp. */
-    double b = (double)MAX_RANDOM * rate;
-    s->boundary = b >= 9223372036854775807.0 ? MAX_RANDOM : (uint64_t)b;
+    s->boundary = tw__probability_boundary(rate);
     return &s->base;
 }
 
@@ -96,7 +107,12 @@ bool tw_sampler_is_sampled(const tw_sampler *sampler, uint64_t trace_id_high, ui
                            const char *operation)
 {
     TW_CHECK_ARG(sampler, false);
-    return tw__sampler_decide(sampler, trace_id_high, trace_id_low, operation ? operation : "");
+    tw__sampling_decision d;
+    /* Samplers with state (rate limiters, adaptive) synchronise internally;
+     * the public pointer is const because a decision changes no setting. */
+    tw__sampler_decide((tw_sampler *)sampler, trace_id_high, trace_id_low,
+                       operation ? operation : "", &d);
+    return d.is_sampled;
 }
 
 void tw_sampler_free(tw_sampler *sampler)

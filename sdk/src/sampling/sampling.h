@@ -1,18 +1,80 @@
 /*
- * sampling/sampling.h: sampler internals shared with the core. Samplers
- * implement tw__sampler_vtable (internal.h); adding one touches its own file
- * and the public constructor in sampler.h. Decisions are made once per trace,
- * at the root span, and travel in the context's sampled flag.
+ * sampling/sampling.h: sampler internals shared with the core.
+ *
+ * A sampler implements tw__sampler_vtable; adding one touches its own file
+ * and its public constructor in sampler.h. Decisions are made once per
+ * trace, where a trace starts in this process (a root span, or the first
+ * span under a deferred upstream decision), and travel in the context's
+ * sampled flag.
+ *
+ * A decision says which sampler.type/sampler.param tags the deciding span
+ * carries, as Jaeger's clients tag it. The type is always a string literal
+ * and the param a plain value, so the span copies the two tags by value and
+ * no sampler memory is referenced by a record (samplers can be swapped by
+ * the remote sampler while records are still queued).
+ *
+ * Time comes through tw__sampling_now_ns, a seam that tests replace to
+ * simulate minutes of traffic without sleeping.
  */
 #ifndef TW_SAMPLING_H
 #define TW_SAMPLING_H
 
+#include <pthread.h>
+
 #include "internal.h"
 
-/* The decision plus the tags a root span carries (sampler.type/param). */
-static inline bool tw__sampler_decide(const tw_sampler *s, uint64_t hi, uint64_t lo, const char *op)
+typedef struct tw__sampling_decision {
+    bool is_sampled;
+    const char *type; /* "const", "probabilistic", "ratelimiting", "lowerbound": a literal */
+    tw_value param;   /* sampler.param: bool or double */
+} tw__sampling_decision;
+
+typedef struct tw__sampler_vtable {
+    size_t size;
+    const char *type;
+    /* Decides for a new trace. Thread safety: any thread; a sampler with
+     * state synchronises internally. */
+    void (*decide)(tw_sampler *s, uint64_t trace_hi, uint64_t trace_lo, const char *op,
+                   tw__sampling_decision *out);
+    void (*free)(tw_sampler *s);
+} tw__sampler_vtable;
+
+struct tw_sampler {
+    const tw__sampler_vtable *vtable;
+};
+
+static inline void tw__sampler_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+                                      tw__sampling_decision *out)
 {
-    return s->vtable->is_sampled(s, hi, lo, op);
+    s->vtable->decide(s, hi, lo, op, out);
 }
+
+/* Monotonic nanoseconds; tests may replace it (before samplers are used). */
+extern int64_t (*tw__sampling_now_ns)(void);
+
+/* ---- building blocks shared by samplers ------------------------------------------------ */
+
+/* Jaeger's probabilistic rule: sampled iff (lo & 2^63-1) <= boundary(rate). */
+uint64_t tw__probability_boundary(double rate);
+static inline bool tw__probabilistic_hit(uint64_t boundary, double rate, uint64_t trace_lo)
+{
+    return rate > 0.0 && (trace_lo & 0x7fffffffffffffffULL) <= boundary;
+}
+
+/* A token bucket in Jaeger's shape: credits/s, max balance max(rate, 1),
+ * starting full, refilled from elapsed time on each check. */
+typedef struct tw__rate_limiter {
+    pthread_mutex_t lock;
+    double credits_per_ns; /* guarded by lock */
+    double balance;        /* guarded by lock */
+    double max_balance;    /* guarded by lock */
+    int64_t last_ns;       /* guarded by lock */
+} tw__rate_limiter;
+
+void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second);
+/* Changes the rate keeping the balance pro-rated (Jaeger's update rule). */
+void tw__rate_limiter_update(tw__rate_limiter *rl, double per_second);
+bool tw__rate_limiter_take(tw__rate_limiter *rl, double cost);
+void tw__rate_limiter_destroy(tw__rate_limiter *rl);
 
 #endif /* TW_SAMPLING_H */

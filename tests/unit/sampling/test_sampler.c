@@ -1,11 +1,16 @@
 /*
- * tests/unit/sampling/test_sampler.c: suite "sampling/sampler": the const
- * and probabilistic samplers, Jaeger's boundary rule, and invalid rates.
+ * tests/unit/sampling/test_sampler.c: suite "sampling/sampler": the const,
+ * probabilistic, rate-limiting, per-operation and adaptive samplers, the
+ * tags each decision carries, and invalid parameters. Time is simulated
+ * through the tw__sampling_now_ns seam (frozen_clock), so a minute of
+ * traffic runs in milliseconds and nothing sleeps.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
+#include "sampling/sampling.h"
 #include "tracewire/tracewire.h"
 
 static void test_const_sampler_decides_always_the_same(void)
@@ -87,9 +92,225 @@ static void test_root_span_carries_probabilistic_tags(void)
     tw_tracer_free(tracer);
 }
 
+/* ---- a frozen clock and a deterministic id stream ----------------------------------------- */
+
+static int64_t frozen_ns;
+static int64_t frozen_clock(void)
+{
+    return frozen_ns;
+}
+
+static uint64_t id_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t next_id(void)
+{
+    id_state ^= id_state << 13;
+    id_state ^= id_state >> 7;
+    id_state ^= id_state << 17;
+    return id_state;
+}
+
+static void decide(tw_sampler *s, const char *op, tw__sampling_decision *d)
+{
+    tw__sampler_decide(s, 0, next_id(), op, d);
+}
+
+static int64_t (*real_clock)(void);
+
+static int suite_init(void)
+{
+    frozen_ns = 1000000000000LL;
+    real_clock = tw__sampling_now_ns;
+    tw__sampling_now_ns = frozen_clock;
+    return 0;
+}
+
+static int suite_cleanup(void)
+{
+    tw__sampling_now_ns = real_clock;
+    return 0;
+}
+
+static void test_rate_limiting_admits_rate_and_burst(void)
+{
+    tw_sampler *s = tw_sampler_rate_limiting_new(2.0, NULL);
+    CU_ASSERT_STRING_EQUAL(tw_sampler_type(s), "ratelimiting");
+    tw__sampling_decision d;
+    int sampled = 0;
+    /* Starts full: a burst of max(rate, 1) = 2 passes at once. */
+    for (int i = 0; i < 10; i++) {
+        decide(s, "op", &d);
+        sampled += d.is_sampled;
+    }
+    CU_ASSERT_EQUAL(sampled, 2);
+    CU_ASSERT_STRING_EQUAL(d.type, "ratelimiting");
+    CU_ASSERT(d.param.type == TW_VALUE_DOUBLE && d.param.as.dbl == 2.0);
+    /* Then 2 per second: 60 simulated seconds, 100 requests each. */
+    sampled = 0;
+    for (int sec = 0; sec < 60; sec++) {
+        for (int i = 0; i < 100; i++) {
+            frozen_ns += 10000000; /* 10 ms */
+            decide(s, "op", &d);
+            sampled += d.is_sampled;
+        }
+    }
+    CU_ASSERT(sampled >= 119 && sampled <= 121);
+    tw_sampler_free(s);
+}
+
+static void test_rate_limiting_handles_fractional_rates(void)
+{
+    tw_sampler *s = tw_sampler_rate_limiting_new(0.1, NULL);
+    tw__sampling_decision d;
+    int sampled = 0;
+    for (int sec = 0; sec < 100; sec++) { /* one request a second for 100 s */
+        decide(s, "op", &d);
+        sampled += d.is_sampled;
+        frozen_ns += 1000000000;
+    }
+    CU_ASSERT(sampled >= 10 && sampled <= 11); /* one at start, then one per 10 s */
+    tw_sampler_free(s);
+    tw_error *err = NULL;
+    CU_ASSERT_PTR_NULL(tw_sampler_rate_limiting_new(0.0, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "positive"));
+    tw_error_free(err);
+    CU_ASSERT_PTR_NULL(tw_sampler_rate_limiting_new(NAN, NULL));
+    CU_ASSERT_PTR_NULL(tw_sampler_rate_limiting_new(INFINITY, NULL));
+}
+
+static void test_per_operation_guarantees_lower_bound(void)
+{
+    /* Probability 0 everywhere: only the lower bound (1/s) samples. */
+    tw_sampler *s = tw_sampler_per_operation_new(0.0, 1.0, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(tw_sampler_type(s), "per-operation");
+    tw__sampling_decision d;
+    int rare = 0, busy = 0;
+    for (int sec = 0; sec < 30; sec++) {
+        for (int i = 0; i < 1000; i++) {
+            frozen_ns += 1000000;
+            decide(s, "busy", &d);
+            busy += d.is_sampled;
+        }
+        decide(s, "rare", &d);
+        rare += d.is_sampled;
+    }
+    CU_ASSERT_EQUAL(rare, 30); /* every second's single call is kept */
+    CU_ASSERT(busy >= 30 && busy <= 31);
+    CU_ASSERT_STRING_EQUAL(d.type, "lowerbound");
+    CU_ASSERT(d.param.as.dbl == 0.0);
+    tw_sampler_free(s);
+}
+
+static void test_per_operation_probability_and_tags(void)
+{
+    tw_sampler *s = tw_sampler_per_operation_new(0.0, 0.0, 2, NULL);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(s, "all", 1.0), TW_OK);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(s, "half", 0.5), TW_OK);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(s, "third", 0.3), TW_E_LIMIT); /* max 2 */
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(s, "all", 1.5), TW_E_INVALID_ARG);
+    tw__sampling_decision d;
+    decide(s, "all", &d);
+    CU_ASSERT(d.is_sampled);
+    CU_ASSERT_STRING_EQUAL(d.type, "probabilistic");
+    CU_ASSERT(d.param.as.dbl == 1.0);
+    int half = 0;
+    for (int i = 0; i < 10000; i++) {
+        decide(s, "half", &d);
+        half += d.is_sampled;
+    }
+    CU_ASSERT(half > 4700 && half < 5300);
+    /* Past max_operations: the default probability (0) decides alone. */
+    decide(s, "unknown", &d);
+    CU_ASSERT_FALSE(d.is_sampled);
+    CU_ASSERT_STRING_EQUAL(d.type, "probabilistic");
+    tw_sampler *other = tw_sampler_const_new(true);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(other, "x", 0.5), TW_E_INVALID_ARG);
+    tw_sampler_free(other);
+    tw_sampler_free(s);
+    CU_ASSERT_PTR_NULL(tw_sampler_per_operation_new(2.0, 1.0, 0, NULL));
+    CU_ASSERT_PTR_NULL(tw_sampler_per_operation_new(0.5, -1.0, 0, NULL));
+}
+
+/* Offers @rate traces/s of @op for @seconds; returns how many were sampled. */
+static int offer(tw_sampler *s, const char *op, int rate, int seconds)
+{
+    tw__sampling_decision d;
+    int sampled = 0;
+    int64_t step = 1000000000LL / rate;
+    for (int64_t i = 0; i < (int64_t)rate * seconds; i++) {
+        frozen_ns += step;
+        decide(s, op, &d);
+        sampled += d.is_sampled;
+    }
+    return sampled;
+}
+
+static void check_adaptive_lands_on_target(int traffic_per_second)
+{
+    const double target = 5.0;
+    tw_sampler *s = tw_sampler_adaptive_new(target, 0, NULL);
+    int sampled = offer(s, "op", traffic_per_second, 60);
+    double expected = target * 60;
+    if (fabs(sampled - expected) > 0.2 * expected)
+        fprintf(stderr, "adaptive at %d/s: %d sampled in a minute, target %.0f\n",
+                traffic_per_second, sampled, expected);
+    CU_ASSERT(fabs(sampled - expected) <= 0.2 * expected);
+    tw_sampler_free(s);
+}
+
+static void test_adaptive_lands_within_20_percent_at_10_per_second(void)
+{
+    check_adaptive_lands_on_target(10);
+}
+
+static void test_adaptive_lands_within_20_percent_at_10000_per_second(void)
+{
+    check_adaptive_lands_on_target(10000);
+}
+
+static void test_adaptive_favours_quiet_operations(void)
+{
+    tw_sampler *s = tw_sampler_adaptive_new(20.0, 0, NULL);
+    tw__sampling_decision d;
+    int quiet = 0, loud = 0;
+    for (int sec = 0; sec < 60; sec++) {
+        for (int i = 0; i < 2000; i++) {
+            frozen_ns += 500000;
+            decide(s, "loud", &d);
+            loud += d.is_sampled;
+            if (i % 400 == 0) { /* 5/s */
+                decide(s, "quiet", &d);
+                quiet += d.is_sampled;
+            }
+        }
+    }
+    /* The quiet one keeps everything (after the first window); the loud one
+     * gets the rest of the 20/s. */
+    CU_ASSERT(tw_sampler_adaptive_probability(s, "quiet") == 1.0);
+    CU_ASSERT(tw_sampler_adaptive_probability(s, "loud") < 0.02);
+    CU_ASSERT(quiet >= 290);
+    CU_ASSERT(fabs((quiet + loud) - 1200.0) <= 240.0);
+    CU_ASSERT(tw_sampler_adaptive_probability(s, "never-seen") == -1.0);
+    tw_sampler_free(s);
+    CU_ASSERT_PTR_NULL(tw_sampler_adaptive_new(0.0, 0, NULL));
+}
+
+static void test_adaptive_bounds_tracked_operations(void)
+{
+    tw_sampler *s = tw_sampler_adaptive_new(10.0, 3, NULL);
+    char name[32];
+    tw__sampling_decision d;
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "op-%d", i);
+        decide(s, name, &d);
+    }
+    CU_ASSERT(tw_sampler_adaptive_probability(s, "op-2") > 0);
+    CU_ASSERT(tw_sampler_adaptive_probability(s, "op-50") == -1.0); /* shares "other" */
+    tw_sampler_free(s);
+}
+
 void tw_test_register(void)
 {
-    CU_pSuite suite = CU_add_suite("sampling/sampler", NULL, NULL);
+    CU_pSuite suite = CU_add_suite("sampling/sampler", suite_init, suite_cleanup);
     CU_add_test(suite, "const_sampler_decides_always_the_same",
                 test_const_sampler_decides_always_the_same);
     CU_add_test(suite, "probabilistic_follows_jaeger_boundary",
@@ -99,4 +320,19 @@ void tw_test_register(void)
     CU_add_test(suite, "invalid_rates_are_errors", test_invalid_rates_are_errors);
     CU_add_test(suite, "root_span_carries_probabilistic_tags",
                 test_root_span_carries_probabilistic_tags);
+    CU_add_test(suite, "rate_limiting_admits_rate_and_burst",
+                test_rate_limiting_admits_rate_and_burst);
+    CU_add_test(suite, "rate_limiting_handles_fractional_rates",
+                test_rate_limiting_handles_fractional_rates);
+    CU_add_test(suite, "per_operation_guarantees_lower_bound",
+                test_per_operation_guarantees_lower_bound);
+    CU_add_test(suite, "per_operation_probability_and_tags",
+                test_per_operation_probability_and_tags);
+    CU_add_test(suite, "adaptive_lands_within_20_percent_at_10_per_second",
+                test_adaptive_lands_within_20_percent_at_10_per_second);
+    CU_add_test(suite, "adaptive_lands_within_20_percent_at_10000_per_second",
+                test_adaptive_lands_within_20_percent_at_10000_per_second);
+    CU_add_test(suite, "adaptive_favours_quiet_operations", test_adaptive_favours_quiet_operations);
+    CU_add_test(suite, "adaptive_bounds_tracked_operations",
+                test_adaptive_bounds_tracked_operations);
 }
