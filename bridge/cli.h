@@ -1,0 +1,33 @@
+/*
+ * bridge/cli.h: what the `tracewire` command's files share: exit codes, the
+ * subcommand entry points that main.c dispatches to, and the message helpers
+ * that keep every diagnostic in one shape ("tracewire: <what>: <why>").
+ *
+ * Where it sits: main.c picks a subcommand from argv[1] and calls its
+ * tw__*_cmd_main with the remaining arguments (argv[0] is the subcommand's
+ * own name, so GOption's usage lines read "tracewire context extract").
+ * Subcommands write results to stdout and diagnostics to stderr, never both
+ * for one message. Single-threaded; nothing here is shared between threads.
+ */
+#ifndef TW_BRIDGE_CLI_H
+#define TW_BRIDGE_CLI_H
+
+#include "tracewire/common.h"
+
+/* Exit statuses of every subcommand (documented in docs/bridge.md). */
+#define TW_CLI_EXIT_OK 0
+#define TW_CLI_EXIT_FAILURE 1 /* bad input, nothing found, I/O error: the reason is on stderr */
+#define TW_CLI_EXIT_USAGE 2   /* unknown command or option, missing or extra argument */
+
+/* The program name used in messages ("tracewire"). */
+#define TW_CLI_PROGRAM "tracewire"
+
+/* `tracewire context ...`: argv[0] is "context". Returns an exit status. */
+int tw__context_cmd_main(int argc, char **argv);
+
+/* Prints "tracewire: " + the message + newline on stderr. */
+void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);
+/* Prints "tracewire: warning: " + the message + newline on stderr. */
+void tw__cli_warn(const char *fmt, ...) TW_PRINTF(1, 2);
+
+#endif /* TW_BRIDGE_CLI_H */
