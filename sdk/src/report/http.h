@@ -1,0 +1,100 @@
+/*
+ * report/http.h: the HTTP senders (internal): one transport (http_sender.c,
+ * libcurl) and three body formats (http_formats.c): the Jaeger collector's
+ * Thrift binary Batch, Zipkin v2 JSON and OTLP/JSON.
+ *
+ * Flow (DESIGN.md): async reporter thread -> sender append (encode one span
+ * with the format, batch by the exact body size) -> flush -> POST with
+ * retries. Everything here runs on the reporter thread only; the
+ * application thread never waits on the network.
+ *
+ * Locking: none; a sender and its format belong to one reporter thread
+ * (and to start/free, which happen before and after it runs).
+ */
+#ifndef TW_REPORT_HTTP_H
+#define TW_REPORT_HTTP_H
+
+#include "report/report.h"
+#include "wire/jaeger_thrift.h" /* tw__buf, tw__client_stats */
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+#define TW__HTTP_DEFAULT_CONNECT_TIMEOUT_MS 5000u
+#define TW__HTTP_DEFAULT_TIMEOUT_MS 10000u
+#define TW__HTTP_DEFAULT_MAX_BODY_BYTES ((size_t)1 << 20) /* 1 MiB, as Jaeger Java/C++ */
+#define TW__HTTP_DEFAULT_MAX_RETRIES 3u
+#define TW__HTTP_DEFAULT_INITIAL_BACKOFF_MS 100u
+#define TW__HTTP_DEFAULT_MAX_RETRY_TIME_MS 15000u
+#define TW__HTTP_MIN_BODY_BYTES ((size_t)512)
+#define TW__HTTP_MAX_BODY_BYTES ((size_t)1 << 30)
+#define TW__HTTP_MAX_HEADERS 64u
+
+/* The HTTP part of tw_reporter_options (opts->http, made by the first HTTP
+ * setter; NULL means every default). Strings are owned copies. */
+typedef struct tw__http_options {
+    char *endpoint; /* full URL; NULL: the format's default */
+    char *user;     /* basic auth (with password); NULL: none */
+    char *password;
+    char *bearer_token; /* NULL: none; exclusive with basic auth (last set wins) */
+    char *ca_file;      /* NULL: the system's CA store */
+    char *cert_file;    /* client certificate (PEM); NULL: none */
+    char *key_file;     /* its key (PEM); NULL: in cert_file */
+    char **headers;     /* "Name: value" lines, in the order added */
+    size_t n_headers;
+    unsigned int connect_timeout_ms;
+    unsigned int timeout_ms; /* one attempt, connect included */
+    size_t max_body_bytes;
+    unsigned int max_retries; /* retries after the first attempt */
+    unsigned int initial_backoff_ms;
+    unsigned int max_retry_time_ms; /* no attempt starts after this since the first */
+} tw__http_options;
+
+void tw__http_options_init(tw__http_options *h);
+/* Frees @h and its strings; NULL is a no-op. */
+void tw__http_options_free(tw__http_options *h);
+
+/* ---- formats ------------------------------------------------------------------------------ */
+
+typedef struct tw__http_format tw__http_format;
+
+/*
+ * A body format. The sender keeps the pending spans as opaque encoded items
+ * (one per span, made by encode) and asks the format for the exact size a
+ * body of n items would have, so batches are cut on the real encoded size.
+ * body_size must equal the length that build writes, byte for byte.
+ */
+typedef struct tw__http_format_vtable {
+    size_t size;
+    const char *name;             /* the reporter's name: "jaeger-http" */
+    const char *content_type;     /* of the POST body */
+    const char *default_endpoint; /* full URL */
+    tw__http_format *(*new_format)(void);
+    void (*free_format)(tw__http_format *f); /* NULL is a no-op */
+    /* Prepares what every body repeats; @process stays valid until
+     * free_format. */
+    tw_status (*open)(tw__http_format *f, const tw__process *process, tw_error **err);
+    /* One span as an item; NULL on failure. *size: the bytes it adds. */
+    void *(*encode)(tw__http_format *f, const tw__span_data *span, size_t *size);
+    void (*free_item)(void *item);
+    /* Exact body size of @n >= 1 items whose sizes total @items_size. */
+    size_t (*body_size)(const tw__http_format *f, size_t n, size_t items_size);
+    /* Writes the body of items[0..n) into @out (replaced); seqNo and stats
+     * go where the format has room for them (Jaeger's Batch). False on
+     * allocation failure. */
+    bool (*build)(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
+                  const tw__client_stats *stats, tw__buf *out);
+} tw__http_format_vtable;
+
+extern const tw__http_format_vtable tw__http_jaeger_format;
+extern const tw__http_format_vtable tw__http_zipkin_format;
+extern const tw__http_format_vtable tw__http_otlp_format;
+
+/* ---- the sender ----------------------------------------------------------------------------- */
+
+/* An HTTP sender POSTing bodies of @format with @opts (NULL http part:
+ * defaults). Checks the URL, the header list and that the TLS files are
+ * readable; creates no connection yet. NULL with @err set on failure. */
+tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
+                                const tw_reporter_options *opts, tw_error **err);
+
+#endif /* TW_REPORT_HTTP_H */

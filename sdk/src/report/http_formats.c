@@ -1,0 +1,295 @@
+/*
+ * report/http_formats.c: the three HTTP body formats of report/http.h, thin
+ * adapters over the project's one encoder per wire format (wire/):
+ *
+ *   jaeger-http  application/x-thrift: a bare jaeger.thrift Batch in the
+ *                binary protocol (WIRE-NOTES 6.5), POST /api/traces
+ *   zipkin       application/json: a Zipkin v2 ListOfSpans (Part B 2.1)
+ *   otlp-http    application/json: an ExportTraceServiceRequest (OTLP/JSON)
+ *
+ * Sizes are exact, computed from real encodings: each span is encoded once
+ * as an item and its size measured; a body adds to the items only what does
+ * not depend on the span count. Binary Thrift has fixed-width list headers
+ * and i64s, so a Batch is (Batch with no spans) + the spans; a compact JSON
+ * array is "[" + items joined by "," + "]", so a body is (body with an empty
+ * array) + the items + one comma between each two. The sender checks the
+ * built length against body_size on every batch.
+ *
+ * Locking: none (reporter thread only).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/http.h"
+#include "wire/json_common.h"
+#include "wire/otlp_json.h"
+#include "wire/zipkin_json.h"
+
+/* ---- Jaeger collector: Thrift binary Batch --------------------------------------------------- */
+
+typedef struct {
+    tw__jaeger_encoder *enc;
+    tw__buf process;    /* encoded Process */
+    size_t empty_batch; /* size of a Batch with no spans, seqNo and stats */
+    tw__buf spans;      /* build's scratch: the items concatenated */
+} jaeger_format;
+
+typedef struct {
+    size_t len;
+    uint8_t data[];
+} jaeger_item;
+
+static tw__http_format *jaeger_new(void)
+{
+    jaeger_format *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->enc = tw__jaeger_encoder_new(TW__THRIFT_BINARY);
+    if (!j->enc) {
+        free(j);
+        return NULL;
+    }
+    return (tw__http_format *)j;
+}
+
+static void jaeger_free(tw__http_format *f)
+{
+    jaeger_format *j = (jaeger_format *)f;
+    if (!j)
+        return;
+    tw__jaeger_encoder_free(j->enc);
+    tw__buf_free(&j->process);
+    tw__buf_free(&j->spans);
+    free(j);
+}
+
+static tw_status jaeger_open(tw__http_format *f, const tw__process *process, tw_error **err)
+{
+    jaeger_format *j = (jaeger_format *)f;
+    tw__buf empty;
+    tw__buf_init(&empty);
+    tw__client_stats zero = {0, 0, 0};
+    tw__buf_reset(&j->process);
+    bool ok = tw__jaeger_encode_process(j->enc, process, &j->process) &&
+              tw__jaeger_batch_struct(j->enc, j->process.data, j->process.len, NULL, 0, 0, 0, &zero,
+                                      &empty);
+    j->empty_batch = empty.len;
+    tw__buf_free(&empty);
+    if (!ok) {
+        tw__set_error(err, TW_E_ENCODE, "jaeger-http: cannot encode the process");
+        return TW_E_ENCODE;
+    }
+    return TW_OK;
+}
+
+static void *jaeger_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
+{
+    jaeger_format *j = (jaeger_format *)f;
+    tw__buf_reset(&j->spans);
+    if (!tw__jaeger_encode_span(j->enc, span, &j->spans))
+        return NULL;
+    jaeger_item *item = malloc(sizeof(*item) + j->spans.len);
+    if (!item)
+        return NULL;
+    item->len = j->spans.len;
+    memcpy(item->data, j->spans.data, item->len);
+    *size = item->len;
+    return item;
+}
+
+static size_t jaeger_body_size(const tw__http_format *f, size_t n, size_t items_size)
+{
+    (void)n; /* binary list headers have a fixed width */
+    return ((const jaeger_format *)f)->empty_batch + items_size;
+}
+
+static bool jaeger_build(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
+                         const tw__client_stats *stats, tw__buf *out)
+{
+    jaeger_format *j = (jaeger_format *)f;
+    tw__buf_reset(&j->spans);
+    for (size_t i = 0; i < n; i++) {
+        const jaeger_item *item = items[i];
+        if (!tw__buf_append(&j->spans, item->data, item->len))
+            return false;
+    }
+    /* A negative seqNo would drop the field and change the size. */
+    return tw__jaeger_batch_struct(j->enc, j->process.data, j->process.len, j->spans.data,
+                                   j->spans.len, n, seq_no < 0 ? 0 : seq_no, stats, out);
+}
+
+const tw__http_format_vtable tw__http_jaeger_format = {
+    .size = sizeof(tw__http_format_vtable),
+    .name = "jaeger-http",
+    .content_type = "application/x-thrift",
+    .default_endpoint = "http://localhost:14268/api/traces",
+    .new_format = jaeger_new,
+    .free_format = jaeger_free,
+    .open = jaeger_open,
+    .encode = jaeger_encode,
+    .free_item = free,
+    .body_size = jaeger_body_size,
+    .build = jaeger_build,
+};
+
+/* ---- JSON items (Zipkin and OTLP) ------------------------------------------------------------ */
+
+static void json_item_free(void *item)
+{
+    json_decref(item);
+}
+
+/* An array of @n >= 1 items adds one comma between each two. */
+static size_t commas(size_t n)
+{
+    return n > 0 ? n - 1 : 0;
+}
+
+/* ---- Zipkin v2 ---------------------------------------------------------------------------- */
+
+typedef struct {
+    const tw__process *process; /* the tracer's, valid until free */
+} zipkin_format;
+
+static tw__http_format *zipkin_new(void)
+{
+    return calloc(1, sizeof(zipkin_format));
+}
+
+static void zipkin_free(tw__http_format *f)
+{
+    free(f);
+}
+
+static tw_status zipkin_open(tw__http_format *f, const tw__process *process, tw_error **err)
+{
+    (void)err;
+    ((zipkin_format *)f)->process = process;
+    return TW_OK;
+}
+
+static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
+{
+    json_t *item = tw__zipkin_span_json(span, ((zipkin_format *)f)->process);
+    *size = tw__json_size(item);
+    if (item && *size == 0) {
+        json_decref(item);
+        return NULL;
+    }
+    return item;
+}
+
+static size_t zipkin_body_size(const tw__http_format *f, size_t n, size_t items_size)
+{
+    (void)f;
+    return 2 + items_size + commas(n); /* "[" items "]" */
+}
+
+static bool zipkin_build(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
+                         const tw__client_stats *stats, tw__buf *out)
+{
+    (void)f;
+    (void)seq_no;
+    (void)stats;
+    json_t *list = json_array();
+    bool ok = list != NULL;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = json_array_append(list, items[i]) == 0;
+    ok = ok && tw__json_dump(list, out);
+    json_decref(list);
+    return ok;
+}
+
+const tw__http_format_vtable tw__http_zipkin_format = {
+    .size = sizeof(tw__http_format_vtable),
+    .name = "zipkin",
+    .content_type = "application/json",
+    .default_endpoint = "http://localhost:9411/api/v2/spans",
+    .new_format = zipkin_new,
+    .free_format = zipkin_free,
+    .open = zipkin_open,
+    .encode = zipkin_encode,
+    .free_item = json_item_free,
+    .body_size = zipkin_body_size,
+    .build = zipkin_build,
+};
+
+/* ---- OTLP/JSON ----------------------------------------------------------------------------- */
+
+typedef struct {
+    json_t *request;      /* the envelope, its spans array kept empty between builds */
+    json_t *spans;        /* borrowed from request */
+    size_t empty_request; /* compact size of the envelope with "spans":[] */
+} otlp_format;
+
+static tw__http_format *otlp_new(void)
+{
+    return calloc(1, sizeof(otlp_format));
+}
+
+static void otlp_free(tw__http_format *f)
+{
+    otlp_format *o = (otlp_format *)f;
+    if (!o)
+        return;
+    json_decref(o->request);
+    free(o);
+}
+
+static tw_status otlp_open(tw__http_format *f, const tw__process *process, tw_error **err)
+{
+    otlp_format *o = (otlp_format *)f;
+    json_decref(o->request);
+    o->request = tw__otlp_request_json(process, &o->spans);
+    o->empty_request = tw__json_size(o->request);
+    if (!o->request || o->empty_request == 0) {
+        tw__set_error(err, TW_E_ENCODE, "otlp-http: cannot encode the resource");
+        return TW_E_ENCODE;
+    }
+    return TW_OK;
+}
+
+static void *otlp_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
+{
+    (void)f;
+    json_t *item = tw__otlp_span_json(span);
+    *size = tw__json_size(item);
+    if (item && *size == 0) {
+        json_decref(item);
+        return NULL;
+    }
+    return item;
+}
+
+static size_t otlp_body_size(const tw__http_format *f, size_t n, size_t items_size)
+{
+    return ((const otlp_format *)f)->empty_request + items_size + commas(n);
+}
+
+static bool otlp_build(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
+                       const tw__client_stats *stats, tw__buf *out)
+{
+    (void)seq_no;
+    (void)stats;
+    otlp_format *o = (otlp_format *)f;
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = json_array_append(o->spans, items[i]) == 0;
+    ok = ok && tw__json_dump(o->request, out);
+    json_array_clear(o->spans);
+    return ok;
+}
+
+const tw__http_format_vtable tw__http_otlp_format = {
+    .size = sizeof(tw__http_format_vtable),
+    .name = "otlp-http",
+    .content_type = "application/json",
+    .default_endpoint = "http://localhost:4318/v1/traces",
+    .new_format = otlp_new,
+    .free_format = otlp_free,
+    .open = otlp_open,
+    .encode = otlp_encode,
+    .free_item = json_item_free,
+    .body_size = otlp_body_size,
+    .build = otlp_build,
+};

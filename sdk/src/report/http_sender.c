@@ -1,0 +1,602 @@
+/*
+ * report/http_sender.c: the HTTP transport shared by the Jaeger collector,
+ * Zipkin and OTLP reporters: batches spans by the exact size of the body a
+ * format (http_formats.c) would build, and POSTs each batch with libcurl
+ * (OpenSSL) on the async reporter's thread, retrying what can succeed later.
+ *
+ * Batching: each span is encoded once, on arrival, into an item whose size
+ * is known; a span that would push the body past max_body_bytes sends the
+ * current batch first, and a span whose body alone would exceed it is
+ * dropped and counted too_large. Memory held between flushes is therefore
+ * bounded by one body (plus the async queue, which is bounded too).
+ *
+ * Sending: one attempt per try, with a connect timeout and a whole-attempt
+ * timeout. 2xx is success (Jaeger answers 202, Zipkin 202, OTLP 200). 5xx
+ * and transport failures (refused, reset, timed out, closed mid-request,
+ * DNS) are retried with exponential backoff (initial_backoff_ms doubling,
+ * each delay drawn in [d/2, d] so that many processes do not retry in step,
+ * at least the server's Retry-After when it sends one), at most max_retries
+ * times and never past max_retry_time_ms after the first attempt: no attempt
+ * starts later and each attempt's timeout is cut to the time left. 4xx means
+ * the request itself is wrong (400 bad span, 401/403 auth, 413 too large) and
+ * is never retried; neither are configuration errors such as a certificate
+ * that does not verify. A batch that does not get through counts all its
+ * spans as failed.
+ *
+ * After a batch has used up its retries on a retryable failure, the sender
+ * fails the next batches at once, without touching the network, for a
+ * cool-down (clamp(initial_backoff << max_retries, 1 s, 30 s)); the first
+ * batch after it tries again. So a collector that is down costs one retry
+ * cycle per cool-down, and close() (which sends whatever is queued) waits at
+ * most about one retry cycle instead of one per queued batch. The rejected
+ * option was to keep retrying each batch: with a stuck collector, closing a
+ * tracer with a full queue could take minutes.
+ *
+ * The easy handle is kept between batches so connections (and TLS sessions)
+ * are reused. After fork() the child abandons it (see after_fork_child).
+ *
+ * Locking: none; a sender is used only by its reporter thread (and by
+ * open/free, which happen before and after that thread runs).
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "report/http.h"
+
+#define BREAKER_MIN_MS 1000u
+#define BREAKER_MAX_MS 30000u
+#define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
+
+typedef enum outcome { SENT, RETRY, GIVE_UP } outcome;
+
+typedef struct {
+    tw__sender base;
+    const tw__http_format_vtable *fmt_vt;
+    tw__http_format *fmt;
+
+    /* copied options */
+    char *url;
+    char *log_url; /* url without user:password@, for messages */
+    char *user, *password;
+    char *ca_file, *cert_file, *key_file;
+    struct curl_slist *headers; /* Content-Type, Expect:, auth, user headers */
+    unsigned int connect_timeout_ms, timeout_ms;
+    size_t max_body;
+    unsigned int max_retries, initial_backoff_ms, max_retry_time_ms;
+
+    CURL *curl; /* NULL until the first send, and after a fork in the child */
+    char errbuf[CURL_ERROR_SIZE];
+    char snippet[RESPONSE_SNIPPET + 1];
+    size_t snippet_len;
+
+    /* the batch being filled */
+    void **items;
+    size_t n_items, cap_items;
+    size_t items_size;
+    tw__client_stats batch_stats;
+    int64_t seq_no;
+    tw__buf body;
+
+    int64_t breaker_until_ns;              /* batches fail at once before this (mono) */
+    uint64_t rng;                          /* backoff jitter (xorshift64) */
+    char last_error[CURL_ERROR_SIZE + 32]; /* the last failure logged, to log each new one once */
+} http_sender;
+
+/* ---- curl ------------------------------------------------------------------------------------ */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_status = CURLE_FAILED_INIT;
+
+/* curl_global_init is not thread-safe before curl 7.84, so it runs once,
+ * from the thread creating the first HTTP reporter. It is never undone: the
+ * library cannot know whether the application still uses curl. */
+static void curl_init_once(void)
+{
+    curl_init_status = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Keeps the start of the answer for the log; the rest is discarded. */
+static size_t on_response(char *data, size_t size, size_t n, void *arg)
+{
+    http_sender *h = arg;
+    size_t len = size * n;
+    size_t room = RESPONSE_SNIPPET - h->snippet_len;
+    size_t take = len < room ? len : room;
+    /* Kept for a log line: control bytes (newlines, binary) become spaces. */
+    for (size_t i = 0; i < take; i++) {
+        unsigned char c = (unsigned char)data[i];
+        h->snippet[h->snippet_len + i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+    }
+    h->snippet_len += take;
+    h->snippet[h->snippet_len] = '\0';
+    return len;
+}
+
+/* Creates the easy handle with every option that does not change per
+ * request. False on failure (logged). */
+static bool make_handle(http_sender *h)
+{
+    CURL *c = curl_easy_init();
+    if (!c) {
+        tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl handle", h->fmt_vt->name);
+        return false;
+    }
+    bool ok = curl_easy_setopt(c, CURLOPT_URL, h->url) == CURLE_OK;
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "tracewire/" TW_VERSION_STRING);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_response);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    /* No redirects (the default, said out loud): a POST that is redirected
+     * would be re-sent as a GET, and credentials must not follow. */
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85.0: CURLOPT_PROTOCOLS is deprecated */
+    ok = ok && curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK;
+#else
+    ok = ok && curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) ==
+                   CURLE_OK;
+#endif
+    if (h->user) {
+        ok = ok && curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC) == CURLE_OK &&
+             curl_easy_setopt(c, CURLOPT_USERNAME, h->user) == CURLE_OK &&
+             curl_easy_setopt(c, CURLOPT_PASSWORD, h->password ? h->password : "") == CURLE_OK;
+    }
+    if (h->ca_file)
+        ok = ok && curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file) == CURLE_OK;
+    if (h->cert_file)
+        ok = ok && curl_easy_setopt(c, CURLOPT_SSLCERT, h->cert_file) == CURLE_OK;
+    if (h->key_file)
+        ok = ok && curl_easy_setopt(c, CURLOPT_SSLKEY, h->key_file) == CURLE_OK;
+    if (!ok) {
+        tw__log_msg(TW_LOG_ERROR, "%s: libcurl refused an option (TLS or URL support missing?)",
+                    h->fmt_vt->name);
+        curl_easy_cleanup(c);
+        return false;
+    }
+    h->curl = c;
+    return true;
+}
+
+/* Transport failures worth another attempt: the collector may be
+ * restarting, overloaded or briefly unreachable. Everything else (bad URL,
+ * TLS verification or certificate files, auth, unsupported protocol) will
+ * fail the same way next time. */
+static bool is_transient(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Logs a failure when it differs from the last one logged, so a collector
+ * that stays down costs one line, not one per batch. */
+static void log_failure(http_sender *h, const char *what, size_t n_spans)
+{
+    if (strncmp(h->last_error, what, sizeof(h->last_error) - 1) == 0)
+        return;
+    snprintf(h->last_error, sizeof h->last_error, "%s", what);
+    tw__log_msg(TW_LOG_WARN,
+                "%s: POST %s failed: %s%s%s (%zu spans counted as failed; this "
+                "message is not repeated until the error changes)",
+                h->fmt_vt->name, h->log_url, what, h->snippet_len ? ": " : "", h->snippet, n_spans);
+}
+
+/* One POST of the current body. *retry_after_ms: the server's Retry-After
+ * (0 if none). *what: a description of a failure. */
+static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *retry_after_ms,
+                         char *what, size_t what_size)
+{
+    *retry_after_ms = 0;
+    if (!h->curl && !make_handle(h)) {
+        snprintf(what, what_size, "no libcurl handle");
+        return GIVE_UP;
+    }
+    h->errbuf[0] = '\0';
+    h->snippet_len = 0;
+    h->snippet[0] = '\0';
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->body.data);
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body.len);
+    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    CURLcode rc = curl_easy_perform(h->curl);
+    if (rc != CURLE_OK) {
+        if (rc == CURLE_COULDNT_RESOLVE_HOST)
+            tw__count(&h->base.counters->resolve_failures, 1);
+        snprintf(what, what_size, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
+        return is_transient(rc) ? RETRY : GIVE_UP;
+    }
+    long status = 0;
+    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300)
+        return SENT;
+    snprintf(what, what_size, "HTTP status %ld", status);
+    if (status < 500)
+        return GIVE_UP;
+#if LIBCURL_VERSION_NUM >= 0x074200 /* 7.66.0: CURLINFO_RETRY_AFTER */
+    curl_off_t after_s = 0;
+    if (curl_easy_getinfo(h->curl, CURLINFO_RETRY_AFTER, &after_s) == CURLE_OK && after_s > 0)
+        *retry_after_ms = after_s > 3600 ? 3600000u : (unsigned int)after_s * 1000u;
+#endif
+    return RETRY;
+}
+
+static uint64_t next_random(http_sender *h)
+{
+    h->rng ^= h->rng << 13;
+    h->rng ^= h->rng >> 7;
+    h->rng ^= h->rng << 17;
+    return h->rng;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/* POSTs the body with retries. True when it got through. */
+static bool post(http_sender *h, size_t n_spans)
+{
+    char what[CURL_ERROR_SIZE + 32] = "";
+    int64_t start = tw__mono_ns();
+    int64_t budget_ns = (int64_t)h->max_retry_time_ms * 1000000;
+    uint64_t backoff_ms = h->initial_backoff_ms;
+    for (unsigned int attempt = 0;; attempt++) {
+        int64_t left_ms = (budget_ns - (tw__mono_ns() - start)) / 1000000;
+        unsigned int timeout = h->timeout_ms;
+        if (attempt > 0 && left_ms < (int64_t)timeout)
+            timeout = left_ms < 1 ? 1 : (unsigned int)left_ms;
+        unsigned int retry_after_ms;
+        outcome o = post_once(h, timeout, &retry_after_ms, what, sizeof what);
+        if (o == SENT) {
+            if (h->last_error[0])
+                tw__log_msg(TW_LOG_INFO, "%s: POST %s works again", h->fmt_vt->name, h->log_url);
+            h->last_error[0] = '\0';
+            return true;
+        }
+        if (o == GIVE_UP) {
+            log_failure(h, what, n_spans);
+            return false;
+        }
+        /* Retryable. Equal jitter: half the delay fixed, half random. */
+        uint64_t delay = backoff_ms / 2 + next_random(h) % (backoff_ms / 2 + 1);
+        if (delay < retry_after_ms)
+            delay = retry_after_ms;
+        int64_t elapsed_ns = tw__mono_ns() - start;
+        if (attempt >= h->max_retries || elapsed_ns + (int64_t)delay * 1000000 >= budget_ns)
+            break;
+        tw__log_msg(TW_LOG_DEBUG, "%s: POST %s: %s; retry %u in %llu ms", h->fmt_vt->name,
+                    h->log_url, what, attempt + 1, (unsigned long long)delay);
+        sleep_ms((unsigned int)delay);
+        if (backoff_ms < 3600000u)
+            backoff_ms *= 2;
+    }
+    uint64_t cool_ms = (uint64_t)h->initial_backoff_ms
+                       << (h->max_retries < 20 ? h->max_retries : 20);
+    if (cool_ms < BREAKER_MIN_MS)
+        cool_ms = BREAKER_MIN_MS;
+    if (cool_ms > BREAKER_MAX_MS)
+        cool_ms = BREAKER_MAX_MS;
+    h->breaker_until_ns = tw__mono_ns() + (int64_t)cool_ms * 1000000;
+    log_failure(h, what, n_spans);
+    return false;
+}
+
+/* ---- batching -------------------------------------------------------------------------------- */
+
+static void clear_batch(http_sender *h)
+{
+    for (size_t i = 0; i < h->n_items; i++)
+        h->fmt_vt->free_item(h->items[i]);
+    h->n_items = 0;
+    h->items_size = 0;
+}
+
+static void snapshot_stats(http_sender *h)
+{
+    tw__report_counters *c = h->base.counters;
+    h->batch_stats.full_queue_dropped_spans = (int64_t)tw__read(&c->queue_full);
+    h->batch_stats.too_large_dropped_spans = (int64_t)tw__read(&c->too_large);
+    h->batch_stats.failed_to_emit_spans = (int64_t)tw__read(&c->failed);
+}
+
+static void emit(http_sender *h)
+{
+    if (h->n_items == 0)
+        return;
+    size_t n = h->n_items;
+    tw__report_counters *c = h->base.counters;
+    bool ok = false;
+    if (tw__mono_ns() < h->breaker_until_ns) {
+        /* The endpoint failed a whole retry cycle moments ago. */
+        tw__log_msg(TW_LOG_DEBUG, "%s: cooling down after failed retries: %zu spans failed",
+                    h->fmt_vt->name, n);
+    } else if (!h->fmt_vt->build(h->fmt, h->items, n, h->seq_no, &h->batch_stats, &h->body)) {
+        tw__log_msg(TW_LOG_WARN, "%s: cannot build a body of %zu spans (out of memory)",
+                    h->fmt_vt->name, n);
+    } else {
+        size_t expected = h->fmt_vt->body_size(h->fmt, n, h->items_size);
+        if (h->body.len != expected)
+            tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
+                        h->fmt_vt->name, h->body.len, expected);
+        ok = post(h, n);
+    }
+    if (ok) {
+        tw__count(&c->sent, n);
+        tw__count(&c->batches, 1);
+        tw__count(&c->bytes, h->body.len);
+    } else {
+        tw__count(&c->failed, n);
+    }
+    h->seq_no++;
+    clear_batch(h);
+    /* A body far larger than usual is not kept for the next batch. */
+    if (h->body.cap > h->max_body * 2)
+        tw__buf_free(&h->body);
+    tw__buf_reset(&h->body);
+}
+
+static bool push_item(http_sender *h, void *item, size_t size)
+{
+    if (h->n_items == h->cap_items) {
+        size_t cap = h->cap_items ? h->cap_items * 2 : 64;
+        void **grown = realloc(h->items, cap * sizeof(*grown));
+        if (!grown)
+            return false;
+        h->items = grown;
+        h->cap_items = cap;
+    }
+    h->items[h->n_items++] = item;
+    h->items_size += size;
+    return true;
+}
+
+static void http_append(tw__sender *s, tw__span_data *span)
+{
+    http_sender *h = (http_sender *)s;
+    size_t size = 0;
+    void *item = h->fmt_vt->encode(h->fmt, span, &size);
+    tw__span_data_unref(span);
+    if (!item) {
+        tw__count(&h->base.counters->failed, 1);
+        return;
+    }
+    if (h->n_items == 0)
+        snapshot_stats(h);
+    if (h->fmt_vt->body_size(h->fmt, h->n_items + 1, h->items_size + size) > h->max_body) {
+        emit(h);
+        snapshot_stats(h);
+        if (h->fmt_vt->body_size(h->fmt, 1, size) > h->max_body) {
+            h->fmt_vt->free_item(item);
+            tw__count(&h->base.counters->too_large, 1);
+            return;
+        }
+    }
+    if (!push_item(h, item, size)) {
+        h->fmt_vt->free_item(item);
+        tw__count(&h->base.counters->failed, 1);
+    }
+}
+
+static void http_flush(tw__sender *s)
+{
+    emit((http_sender *)s);
+}
+
+static tw_status http_open(tw__sender *s, const tw__process *process, tw_error **err)
+{
+    http_sender *h = (http_sender *)s;
+    return h->fmt_vt->open(h->fmt, process, err);
+}
+
+/* In a fork child: the partial batch is the parent's to send, and the
+ * connection (a socket, maybe a TLS session) is shared with the parent.
+ * curl_easy_cleanup could write a TLS close_notify into the parent's
+ * session, so the child closes its copy of the socket and abandons the
+ * handle (a one-time leak per fork) and makes a new one on its first send. */
+static void http_after_fork_child(tw__sender *s)
+{
+    http_sender *h = (http_sender *)s;
+    clear_batch(h);
+    if (h->curl) {
+        curl_socket_t fd = CURL_SOCKET_BAD;
+        if (curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+            fd != CURL_SOCKET_BAD)
+            close(fd);
+        h->curl = NULL;
+    }
+    h->breaker_until_ns = 0;
+    h->rng ^= (uint64_t)getpid() << 17;
+}
+
+static void http_free(tw__sender *s)
+{
+    http_sender *h = (http_sender *)s;
+    if (!h)
+        return;
+    clear_batch(h);
+    free(h->items);
+    if (h->curl)
+        curl_easy_cleanup(h->curl);
+    curl_slist_free_all(h->headers);
+    if (h->fmt_vt && h->fmt)
+        h->fmt_vt->free_format(h->fmt);
+    tw__buf_free(&h->body);
+    free(h->url);
+    curl_free(h->log_url);
+    free(h->user);
+    free(h->password);
+    free(h->ca_file);
+    free(h->cert_file);
+    free(h->key_file);
+    free(h);
+}
+
+static const tw__sender_vtable http_vtable = {
+    .size = sizeof(tw__sender_vtable),
+    .name = "http",
+    .open = http_open,
+    .append = http_append,
+    .flush = http_flush,
+    .free = http_free,
+    .after_fork_child = http_after_fork_child,
+};
+
+/* ---- creation -------------------------------------------------------------------------------- */
+
+static bool dup_opt(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return !src || *dst;
+}
+
+static bool add_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    if (!grown)
+        return false;
+    *list = grown;
+    return true;
+}
+
+/* The URL must parse and be http or https. *log_url receives it without
+ * credentials (curl_free it). */
+static tw_status check_url(const char *name, const char *url, char **log_url, tw_error **err)
+{
+    *log_url = NULL;
+    CURLU *u = curl_url();
+    if (!u) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
+        return TW_E_NOMEM;
+    }
+    char *scheme = NULL;
+    CURLUcode rc = curl_url_set(u, CURLUPART_URL, url, 0);
+    if (rc == CURLUE_OK)
+        rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    bool ok =
+        rc == CURLUE_OK && scheme && (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    if (!ok) {
+        tw__set_error(err, TW_E_CONFIG, "%s: endpoint \"%s\" is not an http:// or https:// URL",
+                      name, url);
+        return TW_E_CONFIG;
+    }
+    return TW_OK;
+}
+
+static tw_status check_file(const char *name, const char *what, const char *path, tw_error **err)
+{
+    if (!path || access(path, R_OK) == 0)
+        return TW_OK;
+    tw__set_error(err, TW_E_CONFIG, "%s: %s \"%s\" cannot be read: %s", name, what, path,
+                  strerror(errno));
+    return TW_E_CONFIG;
+}
+
+tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
+                                const tw_reporter_options *opts, tw_error **err)
+{
+    const char *name = format->name;
+    tw__http_options defaults;
+    tw__http_options_init(&defaults);
+    const tw__http_options *o = opts && opts->http ? opts->http : &defaults;
+    const char *url = o->endpoint ? o->endpoint : format->default_endpoint;
+
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_status != CURLE_OK) {
+        tw__set_error(err, TW_E_STATE, "%s: libcurl cannot be initialised: %s", name,
+                      curl_easy_strerror(curl_init_status));
+        return NULL;
+    }
+    char *log_url = NULL;
+    tw_status st = check_url(name, url, &log_url, err);
+    if (st == TW_OK)
+        st = check_file(name, "CA file", o->ca_file, err);
+    if (st == TW_OK)
+        st = check_file(name, "client certificate", o->cert_file, err);
+    if (st == TW_OK)
+        st = check_file(name, "client key", o->key_file, err);
+    if (st != TW_OK) {
+        curl_free(log_url);
+        return NULL;
+    }
+
+    http_sender *h = calloc(1, sizeof(*h));
+    if (!h) {
+        curl_free(log_url);
+        goto fail_nomem;
+    }
+    h->base.vtable = &http_vtable;
+    h->log_url = log_url;
+    h->fmt_vt = format;
+    h->fmt = format->new_format();
+    if (!h->fmt || !dup_opt(&h->url, url) || !dup_opt(&h->user, o->user) ||
+        !dup_opt(&h->password, o->password) || !dup_opt(&h->ca_file, o->ca_file) ||
+        !dup_opt(&h->cert_file, o->cert_file) || !dup_opt(&h->key_file, o->key_file))
+        goto fail_nomem;
+
+    char line[64];
+    snprintf(line, sizeof line, "Content-Type: %s", format->content_type);
+    /* "Expect:" stops curl from waiting for a 100 Continue on large bodies,
+     * which servers that do not answer it turn into a one-second stall. */
+    if (!add_header(&h->headers, line) || !add_header(&h->headers, "Expect:"))
+        goto fail_nomem;
+    if (o->bearer_token) {
+        size_t len = strlen("Authorization: Bearer ") + strlen(o->bearer_token) + 1;
+        char *auth = malloc(len);
+        bool ok = auth != NULL;
+        if (ok) {
+            snprintf(auth, len, "Authorization: Bearer %s", o->bearer_token);
+            ok = add_header(&h->headers, auth);
+            free(auth);
+        }
+        if (!ok)
+            goto fail_nomem;
+    }
+    for (size_t i = 0; i < o->n_headers; i++) {
+        if (!add_header(&h->headers, o->headers[i]))
+            goto fail_nomem;
+    }
+    h->connect_timeout_ms = o->connect_timeout_ms;
+    h->timeout_ms = o->timeout_ms;
+    h->max_body = o->max_body_bytes;
+    h->max_retries = o->max_retries;
+    h->initial_backoff_ms = o->initial_backoff_ms;
+    h->max_retry_time_ms = o->max_retry_time_ms;
+    h->rng = (uint64_t)tw__mono_ns() ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15u;
+    if (h->rng == 0)
+        h->rng = 1;
+    tw__buf_init(&h->body);
+    return &h->base;
+
+fail_nomem:
+    http_free(h ? &h->base : NULL);
+    tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
+    return NULL;
+}
