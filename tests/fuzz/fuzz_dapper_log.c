@@ -1,0 +1,231 @@
+/*
+ * tests/fuzz/fuzz_dapper_log.c: libFuzzer target for the Dapper-style span
+ * log decoder and line reader (sdk/src/wire/dapper_log.h). The bridge reads
+ * these files from disks it does not control, so the decoder must never
+ * crash, leak or hang on any bytes, and must fail exactly when it sets an
+ * error, whose message names the line ("line 1: ...").
+ *
+ * Input: the whole input is one line for tw__dapper_log_decode, run with and
+ * without an error out parameter (the results must agree: control flow
+ * never depends on @err). A record that decodes is encoded again with an
+ * encoder built from its own process and decoded once more: the model and
+ * process must come back equal (the round trip is exact for everything the
+ * decoder accepts), and encoding that second model must give the very same
+ * bytes (the writer's form is canonical). The input is also read as a
+ * stream of lines by the reader, which must report each line as a record,
+ * a malformed line, or the end, with increasing line numbers.
+ *
+ * Built and run by tests/fuzz/run_fuzz.sh (clang, -fsanitize=fuzzer,address,
+ * undefined); seeds in tests/fuzz/corpus/dapper_log/, tokens in
+ * tests/fuzz/dapper_log.dict.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "wire/dapper_log.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "fuzz_dapper_log: %s\n", what);
+    abort();
+}
+
+/* ---- model equality (as tests/unit/wire/test_dapper_log.c defines it) --------------------- */
+
+static bool values_equal(const tw__tag *a, const tw__tag *b)
+{
+    if (strcmp(a->key, b->key) != 0 || a->type != b->type)
+        return false;
+    switch (a->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY:
+        return a->len == b->len && (a->len == 0 || memcmp(a->v.bin, b->v.bin, a->len) == 0);
+    case TW_VALUE_DOUBLE:
+        if (isnan(a->v.dbl) || isnan(b->v.dbl))
+            return isnan(a->v.dbl) && isnan(b->v.dbl);
+        return a->v.dbl == b->v.dbl && signbit(a->v.dbl) == signbit(b->v.dbl);
+    case TW_VALUE_BOOL:
+        return a->v.boolean == b->v.boolean;
+    case TW_VALUE_INT64:
+        return a->v.i64 == b->v.i64;
+    }
+    return false;
+}
+
+static bool tags_equal(const tw__tag *a, size_t na, const tw__tag *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if (!values_equal(&a[i], &b[i]))
+            return false;
+    }
+    return true;
+}
+
+static bool spans_equal(const tw__span_data *a, const tw__span_data *b)
+{
+    if (a->trace_id_high != b->trace_id_high || a->trace_id_low != b->trace_id_low ||
+        a->span_id != b->span_id || a->parent_id != b->parent_id || a->flags != b->flags ||
+        strcmp(a->operation, b->operation) != 0 || a->start_us != b->start_us ||
+        a->duration_us != b->duration_us || a->n_refs != b->n_refs || a->n_logs != b->n_logs ||
+        !tags_equal(a->tags, a->n_tags, b->tags, b->n_tags))
+        return false;
+    for (size_t i = 0; i < a->n_refs; i++) {
+        if (a->refs[i].type != b->refs[i].type ||
+            a->refs[i].trace_id_high != b->refs[i].trace_id_high ||
+            a->refs[i].trace_id_low != b->refs[i].trace_id_low ||
+            a->refs[i].span_id != b->refs[i].span_id)
+            return false;
+    }
+    for (size_t i = 0; i < a->n_logs; i++) {
+        if (a->logs[i].timestamp_us != b->logs[i].timestamp_us ||
+            !tags_equal(a->logs[i].fields, a->logs[i].n_fields, b->logs[i].fields,
+                        b->logs[i].n_fields))
+            return false;
+    }
+    return true;
+}
+
+static bool processes_equal(const tw__process *a, const tw__process *b)
+{
+    return strcmp(a->service_name, b->service_name) == 0 &&
+           tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
+}
+
+/* ---- one line ----------------------------------------------------------------------------- */
+
+/* Encodes @span with an encoder of @process into @out; aborts on failure
+ * (every decoded model must be encodable; allocation failure aside). */
+static void encode(const tw__process *process, const tw__span_data *span, tw__buf *out)
+{
+    tw__dapper_log_encoder *enc = tw__dapper_log_encoder_new(process);
+    if (!enc)
+        fail("no encoder for a decoded process");
+    tw__buf_reset(out);
+    if (!tw__dapper_log_encode_span(enc, span, out))
+        fail("a decoded span does not encode");
+    tw__dapper_log_encoder_free(enc);
+    if (out->len < 2 || out->data[out->len - 1] != '\n' ||
+        memchr(out->data, '\n', out->len - 1) != NULL)
+        fail("an encoded record is not exactly one line");
+}
+
+static void fuzz_line(const char *line, size_t len)
+{
+    tw__span_data *span = NULL, *quiet_span = NULL;
+    tw__process process, quiet_process;
+    tw_error *err = NULL;
+    tw_status st = tw__dapper_log_decode(line, len, 1, &span, &process, &err);
+    tw_status quiet = tw__dapper_log_decode(line, len, 1, &quiet_span, &quiet_process, NULL);
+    if (st != quiet)
+        fail("the decoder's result depends on whether err is NULL");
+    if ((st == TW_OK) != (err == NULL))
+        fail("the decoder set an error on success or none on failure");
+    if (st != TW_OK) {
+        if (st != TW_E_MALFORMED && st != TW_E_NOMEM)
+            fail("the decoder failed with a status other than MALFORMED or NOMEM");
+        if (strncmp(tw_error_message(err), "line 1: ", 8) != 0)
+            fail("the error message does not start with \"line 1: \"");
+        tw_error_free(err);
+        return;
+    }
+    if (!spans_equal(span, quiet_span) || !processes_equal(&process, &quiet_process))
+        fail("two decodings of one line differ");
+    tw__span_data_unref(quiet_span);
+    tw__process_clear(&quiet_process);
+
+    tw__buf first, second;
+    tw__buf_init(&first);
+    tw__buf_init(&second);
+    encode(&process, span, &first);
+    tw__span_data *again = NULL;
+    tw__process again_process;
+    if (tw__dapper_log_decode((const char *)first.data, first.len, 1, &again, &again_process,
+                              NULL) != TW_OK)
+        fail("the encoder's output does not decode");
+    if (!spans_equal(span, again))
+        fail("decode(encode(span)) differs from span");
+    if (!processes_equal(&process, &again_process))
+        fail("decode(encode(process)) differs from process");
+    encode(&again_process, again, &second);
+    if (first.len != second.len || memcmp(first.data, second.data, first.len) != 0)
+        fail("encoding is not canonical: two encodings of one model differ");
+    tw__buf_free(&first);
+    tw__buf_free(&second);
+    tw__span_data_unref(again);
+    tw__process_clear(&again_process);
+    tw__span_data_unref(span);
+    tw__process_clear(&process);
+}
+
+/* ---- the input as a stream of lines ------------------------------------------------------ */
+
+static void fuzz_reader(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return; /* fmemopen refuses an empty buffer */
+    FILE *f = fmemopen((void *)data, size, "r");
+    if (!f)
+        return;
+    /* A small limit, so that the oversized-line path runs too. */
+    tw__dapper_log_reader *r = tw__dapper_log_reader_new(f, 256);
+    if (!r)
+        abort();
+    size_t last_line = 0;
+    for (size_t calls = 0; calls <= size + 1; calls++) {
+        tw__span_data *span = NULL;
+        tw__process process;
+        tw_error *err = NULL;
+        tw_status st = tw__dapper_log_reader_next(r, &span, &process, &err);
+        if (st == TW_E_NOT_FOUND) {
+            if (err)
+                fail("the reader set an error at the end");
+            break;
+        }
+        size_t line = tw__dapper_log_reader_line(r);
+        if (line <= last_line)
+            fail("the reader's line numbers do not increase");
+        last_line = line;
+        if ((st == TW_OK) != (err == NULL))
+            fail("the reader set an error on success or none on failure");
+        if (st == TW_OK) {
+            tw__span_data_unref(span);
+            tw__process_clear(&process);
+        } else {
+            char prefix[32];
+            snprintf(prefix, sizeof prefix, "line %zu: ", line);
+            if (st != TW_E_MALFORMED && st != TW_E_NOMEM)
+                fail("the reader failed with a status other than MALFORMED or NOMEM");
+            if (strncmp(tw_error_message(err), prefix, strlen(prefix)) != 0)
+                fail("a reader error does not name its line");
+            tw_error_free(err);
+        }
+        if (calls == size + 1)
+            fail("the reader does not reach the end");
+    }
+    tw__dapper_log_reader_free(r);
+    fclose(f);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An allocation of exactly the input's size, so that ASan catches a
+     * read past its end (the decoder is given a length, not a string). */
+    char *line = malloc(size ? size : 1);
+    if (!line)
+        return 0;
+    if (size)
+        memcpy(line, data, size);
+    fuzz_line(line, size);
+    free(line);
+    fuzz_reader(data, size);
+    return 0;
+}
