@@ -56,7 +56,9 @@ TW_EXTERN tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_
  * sampler: each operation has a probability (default @default_probability)
  * and a lower bound of @lower_bound_per_second traces per second, so a rare
  * operation is still seen. At most @max_operations (0 = 2000) operations
- * are tracked; further ones use the default probability alone. Tags:
+ * are tracked; further ones use the default probability alone. A bound of
+ * 0 means none (Jaeger's Go client would still let one trace of each
+ * operation through its full token bucket). Tags:
  * probabilistic/<rate> or lowerbound/<rate>, whichever decided.
  * Returns: (transfer full) (nullable) NULL with @err set for a probability
  * outside [0, 1] or a negative bound. Since: 0.1
@@ -91,7 +93,57 @@ TW_EXTERN tw_sampler *tw_sampler_adaptive_new(double target_traces_per_second,
  * -1 when unknown (or not an adaptive sampler). Since: 0.1 */
 TW_EXTERN double tw_sampler_adaptive_probability(const tw_sampler *sampler, const char *operation);
 
-/** tw_sampler_type: "const", "probabilistic", "ratelimiting",
+/*
+ * The remote sampler: follows the strategy the Jaeger agent or collector
+ * serves at GET <endpoint>?service=NAME (probabilistic, rate limiting or
+ * per-operation), polled with libcurl on a background thread; the first
+ * poll happens in tw_sampler_remote_new, bounded by a short timeout, so a
+ * short-lived program samples by the served strategy too. A failed or
+ * garbled answer keeps the last good strategy.
+ */
+typedef struct tw_remote_sampler_options tw_remote_sampler_options;
+
+/** tw_remote_sampler_options_new: defaults: endpoint
+ * http://127.0.0.1:5778/sampling, initial sampler probabilistic 0.001,
+ * refresh every 60000 ms, first poll bounded by 1000 ms, 2000 operations.
+ * Returns: (transfer full) (nullable) NULL for an empty @service. Since: 0.1 */
+TW_EXTERN tw_remote_sampler_options *tw_remote_sampler_options_new(const char *service);
+TW_EXTERN void tw_remote_sampler_options_free(tw_remote_sampler_options *opts);
+/** The sampling URL; "?service=NAME" (or "&service=" when it has a query) is
+ * appended. Since: 0.1 */
+TW_EXTERN tw_status tw_remote_sampler_options_set_endpoint(tw_remote_sampler_options *opts,
+                                                           const char *url);
+/** The sampler used until a strategy arrives (ownership moves). Since: 0.1 */
+TW_EXTERN tw_status tw_remote_sampler_options_set_initial_sampler(tw_remote_sampler_options *opts,
+                                                                  tw_sampler *initial);
+TW_EXTERN tw_status tw_remote_sampler_options_set_refresh_interval_ms(
+    tw_remote_sampler_options *opts, unsigned int interval_ms);
+/** 0 skips the poll at creation. Since: 0.1 */
+TW_EXTERN tw_status tw_remote_sampler_options_set_first_poll_timeout_ms(
+    tw_remote_sampler_options *opts, unsigned int timeout_ms);
+TW_EXTERN tw_status tw_remote_sampler_options_set_max_operations(tw_remote_sampler_options *opts,
+                                                                 size_t max_operations);
+
+/**
+ * tw_sampler_remote_new: creates the sampler, polls once (bounded by the
+ * first-poll timeout; this is the one call here that waits on the network)
+ * and starts the poller thread. The initial sampler moves out of @opts.
+ * Returns: (transfer full) (nullable) NULL with @err set on allocation or
+ * thread failure (an unreachable endpoint is not an error). Since: 0.1
+ */
+TW_EXTERN tw_sampler *tw_sampler_remote_new(tw_remote_sampler_options *opts, tw_error **err);
+
+typedef enum tw_remote_counter {
+    TW_REMOTE_QUERIES_OK = 0,     /* HTTP 200 answers */
+    TW_REMOTE_QUERIES_FAILED = 1, /* unreachable, timed out, or not 200 */
+    TW_REMOTE_UPDATES_OK = 2,     /* new strategies applied */
+    TW_REMOTE_UPDATES_FAILED = 3  /* answers that did not parse or build */
+} tw_remote_counter;
+
+/** tw_sampler_remote_counter: Returns: the counter, 0 for other samplers. Since: 0.1 */
+TW_EXTERN uint64_t tw_sampler_remote_counter(const tw_sampler *sampler, tw_remote_counter counter);
+
+/** tw_sampler_type: "const", "probabilistic", "ratelimiting", "remote",
  * "per-operation", "adaptive"; "" for NULL. Since: 0.1 */
 TW_EXTERN const char *tw_sampler_type(const tw_sampler *sampler);
 

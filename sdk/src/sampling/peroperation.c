@@ -26,6 +26,7 @@
 typedef struct {
     double probability;
     uint64_t boundary;
+    bool has_lower_bound; /* a bound of 0 means none (see decide_with) */
     tw__rate_limiter lower_bound;
 } operation_entry;
 
@@ -53,6 +54,7 @@ static operation_entry *entry_new(double probability, double lower_bound)
         return NULL;
     e->probability = probability;
     e->boundary = tw__probability_boundary(probability);
+    e->has_lower_bound = lower_bound > 0;
     tw__rate_limiter_init(&e->lower_bound, lower_bound);
     return e;
 }
@@ -73,15 +75,19 @@ static operation_entry *add_locked(per_operation_sampler *p, const char *op, dou
     return e;
 }
 
+/* A lower bound of 0 means no bound. Jaeger's Go client builds a limiter
+ * even then, whose bucket (capped at max(rate, 1), starting full) lets one
+ * trace of every operation through; a server that sends 0 means "none". */
 static void decide_with(operation_entry *e, uint64_t lo, tw__sampling_decision *out)
 {
     tw_value rate = {.type = TW_VALUE_DOUBLE, .as.dbl = e->probability};
     if (tw__probabilistic_hit(e->boundary, e->probability, lo)) {
-        tw__rate_limiter_take(&e->lower_bound, 1.0); /* counts against the bound */
+        if (e->has_lower_bound)
+            tw__rate_limiter_take(&e->lower_bound, 1.0); /* counts against the bound */
         *out = (tw__sampling_decision){true, "probabilistic", rate};
     } else {
-        *out = (tw__sampling_decision){tw__rate_limiter_take(&e->lower_bound, 1.0), "lowerbound",
-                                       rate};
+        bool by_bound = e->has_lower_bound && tw__rate_limiter_take(&e->lower_bound, 1.0);
+        *out = (tw__sampling_decision){by_bound, "lowerbound", rate};
     }
 }
 

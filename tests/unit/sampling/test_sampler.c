@@ -218,6 +218,12 @@ static void test_per_operation_probability_and_tags(void)
         half += d.is_sampled;
     }
     CU_ASSERT(half > 4700 && half < 5300);
+    /* A lower bound of 0 is no bound: probability 0 never samples. */
+    for (int i = 0; i < 10; i++) {
+        decide(s, "half", &d);
+        if (!d.is_sampled)
+            CU_ASSERT_STRING_EQUAL(d.type, "lowerbound");
+    }
     /* Past max_operations: the default probability (0) decides alone. */
     decide(s, "unknown", &d);
     CU_ASSERT_FALSE(d.is_sampled);

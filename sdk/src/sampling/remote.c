@@ -1,0 +1,350 @@
+/*
+ * sampling/remote.c: the remote sampler: the strategy is served by the
+ * Jaeger agent or collector (GET <endpoint>?service=NAME, WIRE-NOTES 6.4)
+ * and followed as it changes, so operators steer sampling centrally.
+ *
+ * It starts from an initial sampler (by default probabilistic 0.001, as in
+ * Jaeger) and polls once while it is created, bounded by a short timeout, so
+ * even a short-lived program samples by the served strategy and not only
+ * after the first interval (Jaeger's Go client waits a full minute). A
+ * background thread then polls every refresh interval with libcurl. A
+ * strategy that differs from the current one is turned into a new sampler
+ * and swapped in; an unreachable endpoint, an HTTP error or a document that
+ * does not parse keeps the last good strategy, counted and logged.
+ *
+ * Locking: `lock` (a rwlock) guards `current`: decisions read it, a swap
+ * writes it and frees the old sampler only after the write lock is held, so
+ * no decision is still using it. `wait_lock`/`wake` pace the poller and let
+ * free() stop it at once. Counters are relaxed atomics (statistics).
+ */
+#include "sampling/sampling.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sampling/strategy.h"
+#include "wire/jaeger_thrift.h" /* tw__buf */
+
+struct tw_remote_sampler_options {
+    char *service;
+    char *endpoint;
+    tw_sampler *initial;
+    unsigned int refresh_interval_ms;
+    unsigned int first_poll_timeout_ms;
+    size_t max_operations;
+};
+
+typedef struct {
+    tw_sampler base;
+    pthread_rwlock_t lock;
+    tw_sampler *current;   /* guarded by lock */
+    tw__strategy strategy; /* the strategy behind current (poller thread only) */
+    bool has_strategy;     /* poller thread only */
+
+    char *url;
+    unsigned int refresh_interval_ms;
+    size_t max_operations;
+    CURL *curl;   /* poller thread only (and the first poll, before it starts) */
+    tw__buf body; /* poller thread only */
+
+    pthread_mutex_t wait_lock;
+    pthread_cond_t wake;
+    bool is_stopping; /* guarded by wait_lock */
+    bool has_thread;
+    pthread_t thread;
+
+    atomic_uint_fast64_t counters[4]; /* indexed by tw_remote_counter */
+} remote_sampler;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+    /* Once per process, never cleaned up: other users of libcurl in the
+     * same process may still need it at exit. */
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+tw_remote_sampler_options *tw_remote_sampler_options_new(const char *service)
+{
+    TW_CHECK_ARG(service && *service, NULL);
+    tw_remote_sampler_options *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    o->service = strdup(service);
+    o->endpoint = strdup("http://127.0.0.1:5778/sampling");
+    o->refresh_interval_ms = 60000;
+    o->first_poll_timeout_ms = 1000;
+    o->max_operations = 2000;
+    if (!o->service || !o->endpoint) {
+        tw_remote_sampler_options_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void tw_remote_sampler_options_free(tw_remote_sampler_options *opts)
+{
+    if (!opts)
+        return;
+    free(opts->service);
+    free(opts->endpoint);
+    tw_sampler_free(opts->initial);
+    free(opts);
+}
+
+tw_status tw_remote_sampler_options_set_endpoint(tw_remote_sampler_options *opts, const char *url)
+{
+    TW_CHECK_ARG(opts && url && *url, TW_E_INVALID_ARG);
+    char *copy = strdup(url);
+    if (!copy)
+        return TW_E_NOMEM;
+    free(opts->endpoint);
+    opts->endpoint = copy;
+    return TW_OK;
+}
+
+tw_status tw_remote_sampler_options_set_initial_sampler(tw_remote_sampler_options *opts,
+                                                        tw_sampler *initial)
+{
+    TW_CHECK_ARG(opts && initial, TW_E_INVALID_ARG);
+    if (opts->initial != initial)
+        tw_sampler_free(opts->initial);
+    opts->initial = initial;
+    return TW_OK;
+}
+
+tw_status tw_remote_sampler_options_set_refresh_interval_ms(tw_remote_sampler_options *opts,
+                                                            unsigned int interval_ms)
+{
+    TW_CHECK_ARG(opts && interval_ms >= 1, TW_E_INVALID_ARG);
+    opts->refresh_interval_ms = interval_ms;
+    return TW_OK;
+}
+
+tw_status tw_remote_sampler_options_set_first_poll_timeout_ms(tw_remote_sampler_options *opts,
+                                                              unsigned int timeout_ms)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    opts->first_poll_timeout_ms = timeout_ms;
+    return TW_OK;
+}
+
+tw_status tw_remote_sampler_options_set_max_operations(tw_remote_sampler_options *opts,
+                                                       size_t max_operations)
+{
+    TW_CHECK_ARG(opts && max_operations >= 1, TW_E_INVALID_ARG);
+    opts->max_operations = max_operations;
+    return TW_OK;
+}
+
+/* ---- polling ----------------------------------------------------------------------------- */
+
+static size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+    tw__buf *body = user;
+    size_t len = size * n;
+    if (body->len + len > TW__STRATEGY_MAX_BYTES || !tw__buf_append(body, data, len))
+        return 0; /* aborts the transfer: counted as a failed query */
+    return len;
+}
+
+static void count(remote_sampler *r, tw_remote_counter c)
+{
+    atomic_fetch_add_explicit(&r->counters[c], 1, memory_order_relaxed);
+}
+
+/* One query; applies a new strategy when it differs. Poller thread (or the
+ * constructor, before the thread exists). */
+static void poll_once(remote_sampler *r, long timeout_ms)
+{
+    tw__buf_reset(&r->body);
+    curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    CURLcode rc = curl_easy_perform(r->curl);
+    long status = 0;
+    curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK || status != 200) {
+        count(r, TW_REMOTE_QUERIES_FAILED);
+        tw__log_msg(TW_LOG_WARN, "remote sampler: GET %s failed: %s", r->url,
+                    rc != CURLE_OK ? curl_easy_strerror(rc) : "HTTP status not 200");
+        return;
+    }
+    count(r, TW_REMOTE_QUERIES_OK);
+    tw__strategy fresh;
+    tw_error *err = NULL;
+    if (!tw__strategy_parse((const char *)r->body.data, r->body.len, &fresh, &err)) {
+        count(r, TW_REMOTE_UPDATES_FAILED);
+        tw__log_msg(TW_LOG_WARN, "remote sampler: %s: %s (keeping the last good strategy)", r->url,
+                    tw_error_message(err));
+        tw_error_free(err);
+        return;
+    }
+    if (r->has_strategy && tw__strategy_equal(&fresh, &r->strategy)) {
+        tw__strategy_clear(&fresh); /* unchanged: keep the sampler and its state */
+        return;
+    }
+    tw_sampler *next = tw__strategy_sampler(&fresh, r->max_operations, &err);
+    if (!next) {
+        count(r, TW_REMOTE_UPDATES_FAILED);
+        tw__log_msg(TW_LOG_WARN, "remote sampler: %s", tw_error_message(err));
+        tw_error_free(err);
+        tw__strategy_clear(&fresh);
+        return;
+    }
+    pthread_rwlock_wrlock(&r->lock);
+    tw_sampler *old = r->current;
+    r->current = next;
+    pthread_rwlock_unlock(&r->lock);
+    tw_sampler_free(old); /* no decision holds it: we had the write lock */
+    if (r->has_strategy)
+        tw__strategy_clear(&r->strategy);
+    r->strategy = fresh;
+    r->has_strategy = true;
+    count(r, TW_REMOTE_UPDATES_OK);
+}
+
+static void *poller(void *arg)
+{
+    remote_sampler *r = arg;
+    /* Each query may take at most the interval (and 10 s, Jaeger's Go
+     * timeout), so stopping never waits longer than that. */
+    long timeout = r->refresh_interval_ms < 10000 ? (long)r->refresh_interval_ms : 10000;
+    pthread_mutex_lock(&r->wait_lock);
+    while (!r->is_stopping) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += r->refresh_interval_ms / 1000;
+        deadline.tv_nsec += (long)(r->refresh_interval_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        int rc = 0;
+        while (!r->is_stopping && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&r->wake, &r->wait_lock, &deadline);
+        if (r->is_stopping)
+            break;
+        pthread_mutex_unlock(&r->wait_lock);
+        poll_once(r, timeout);
+        pthread_mutex_lock(&r->wait_lock);
+    }
+    pthread_mutex_unlock(&r->wait_lock);
+    return NULL;
+}
+
+/* ---- the sampler -------------------------------------------------------------------------- */
+
+static void remote_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+                          tw__sampling_decision *out)
+{
+    remote_sampler *r = (remote_sampler *)s;
+    pthread_rwlock_rdlock(&r->lock);
+    tw__sampler_decide(r->current, hi, lo, op, out);
+    pthread_rwlock_unlock(&r->lock);
+}
+
+static void remote_free(tw_sampler *s)
+{
+    remote_sampler *r = (remote_sampler *)s;
+    if (r->has_thread) {
+        pthread_mutex_lock(&r->wait_lock);
+        r->is_stopping = true;
+        pthread_cond_signal(&r->wake);
+        pthread_mutex_unlock(&r->wait_lock);
+        pthread_join(r->thread, NULL);
+    }
+    if (r->curl)
+        curl_easy_cleanup(r->curl);
+    tw_sampler_free(r->current);
+    if (r->has_strategy)
+        tw__strategy_clear(&r->strategy);
+    tw__buf_free(&r->body);
+    free(r->url);
+    pthread_cond_destroy(&r->wake);
+    pthread_mutex_destroy(&r->wait_lock);
+    pthread_rwlock_destroy(&r->lock);
+    free(r);
+}
+
+static const tw__sampler_vtable remote_vtable = {sizeof(tw__sampler_vtable), "remote",
+                                                 remote_decide, remote_free};
+
+/* endpoint + "?service=" (or "&service=" when it has a query) + escaped name */
+static char *query_url(CURL *curl, const char *endpoint, const char *service)
+{
+    char *escaped = curl_easy_escape(curl, service, 0);
+    if (!escaped)
+        return NULL;
+    size_t len = strlen(endpoint) + strlen(escaped) + 10;
+    char *url = malloc(len);
+    if (url)
+        snprintf(url, len, "%s%cservice=%s", endpoint, strchr(endpoint, '?') ? '&' : '?', escaped);
+    curl_free(escaped);
+    return url;
+}
+
+tw_sampler *tw_sampler_remote_new(tw_remote_sampler_options *opts, tw_error **err)
+{
+    if (!opts) {
+        tw__set_error(err, TW_E_INVALID_ARG, "remote sampler: options are NULL");
+        return NULL;
+    }
+    tw_sampler *initial = opts->initial;
+    opts->initial = NULL; /* moves to the sampler, or dies here */
+    if (!initial && !(initial = tw_sampler_probabilistic_new(0.001, err)))
+        return NULL;
+    pthread_once(&curl_once, curl_init_once);
+    remote_sampler *r = calloc(1, sizeof(*r));
+    if (!r) {
+        tw_sampler_free(initial);
+        tw__set_error(err, TW_E_NOMEM, "remote sampler: out of memory");
+        return NULL;
+    }
+    r->base.vtable = &remote_vtable;
+    pthread_rwlock_init(&r->lock, NULL);
+    pthread_mutex_init(&r->wait_lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    r->current = initial;
+    r->refresh_interval_ms = opts->refresh_interval_ms;
+    r->max_operations = opts->max_operations;
+    tw__buf_init(&r->body);
+    r->curl = curl_easy_init();
+    r->url = r->curl ? query_url(r->curl, opts->endpoint, opts->service) : NULL;
+    if (!r->url) {
+        tw__set_error(err, TW_E_NOMEM, "remote sampler: cannot set up libcurl");
+        remote_free(&r->base);
+        return NULL;
+    }
+    curl_easy_setopt(r->curl, CURLOPT_URL, r->url);
+    curl_easy_setopt(r->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(r->curl, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(r->curl, CURLOPT_USERAGENT, "tracewire/" TW_VERSION_STRING);
+    if (opts->first_poll_timeout_ms > 0)
+        poll_once(r, (long)opts->first_poll_timeout_ms);
+    int rc = pthread_create(&r->thread, NULL, poller, r);
+    if (rc != 0) {
+        tw__set_error(err, TW_E_STATE, "remote sampler: cannot start its thread: %s", strerror(rc));
+        remote_free(&r->base);
+        return NULL;
+    }
+    r->has_thread = true;
+    return &r->base;
+}
+
+uint64_t tw_sampler_remote_counter(const tw_sampler *sampler, tw_remote_counter counter)
+{
+    if (!sampler || sampler->vtable != &remote_vtable || (unsigned)counter > 3)
+        return 0;
+    const remote_sampler *r = (const remote_sampler *)sampler;
+    return atomic_load_explicit(&r->counters[counter], memory_order_relaxed);
+}
