@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 #
-# scripts/demo.sh: build tracewire and run examples/hello, which starts a parent span
-# with two children and prints every span it reports (JAEGER_REPORTER_LOG_SPANS=true).
-# No Jaeger agent is needed: the UDP datagrams go to localhost:6831 whether or not
-# anything listens there, and hello's last line counts what was sent and what failed.
+# scripts/demo.sh: build tracewire and run the three-process demo (examples/demo/): a
+# `frontend` HTTP service (libmicrohttpd) that calls `backend-a` and `backend-b` over HTTP
+# (libcurl, instrumented with tracewire/curl.h); backend-b fans out on a GLib thread pool.
+# tests/demo/demo_trace plays the Jaeger agent (a UDP port on loopback), starts the three
+# processes with JAEGER_AGENT_PORT pointing at it, sends one request, stops them (each
+# closes its tracer, which flushes), then prints the one trace their spans form as an
+# indented tree (service, operation, duration, kind, status) and checks it. No Jaeger is
+# needed. The same program is a `make check` test.
 #
 # Installs the Debian packages (scripts/deps.sh), bootstraps with autoreconf if the tree
 # has no configure script yet, and builds in _build/demo (or in the source directory
 # when that is already configured in-tree). Re-runs only rebuild what changed.
 #
 # Environment: TW_JOBS (make -j, default 2), TW_SKIP_DEPS=1 (skip deps.sh), TW_BUILD_ROOT
-# (default <source>/_build). Any JAEGER_* variable you set overrides the demo's value.
+# (default <source>/_build), TW_DEMO_TIMEOUT_S (the demo's watchdog, default 60). JAEGER_*
+# variables other than the service name, agent and sampler pass through to the three
+# services (JAEGER_PROPAGATION=b3 runs the demo with B3 headers).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,17 +42,20 @@ else
     fi
 fi
 
-echo "demo: building in $BUILD"
-# `all` (not just examples/hello): it makes BUILT_SOURCES, the generated Thrift code, first.
-# Test programs are not part of `all`.
-make -C "$BUILD" -j"$JOBS"
+# A build configured before libmicrohttpd was installed has no demo: configure again, with
+# the same arguments, now that deps.sh has installed it.
+if ! grep -Eq '^MHD_LIBS = .+' "$BUILD/Makefile"; then
+    echo "demo: reconfiguring $BUILD (libmicrohttpd was not found last time)"
+    (cd "$BUILD" && ./config.status --recheck >/dev/null && ./config.status >/dev/null)
+fi
 
-echo "demo: running examples/hello"
+echo "demo: building in $BUILD"
+# `all` first: it makes BUILT_SOURCES (the generated Thrift code), the libraries and the
+# demo services; the driver is a test program, so it is named explicitly.
+make -C "$BUILD" -j"$JOBS"
+make -C "$BUILD" -j"$JOBS" tests/demo/demo_trace
+
+echo "demo: running the three-process demo"
 echo
 cd "$BUILD"
-exec env \
-    JAEGER_SERVICE_NAME="${JAEGER_SERVICE_NAME:-hello}" \
-    JAEGER_SAMPLER_TYPE="${JAEGER_SAMPLER_TYPE:-const}" \
-    JAEGER_SAMPLER_PARAM="${JAEGER_SAMPLER_PARAM:-1}" \
-    JAEGER_REPORTER_LOG_SPANS="${JAEGER_REPORTER_LOG_SPANS:-true}" \
-    ./examples/hello
+exec ./tests/demo/demo_trace

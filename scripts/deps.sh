@@ -23,6 +23,10 @@ packages=(
     build-essential autoconf automake libtool pkg-config git ca-certificates
     # build-time code generator and libraries
     thrift-compiler libthrift-c-glib-dev libglib2.0-dev libcurl4-openssl-dev libssl-dev
+    # the one JSON library (bridge, JSON wire formats)
+    libjansson-dev
+    # optional for the library: the microhttpd contrib, its tests and the demo (scripts/demo.sh)
+    libmicrohttpd-dev
     # tests
     libcunit1-dev python3 python3-thrift valgrind clang libclang-rt-14-dev clang-format
 )

@@ -6,7 +6,7 @@
 #
 #   plain      configure --enable-werror; make; make check           (_build/plain)
 #   distcheck  make distcheck: the tarball builds and passes check    (_build/plain)
-#   valgrind   the TW_CORE_TESTS programs under valgrind (memcheck)   (_build/plain)
+#   valgrind   the TW_VALGRIND_TESTS programs under valgrind (memcheck)   (_build/plain)
 #   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
 #   tsan       configure --enable-tsan; the tracer/span/reporter tests under TSan
 #   fuzz       each libFuzzer target (tests/fuzz/fuzz_*.c) built with clang and the
@@ -21,7 +21,7 @@
 # Environment:
 #   TW_TEST_STAGES  stages to run, space separated (default: all, in the order above)
 #   TW_JOBS         make -j value (default 2: the CI machine has 2 cores)
-#   TW_FUZZ_SECONDS how long each fuzz target runs (default 60)
+#   TW_FUZZ_SECONDS how long each fuzz target runs (default 20)
 #   TW_BUILD_ROOT   where the build directories go (default: <source>/_build)
 #   TW_CLEAN=1      delete the build directories first (default: reuse, make rebuilds
 #                   what changed)
@@ -43,14 +43,15 @@ STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
 # Today a whole `make check` takes seconds and `make distcheck` under a minute.
 CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-600}     # one `make check` / `make distcheck`, seconds
 PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan, seconds
-# Fuzzing is bounded by time, not by coverage: a minute per target finds the shallow bugs
+# Fuzzing is bounded by time, not by coverage: 20 s per target (8 targets) finds the shallow bugs
 # (a read past a NUL, a leak on an error path) at each CI run; longer runs are for a
 # developer's machine (TW_FUZZ_SECONDS=3600).
-FUZZ_SECONDS=${TW_FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${TW_FUZZ_SECONDS:-20}
 
 # The unit programs that the TSan stage runs: the ones with threads.
 TSAN_TESTS="tests/unit/test_span tests/unit/test_tracer tests/unit/test_udp_reporter
-tests/unit/test_reporter"
+tests/unit/test_reporter tests/unit/test_scope tests/unit/test_scope_glib tests/unit/test_sampler
+tests/unit/test_remote_sampler"
 
 for stage in $STAGES; do
     case " $ALL_STAGES " in
@@ -152,7 +153,7 @@ show_test_logs() {
     fi
 }
 
-# core_tests NAME: the value of TW_CORE_TESTS, as make sees it in $BUILD_ROOT/NAME. Make
+# core_tests NAME: the value of TW_VALGRIND_TESTS (Makefile.am), as make sees it in $BUILD_ROOT/NAME. Make
 # itself evaluates the variable (continuations, +=, references), through an extra
 # makefile with a print rule, so Makefile.am needs no helper target. If that fails, the
 # plain assignment lines in tests/Makefile.inc are read instead.
@@ -161,7 +162,7 @@ core_tests() {
     # shellcheck disable=SC2016 # $($*) is make syntax, not shell
     printf 'tw-print-var-%%:\n\t@echo $($*)\n' >"$mk"
     value=$(make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" \
-        tw-print-var-TW_CORE_TESTS 2>/dev/null)
+        tw-print-var-TW_VALGRIND_TESTS 2>/dev/null)
     if [ -z "${value// /}" ]; then
         value=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$SRC/tests/Makefile.inc" |
             sed -n 's/^TW_CORE_TESTS[[:space:]]*+\{0,1\}=[[:space:]]*//p' | tr -s ' \t' '  ')

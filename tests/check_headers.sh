@@ -13,6 +13,11 @@
 #   2. checks that it includes nothing but <stddef.h> <stdint.h> <stdbool.h> <stdarg.h>
 #      and other tracewire/ headers;
 #   3. checks that a header declaring functions (TW_EXTERN) has extern "C" guards.
+# Contrib headers (instrumentation of one library: curl.h, microhttpd.h, glib.h,
+# pthread.h; see contrib_module below) are the exception to 1 and 2: they include their
+# library's header, so they are compiled with that library's cflags (from pkg-config;
+# skipped, not failed, when it is not installed) and may include anything; in exchange
+# tracewire.h must not include them.
 # Exit status: 0 all good, 1 a header failed (named in the output), 77 (automake's
 # "skipped") when no working C++ compiler is found.
 
@@ -88,11 +93,39 @@ is_public_header() {
     [ -f "$src_inc/$file" ] || [ -f "$build_inc/$file" ]
 }
 
+# contrib_module <basename>: the pkg-config module a contrib header is built against ("-"
+# for a header of the C library itself); nothing (status 1) for a plain header.
+contrib_module() {
+    case "$1" in
+    curl.h) echo libcurl ;;
+    microhttpd.h) echo libmicrohttpd ;;
+    glib.h) echo glib-2.0 ;;
+    pthread.h) echo - ;;
+    *) return 1 ;;
+    esac
+}
+
 failed=0
 checked=0
+skipped=0
 for h in $headers; do
     name=tracewire/$(basename "$h")
     ok=yes
+    dep_flags=""
+    if module=$(contrib_module "$(basename "$h")"); then
+        if [ "$module" = - ]; then
+            dep_flags=""
+        elif ! dep_flags=$(${PKG_CONFIG:-pkg-config} --cflags "$module" 2>/dev/null); then
+            echo "skip: $name (contrib header; $module is not installed)"
+            skipped=$((skipped + 1))
+            continue
+        fi
+        if grep -q "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]\(tracewire/\)\{0,1\}$(basename "$h")[>\"]" \
+            "$src_inc/tracewire/tracewire.h"; then
+            echo "FAIL: tracewire.h includes the contrib header $name (it must stay optional)"
+            ok=no
+        fi
+    fi
 
     # The declaration after the includes keeps the file from being an empty translation
     # unit (an error under -pedantic) when the header holds only macros (version.h).
@@ -101,13 +134,13 @@ for h in $headers; do
     cp "$tmp/unit.c" "$tmp/unit.cc"
 
     # shellcheck disable=SC2086
-    if ! $CC $c_flags $inc_flags -fsyntax-only "$tmp/unit.c" >"$tmp/out" 2>&1; then
+    if ! $CC $c_flags $inc_flags $dep_flags -fsyntax-only "$tmp/unit.c" >"$tmp/out" 2>&1; then
         echo "FAIL: $name does not compile alone as C11 ($CC $c_flags):"
         sed 's/^/    /' "$tmp/out"
         ok=no
     fi
     # shellcheck disable=SC2086
-    if ! $CXX -x c++ $cxx_flags $inc_flags -fsyntax-only "$tmp/unit.cc" >"$tmp/out" 2>&1; then
+    if ! $CXX -x c++ $cxx_flags $inc_flags $dep_flags -fsyntax-only "$tmp/unit.cc" >"$tmp/out" 2>&1; then
         echo "FAIL: $name does not compile alone as C++11 ($CXX $cxx_flags):"
         sed 's/^/    /' "$tmp/out"
         ok=no
@@ -115,7 +148,9 @@ for h in $headers; do
 
     # Includes: only the four freestanding C headers, or other public tracewire headers
     # (either spelling, <...> or "...").
-    includes=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\([<"][^>"]*[>"]\).*/\1/p' "$h")
+    # Contrib headers may include their library's headers: not checked.
+    includes=""
+    [ -z "$module" ] && includes=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\([<"][^>"]*[>"]\).*/\1/p' "$h")
     for inc in $includes; do
         case "$inc" in
         '<stddef.h>' | '<stdint.h>' | '<stdbool.h>' | '<stdarg.h>') ;;
@@ -143,5 +178,5 @@ for h in $headers; do
     fi
 done
 
-echo "$checked headers checked, $failed failed"
+echo "$checked headers checked, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -55,7 +55,9 @@ void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         n = 0;
-    tw__log_raw(TW_LOG_WARN, stack);
+    /* "Not found" is an answer, not a problem (an untraced request has no
+     * context to extract): it goes to the log at debug level only. */
+    tw__log_raw(status == TW_E_NOT_FOUND ? TW_LOG_DEBUG : TW_LOG_WARN, stack);
     if (!err || *err) /* GError rule: never overwrite a set error */
         return;
     size_t len = strlen(stack);

@@ -139,17 +139,22 @@ struct tw_tracer_options {
     bool is_128bit;
     tw_sampler *sampler;
     tw_reporter *reporter;
+    tw_propagator *propagator; /* NULL: the default (Jaeger only) */
     tw__limits limits;
+    bool use_active_span; /* implicit parent from the active scope (default true) */
 };
 
 struct tw_tracer {
-    atomic_uint refcount; /* the user's handle + one per open sampled span */
+    atomic_uint refcount; /* the user's handle + one per open sampled span and per tw_captured */
     atomic_bool is_closed;
     bool is_128bit;
+    bool use_active_span; /* tw_span_start without a parent uses the active scope */
+    uint64_t scope_key;   /* names this tracer's scope stacks (scope/scope.h); never 0 */
     tw__limits limits;
     tw__process process;
-    tw_sampler *sampler;   /* immutable until free; NULL after */
-    tw_reporter *reporter; /* closed at close, freed at free */
+    tw_sampler *sampler;       /* immutable until free; NULL after */
+    tw_reporter *reporter;     /* closed at close, freed at free */
+    tw_propagator *propagator; /* immutable until free; NULL after */
 
     /* Counters: relaxed atomics; they are statistics, never used to order
      * memory, so relaxed increments are enough. */
@@ -157,6 +162,7 @@ struct tw_tracer {
     atomic_uint_fast64_t spans_finished_sampled;
     atomic_uint_fast64_t spans_after_close;
     atomic_uint_fast64_t traces_started_sampled;
+    atomic_uint_fast64_t extract_warnings; /* baggage/tracestate problems seen by extract */
 };
 
 void tw__tracer_release(tw_tracer *t);

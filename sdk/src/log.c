@@ -19,8 +19,27 @@ static tw_log_fn logger_fn;       /* guarded by logger_lock */
 static void *logger_user_data;    /* guarded by logger_lock */
 static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
 
+/* fork(): keep logger_lock from being copied into the child held by a
+ * thread that does not exist there. */
+static void logger_prepare_fork(void)
+{
+    pthread_mutex_lock(&logger_lock);
+}
+
+static void logger_after_fork(void)
+{
+    pthread_mutex_unlock(&logger_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void)
+{
+    pthread_atfork(logger_prepare_fork, logger_after_fork, logger_after_fork);
+}
+
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
 {
+    pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&logger_lock);
     logger_fn = fn;
     logger_user_data = user_data;

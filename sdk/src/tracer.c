@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "propagation/propagation.h"
 #include "report/report.h"
+#include "scope/scope.h"
 
 bool tw__host_name(char *buf, size_t size);
 bool tw__host_ipv4(char *buf, size_t size);
@@ -37,6 +39,7 @@ tw_tracer_options *tw_tracer_options_new(void)
         return NULL;
     tw__process_init(&o->tags);
     o->is_128bit = true;
+    o->use_active_span = true;
     o->limits = (tw__limits){DEFAULT_MAX_TAGS, DEFAULT_MAX_LOGS, DEFAULT_MAX_LOG_FIELDS,
                              DEFAULT_MAX_VALUE_BYTES};
     return o;
@@ -50,6 +53,7 @@ void tw_tracer_options_free(tw_tracer_options *opts)
     tw__process_clear(&opts->tags);
     tw_sampler_free(opts->sampler);
     tw_reporter_free(opts->reporter);
+    tw_propagator_free(opts->propagator);
     free(opts);
 }
 
@@ -117,6 +121,15 @@ tw_status tw_tracer_options_set_reporter(tw_tracer_options *opts, tw_reporter *r
     return TW_OK;
 }
 
+tw_status tw_tracer_options_set_propagator(tw_tracer_options *opts, tw_propagator *propagator)
+{
+    TW_CHECK_ARG(opts && propagator, TW_E_INVALID_ARG);
+    if (opts->propagator != propagator)
+        tw_propagator_free(opts->propagator);
+    opts->propagator = propagator;
+    return TW_OK;
+}
+
 #define LIMIT_SETTER(name, field)                                                                  \
     tw_status tw_tracer_options_set_##name(tw_tracer_options *opts, size_t value)                  \
     {                                                                                              \
@@ -128,6 +141,13 @@ LIMIT_SETTER(max_tags, max_tags)
 LIMIT_SETTER(max_logs, max_logs)
 LIMIT_SETTER(max_log_fields, max_log_fields)
 LIMIT_SETTER(max_value_bytes, max_value_bytes)
+
+tw_status tw_tracer_options_set_use_active_span(tw_tracer_options *opts, bool use_active_span)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    opts->use_active_span = use_active_span;
+    return TW_OK;
+}
 
 /* ---- tracer ------------------------------------------------------------------------------- */
 
@@ -173,11 +193,13 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
         tw__set_error(err, TW_E_INVALID_ARG, "tw_tracer_new: options are NULL");
         return NULL;
     }
-    /* The sampler and reporter move to the tracer (or die with it). */
+    /* The sampler, reporter and propagator move to the tracer (or die with it). */
     tw_sampler *sampler = opts->sampler;
     tw_reporter *reporter = opts->reporter;
+    tw_propagator *propagator = opts->propagator;
     opts->sampler = NULL;
     opts->reporter = NULL;
+    opts->propagator = NULL;
 
     tw_tracer *t = NULL;
     if (!opts->service || !*opts->service) {
@@ -188,8 +210,11 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
         sampler = tw_sampler_const_new(true);
     if (!reporter)
         reporter = tw_reporter_jaeger_udp_new(NULL, err);
-    if (!sampler || !reporter) {
-        tw__set_error(err, TW_E_NOMEM, "tracer: cannot create the default sampler/reporter");
+    if (!propagator)
+        propagator = tw__propagator_default();
+    if (!sampler || !reporter || !propagator) {
+        tw__set_error(err, TW_E_NOMEM,
+                      "tracer: cannot create the default sampler/reporter/propagator");
         goto fail;
     }
     t = calloc(1, sizeof(*t));
@@ -200,6 +225,8 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     atomic_init(&t->refcount, 1);
     atomic_init(&t->is_closed, false);
     t->is_128bit = opts->is_128bit;
+    t->use_active_span = opts->use_active_span;
+    t->scope_key = tw__scope_new_key();
     t->limits = opts->limits;
     tw__process_init(&t->process);
     if (!build_process(&t->process, opts->service, &opts->tags)) {
@@ -210,6 +237,7 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
         goto fail_process;
     t->sampler = sampler;
     t->reporter = reporter;
+    t->propagator = propagator;
     return t;
 
 fail_process:
@@ -218,6 +246,7 @@ fail_process:
 fail:
     tw_sampler_free(sampler);
     tw_reporter_free(reporter);
+    tw_propagator_free(propagator);
     return NULL;
 }
 
@@ -264,12 +293,17 @@ void tw_tracer_free(tw_tracer *tracer)
 {
     if (!tracer)
         return;
+    /* Before close: spans owned by scopes left open on this thread are then
+     * reported, not dropped as finished after close. */
+    tw__scope_tracer_free(tracer);
     if (!tw_tracer_is_closed(tracer))
         tw_tracer_close(tracer);
     tw_reporter_free(tracer->reporter);
     tw_sampler_free(tracer->sampler);
     tracer->reporter = NULL;
     tracer->sampler = NULL;
+    tw_propagator_free(tracer->propagator);
+    tracer->propagator = NULL;
     tw__span_pool_drain_thread();
     tw__span_data_pool_trim();
     tw__tracer_release(tracer);
@@ -292,6 +326,29 @@ bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, tw_value *v
     return true;
 }
 
+tw_status tw_tracer_inject(tw_tracer *tracer, const tw_span_context *ctx, tw_format format,
+                           const tw_carrier_writer *carrier)
+{
+    TW_CHECK_ARG(tracer && tracer->propagator, TW_E_INVALID_ARG);
+    return tw_propagator_inject(tracer->propagator, ctx, format, carrier);
+}
+
+tw_span_context *tw_tracer_extract(tw_tracer *tracer, tw_format format,
+                                   const tw_carrier_reader *carrier, tw_error **err)
+{
+    if (!tracer || !tracer->propagator) {
+        tw__set_error(err, TW_E_INVALID_ARG, "tw_tracer_extract: the tracer is NULL or freed");
+        return NULL;
+    }
+    /* Warnings reach the logger inside the extract; here they are counted. */
+    size_t n_warnings = 0;
+    tw_span_context *ctx =
+        tw__propagator_extract(tracer->propagator, format, carrier, NULL, NULL, &n_warnings, err);
+    if (n_warnings)
+        atomic_fetch_add_explicit(&tracer->extract_warnings, n_warnings, memory_order_relaxed);
+    return ctx;
+}
+
 uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id)
 {
     if (!tracer)
@@ -305,6 +362,8 @@ uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id)
         return atomic_load_explicit(&tracer->spans_after_close, memory_order_relaxed);
     case TW_TRACER_TRACES_STARTED_SAMPLED:
         return atomic_load_explicit(&tracer->traces_started_sampled, memory_order_relaxed);
+    case TW_TRACER_EXTRACT_WARNINGS:
+        return atomic_load_explicit(&tracer->extract_warnings, memory_order_relaxed);
     }
     return 0;
 }

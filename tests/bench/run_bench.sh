@@ -8,6 +8,11 @@
 #    difference divided by N is the cost per span, per thread (the caller is
 #    thread 1) and for the whole process.
 # 3. The timed table (bench_tracer table), which prints ratios against the peer.
+# 4. Propagation: the OpenTelemetry propagators for Node.js measured now
+#    (tests/bench/peer/propagation_bench.js, packages installed by
+#    tests/interop/propagation/install_peers.sh into the cache the interop test
+#    uses), callgrind instruction counts per call (bench_propagation ir), then
+#    bench_propagation's table with ratios against the peer.
 set -u
 builddir=$(cd "$1" && pwd)
 srcdir=$(cd "$2" && pwd)
@@ -63,3 +68,66 @@ fi
 
 echo "== timed table"
 "$bench" table "$peer_json" "$ir_json"
+
+echo "== propagation peer: OpenTelemetry propagators (Node.js)"
+prop_peer_json="$work/propagation_peer.json"
+rm -f "$prop_peer_json"
+prop_cache="$builddir/tests/interop/.cache/propagation-peers"
+if [ -x "$(command -v node)" ] && sh "$srcdir/tests/interop/propagation/install_peers.sh" "$prop_cache"; then
+    if NODE_PATH="$prop_cache/node_modules" node "$srcdir/tests/bench/peer/propagation_bench.js" \
+        >"$prop_peer_json.tmp"; then
+        mv "$prop_peer_json.tmp" "$prop_peer_json"
+        cat "$prop_peer_json"
+    else
+        echo "propagation peer failed; ratios will be n/a"
+    fi
+else
+    echo "propagation peer not available in this run (see above); ratios will be n/a"
+fi
+
+# Instructions per call of each propagation row: callgrind runs of the `ir`
+# mode with N calls and with 0, the difference divided by N (setup cancels).
+prop_bench="$builddir/tests/bench/bench_propagation"
+prop_ir() { # row op n -> prints the run's total instructions
+    local out="$work/cg.prop.$1.$2.$3"
+    rm -f "$out"
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$prop_bench" ir "$1" "$2" "$3" \
+        >/dev/null 2>"$out.log"; then
+        echo "callgrind run failed: see $out.log" >&2
+        echo 0
+        return
+    fi
+    awk '/^(summary|totals):/ {print $2; exit}' "$out"
+}
+prop_ir_json="$work/propagation_ir.json"
+rm -f "$prop_ir_json"
+if command -v valgrind >/dev/null; then
+    echo "== propagation: callgrind instruction counts"
+    n=10000
+    sep=""
+    {
+        printf "{"
+        for row in jaeger jaeger_baggage b3_multi b3_multi_baggage b3_single b3_single_baggage \
+            w3c w3c_baggage binary binary_baggage; do
+            printf '%s"%s": {' "$sep" "$row"
+            sep=", "
+            opsep=""
+            for op in inject extract; do
+                i0=$(prop_ir "$row" "$op" 0)
+                i1=$(prop_ir "$row" "$op" $n)
+                awk -v s="$opsep" -v op="$op" -v n=$n -v i0="$i0" -v i1="$i1" \
+                    'BEGIN { printf "%s\"%s\": %.1f", s, op, (i1 - i0) / n }'
+                opsep=", "
+            done
+            printf "}"
+        done
+        printf "}\n"
+    } >"$prop_ir_json"
+    cat "$prop_ir_json"
+else
+    echo "valgrind missing: no propagation instruction counts" >&2
+fi
+
+echo "== propagation table"
+"$prop_bench" table "$([ -s "$prop_peer_json" ] && echo "$prop_peer_json")" \
+    "$([ -s "$prop_ir_json" ] && echo "$prop_ir_json")"

@@ -4,24 +4,24 @@
 #include "interop_json.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
-void json_string(FILE *f, const char *s, size_t len)
+#include <jansson.h>
+
+void ij_string(FILE *f, const char *s, size_t len)
 {
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+    /* Jansson writes the string (DESIGN.md: no hand-written JSON escaping);
+     * the other helpers here write only literal keys and hex digits. */
+    json_t *str = json_stringn_nocheck(s, len);
+    if (!str || json_dumpf(str, f, JSON_ENCODE_ANY) != 0) {
+        fprintf(stderr, "interop_json: cannot write a JSON string of %zu bytes\n", len);
+        abort();
     }
-    fputc('"', f);
+    json_decref(str);
 }
 
-void json_hex(FILE *f, const uint8_t *b, size_t len)
+void ij_hex(FILE *f, const uint8_t *b, size_t len)
 {
     fputc('"', f);
     for (size_t i = 0; i < len; i++)
@@ -29,22 +29,22 @@ void json_hex(FILE *f, const uint8_t *b, size_t len)
     fputc('"', f);
 }
 
-void json_id(FILE *f, const char *key, uint64_t id)
+void ij_id(FILE *f, const char *key, uint64_t id)
 {
     fprintf(f, "\"%s\": \"%016" PRIx64 "\"", key, id);
 }
 
-void json_tag(FILE *f, const char *key, size_t key_len, const tw_value *value)
+void ij_tag(FILE *f, const char *key, size_t key_len, const tw_value *value)
 {
     /* jaeger.thrift TagType names, indexed by tw_value_type (same order). */
     static const char *const type_names[] = {"STRING", "DOUBLE", "BOOL", "LONG", "BINARY"};
     fputs("{\"key\": ", f);
-    json_string(f, key, key_len);
+    ij_string(f, key, key_len);
     fprintf(f, ", \"vType\": \"%s\", ", type_names[value->type]);
     switch (value->type) {
     case TW_VALUE_STRING:
         fputs("\"vStr\": ", f);
-        json_string(f, value->as.str, value->len);
+        ij_string(f, value->as.str, value->len);
         break;
     case TW_VALUE_DOUBLE: {
         /* The bits, not a decimal rendering: exact for NaN, -0.0 and
@@ -62,7 +62,7 @@ void json_tag(FILE *f, const char *key, size_t key_len, const tw_value *value)
         break;
     case TW_VALUE_BINARY:
         fputs("\"vBinary\": ", f);
-        json_hex(f, value->as.bin, value->len);
+        ij_hex(f, value->as.bin, value->len);
         break;
     }
     fputc('}', f);

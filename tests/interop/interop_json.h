@@ -15,14 +15,14 @@
 
 #include "tracewire/common.h"
 
-/* A JSON string of @len bytes; UTF-8 passes through (the reader decodes the
- * file as UTF-8), '"', '\\' and control bytes are escaped. */
-void json_string(FILE *f, const char *s, size_t len);
+/* A JSON string of @len bytes (valid UTF-8), written by Jansson; UTF-8
+ * passes through (the reader decodes the file as UTF-8). */
+void ij_string(FILE *f, const char *s, size_t len);
 /* A JSON string of the bytes in lower-case hex. */
-void json_hex(FILE *f, const uint8_t *b, size_t len);
+void ij_hex(FILE *f, const uint8_t *b, size_t len);
 /* "key": "<16 hex digits>" */
-void json_id(FILE *f, const char *key, uint64_t id);
+void ij_id(FILE *f, const char *key, uint64_t id);
 /* One jaeger.thrift Tag: {"key", "vType", and the one v* field of its type}. */
-void json_tag(FILE *f, const char *key, size_t key_len, const tw_value *value);
+void ij_tag(FILE *f, const char *key, size_t key_len, const tw_value *value);
 
 #endif /* TW_TESTS_INTEROP_JSON_H */

@@ -92,7 +92,7 @@ static void json_record_tag(FILE *f, const tw__tag *t)
 {
     tw_value value;
     tw__tag_to_value(t, &value);
-    json_tag(f, t->key, t->key_len, &value);
+    ij_tag(f, t->key, t->key_len, &value);
 }
 
 static void json_tags(FILE *f, const char *key, const tw__tag *tags, size_t n)
@@ -109,15 +109,15 @@ static void json_tags(FILE *f, const char *key, const tw__tag *tags, size_t n)
 static void json_span(FILE *f, const tw__span_data *s)
 {
     fputc('{', f);
-    json_id(f, "traceIdLow", s->trace_id_low);
+    ij_id(f, "traceIdLow", s->trace_id_low);
     fputs(", ", f);
-    json_id(f, "traceIdHigh", s->trace_id_high);
+    ij_id(f, "traceIdHigh", s->trace_id_high);
     fputs(", ", f);
-    json_id(f, "spanId", s->span_id);
+    ij_id(f, "spanId", s->span_id);
     fputs(", ", f);
-    json_id(f, "parentSpanId", s->parent_id);
+    ij_id(f, "parentSpanId", s->parent_id);
     fputs(", \"operationName\": ", f);
-    json_string(f, s->operation, strlen(s->operation));
+    ij_string(f, s->operation, strlen(s->operation));
     fprintf(f, ", \"flags\": %" PRIu32 ", \"startTime\": %" PRId64 ", \"duration\": %" PRId64,
             s->flags, s->start_us, s->duration_us);
     if (s->n_refs) {
@@ -126,11 +126,11 @@ static void json_span(FILE *f, const tw__span_data *s)
             const tw__ref *r = &s->refs[i];
             fprintf(f, "%s{\"refType\": \"%s\", ", i ? ", " : "",
                     r->type == TW__REF_CHILD_OF ? "CHILD_OF" : "FOLLOWS_FROM");
-            json_id(f, "traceIdLow", r->trace_id_low);
+            ij_id(f, "traceIdLow", r->trace_id_low);
             fputs(", ", f);
-            json_id(f, "traceIdHigh", r->trace_id_high);
+            ij_id(f, "traceIdHigh", r->trace_id_high);
             fputs(", ", f);
-            json_id(f, "spanId", r->span_id);
+            ij_id(f, "spanId", r->span_id);
             fputc('}', f);
         }
         fputc(']', f);
@@ -214,7 +214,7 @@ static void json_datagram(FILE *f, const datagram *d)
                 "}, ",
                 tw__jaeger_msg_seq_id(d->seq_no));
     fputs("\"batch\": {\"process\": {\"serviceName\": ", f);
-    json_string(f, d->process->service_name, strlen(d->process->service_name));
+    ij_string(f, d->process->service_name, strlen(d->process->service_name));
     if (d->process->n_tags) {
         fputs(", ", f);
         json_tags(f, "tags", d->process->tags, d->process->n_tags);

@@ -400,16 +400,16 @@ static bool check_counters(const service *svc, uint64_t too_large)
 static void json_finished_span(FILE *f, const tw_finished_span *s)
 {
     fputc('{', f);
-    json_id(f, "traceIdLow", tw_finished_span_trace_id_low(s));
+    ij_id(f, "traceIdLow", tw_finished_span_trace_id_low(s));
     fputs(", ", f);
-    json_id(f, "traceIdHigh", tw_finished_span_trace_id_high(s));
+    ij_id(f, "traceIdHigh", tw_finished_span_trace_id_high(s));
     fputs(", ", f);
-    json_id(f, "spanId", tw_finished_span_span_id(s));
+    ij_id(f, "spanId", tw_finished_span_span_id(s));
     fputs(", ", f);
-    json_id(f, "parentSpanId", tw_finished_span_parent_id(s));
+    ij_id(f, "parentSpanId", tw_finished_span_parent_id(s));
     const char *op = tw_finished_span_operation(s);
     fputs(", \"operationName\": ", f);
-    json_string(f, op, strlen(op));
+    ij_string(f, op, strlen(op));
     fprintf(f, ", \"flags\": %u, \"startTime\": %" PRId64 ", \"duration\": %" PRId64,
             tw_finished_span_flags(s), tw_finished_span_start_us(s),
             tw_finished_span_duration_us(s));
@@ -423,11 +423,11 @@ static void json_finished_span(FILE *f, const tw_finished_span *s)
             tw_finished_span_reference(s, i, &type, &hi, &lo, &id);
             fprintf(f, "%s{\"refType\": \"%s\", ", i ? ", " : "",
                     type == TW_REF_FOLLOWS_FROM ? "FOLLOWS_FROM" : "CHILD_OF");
-            json_id(f, "traceIdLow", lo);
+            ij_id(f, "traceIdLow", lo);
             fputs(", ", f);
-            json_id(f, "traceIdHigh", hi);
+            ij_id(f, "traceIdHigh", hi);
             fputs(", ", f);
-            json_id(f, "spanId", id);
+            ij_id(f, "spanId", id);
             fputc('}', f);
         }
         fputc(']', f);
@@ -440,7 +440,7 @@ static void json_finished_span(FILE *f, const tw_finished_span *s)
             tw_value v = {0};
             tw_finished_span_tag(s, i, &key, &v);
             fputs(i ? ", " : "", f);
-            json_tag(f, key, strlen(key), &v);
+            ij_tag(f, key, strlen(key), &v);
         }
         fputc(']', f);
     }
@@ -456,7 +456,7 @@ static void json_finished_span(FILE *f, const tw_finished_span *s)
                 tw_value v = {0};
                 tw_finished_span_log_field(s, i, j, &key, &v);
                 fputs(j ? ", " : "", f);
-                json_tag(f, key, strlen(key), &v);
+                ij_tag(f, key, strlen(key), &v);
             }
             fputs("]}", f);
         }
@@ -475,8 +475,7 @@ static void json_process(FILE *f, const service *svc)
                                            "client-uuid"};
     const size_t n_detected = sizeof(detected) / sizeof(detected[0]);
     fputs("{\"serviceName\": ", f);
-    json_string(f, tw_tracer_service_name(svc->tracer),
-                strlen(tw_tracer_service_name(svc->tracer)));
+    ij_string(f, tw_tracer_service_name(svc->tracer), strlen(tw_tracer_service_name(svc->tracer)));
     fputs(", \"tags\": [", f);
     bool is_first = true;
     for (size_t i = 0; i < n_detected + svc->n_tags; i++) {
@@ -488,7 +487,7 @@ static void json_process(FILE *f, const service *svc)
         if (is_repeat || !tw_tracer_process_tag(svc->tracer, key, &v))
             continue; /* "ip" is absent on a host without a non-loopback IPv4 address */
         fputs(is_first ? "" : ", ", f);
-        json_tag(f, key, strlen(key), &v);
+        ij_tag(f, key, strlen(key), &v);
         is_first = false;
     }
     fputs("]}", f);

@@ -3,9 +3,13 @@
  *
  * Reporters: the Jaeger agent UDP reporter (Thrift compact emitBatch, a
  * bounded queue and a background thread: the application thread only
- * enqueues, never sends), an in-memory reporter (for tests, including the
- * users' own), a logging reporter (one line per span to a tw_log_fn), and a
- * composite that fans out to several.
+ * enqueues, never sends) and its Thrift binary twin (agent port 6832), the
+ * Dapper-style local span log (one JSON line per span in a size-rotated
+ * file, docs/dapper-log-format.md, on the same queue and thread), the
+ * HTTP reporters (Jaeger collector Thrift, Zipkin v2 JSON, OTLP/HTTP JSON;
+ * same queue and thread, libcurl), an in-memory reporter (for tests,
+ * including the users' own), a logging reporter (one line per span to a
+ * tw_log_fn), and a composite that fans out to several.
  *
  * Ownership: a reporter given to tw_tracer_options_set_reporter() belongs to
  * the options and then to the tracer, which closes and frees it; the caller
@@ -20,6 +24,15 @@
  * flushed.
  *
  * Thread safety: reporter functions may be called from any thread.
+ *
+ * fork(): the queued reporters (UDP, file, HTTP) survive it. The parent is
+ * unaffected. In the child, the reporter starts empty: the spans that were
+ * queued or batched in the parent at the fork are the parent's to send, so
+ * the child drops them without counting them, its counters restart at 0,
+ * and its background thread starts again lazily, on the child's first
+ * reported span or flush. A fork waits for the batch being sent at that
+ * moment, if any, to reach the transport. Spans of the two processes never
+ * arrive twice.
  */
 #ifndef TRACEWIRE_REPORTER_H
 #define TRACEWIRE_REPORTER_H
@@ -59,6 +72,147 @@ TW_EXTERN tw_status tw_reporter_options_set_max_packet_size(tw_reporter_options 
 TW_EXTERN tw_status tw_reporter_options_set_resolve_interval_ms(tw_reporter_options *opts,
                                                                 unsigned int interval_ms);
 
+/**
+ * tw_reporter_options_set_file_path: the span log that tw_reporter_file_new()
+ * appends to (required there; no default). The directory must exist; the
+ * file is created (mode 0644 less the umask) when missing and appended to
+ * when present. Rotated files are named @path.1 (newest) to @path.N.
+ * @opts: the options. @path: (transfer none) non-empty; copied.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_file_path(tw_reporter_options *opts, const char *path);
+/**
+ * tw_reporter_options_set_max_file_bytes: size at which the span log is
+ * rotated (default 64 MiB; at least 1024). No file grows beyond it: a span
+ * whose line alone is longer is dropped and counted as too large.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_max_file_bytes(tw_reporter_options *opts, size_t bytes);
+/**
+ * tw_reporter_options_set_max_files: rotated span logs kept besides the
+ * current one (default 5, at most 1000): @path.1 .. @path.N, the oldest
+ * deleted. 0 keeps none: a full file is deleted and started again.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_max_files(tw_reporter_options *opts, size_t max_files);
+
+/* ---- options of the HTTP reporters (Jaeger collector, Zipkin, OTLP/HTTP) -------------------- */
+
+/**
+ * tw_reporter_options_set_endpoint: the full URL the HTTP reporters POST to,
+ * http:// or https://. Defaults: tw_reporter_jaeger_http_new()
+ * "http://localhost:14268/api/traces", tw_reporter_zipkin_new()
+ * "http://localhost:9411/api/v2/spans", tw_reporter_otlp_http_new()
+ * "http://localhost:4318/v1/traces". The URL is checked by the constructor.
+ * @url: (nullable) copied; NULL restores the reporter's default.
+ * Returns: TW_OK, TW_E_INVALID_ARG (empty @url), TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_endpoint(tw_reporter_options *opts, const char *url);
+
+/**
+ * tw_reporter_options_set_basic_auth: HTTP basic authentication (RFC 7617)
+ * for the HTTP reporters. Replaces a bearer token (the last one set wins).
+ * Send it over https:// only: basic credentials are not encrypted.
+ * @user: (nullable) copied, without ':'; NULL (with @password NULL) removes it.
+ * @password: (nullable) copied; NULL is an empty password.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_basic_auth(tw_reporter_options *opts, const char *user,
+                                                       const char *password);
+
+/**
+ * tw_reporter_options_set_bearer_token: sends "Authorization: Bearer @token"
+ * with every HTTP request. Replaces basic authentication (the last one set
+ * wins).
+ * @token: (nullable) copied, non-empty, one line; NULL removes it.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_bearer_token(tw_reporter_options *opts,
+                                                         const char *token);
+
+/**
+ * tw_reporter_options_set_ca_file: PEM file of the certificate authorities
+ * that https:// endpoints are verified against (default: the system's
+ * store). Server certificates and host names are always verified.
+ * @path: (nullable) copied; NULL restores the system's store. The
+ * constructor fails with TW_E_CONFIG when the file cannot be read.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_ca_file(tw_reporter_options *opts, const char *path);
+
+/**
+ * tw_reporter_options_set_client_cert: a client certificate for https://
+ * endpoints that ask for one (mutual TLS), both files PEM.
+ * @cert_path: (nullable) copied; NULL (with @key_path NULL) removes it.
+ * @key_path: (nullable) copied; NULL when the key is in @cert_path.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_client_cert(tw_reporter_options *opts,
+                                                        const char *cert_path,
+                                                        const char *key_path);
+
+/**
+ * tw_reporter_options_add_header: a header sent with every HTTP request, in
+ * the order added (at most 64). Use it for tenant or API-key headers
+ * (OTEL_EXPORTER_OTLP_HEADERS).
+ * @name: an RFC 9110 token; not Content-Type, Content-Length, Host,
+ * Transfer-Encoding, Expect or Connection, which the transport owns.
+ * @value: copied; one line (no CR or LF); may be empty.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_LIMIT (64 already), TW_E_NOMEM.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_add_header(tw_reporter_options *opts, const char *name,
+                                                   const char *value);
+
+/**
+ * tw_reporter_options_set_http_timeouts_ms: time allowed to connect
+ * (default 5000 ms, TLS handshake included) and for one whole request
+ * attempt, connecting included (default 10000 ms). Both at least 1.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_http_timeouts_ms(tw_reporter_options *opts,
+                                                             unsigned int connect_timeout_ms,
+                                                             unsigned int timeout_ms);
+
+/**
+ * tw_reporter_options_set_max_body_size: largest HTTP request body in bytes
+ * (default 1048576, as Jaeger's Java and C++ clients; 512..1073741824),
+ * measured on the encoded body. A batch is sent before it would grow past
+ * it; a span whose body alone would is dropped and counted as too large.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_max_body_size(tw_reporter_options *opts, size_t bytes);
+
+/**
+ * tw_reporter_options_set_max_retries: how many times a batch is sent again
+ * after a 5xx answer or a transport failure (default 3; 0..100). 4xx answers
+ * are never retried.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_max_retries(tw_reporter_options *opts,
+                                                        unsigned int max_retries);
+
+/**
+ * tw_reporter_options_set_retry_backoff_ms: the first delay before a retry
+ * (default 100 ms; it doubles with each retry, jittered, and is at least a
+ * Retry-After the server sent) and the time after a batch's first attempt
+ * past which no retry starts (default 15000 ms). Both at least 1.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_retry_backoff_ms(tw_reporter_options *opts,
+                                                             unsigned int initial_ms,
+                                                             unsigned int max_retry_time_ms);
+
 /* ---- reporters ---------------------------------------------------------------------------- */
 
 /**
@@ -70,6 +224,95 @@ TW_EXTERN tw_status tw_reporter_options_set_resolve_interval_ms(tw_reporter_opti
  * when no socket can be opened. Since: 0.1
  */
 TW_EXTERN tw_reporter *tw_reporter_jaeger_udp_new(const tw_reporter_options *opts, tw_error **err);
+
+/**
+ * tw_reporter_jaeger_udp_binary_new: the Jaeger agent UDP reporter speaking
+ * the Thrift binary protocol (the agent's port 6832), for agents or proxies
+ * that only take binary. Same queue, batching (exact sizes: binary encodings
+ * are larger, so fewer spans fit a datagram), counters and resolution rules
+ * as tw_reporter_jaeger_udp_new(). The port is 6832 unless
+ * tw_reporter_options_set_agent() was called on @opts.
+ * @opts: (nullable) NULL for defaults.
+ * Returns: (transfer full) (nullable) NULL with @err set on invalid options
+ * or when no socket can be opened. Name: "jaeger-udp-binary".
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_reporter *tw_reporter_jaeger_udp_binary_new(const tw_reporter_options *opts,
+                                                         tw_error **err);
+
+/**
+ * tw_reporter_file_new: the Dapper-style local span log: one JSON line per
+ * finished span (docs/dapper-log-format.md, which the tracewire bridge
+ * reads), appended to the file named by tw_reporter_options_set_file_path()
+ * and rotated by size (set_max_file_bytes, set_max_files). It uses the
+ * queue, flush interval and background thread of the network reporters: the
+ * file is opened, written, rotated and synced on that thread only, so the
+ * application never waits for the disk.
+ *
+ * Durability: every batch reaches the kernel with write(2) on O_APPEND
+ * (complete lines only) at least once per flush interval; the file is
+ * fdatasync'ed at each flush when something was written since the last
+ * sync, before each rotation and at close. A crash of the process loses
+ * the spans not written yet (about one flush interval's worth); a crash of
+ * the machine at most one flush interval more.
+ *
+ * Failures are never fatal: a path that cannot be opened (missing directory,
+ * permissions), a full disk, RLIMIT_FSIZE or a failed rotation count the
+ * spans as failed to emit and are retried with the next batch; a span whose
+ * line is longer than the max file size counts as too large. A record cut by
+ * a short write is ended with a newline before the next one, so readers lose
+ * only that line. The reporter thread blocks SIGXFSZ and SIGPIPE, so the
+ * limit and a named pipe without a reader show as errors, not signals.
+ *
+ * Several processes may append to one path (a prefork server and its
+ * children): whole-line O_APPEND writes do not interleave, and a writer that
+ * finds the path already rotated by another reopens it instead of rotating
+ * again. Paths that are not regular files (a FIFO, /dev/stdout) are written
+ * but never rotated or synced.
+ *
+ * @opts: the options; the path is required.
+ * Returns: (transfer full) (nullable) NULL with @err set when @opts is NULL or
+ * has no path (TW_E_CONFIG). The file is first opened by the reporter thread,
+ * for the first span it writes. Name: "dapper-file".
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_reporter *tw_reporter_file_new(const tw_reporter_options *opts, tw_error **err);
+
+/*
+ * The HTTP reporters. Each POSTs batches from the same bounded queue and
+ * background thread as the UDP reporter, so tw_span_finish never waits for
+ * the network; libcurl (OpenSSL) does HTTP/1.1 and HTTPS on that thread,
+ * keeping the connection open between batches. Batches are cut by the size
+ * of the encoded body (tw_reporter_options_set_max_body_size) and sent at
+ * least every flush interval. 5xx answers and transport failures are
+ * retried with exponential backoff, bounded in count and time; 4xx answers
+ * are not. A batch that does not get through counts its spans as failed to
+ * emit. After a batch has used up its retries, the next batches fail at once
+ * for a cool-down (1 to 30 s), so a collector that is down cannot hold up
+ * tw_tracer_close() for more than about one retry cycle. Counters: sent,
+ * dropped (queue full, too large), failed, batches and bytes (bodies that got
+ * through). The options above apply; docs/CONFIGURATION.md lists defaults.
+ *
+ * Each returns: (transfer full) (nullable) NULL with @err set when the
+ * endpoint is not an http(s) URL or a TLS file cannot be read
+ * (TW_E_CONFIG), or on allocation failure. No connection is made here.
+ * @opts: (nullable) NULL for defaults.
+ * Thread safety: any thread. Since: 0.1
+ */
+
+/** tw_reporter_jaeger_http_new: the Jaeger collector: a Thrift binary Batch
+ * (with seqNo and ClientStats), Content-Type application/x-thrift. Name:
+ * "jaeger-http". */
+TW_EXTERN tw_reporter *tw_reporter_jaeger_http_new(const tw_reporter_options *opts, tw_error **err);
+
+/** tw_reporter_zipkin_new: Zipkin's v2 API: a JSON list of Zipkin v2 spans,
+ * Content-Type application/json. Name: "zipkin". */
+TW_EXTERN tw_reporter *tw_reporter_zipkin_new(const tw_reporter_options *opts, tw_error **err);
+
+/** tw_reporter_otlp_http_new: OpenTelemetry's OTLP/HTTP with the JSON
+ * encoding: one ExportTraceServiceRequest per batch, Content-Type
+ * application/json. Name: "otlp-http". */
+TW_EXTERN tw_reporter *tw_reporter_otlp_http_new(const tw_reporter_options *opts, tw_error **err);
 
 /**
  * tw_reporter_memory_new: keeps finished spans in memory, in finish order, up
@@ -87,6 +330,12 @@ TW_EXTERN tw_reporter *tw_reporter_memory_new(size_t max_spans);
 TW_EXTERN tw_reporter *tw_reporter_logging_new(tw_log_fn fn, void *user_data);
 
 /**
+ * tw_reporter_null_new: accepts every span and keeps none (what a disabled
+ * tracer, JAEGER_DISABLED=true, reports to). Since: 0.1
+ */
+TW_EXTERN tw_reporter *tw_reporter_null_new(void);
+
+/**
  * tw_reporter_composite_new: reports every span to each of @reporters, which
  * it takes ownership of (also on failure). Since: 0.1
  */
@@ -102,14 +351,16 @@ TW_EXTERN tw_reporter *tw_reporter_composite_get(const tw_reporter *reporter, si
 /** tw_reporter_free: for a reporter that no tracer owns; NULL is a no-op. Since: 0.1 */
 TW_EXTERN void tw_reporter_free(tw_reporter *reporter);
 
-/** tw_reporter_name: "jaeger-udp", "memory", "logging", "composite". Since: 0.1 */
+/** tw_reporter_name: "jaeger-udp", "jaeger-udp-binary", "dapper-file", "jaeger-http",
+ * "zipkin", "otlp-http", "memory", "logging", "composite". Since: 0.1 */
 TW_EXTERN const char *tw_reporter_name(const tw_reporter *reporter);
 
 /* ---- counters ----------------------------------------------------------------------------- */
 
 typedef enum tw_counter {
     TW_COUNTER_SPANS_REPORTED = 0, /* handed to the reporter */
-    TW_COUNTER_SPANS_SENT = 1,     /* written to the transport (UDP: datagram accepted) */
+    TW_COUNTER_SPANS_SENT = 1,     /* written to the transport (UDP: datagram accepted;
+                                      file: line written; HTTP: 2xx answer) */
     TW_COUNTER_DROPPED_QUEUE_FULL = 2,
     TW_COUNTER_DROPPED_TOO_LARGE = 3,
     TW_COUNTER_FAILED_TO_EMIT = 4,

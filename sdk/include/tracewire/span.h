@@ -82,7 +82,10 @@ TW_EXTERN tw_status tw_span_options_add_tag_double(tw_span_options *opts, const 
 /**
  * tw_span_start: starts a span.
  * @tracer: the tracer. @operation: the operation name (copied).
- * @opts: (nullable) references, start time, tags; NULL starts a root span.
+ * @opts: (nullable) references, start time, tags. Without a reference the
+ * parent is the calling thread's active context of @tracer
+ * (tracewire/scope.h), unless the tracer's use_active_span option is off or
+ * the span's ignore_active_span option is on; else the span is a root.
  * Returns: (transfer full) (nullable) the span, ended by tw_span_finish*().
  * NULL only for NULL arguments, a closed tracer, or allocation failure (all
  * reported through the logger); the tw_span_* functions accept NULL, so the
@@ -94,7 +97,8 @@ TW_EXTERN tw_span *tw_span_start(tw_tracer *tracer, const char *operation,
 
 /**
  * tw_span_start_child: shorthand for a span whose parent (ChildOf) is
- * @parent, without an options object. A NULL @parent starts a root span.
+ * @parent, without an options object. A NULL @parent is no explicit parent:
+ * the active context as for tw_span_start(), else a root span.
  * Thread safety: any thread. Since: 0.1
  */
 TW_EXTERN tw_span *tw_span_start_child(tw_tracer *tracer, const char *operation,

@@ -20,6 +20,7 @@
 #define TRACEWIRE_TRACER_H
 
 #include "tracewire/common.h"
+#include "tracewire/propagation.h"
 #include "tracewire/reporter.h"
 #include "tracewire/sampler.h"
 #include "tracewire/span.h"
@@ -56,6 +57,12 @@ TW_EXTERN tw_status tw_tracer_options_set_trace_id_128bit(tw_tracer_options *opt
 TW_EXTERN tw_status tw_tracer_options_set_sampler(tw_tracer_options *opts, tw_sampler *sampler);
 /** The reporter; the options take ownership (the previous one is freed). Since: 0.1 */
 TW_EXTERN tw_status tw_tracer_options_set_reporter(tw_tracer_options *opts, tw_reporter *reporter);
+/** The propagator used by tw_tracer_inject/extract (default: Jaeger only);
+ * the options take ownership (the previous one is freed), the tracer then
+ * takes it from them as it does the sampler. Returns: TW_OK, TW_E_INVALID_ARG.
+ * Thread safety: one thread per options. Since: 0.1 */
+TW_EXTERN tw_status tw_tracer_options_set_propagator(tw_tracer_options *opts,
+                                                     tw_propagator *propagator);
 /** Per-span limits: tags (default 256), logs (256), fields per log (64), bytes
  * per string or binary value (4096). 0 is refused. Since: 0.1 */
 TW_EXTERN tw_status tw_tracer_options_set_max_tags(tw_tracer_options *opts, size_t max_tags);
@@ -64,6 +71,16 @@ TW_EXTERN tw_status tw_tracer_options_set_max_log_fields(tw_tracer_options *opts
                                                          size_t max_fields);
 TW_EXTERN tw_status tw_tracer_options_set_max_value_bytes(tw_tracer_options *opts,
                                                           size_t max_bytes);
+/**
+ * tw_tracer_options_set_use_active_span: whether a span started without an
+ * explicit parent becomes a child of the calling thread's active context
+ * (tracewire/scope.h). Default true. With false, such spans are roots, and
+ * scopes, tw_tracer_active_*() and captures still work.
+ * Returns: TW_OK, TW_E_INVALID_ARG. Thread safety: one thread per options.
+ * Since: 0.1
+ */
+TW_EXTERN tw_status tw_tracer_options_set_use_active_span(tw_tracer_options *opts,
+                                                          bool use_active_span);
 
 /* ---- tracer ----------------------------------------------------------------------------- */
 
@@ -83,8 +100,10 @@ TW_EXTERN tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err);
  * (JAEGER_SERVICE_NAME, JAEGER_AGENT_HOST, JAEGER_AGENT_PORT,
  * JAEGER_SAMPLER_TYPE, JAEGER_SAMPLER_PARAM, JAEGER_REPORTER_LOG_SPANS,
  * JAEGER_REPORTER_MAX_QUEUE_SIZE, JAEGER_REPORTER_FLUSH_INTERVAL,
- * JAEGER_REPORTER_MAX_PACKET_SIZE, JAEGER_TAGS, JAEGER_TRACEID_128BIT), with
- * Jaeger's meanings; see docs/CONFIGURATION.md.
+ * JAEGER_REPORTER_MAX_PACKET_SIZE, JAEGER_TAGS, JAEGER_TRACEID_128BIT,
+ * JAEGER_PROPAGATION), with Jaeger's meanings; see docs/CONFIGURATION.md.
+ * JAEGER_PROPAGATION is a comma list of jaeger, b3, b3-single, w3c (see
+ * tw_propagator_parse(); default jaeger).
  * @default_service: (nullable) used when JAEGER_SERVICE_NAME is unset.
  * Returns: (transfer full) (nullable) NULL with @err naming the variable and
  * value at fault. Since: 0.1
@@ -109,7 +128,10 @@ TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
  */
 TW_EXTERN tw_status tw_tracer_close(tw_tracer *tracer);
 
-/** tw_tracer_free: closes if needed and releases the handle; NULL is a no-op. Since: 0.1 */
+/** tw_tracer_free: closes the calling thread's scopes of the tracer that are
+ * still open (logged; scopes open on other threads close at their exit),
+ * closes the tracer if needed and releases the handle; NULL is a no-op.
+ * Since: 0.1 */
 TW_EXTERN void tw_tracer_free(tw_tracer *tracer);
 
 /** tw_tracer_is_closed. Since: 0.1 */
@@ -129,12 +151,35 @@ TW_EXTERN tw_reporter *tw_tracer_reporter(const tw_tracer *tracer);
  * Returns: true and sets the borrowed *value (valid until tw_tracer_free). */
 TW_EXTERN bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, tw_value *value);
 
+/**
+ * tw_tracer_inject: writes @ctx into @carrier with the tracer's propagator
+ * (tw_propagator_inject()). Works until tw_tracer_free(), also after close.
+ * Returns: TW_OK; TW_E_INVALID_ARG for NULL arguments, TW_FORMAT_BINARY
+ * (use tw_binary_inject) or a context without ids; TW_E_NOMEM; the carrier's
+ * error. Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_status tw_tracer_inject(tw_tracer *tracer, const tw_span_context *ctx,
+                                     tw_format format, const tw_carrier_writer *carrier);
+
+/**
+ * tw_tracer_extract: reads a context from @carrier with the tracer's
+ * propagator (tw_propagator_extract()). Baggage problems go to the logger
+ * and are counted in TW_TRACER_EXTRACT_WARNINGS.
+ * Returns: (transfer full) (nullable) the context (maybe a hint without ids;
+ * pass it as the parent of the next span either way), or NULL with @err set:
+ * TW_E_NOT_FOUND, TW_E_MALFORMED (naming the header and the reason),
+ * TW_E_INVALID_ARG, TW_E_NOMEM. Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_span_context *tw_tracer_extract(tw_tracer *tracer, tw_format format,
+                                             const tw_carrier_reader *carrier, tw_error **err);
+
 /** Tracer-level counters (see tw_tracer_counter_id); any thread. Since: 0.1 */
 typedef enum tw_tracer_counter_id {
     TW_TRACER_SPANS_STARTED_SAMPLED = 0,
     TW_TRACER_SPANS_FINISHED_SAMPLED = 1,
     TW_TRACER_SPANS_FINISHED_AFTER_CLOSE = 2,
-    TW_TRACER_TRACES_STARTED_SAMPLED = 3
+    TW_TRACER_TRACES_STARTED_SAMPLED = 3,
+    TW_TRACER_EXTRACT_WARNINGS = 4 /* baggage/tracestate problems extract reported */
 } tw_tracer_counter_id;
 TW_EXTERN uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id);
 

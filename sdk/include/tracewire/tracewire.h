@@ -11,8 +11,10 @@
 
 #include "tracewire/common.h"
 #include "tracewire/context.h"
+#include "tracewire/propagation.h"
 #include "tracewire/reporter.h"
 #include "tracewire/sampler.h"
+#include "tracewire/scope.h"
 #include "tracewire/span.h"
 #include "tracewire/tracer.h"
 #include "tracewire/version.h"

@@ -173,9 +173,22 @@ static void local_records_destroy(void *arg)
     l->n = 0;
 }
 
+/* fork(): the shared list's lock must not be copied into the child held by
+ * a thread that does not exist there; take it around the fork. */
+static void pool_prepare_fork(void)
+{
+    pthread_mutex_lock(&shared_lock);
+}
+
+static void pool_after_fork(void)
+{
+    pthread_mutex_unlock(&shared_lock);
+}
+
 static void local_key_create(void)
 {
     pthread_key_create(&local_key, local_records_destroy);
+    pthread_atfork(pool_prepare_fork, pool_after_fork, pool_after_fork);
 }
 
 void tw__span_data_pool_trim(void)
@@ -197,6 +210,7 @@ static tw__span_data *record_take(void)
         return NULL;
     record_list *l = &local_records;
     if (!l->head) {
+        pthread_once(&local_key_once, local_key_create); /* installs the fork handlers */
         pthread_mutex_lock(&shared_lock);
         move_records(&shared_head, &shared_n, &l->head, &l->n, POOL_BATCH);
         pthread_mutex_unlock(&shared_lock);

@@ -11,14 +11,25 @@
  * contents out under the lock and encodes outside it, so producers are never
  * held up by encoding or sending.
  *
- * Locking: `lock` guards ring/head/len, the flush generations and
- * is_closing; `wake` is signalled by producers and flushers, `done` by the
- * reporter thread after each cycle. Counters are relaxed atomics.
+ * Locking: `lock` guards ring/head/len, the flush generations, the thread
+ * state and is_closing; `wake` is signalled by producers and flushers, `done`
+ * by the reporter thread after each cycle. `send_lock` is held by the
+ * reporter thread while it runs the sender, never together with `lock` by
+ * that thread. Counters are relaxed atomics.
+ *
+ * fork() (report/fork.c): the prepare hook takes send_lock, which waits for
+ * the batch being sent to reach the transport, then `lock`; so the child
+ * gets a quiescent sender and a consistent queue. The child drops the queued
+ * spans (the parent still holds and sends its own copies), forgets the
+ * sender's partial batch, restarts its counters, and starts a new reporter
+ * thread lazily, on its first report() or flush. The parent just unlocks.
+ * The reporter thread blocks asynchronous signals (spawn_thread).
  */
 #include "report/report.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,16 +53,57 @@ typedef struct {
     uint64_t flush_requested, flush_completed; /* guarded by lock */
 
     unsigned int flush_interval_ms;
-    bool has_thread;
+    bool has_thread;     /* guarded by lock: `thread` runs and must be joined */
+    bool needs_restart;  /* guarded by lock: a forked child, thread not started yet */
+    bool is_sender_open; /* guarded by send_lock: open() succeeded */
     pthread_t thread;
-    tw__span_data **batch; /* reporter thread's private drain array (cap) */
+    tw__span_data **batch;     /* reporter thread's private drain array (cap) */
+    pthread_mutex_t send_lock; /* held while the sender runs (see the top comment) */
+    tw__fork_entry fork_entry;
 } async_reporter;
+
+static void *reporter_thread(void *arg);
+
+/* Starts the reporter thread with every asynchronous signal blocked: the
+ * application's handlers then run on its own threads, and a SIGPIPE or
+ * SIGXFSZ raised by a sender's write (a FIFO without reader, RLIMIT_FSIZE)
+ * stays pending on this thread while the write fails with EPIPE / EFBIG,
+ * which the sender counts, instead of killing the process. Faults raised by
+ * the thread's own code stay deliverable. Returns pthread_create's result. */
+static int spawn_thread(async_reporter *a)
+{
+    sigset_t blocked, old;
+    sigfillset(&blocked);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&blocked, faults[i]);
+    pthread_sigmask(SIG_SETMASK, &blocked, &old);
+    int rc = pthread_create(&a->thread, NULL, reporter_thread, a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* In a forked child: starts the thread on first use. On failure the spans
+ * wait in the queue and the next call tries again. */
+static void restart_locked(async_reporter *a)
+{
+    int rc = spawn_thread(a);
+    if (rc != 0) {
+        tw__log_msg(TW_LOG_WARN, "%s reporter: cannot restart its thread after fork: %s", a->name,
+                    strerror(rc));
+        return;
+    }
+    a->has_thread = true;
+    a->needs_restart = false;
+}
 
 static void async_report(tw_reporter *r, tw__span_data *span)
 {
     async_reporter *a = (async_reporter *)r;
     tw__count(&a->counters.reported, 1);
     pthread_mutex_lock(&a->lock);
+    if (a->needs_restart)
+        restart_locked(a);
     if (a->len == a->cap || a->is_closing) {
         bool is_closing = a->is_closing;
         pthread_mutex_unlock(&a->lock);
@@ -115,16 +167,20 @@ static void *reporter_thread(void *arg)
         uint64_t flush_gen = a->flush_requested;
         size_t n = drain_locked(a);
         atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
+        /* Read under lock: flush() writes it under lock. */
+        bool is_flush_due = flush_gen != a->flush_completed;
         pthread_mutex_unlock(&a->lock);
 
+        pthread_mutex_lock(&a->send_lock);
         for (size_t i = 0; i < n; i++)
             a->sender->vtable->append(a->sender, a->batch[i]);
         int64_t now = tw__mono_ns();
         bool interval_due = now - last_flush_ns >= (int64_t)a->flush_interval_ms * 1000000;
-        if (interval_due || is_closing || flush_gen != a->flush_completed) {
+        if (interval_due || is_closing || is_flush_due) {
             a->sender->vtable->flush(a->sender);
             last_flush_ns = now;
         }
+        pthread_mutex_unlock(&a->send_lock);
 
         pthread_mutex_lock(&a->lock);
         a->flush_completed = flush_gen;
@@ -139,16 +195,21 @@ static void *reporter_thread(void *arg)
 static tw_status async_start(tw_reporter *r, const tw__process *process, tw_error **err)
 {
     async_reporter *a = (async_reporter *)r;
+    pthread_mutex_lock(&a->send_lock); /* a fork may flush the sender meanwhile */
     tw_status st = a->sender->vtable->open(a->sender, process, err);
+    a->is_sender_open = st == TW_OK;
+    pthread_mutex_unlock(&a->send_lock);
     if (st != TW_OK)
         return st;
-    int rc = pthread_create(&a->thread, NULL, reporter_thread, a);
+    pthread_mutex_lock(&a->lock);
+    int rc = spawn_thread(a);
+    a->has_thread = rc == 0;
+    pthread_mutex_unlock(&a->lock);
     if (rc != 0) {
         tw__set_error(err, TW_E_STATE, "%s reporter: cannot start its thread: %s", a->name,
                       strerror(rc));
         return TW_E_STATE;
     }
-    a->has_thread = true;
     return TW_OK;
 }
 
@@ -157,6 +218,8 @@ static tw_status async_flush(tw_reporter *r, unsigned int timeout_ms)
     async_reporter *a = (async_reporter *)r;
     tw_status st = TW_OK;
     pthread_mutex_lock(&a->lock);
+    if (a->needs_restart)
+        restart_locked(a);
     if (!a->has_thread || a->is_closing) {
         pthread_mutex_unlock(&a->lock);
         return TW_E_CLOSED;
@@ -180,11 +243,15 @@ static void async_close(tw_reporter *r)
     pthread_mutex_lock(&a->lock);
     bool was_closing = a->is_closing;
     a->is_closing = true;
+    a->needs_restart = false; /* a child closing before its first span */
+    bool should_join = !was_closing && a->has_thread;
     pthread_cond_signal(&a->wake);
     pthread_mutex_unlock(&a->lock);
-    if (!was_closing && a->has_thread) {
+    if (should_join) {
         pthread_join(a->thread, NULL);
+        pthread_mutex_lock(&a->lock);
         a->has_thread = false;
+        pthread_mutex_unlock(&a->lock);
     }
 }
 
@@ -203,6 +270,7 @@ static uint64_t async_counter(const tw_reporter *r, tw_counter c)
 static void async_destroy(tw_reporter *r)
 {
     async_reporter *a = (async_reporter *)r;
+    tw__fork_unregister(&a->fork_entry); /* waits for a fork in progress */
     /* Spans still queued (reporter never started) are dropped and counted. */
     for (size_t i = 0; i < a->len; i++) {
         size_t idx = (a->head + i) % a->cap;
@@ -214,9 +282,75 @@ static void async_destroy(tw_reporter *r)
     pthread_cond_destroy(&a->wake);
     pthread_cond_destroy(&a->done);
     pthread_mutex_destroy(&a->lock);
+    pthread_mutex_destroy(&a->send_lock);
     free(a->ring);
     free(a->batch);
     free(a);
+}
+
+/* ---- fork (registered with report/fork.c) ---------------------------------------------------- */
+
+static bool sender_has_fork_hook(const async_reporter *a)
+{
+    return TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, after_fork_child);
+}
+
+static void init_conds(async_reporter *a)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->wake, &attr);
+    pthread_cond_init(&a->done, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void fork_prepare(void *arg)
+{
+    async_reporter *a = arg;
+    pthread_mutex_lock(&a->send_lock);
+    /* A sender that cannot forget its partial batch in the child sends it
+     * now, so that the child has nothing to send twice. */
+    if (a->is_sender_open && !sender_has_fork_hook(a))
+        a->sender->vtable->flush(a->sender);
+    pthread_mutex_lock(&a->lock);
+}
+
+static void fork_parent(void *arg)
+{
+    async_reporter *a = arg;
+    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_unlock(&a->send_lock);
+}
+
+static void fork_child(void *arg)
+{
+    async_reporter *a = arg;
+    /* One thread now, the one that took both locks in fork_prepare. The
+     * condition variables may still count the parent's waiters (its reporter
+     * thread, flushers), for whom glibc's signal and broadcast can wait:
+     * they are made anew. */
+    init_conds(a);
+    for (size_t i = 0; i < a->len; i++)
+        tw__span_data_unref(a->ring[(a->head + i) % a->cap]);
+    a->head = 0;
+    a->len = 0;
+    a->is_waiting = false;
+    a->flush_completed = a->flush_requested;
+    if (a->has_thread) {
+        a->has_thread = false;
+        a->needs_restart = !a->is_closing;
+    }
+    tw__report_counters *c = &a->counters;
+    atomic_uint_fast64_t *all[] = {
+        &c->reported, &c->sent,  &c->queue_full,       &c->too_large,   &c->failed,
+        &c->batches,  &c->bytes, &c->resolve_failures, &c->queue_length};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        atomic_store_explicit(all[i], 0, memory_order_relaxed);
+    if (a->is_sender_open && sender_has_fork_hook(a))
+        a->sender->vtable->after_fork_child(a->sender);
+    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_unlock(&a->send_lock);
 }
 
 static const tw__reporter_vtable async_vtable = {
@@ -240,13 +374,9 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     a->batch = malloc(opts->max_queue_size * sizeof(*a->batch));
     if (!a->ring || !a->batch)
         goto fail_arrays;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&a->wake, &attr);
-    pthread_cond_init(&a->done, &attr);
-    pthread_condattr_destroy(&attr);
+    init_conds(a);
     pthread_mutex_init(&a->lock, NULL);
+    pthread_mutex_init(&a->send_lock, NULL);
     a->base.vtable = &async_vtable;
     a->base.name = name;
     a->name = name;
@@ -255,6 +385,11 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     a->cap = opts->max_queue_size;
     a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
     a->flush_interval_ms = opts->flush_interval_ms;
+    a->fork_entry = (tw__fork_entry){
+        .prepare = fork_prepare, .parent = fork_parent, .child = fork_child, .arg = a};
+    if (!tw__fork_register(&a->fork_entry))
+        tw__log_msg(TW_LOG_WARN, "%s reporter: pthread_atfork failed: a forked child cannot report",
+                    name);
     return &a->base;
 
 fail_arrays:

@@ -15,6 +15,7 @@
 #define TW_REPORT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "internal.h"
 
@@ -82,7 +83,18 @@ typedef struct tw__sender_vtable {
     /* Emits the current partial batch. */
     void (*flush)(tw__sender *s);
     void (*free)(tw__sender *s);
+    /* Optional (present when size covers it and non-NULL). Runs in a child
+     * after fork(), single-threaded, with the sender quiescent (no append or
+     * flush was running at the fork): forget the partial batch, which the
+     * parent sends, and reset anything the child must not share. Without
+     * it, the async reporter flushes the sender before the fork instead (in
+     * the forking thread), so the partial batch is never sent twice. */
+    void (*after_fork_child)(tw__sender *s);
 } tw__sender_vtable;
+
+/* True when @vt has the member @field (a vtable may be older and shorter). */
+#define TW__VTABLE_HAS(vt, type, field)                                                            \
+    ((vt)->size >= offsetof(type, field) + sizeof((vt)->field) && (vt)->field != NULL)
 
 struct tw__sender {
     const tw__sender_vtable *vtable;
@@ -107,7 +119,19 @@ struct tw_reporter_options {
     unsigned int flush_interval_ms;
     size_t max_packet_size;
     unsigned int resolve_interval_ms;
+    bool is_agent_set; /* tw_reporter_options_set_agent was called (else each UDP
+                        * reporter uses its own default port) */
+    /* the file reporter (file_sender.c) */
+    char *file_path; /* NULL: not set */
+    size_t max_file_bytes;
+    size_t max_files;
+    /* the HTTP reporters (report/http.h): made by the first HTTP setter;
+     * NULL means every HTTP default */
+    struct tw__http_options *http;
 };
+
+/* Frees the HTTP options (http_reporter.c); NULL is a no-op. */
+void tw__http_options_free(struct tw__http_options *h);
 
 #define TW__DEFAULT_QUEUE_SIZE 8192u
 #define TW__DEFAULT_FLUSH_INTERVAL_MS 1000u
@@ -115,6 +139,33 @@ struct tw_reporter_options {
 #define TW__DEFAULT_RESOLVE_INTERVAL_MS 30000u
 
 tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
+/* The same sender speaking the Thrift binary protocol (agent port 6832). */
+tw__sender *tw__udp_sender_new_binary(const tw_reporter_options *opts, tw_error **err);
+
+#define TW__DEFAULT_MAX_FILE_BYTES ((size_t)64 << 20)
+#define TW__DEFAULT_MAX_FILES 5u
+/* The Dapper-style span log writer (file_sender.c, docs/dapper-log-format.md). */
+tw__sender *tw__file_sender_new(const tw_reporter_options *opts, tw_error **err);
+
+/* ---- fork safety (fork.c) -----------------------------------------------------------------
+ * One pthread_atfork registration for the library's reporters: each live
+ * entry's prepare runs before fork() (in registration order), its parent or
+ * child hook after (in reverse order). An entry's hooks run with the
+ * registry lock held, so they must not register or unregister entries. */
+typedef struct tw__fork_entry {
+    void (*prepare)(void *arg);
+    void (*parent)(void *arg);
+    void (*child)(void *arg);
+    void *arg;
+    struct tw__fork_entry *prev, *next; /* guarded by the registry lock */
+} tw__fork_entry;
+
+/* Adds @e (caller-owned, filled in) to the registry; installs the atfork
+ * handlers on first use. Cannot fail after the first successful call;
+ * returns false when pthread_atfork itself fails. */
+bool tw__fork_register(tw__fork_entry *e);
+/* Removes @e; a no-op when it is not registered. */
+void tw__fork_unregister(tw__fork_entry *e);
 
 /* Tests only: replaces getaddrinfo for every UDP sender (NULL restores it).
  * The result is released with freeaddrinfo, so a replacement must return

@@ -22,6 +22,8 @@ tw_reporter_options *tw_reporter_options_new(void)
     o->flush_interval_ms = TW__DEFAULT_FLUSH_INTERVAL_MS;
     o->max_packet_size = TW__DEFAULT_MAX_PACKET;
     o->resolve_interval_ms = TW__DEFAULT_RESOLVE_INTERVAL_MS;
+    o->max_file_bytes = TW__DEFAULT_MAX_FILE_BYTES;
+    o->max_files = TW__DEFAULT_MAX_FILES;
     return o;
 }
 
@@ -30,6 +32,8 @@ void tw_reporter_options_free(tw_reporter_options *opts)
     if (!opts)
         return;
     free(opts->agent_host);
+    free(opts->file_path);
+    tw__http_options_free(opts->http);
     free(opts);
 }
 
@@ -44,6 +48,7 @@ tw_status tw_reporter_options_set_agent(tw_reporter_options *opts, const char *h
     free(opts->agent_host);
     opts->agent_host = copy;
     opts->agent_port = port;
+    opts->is_agent_set = true;
     return TW_OK;
 }
 

@@ -1,7 +1,9 @@
 /*
  * report/udp_sender.c: the Jaeger agent UDP transport: batches spans into
  * Thrift compact Agent.emitBatch datagrams (wire/jaeger_thrift.h) and sends
- * them to the agent (default 127.0.0.1:6831, IPv4 or IPv6).
+ * them to the agent (default 127.0.0.1:6831, IPv4 or IPv6); or, as
+ * "jaeger-udp-binary", the same datagrams in the Thrift binary protocol for
+ * the agent's port 6832 (the encoder sizes both exactly).
  *
  * Packet sizing is exact, not estimated: each span is encoded once on its own
  * (a struct encodes the same inside the span list), and the size of the whole
@@ -16,8 +18,12 @@
  * socket is connected, so an absent agent shows as ECONNREFUSED on a later
  * send and is counted as failed, never fatal.
  *
+ * After fork() the child forgets the partial batch (the parent sends it)
+ * and keeps the connected socket, which both processes may send on.
+ *
  * Locking: none; a sender is used only by its reporter thread (and by
- * start/free, which happen before and after that thread runs).
+ * start/free, which happen before and after that thread runs, and by the
+ * fork hook in a single-threaded child).
  */
 #include "report/report.h"
 
@@ -34,6 +40,7 @@
 
 typedef struct {
     tw__sender base;
+    const char *name; /* "jaeger-udp" or "jaeger-udp-binary", for log lines */
     char *host;
     char port[8];
     size_t max_packet;
@@ -85,7 +92,7 @@ static bool resolve(udp_sender *u)
     int rc = resolver(u->host, u->port, &hints, &res);
     if (rc != 0) {
         tw__count(&u->base.counters->resolve_failures, 1);
-        tw__log_msg(TW_LOG_WARN, "jaeger-udp: cannot resolve agent host \"%s\": %s", u->host,
+        tw__log_msg(TW_LOG_WARN, "%s: cannot resolve agent host \"%s\": %s", u->name, u->host,
                     gai_strerror(rc));
         return false;
     }
@@ -110,7 +117,7 @@ static bool resolve(udp_sender *u)
     }
     freeaddrinfo(res);
     if (!ok)
-        tw__log_msg(TW_LOG_WARN, "jaeger-udp: cannot connect a socket to %s:%s", u->host, u->port);
+        tw__log_msg(TW_LOG_WARN, "%s: cannot connect a socket to %s:%s", u->name, u->host, u->port);
     return ok;
 }
 
@@ -153,7 +160,7 @@ static void emit(udp_sender *u)
         } else {
             int e = rc < 0 ? errno : EMSGSIZE;
             if (e != u->last_errno)
-                tw__log_msg(TW_LOG_WARN, "jaeger-udp: send to %s:%s failed: %s", u->host, u->port,
+                tw__log_msg(TW_LOG_WARN, "%s: send to %s:%s failed: %s", u->name, u->host, u->port,
                             strerror(e));
             u->last_errno = e;
             /* Re-resolve soon: the agent may have moved (rate-limited to
@@ -206,19 +213,25 @@ static tw_status udp_open(tw__sender *s, const tw__process *process, tw_error **
     udp_sender *u = (udp_sender *)s;
     tw__buf_reset(&u->process);
     if (!tw__jaeger_encode_process(u->enc, process, &u->process)) {
-        tw__set_error(err, TW_E_ENCODE, "jaeger-udp: cannot encode the process");
+        tw__set_error(err, TW_E_ENCODE, "%s: cannot encode the process", u->name);
         return TW_E_ENCODE;
     }
     tw__client_stats zero = {0, 0, 0};
     if (tw__jaeger_emit_batch_size(u->enc, u->process.len, 0, 0, 0, &zero) > u->max_packet) {
         tw__set_error(err, TW_E_CONFIG,
-                      "jaeger-udp: the process tags alone (%zu bytes) exceed the max packet size "
-                      "%zu",
-                      u->process.len, u->max_packet);
+                      "%s: the process tags alone (%zu bytes) exceed the max packet size %zu",
+                      u->name, u->process.len, u->max_packet);
         return TW_E_CONFIG;
     }
     resolve(u); /* not fatal: retried on every send until it works */
     return TW_OK;
+}
+
+static void udp_after_fork_child(tw__sender *s)
+{
+    udp_sender *u = (udp_sender *)s;
+    u->n_spans = 0; /* the parent sends them */
+    tw__buf_reset(&u->spans);
 }
 
 static void udp_free(tw__sender *s)
@@ -243,25 +256,33 @@ static const tw__sender_vtable udp_vtable = {
     .append = udp_append,
     .flush = udp_flush,
     .free = udp_free,
+    .after_fork_child = udp_after_fork_child,
 };
 
-tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err)
+static tw__sender *udp_sender_new(const tw_reporter_options *opts, tw__thrift_protocol protocol,
+                                  tw_error **err)
 {
+    const char *name = protocol == TW__THRIFT_BINARY ? "jaeger-udp-binary" : "jaeger-udp";
     udp_sender *u = calloc(1, sizeof(*u));
     if (!u) {
-        tw__set_error(err, TW_E_NOMEM, "jaeger-udp: out of memory");
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
         return NULL;
     }
     u->base.vtable = &udp_vtable;
+    u->name = name;
     u->fd = -1;
     u->host = strdup(opts->agent_host);
-    u->enc = tw__jaeger_encoder_new(TW__THRIFT_COMPACT);
+    u->enc = tw__jaeger_encoder_new(protocol);
     if (!u->host || !u->enc) {
         udp_free(&u->base);
-        tw__set_error(err, TW_E_NOMEM, "jaeger-udp: out of memory");
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
         return NULL;
     }
-    snprintf(u->port, sizeof u->port, "%u", opts->agent_port);
+    /* The binary agent port is 6832: options that never named an agent
+     * (whose port is the compact default) get it. */
+    unsigned int port =
+        protocol == TW__THRIFT_BINARY && !opts->is_agent_set ? 6832u : opts->agent_port;
+    snprintf(u->port, sizeof u->port, "%u", port);
     u->max_packet = opts->max_packet_size;
     u->resolve_interval_ns = (int64_t)opts->resolve_interval_ms * 1000000;
     tw__buf_init(&u->process);
@@ -275,10 +296,41 @@ tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err)
     if (probe < 0)
         probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (probe < 0) {
-        tw__set_error(err, TW_E_IO, "jaeger-udp: cannot create a UDP socket: %s", strerror(errno));
+        tw__set_error(err, TW_E_IO, "%s: cannot create a UDP socket: %s", name, strerror(errno));
         udp_free(&u->base);
         return NULL;
     }
     close(probe);
     return &u->base;
+}
+
+tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err)
+{
+    return udp_sender_new(opts, TW__THRIFT_COMPACT, err);
+}
+
+tw__sender *tw__udp_sender_new_binary(const tw_reporter_options *opts, tw_error **err)
+{
+    return udp_sender_new(opts, TW__THRIFT_BINARY, err);
+}
+
+tw_reporter *tw_reporter_jaeger_udp_binary_new(const tw_reporter_options *opts, tw_error **err)
+{
+    tw_reporter_options *defaults = NULL;
+    if (!opts) {
+        defaults = tw_reporter_options_new();
+        if (!defaults) {
+            tw__set_error(err, TW_E_NOMEM, "jaeger-udp-binary reporter: out of memory");
+            return NULL;
+        }
+        opts = defaults;
+    }
+    tw_reporter *r = NULL;
+    tw__sender *sender = tw__udp_sender_new_binary(opts, err);
+    if (sender) {
+        tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+        r = tw__async_reporter_new("jaeger-udp-binary", sender, &ao, err);
+    }
+    tw_reporter_options_free(defaults);
+    return r;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_env.h"
 #include "harness.h"
@@ -25,6 +26,36 @@ static const char *const vars[] = {
     "JAEGER_TAGS",
     "JAEGER_TRACEID_128BIT",
     "TW_TEST_TAG_SOURCE",
+    "JAEGER_PROPAGATION",
+    "JAEGER_DISABLED",
+    "JAEGER_ENDPOINT",
+    "JAEGER_USER",
+    "JAEGER_PASSWORD",
+    "JAEGER_AUTH_TOKEN",
+    "JAEGER_SAMPLING_ENDPOINT",
+    "JAEGER_SAMPLER_MANAGER_HOST_PORT",
+    "JAEGER_SAMPLER_MAX_OPERATIONS",
+    "JAEGER_SAMPLER_REFRESH_INTERVAL",
+    "JAEGER_REPORTER_ATTEMPT_RECONNECTING_DISABLED",
+    "JAEGER_REPORTER_ATTEMPT_RECONNECT_INTERVAL",
+    "OTEL_SERVICE_NAME",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "TRACEWIRE_REPORTER",
+    "TRACEWIRE_ZIPKIN_ENDPOINT",
+    "TRACEWIRE_LOG_FILE",
+    "TRACEWIRE_LOG_FILE_MAX_BYTES",
+    "TRACEWIRE_LOG_FILE_MAX_FILES",
+    "TRACEWIRE_TLS_CA_FILE",
+    "TRACEWIRE_TLS_CERT_FILE",
+    "TRACEWIRE_TLS_KEY_FILE",
+    "TRACEWIRE_MAX_TAGS",
+    "TRACEWIRE_MAX_LOGS",
+    "TRACEWIRE_MAX_LOG_FIELDS",
+    "TRACEWIRE_MAX_VALUE_BYTES",
+    "TRACEWIRE_SAMPLER_FIRST_POLL_TIMEOUT",
 };
 
 static void clear_env(void)
@@ -191,6 +222,119 @@ static void test_tags_parser_failure_leaves_options_unchanged(void)
     tw_tracer_options_free(opts);
 }
 
+/* Names of the tracer's reporters, comma-joined ("a,b" for a composite). */
+static void reporter_names(tw_tracer *t, char *buf, size_t size)
+{
+    tw_reporter *r = tw_tracer_reporter(t);
+    size_t n = tw_reporter_composite_count(r);
+    buf[0] = '\0';
+    for (size_t i = 0; i < (n ? n : 1); i++) {
+        tw_reporter *c = n ? tw_reporter_composite_get(r, i) : r;
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", i ? "," : "", tw_reporter_name(c));
+    }
+}
+
+static void test_transports_follow_tracewire_reporter(void)
+{
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", " zipkin , OTLP,file,jaeger-udp-binary", 1);
+    setenv("TRACEWIRE_LOG_FILE", "/tmp/tracewire-test-config-env.log", 1);
+    setenv("TRACEWIRE_ZIPKIN_ENDPOINT", "http://127.0.0.1:9/api/v2/spans", 1);
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9/", 1);
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b,x-team=core", 1);
+    setenv("JAEGER_REPORTER_LOG_SPANS", "true", 1);
+    tw_error *err = NULL;
+    tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char names[256];
+    reporter_names(t, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "zipkin,otlp-http,dapper-file,jaeger-udp-binary,logging");
+    tw_tracer_free(t);
+    unlink("/tmp/tracewire-test-config-env.log");
+    clear_env();
+    /* JAEGER_ENDPOINT implies the collector when no list is given. */
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_ENDPOINT", "http://127.0.0.1:9/api/traces", 1);
+    setenv("JAEGER_AUTH_TOKEN", "secret", 1);
+    t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    reporter_names(t, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "jaeger-http");
+    tw_tracer_free(t);
+    clear_env();
+}
+
+static void test_bad_transport_settings_are_named(void)
+{
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "jaeger-udp,carrier-pigeon", 1);
+    expect_error("unknown transport \"carrier-pigeon\"");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "zipkin,zipkin", 1);
+    expect_error("\"zipkin\" twice");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "file", 1);
+    expect_error("TRACEWIRE_LOG_FILE");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_ENDPOINT", "http://127.0.0.1:9/api/traces", 1);
+    setenv("JAEGER_USER", "me", 1);
+    expect_error("JAEGER_USER and JAEGER_PASSWORD");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "novalue", 1);
+    expect_error("OTEL_EXPORTER_OTLP_HEADERS");
+    setenv("TRACEWIRE_MAX_TAGS", "0", 1);
+    expect_error("TRACEWIRE_MAX_TAGS=\"0\"");
+    setenv("TRACEWIRE_TLS_CERT_FILE", "/nonexistent.pem", 1);
+    expect_error("TRACEWIRE_TLS_KEY_FILE");
+    setenv("JAEGER_SAMPLER_TYPE", "remote", 1);
+    setenv("JAEGER_SAMPLER_REFRESH_INTERVAL", "often", 1);
+    expect_error("JAEGER_SAMPLER_REFRESH_INTERVAL=\"often\"");
+    setenv("JAEGER_DISABLED", "nope", 1);
+    expect_error("JAEGER_DISABLED=\"nope\"");
+}
+
+static void test_samplers_and_service_from_env(void)
+{
+    static const struct {
+        const char *type, *param, *expected;
+    } cases[] = {{"ratelimiting", "2.5", "ratelimiting"},
+                 {"adaptive", "10", "adaptive"},
+                 {"remote", "0.5", "remote"},
+                 {"probabilistic", NULL, "probabilistic"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        setenv("JAEGER_SAMPLER_TYPE", cases[i].type, 1);
+        if (cases[i].param)
+            setenv("JAEGER_SAMPLER_PARAM", cases[i].param, 1);
+        /* Remote: nothing listens on port 9, so the first poll fails fast. */
+        setenv("JAEGER_SAMPLING_ENDPOINT", "http://127.0.0.1:9/sampling", 1);
+        setenv("OTEL_SERVICE_NAME", "from-otel", 1);
+        tw_tracer *t = tw_tracer_new_from_env("unused", NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "from-otel");
+        tw_span *s = tw_span_start(t, "x", NULL);
+        tw_span_finish(s);
+        tw_tracer_free(t);
+    }
+    clear_env();
+    setenv("JAEGER_DISABLED", "true", 1);
+    setenv("JAEGER_SERVICE_NAME", "jaeger-wins", 1);
+    setenv("OTEL_SERVICE_NAME", "otel-loses", 1);
+    tw_tracer *t = tw_tracer_new_from_env(NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "jaeger-wins");
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(tw_tracer_reporter(t)), "null");
+    tw_span *s = tw_span_start(t, "quiet", NULL);
+    CU_ASSERT_FALSE(tw_span_is_sampled(s));
+    tw_span_finish(s);
+    tw_tracer_free(t);
+    clear_env();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
@@ -203,4 +347,8 @@ void tw_test_register(void)
                 test_intervals_accept_ms_and_go_durations);
     CU_add_test(suite, "tags_parser_failure_leaves_options_unchanged",
                 test_tags_parser_failure_leaves_options_unchanged);
+    CU_add_test(suite, "transports_follow_tracewire_reporter",
+                test_transports_follow_tracewire_reporter);
+    CU_add_test(suite, "bad_transport_settings_are_named", test_bad_transport_settings_are_named);
+    CU_add_test(suite, "samplers_and_service_from_env", test_samplers_and_service_from_env);
 }

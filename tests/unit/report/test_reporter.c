@@ -59,9 +59,12 @@ static void scripted_free(tw__sender *s)
     free(x);
 }
 
-static const tw__sender_vtable scripted_vtable = {
-    sizeof(tw__sender_vtable), "scripted",     scripted_open,
-    scripted_append,           scripted_flush, scripted_free};
+static const tw__sender_vtable scripted_vtable = {.size = sizeof(tw__sender_vtable),
+                                                  .name = "scripted",
+                                                  .open = scripted_open,
+                                                  .append = scripted_append,
+                                                  .flush = scripted_flush,
+                                                  .free = scripted_free};
 
 static scripted_sender *scripted_new(void)
 {
