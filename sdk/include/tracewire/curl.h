@@ -110,6 +110,23 @@ TW_EXTERN tw_status tw_curl_instrument(tw_tracer *tracer, CURL *easy, const tw_s
                                        struct curl_slist *user_headers);
 
 /**
+ * tw_curl_slist_writer: a carrier writer that appends "Key: value" header
+ * lines to *@list (with curl_slist_append; an existing line of the same name
+ * is not removed). Use it to inject into a header list you pass to
+ * CURLOPT_HTTPHEADER yourself. The writer borrows @list for as long as it
+ * is used. Thread safety: one thread at a time per list. Since: 0.1
+ */
+TW_EXTERN tw_carrier_writer tw_curl_slist_writer(struct curl_slist **list);
+
+/**
+ * tw_curl_slist_reader: a carrier reader over the "Key: value" lines of
+ * @list (for example response headers collected with CURLOPT_HEADERFUNCTION):
+ * names and values are trimmed of spaces; lines without ':' (a status line)
+ * are skipped. Borrows @list while used. Since: 0.1
+ */
+TW_EXTERN tw_carrier_reader tw_curl_slist_reader(const struct curl_slist *list);
+
+/**
  * tw_curl_easy_perform: curl_easy_perform() in a CLIENT span: starts the
  * span and injects its context, performs, then tags and finishes the span
  * and restores the application's header list. On a handle that is not

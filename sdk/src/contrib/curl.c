@@ -363,3 +363,67 @@ void tw_curl_easy_cleanup(CURL *easy)
     tw_curl_release(easy);
     curl_easy_cleanup(easy);
 }
+
+/* ---- curl_slist carriers --------------------------------------------------------------------- */
+
+static tw_status slist_set(void *user_data, const char *key, const char *value)
+{
+    struct curl_slist **list = user_data;
+    size_t key_len = strlen(key), value_len = strlen(value);
+    size_t len = key_len + value_len + 3; /* ": " and the NUL */
+    char stack[512];
+    char *line = len <= sizeof stack ? stack : malloc(len);
+    if (!line)
+        return TW_E_NOMEM;
+    memcpy(line, key, key_len);
+    memcpy(line + key_len, ": ", 2);
+    memcpy(line + key_len + 2, value, value_len + 1);
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    if (line != stack)
+        free(line);
+    if (!grown)
+        return TW_E_NOMEM;
+    *list = grown;
+    return TW_OK;
+}
+
+tw_carrier_writer tw_curl_slist_writer(struct curl_slist **list)
+{
+    return (tw_carrier_writer){list ? slist_set : NULL, list};
+}
+
+static tw_status slist_foreach(void *user_data, tw_carrier_handler_fn handler, void *handler_data)
+{
+    char stack[1024];
+    for (const struct curl_slist *l = user_data; l; l = l->next) {
+        const char *colon = l->data ? strchr(l->data, ':') : NULL;
+        if (!colon)
+            continue;
+        size_t len = strlen(l->data);
+        char *copy = len < sizeof stack ? stack : malloc(len + 1);
+        if (!copy)
+            return TW_E_NOMEM;
+        memcpy(copy, l->data, len + 1);
+        char *name = copy, *value = copy + (colon - l->data) + 1;
+        value[-1] = '\0';
+        while (*name == ' ' || *name == '\t')
+            name++;
+        for (char *e = value - 2; e >= name && (*e == ' ' || *e == '\t'); e--)
+            *e = '\0';
+        while (*value == ' ' || *value == '\t')
+            value++;
+        for (char *e = value + strlen(value); e > value && strchr(" \t\r\n", e[-1]); e--)
+            e[-1] = '\0';
+        tw_status st = handler(handler_data, name, value);
+        if (copy != stack)
+            free(copy);
+        if (st != TW_OK)
+            return st;
+    }
+    return TW_OK;
+}
+
+tw_carrier_reader tw_curl_slist_reader(const struct curl_slist *list)
+{
+    return (tw_carrier_reader){slist_foreach, (void *)list};
+}

@@ -467,9 +467,38 @@ static void test_closed_tracer_never_fails_the_transfer(void)
     tw_tracer_free(tracer);
 }
 
+static void test_slist_carriers_round_trip(void)
+{
+    tw_codec codecs[2] = {TW_CODEC_JAEGER, TW_CODEC_W3C};
+    tw_propagator *p = tw_propagator_new(codecs, 2, NULL);
+    tw_span_context *c = tw_span_context_new(0x1234, 0xabcd, 0x42, 0, TW_FLAG_SAMPLED, NULL);
+    tw_span_context *with_bag = tw_span_context_with_baggage(c, "tenant", "acme corp");
+    struct curl_slist *list = curl_slist_append(NULL, "HTTP/1.1 200 OK"); /* skipped */
+    list = curl_slist_append(list, "Accept: */*");
+    tw_carrier_writer w = tw_curl_slist_writer(&list);
+    CU_ASSERT_EQUAL(tw_propagator_inject(p, with_bag, TW_FORMAT_HTTP_HEADERS, &w), TW_OK);
+    bool has_traceparent = false;
+    for (struct curl_slist *l = list; l; l = l->next)
+        has_traceparent |= strncmp(l->data, "traceparent: 00-", 16) == 0;
+    CU_ASSERT(has_traceparent);
+    tw_carrier_reader r = tw_curl_slist_reader(list);
+    tw_span_context *back = tw_propagator_extract(p, TW_FORMAT_HTTP_HEADERS, &r, NULL, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(back), 0xabcd);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(back), 0x1234);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(back), 0x42);
+    CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(back, "tenant"), "acme corp");
+    tw_span_context_unref(back);
+    tw_span_context_unref(with_bag);
+    tw_span_context_unref(c);
+    curl_slist_free_all(list);
+    tw_propagator_free(p);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("contrib/curl", suite_init, suite_cleanup);
+    CU_add_test(suite, "slist carriers round trip a context", test_slist_carriers_round_trip);
     CU_add_test(suite, "perform runs in a client span, child of the given parent",
                 test_perform_runs_in_client_span_child_of_given_parent);
     CU_add_test(suite, "user headers merged, a stale trace header replaced",
