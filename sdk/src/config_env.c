@@ -205,14 +205,17 @@ static bool parse_double(const char *name, const char *v, double *out, tw_error 
     return true;
 }
 
-/* Wraps a sampler constructor's own error into one naming the variable. */
-static tw_sampler *named(tw_sampler *s, tw_error *local, const char *param_s, tw_error **err)
+/* Wraps a sampler constructor's own error into one naming the variable.
+ * @local is read here, after the constructor (an argument of this call)
+ * has run: passing the pointer, not its value, keeps that order. */
+static tw_sampler *named(tw_sampler *s, tw_error **local, const char *param_s, tw_error **err)
 {
     if (!s) {
         tw__set_error(err, TW_E_CONFIG, "JAEGER_SAMPLER_PARAM=\"%s\": %s",
-                      param_s ? param_s : "(unset)", tw_error_message(local));
-        tw_error_free(local);
+                      param_s ? param_s : "(unset)", tw_error_message(*local));
     }
+    tw_error_free(*local);
+    *local = NULL;
     return s;
 }
 
@@ -301,20 +304,20 @@ static tw_sampler *sampler_from_env(const char *service, tw_error **err)
         return tw_sampler_const_new(has_param && param == 1);
     }
     if (type && strcmp(lower, "probabilistic") == 0)
-        return named(tw_sampler_probabilistic_new(has_param ? param : 0.001, &local), local,
+        return named(tw_sampler_probabilistic_new(has_param ? param : 0.001, &local), &local,
                      param_s, err);
     if (type && (strcmp(lower, "ratelimiting") == 0 || strcmp(lower, "rate_limiting") == 0))
-        return named(tw_sampler_rate_limiting_new(has_param ? param : 1.0, &local), local, param_s,
+        return named(tw_sampler_rate_limiting_new(has_param ? param : 1.0, &local), &local, param_s,
                      err);
     if (type && strcmp(lower, "adaptive") == 0) /* tracewire: target traces per second */
-        return named(tw_sampler_adaptive_new(has_param ? param : 1.0, 0, &local), local, param_s,
+        return named(tw_sampler_adaptive_new(has_param ? param : 1.0, 0, &local), &local, param_s,
                      err);
     if (!type || strcmp(lower, "remote") == 0) {
         /* Jaeger's default. Its initial sampler is probabilistic(param, else
          * 0.001); the first poll happens now, bounded, so even a short-lived
          * program samples by the served strategy. */
         tw_sampler *initial = named(tw_sampler_probabilistic_new(has_param ? param : 0.001, &local),
-                                    local, param_s, err);
+                                    &local, param_s, err);
         return initial ? remote_from_env(service, initial, err) : NULL;
     }
     tw__set_error(err, TW_E_CONFIG,

@@ -131,3 +131,13 @@ fi
 echo "== propagation table"
 "$prop_bench" table "$([ -s "$prop_peer_json" ] && echo "$prop_peer_json")" \
     "$([ -s "$prop_ir_json" ] && echo "$prop_ir_json")"
+
+# 5. Transports: spans/s per transport to real receivers on loopback (built when
+#    libmicrohttpd is available).
+transports="$builddir/tests/bench/bench_transports"
+if [ -x "$transports" ]; then
+    echo "== transports"
+    "$transports" 200000
+else
+    echo "== transports: not built (configure did not find libmicrohttpd)"
+fi
