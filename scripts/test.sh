@@ -51,7 +51,8 @@ FUZZ_SECONDS=${TW_FUZZ_SECONDS:-20}
 # The unit programs that the TSan stage runs: the ones with threads.
 TSAN_TESTS="tests/unit/test_span tests/unit/test_tracer tests/unit/test_udp_reporter
 tests/unit/test_reporter tests/unit/test_scope tests/unit/test_scope_glib tests/unit/test_sampler
-tests/unit/test_remote_sampler"
+tests/unit/test_remote_sampler tests/unit/test_handler_chain tests/unit/test_latency_metrics
+tests/unit/test_redact"
 
 for stage in $STAGES; do
     case " $ALL_STAGES " in

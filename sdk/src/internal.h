@@ -126,6 +126,9 @@ static inline bool tw__context_has_ids(const tw_span_context *c)
 
 /* ---- tracer ------------------------------------------------------------------------------- */
 
+/* The finished-span handler chain (handlers/handlers.h). */
+typedef struct tw__handler_chain tw__handler_chain;
+
 typedef struct tw__limits {
     size_t max_tags;
     size_t max_logs;
@@ -141,7 +144,8 @@ struct tw_tracer_options {
     tw_reporter *reporter;
     tw_propagator *propagator; /* NULL: the default (Jaeger only) */
     tw__limits limits;
-    bool use_active_span; /* implicit parent from the active scope (default true) */
+    bool use_active_span;        /* implicit parent from the active scope (default true) */
+    tw__handler_chain *handlers; /* NULL: none; moves to the tracer like the sampler */
 };
 
 struct tw_tracer {
@@ -152,9 +156,13 @@ struct tw_tracer {
     uint64_t scope_key;   /* names this tracer's scope stacks (scope/scope.h); never 0 */
     tw__limits limits;
     tw__process process;
-    tw_sampler *sampler;       /* immutable until free; NULL after */
-    tw_reporter *reporter;     /* closed at close, freed at free */
-    tw_propagator *propagator; /* immutable until free; NULL after */
+    tw_sampler *sampler;         /* immutable until free; NULL after */
+    tw_reporter *reporter;       /* closed at close, freed at free */
+    tw_propagator *propagator;   /* immutable until free; NULL after */
+    tw__handler_chain *handlers; /* immutable until free (destroyed there); NULL if none */
+    /* A handler wants unsampled spans: they record locally ("sample local"); span.c tests
+     * it once on the unsampled fast path. Immutable after tw_tracer_new. */
+    bool records_unsampled;
 
     /* Counters: relaxed atomics; they are statistics, never used to order
      * memory, so relaxed increments are enough. */
@@ -162,7 +170,9 @@ struct tw_tracer {
     atomic_uint_fast64_t spans_finished_sampled;
     atomic_uint_fast64_t spans_after_close;
     atomic_uint_fast64_t traces_started_sampled;
-    atomic_uint_fast64_t extract_warnings; /* baggage/tracestate problems seen by extract */
+    atomic_uint_fast64_t extract_warnings;         /* baggage/tracestate problems seen by extract */
+    atomic_uint_fast64_t spans_dropped_by_handler; /* sampled, dropped by the chain */
+    atomic_uint_fast64_t spans_recorded_locally;   /* unsampled, recorded for the chain only */
 };
 
 void tw__tracer_release(tw_tracer *t);
@@ -174,6 +184,8 @@ enum tw__span_state { TW__SPAN_FREE = 0x5f5f, TW__SPAN_OPEN = 0x0be1 };
 struct tw_span {
     uint32_t state;          /* tw__span_state: catches use after finish while pooled */
     bool has_mono_start;     /* duration from the monotonic clock */
+    bool is_local_record;    /* data is for the handlers only (sample local): not counted
+                                as started sampled, never reported unless sampling is forced */
     tw_span_context context; /* embedded, refcount 0 */
     tw_tracer *tracer;       /* referenced only while data != NULL */
     tw__span_data *data;     /* NULL for spans that do not record */

@@ -7,7 +7,11 @@
  * reference on the tracer, and finish just returns it to the list. A sampled
  * span additionally owns a model record (model/span_data.h: one malloc for
  * record + inline arena) and a reference on the tracer, and its finish hands
- * the record to the reporter, whose report() only enqueues.
+ * the record to the handler chain, if any (handlers/handlers.h), then to the
+ * reporter, whose report() only enqueues. When a handler wants unsampled
+ * spans ("sample local"), unsampled spans record like sampled ones (costing
+ * the same), but their record goes only to the handlers; their context stays
+ * unsampled. Without such a handler the unsampled path pays one more test.
  *
  * Limits (tw__limits) are enforced here; what they cut is counted on the
  * record and marked at finish with tracewire.* tags, which are exempt from
@@ -24,6 +28,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "handlers/handlers.h"
 #include "ids.h"
 #include "report/report.h"
 #include "sampling/sampling.h"
@@ -273,8 +278,10 @@ static int priority_of(const tw_value *v)
     return -1;
 }
 
-/* Makes the span record from now on (sampling forced on an unsampled span):
- * allocates the record and takes the tracer reference. */
+/* Makes the span record from now on (sampling forced on an unsampled span,
+ * or a local record): allocates the record and takes the tracer reference.
+ * The caller counts a sampled span (spans_started_sampled) and sets
+ * s->is_local_record. */
 static bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
 {
     tw__span_data *d = tw__span_data_new();
@@ -291,8 +298,14 @@ static bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
     }
     s->data = d;
     atomic_fetch_add_explicit(&s->tracer->refcount, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->tracer->spans_started_sampled, 1, memory_order_relaxed);
     return true;
+}
+
+/* Whether writes to the span are kept: it records for the reporter, or
+ * locally for handlers that want unsampled spans (handlers/handlers.h). */
+static inline bool is_recording(const tw_span *s)
+{
+    return s->data && ((s->context.flags & TW_FLAG_SAMPLED) || s->tracer->records_unsampled);
 }
 
 static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_exempt)
@@ -339,10 +352,18 @@ static void apply_priority(tw_span *s, const tw_value *value)
     if (p > 0) {
         s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
         if (!s->data) {
-            if (!begin_recording(s, s->op_name, tw__now_us())) {
+            s->is_local_record = false;
+            if (begin_recording(s, s->op_name, tw__now_us())) {
+                atomic_fetch_add_explicit(&s->tracer->spans_started_sampled, 1,
+                                          memory_order_relaxed);
+            } else {
                 s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
                 tw__log_msg(TW_LOG_ERROR, "span: out of memory while forcing sampling");
             }
+        } else if (s->is_local_record) {
+            /* A local record becomes a sampled one: count it now. */
+            s->is_local_record = false;
+            atomic_fetch_add_explicit(&s->tracer->spans_started_sampled, 1, memory_order_relaxed);
         }
     } else {
         s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
@@ -359,12 +380,70 @@ static void set_tag(tw_span *s, const char *key, const tw_value *value)
     }
     if (__builtin_expect(is_sampling_priority(key), 0))
         apply_priority(s, value);
-    if (!s->data || !(s->context.flags & TW_FLAG_SAMPLED))
+    if (!is_recording(s))
         return;
     add_tag(s, key, value, false);
 }
 
 /* ---- start -------------------------------------------------------------------------------- */
+
+/* Records the references of a starting span (those with ids: a hint is not
+ * a span to refer to). */
+static inline void add_refs(tw__span_data *d, const option_ref *refs, size_t n_refs,
+                            const tw_span_context *single_parent)
+{
+    for (size_t i = 0; i < n_refs; i++) {
+        const tw_span_context *c = refs[i].ctx;
+        if (!tw__context_has_ids(c))
+            continue;
+        tw__span_data_add_ref(
+            d, refs[i].type == TW_REF_FOLLOWS_FROM ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF,
+            c->trace_id_high, c->trace_id_low, c->span_id);
+    }
+    if (single_parent && tw__context_has_ids(single_parent))
+        tw__span_data_add_ref(d, TW__REF_CHILD_OF, single_parent->trace_id_high,
+                              single_parent->trace_id_low, single_parent->span_id);
+}
+
+/* Keeps the operation name of a span that does not record (cut to fit), so
+ * that a later sampling.priority can still name it. */
+static inline void keep_op_name(tw_span *s, const char *operation)
+{
+    size_t len = strnlen(operation, sizeof s->op_name - 1);
+    memcpy(s->op_name, operation, len);
+    s->op_name[len] = '\0';
+}
+
+/*
+ * Sample local: an unsampled span of a tracer with a handler that wants
+ * unsampled spans records for the handlers only (handlers/handlers.h). It
+ * records as a sampled span does (times, references, start tags), minus
+ * what describes a reported span: it is not counted as sampled and gets no
+ * sampler tags. Its context, which propagates, stays unsampled. Out of line
+ * and cold, so that the unsampled fast path pays one test for it
+ * (callgrind: bench_tracer ir unsampled).
+ */
+static __attribute__((noinline, cold)) tw_span *
+start_local_record(tw_span *s, const char *operation, const option_ref *refs, size_t n_refs,
+                   const tw_span_context *single_parent, const tw_span_options *opts)
+{
+    bool has_start = opts && opts->has_start;
+    int64_t start_us = has_start ? opts->start_us : tw__now_us();
+    s->has_mono_start = !has_start;
+    if (!has_start)
+        s->start_mono_ns = tw__mono_ns();
+    s->is_local_record = true;
+    if (!begin_recording(s, operation, start_us)) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\" locally",
+                    operation);
+        keep_op_name(s, operation);
+        return s;
+    }
+    add_refs(s->data, refs, n_refs, single_parent);
+    for (size_t i = 0; opts && i < opts->n_tags; i++)
+        add_tag(s, opts->tags[i].key, &opts->tags[i].value, false);
+    return s;
+}
 
 static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref *refs,
                            size_t n_refs, const tw_span_context *single_parent,
@@ -473,10 +552,10 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     }
 
     if (__builtin_expect(!(s->context.flags & TW_FLAG_SAMPLED), 1)) {
+        if (__builtin_expect(t->records_unsampled, 0))
+            return start_local_record(s, operation, refs, n_refs, single_parent, opts);
         s->has_mono_start = false;
-        size_t len = strnlen(operation, sizeof s->op_name - 1);
-        memcpy(s->op_name, operation, len);
-        s->op_name[len] = '\0';
+        keep_op_name(s, operation);
         return s; /* records nothing; the start time is not even read */
     }
 
@@ -485,23 +564,16 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         start_us = tw__now_us();
         s->start_mono_ns = tw__mono_ns();
     }
+    s->is_local_record = false;
     if (!begin_recording(s, operation, start_us)) {
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\"", operation);
         s->context.flags &= ~TW_FLAG_SAMPLED;
+        keep_op_name(s, operation); /* for a later sampling.priority */
         return s;
     }
+    atomic_fetch_add_explicit(&t->spans_started_sampled, 1, memory_order_relaxed);
     tw__span_data *d = s->data;
-    for (size_t i = 0; i < n_refs; i++) {
-        const tw_span_context *c = refs[i].ctx;
-        if (!tw__context_has_ids(c))
-            continue; /* a hint is not a span to refer to */
-        tw__span_data_add_ref(
-            d, refs[i].type == TW_REF_FOLLOWS_FROM ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF,
-            c->trace_id_high, c->trace_id_low, c->span_id);
-    }
-    if (single_parent && tw__context_has_ids(single_parent))
-        tw__span_data_add_ref(d, TW__REF_CHILD_OF, single_parent->trace_id_high,
-                              single_parent->trace_id_low, single_parent->span_id);
+    add_refs(d, refs, n_refs, single_parent);
     if (is_root)
         atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
     /* Jaeger puts sampler tags only on the span whose sampler decided. */
@@ -543,7 +615,7 @@ tw_span *tw_span_start_child(tw_tracer *tracer, const char *operation,
 
 /* ---- finish ------------------------------------------------------------------------------- */
 
-static void mark_limits(tw_span *s)
+static inline void mark_limits(tw_span *s)
 {
     tw__span_data *d = s->data;
     if (d->dropped_tags) {
@@ -558,6 +630,14 @@ static void mark_limits(tw_span *s)
         tw_value v = {.type = TW_VALUE_INT64, .as.i64 = d->truncated_values};
         add_tag(s, "tracewire.truncated_values", &v, true);
     }
+}
+
+/* The end of a local record (sample local): limit marks, then the handlers
+ * that want unsampled spans; never reported. Out of line, like its start. */
+static __attribute__((noinline, cold)) void finish_local_record(tw_span *s)
+{
+    mark_limits(s);
+    tw__handlers_run(s->tracer, s->data);
 }
 
 static void finish(tw_span *s, bool has_end, int64_t end_us)
@@ -592,8 +672,13 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
                             d->operation);
             } else {
                 atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
-                tw__reporter_report(t->reporter, d);
+                /* The handler chain may edit the record or drop it. */
+                if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d))
+                    tw__reporter_report(t->reporter, d);
             }
+        } else if (__builtin_expect(t->records_unsampled, 0) &&
+                   !atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
+            finish_local_record(s);
         }
         tw__span_data_unref(d);
         tw__tracer_release(t);
@@ -681,7 +766,7 @@ void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field 
 {
     TW_CHECK_ARG_VOID(span && (fields || n_fields == 0));
     tw__span_data *d = span->data;
-    if (!d || !(span->context.flags & TW_FLAG_SAMPLED))
+    if (!is_recording(span))
         return;
     const tw__limits *lim = &span->tracer->limits;
     if (d->n_logs >= lim->max_logs) {
@@ -714,7 +799,7 @@ void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field 
 void tw_span_log_kv(tw_span *span, const char *key, ...)
 {
     TW_CHECK_ARG_VOID(span && key);
-    if (!span->data || !(span->context.flags & TW_FLAG_SAMPLED))
+    if (!is_recording(span))
         return;
     tw_log_field fields[64];
     size_t n = 0;

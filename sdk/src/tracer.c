@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handlers/handlers.h"
 #include "propagation/propagation.h"
 #include "report/report.h"
 #include "scope/scope.h"
@@ -54,6 +55,7 @@ void tw_tracer_options_free(tw_tracer_options *opts)
     tw_sampler_free(opts->sampler);
     tw_reporter_free(opts->reporter);
     tw_propagator_free(opts->propagator);
+    tw__handler_chain_free(opts->handlers);
     free(opts);
 }
 
@@ -197,9 +199,11 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     tw_sampler *sampler = opts->sampler;
     tw_reporter *reporter = opts->reporter;
     tw_propagator *propagator = opts->propagator;
+    tw__handler_chain *handlers = opts->handlers;
     opts->sampler = NULL;
     opts->reporter = NULL;
     opts->propagator = NULL;
+    opts->handlers = NULL;
 
     tw_tracer *t = NULL;
     if (!opts->service || !*opts->service) {
@@ -238,6 +242,8 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     t->sampler = sampler;
     t->reporter = reporter;
     t->propagator = propagator;
+    t->handlers = handlers;
+    t->records_unsampled = tw__handler_chain_wants_unsampled(handlers);
     return t;
 
 fail_process:
@@ -247,6 +253,7 @@ fail:
     tw_sampler_free(sampler);
     tw_reporter_free(reporter);
     tw_propagator_free(propagator);
+    tw__handler_chain_free(handlers);
     return NULL;
 }
 
@@ -304,6 +311,9 @@ void tw_tracer_free(tw_tracer *tracer)
     tracer->sampler = NULL;
     tw_propagator_free(tracer->propagator);
     tracer->propagator = NULL;
+    /* Closed: no finish runs the chain any more (span.c checks is_closed). */
+    tw__handler_chain_free(tracer->handlers);
+    tracer->handlers = NULL;
     tw__span_pool_drain_thread();
     tw__span_data_pool_trim();
     tw__tracer_release(tracer);
@@ -364,6 +374,10 @@ uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id)
         return atomic_load_explicit(&tracer->traces_started_sampled, memory_order_relaxed);
     case TW_TRACER_EXTRACT_WARNINGS:
         return atomic_load_explicit(&tracer->extract_warnings, memory_order_relaxed);
+    case TW_TRACER_SPANS_DROPPED_BY_HANDLER:
+        return atomic_load_explicit(&tracer->spans_dropped_by_handler, memory_order_relaxed);
+    case TW_TRACER_SPANS_RECORDED_LOCALLY:
+        return atomic_load_explicit(&tracer->spans_recorded_locally, memory_order_relaxed);
     }
     return 0;
 }

@@ -4,7 +4,9 @@
  *
  *   bench_tracer table [PEER_JSON]   measure and print one table
  *   bench_tracer ir MODE N           run N spans of MODE for callgrind
- *                                    (MODE: unsampled | sampled)
+ *                                    (MODE: unsampled | sampled |
+ *                                    sampled_handlers | unsampled_handlers |
+ *                                    local_metrics)
  *
  * What is measured, per the issue: the caller's cost of a span (start + 2
  * tags + finish) when the trace is never sampled and when it is sampled
@@ -14,6 +16,14 @@
  * span (so loss is visible), at paced offered rates; bytes per span on the
  * wire; and the extra RSS of a tracer with default settings. Instruction
  * counts come from callgrind runs of the `ir` mode (run_bench.sh).
+ *
+ * Finished-span handlers (tracewire/handler.h): the caller's cost of a
+ * sampled span through the three ready-made handlers (SSN redaction, drop
+ * by name, latency metrics; the span is kept). The ir-only modes
+ * unsampled_handlers (redaction and drop installed, neither wants unsampled
+ * spans: must cost what `unsampled` does) and local_metrics (all three on a
+ * never-sampled tracer: the price of metrics at 100% under sample local)
+ * are for checking the unsampled path by hand.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -76,7 +86,35 @@ static long rss_kb(void)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static tw_tracer *make_tracer(bool sampled, unsigned int port, size_t queue_size)
+/* Which finished-span handlers a bench tracer gets. */
+typedef enum { NO_HANDLERS, REDACT_AND_DROP, ALL_THREE_HANDLERS } bench_handlers;
+
+static void add_handlers(tw_tracer_options *o, bench_handlers which)
+{
+    if (which == NO_HANDLERS)
+        return;
+    static const char *const dropped[] = {"health"}; /* never the bench's name: kept */
+    tw_span_handler *redact =
+        tw_handler_redact_new("\\b\\d{3}-\\d{2}-\\d{4}\\b", "***-**-****", NULL);
+    tw_span_handler *drop = tw_handler_drop_names_new(dropped, 1);
+    if (!redact || !drop || tw_tracer_options_add_handler(o, redact) != TW_OK ||
+        tw_tracer_options_add_handler(o, drop) != TW_OK) {
+        fprintf(stderr, "bench: cannot add the handlers\n");
+        exit(1);
+    }
+    if (which == ALL_THREE_HANDLERS) {
+        tw_latency_metrics *metrics = tw_latency_metrics_new(0);
+        tw_span_handler h = tw_latency_metrics_handler(metrics);
+        tw_latency_metrics_free(metrics); /* the handler keeps its own reference */
+        if (tw_tracer_options_add_handler(o, &h) != TW_OK) {
+            fprintf(stderr, "bench: cannot add the metrics handler\n");
+            exit(1);
+        }
+    }
+}
+
+static tw_tracer *make_tracer_with(bool sampled, unsigned int port, size_t queue_size,
+                                   bench_handlers handlers)
 {
     tw_reporter_options *ro = tw_reporter_options_new();
     tw_reporter_options_set_agent(ro, "127.0.0.1", port);
@@ -87,6 +125,7 @@ static tw_tracer *make_tracer(bool sampled, unsigned int port, size_t queue_size
     tw_tracer_options_set_sampler(o, tw_sampler_const_new(sampled));
     tw_tracer_options_set_reporter(o, tw_reporter_jaeger_udp_new(ro, NULL));
     tw_reporter_options_free(ro);
+    add_handlers(o, handlers);
     tw_error *err = NULL;
     tw_tracer *t = tw_tracer_new(o, &err);
     tw_tracer_options_free(o);
@@ -95,6 +134,11 @@ static tw_tracer *make_tracer(bool sampled, unsigned int port, size_t queue_size
         exit(1);
     }
     return t;
+}
+
+static tw_tracer *make_tracer(bool sampled, unsigned int port, size_t queue_size)
+{
+    return make_tracer_with(sampled, port, queue_size, NO_HANDLERS);
 }
 
 /* The measured unit of work: start + 2 tags + finish. */
@@ -158,12 +202,13 @@ static void sink_stop(counting_sink *c)
 /* ---- measurements ------------------------------------------------------------------------- */
 
 typedef struct {
-    double unsampled_ns, sampled_ns, unsampled_allocs;
+    double unsampled_ns, sampled_ns, sampled_handlers_ns, unsampled_allocs;
     double rss_kb;
     double bytes_per_span;
     double max_rate, max_dropped_pct;
     double sustainable_rate;
     double ir_unsampled, ir_sampled_caller, ir_sampled_process; /* from run_bench.sh */
+    double ir_sampled_handlers_caller;                          /* from run_bench.sh */
 } results;
 
 static void measure_unsampled(results *r)
@@ -184,12 +229,10 @@ static void measure_unsampled(results *r)
 
 /* Caller cost of sampled spans with the UDP reporter running: bursts that
  * fit the default queue, each followed by an untimed flush, so the timed
- * path is the real enqueue path, never the drop path. */
-static void measure_sampled(results *r)
+ * path is the real enqueue path, never the drop path. Then the same with the
+ * three ready-made handlers installed. */
+static double sampled_caller_ns(tw_tracer *t)
 {
-    counting_sink c;
-    sink_start(&c);
-    tw_tracer *t = make_tracer(true, c.sink.port, 0);
     const int burst = 4096, bursts = 100;
     double timed = 0;
     for (int b = 0; b < bursts + 5; b++) {
@@ -201,15 +244,26 @@ static void measure_sampled(results *r)
             timed += t1 - t0;
         tw_tracer_flush(t, 10000);
     }
-    tw_reporter *rep = tw_tracer_reporter(t);
-    uint64_t dropped = tw_reporter_counter(rep, TW_COUNTER_DROPPED_QUEUE_FULL);
-    r->sampled_ns = timed * 1e9 / ((double)burst * bursts);
-    uint64_t sent = tw_reporter_counter(rep, TW_COUNTER_SPANS_SENT);
-    uint64_t bytes = tw_reporter_counter(rep, TW_COUNTER_BYTES_SENT);
-    r->bytes_per_span = sent ? (double)bytes / (double)sent : 0;
+    uint64_t dropped = tw_reporter_counter(tw_tracer_reporter(t), TW_COUNTER_DROPPED_QUEUE_FULL);
     if (dropped)
         fprintf(stderr, "bench: warning: %" PRIu64 " spans dropped in the caller-cost run\n",
                 dropped);
+    return timed * 1e9 / ((double)burst * bursts);
+}
+
+static void measure_sampled(results *r)
+{
+    counting_sink c;
+    sink_start(&c);
+    tw_tracer *t = make_tracer(true, c.sink.port, 0);
+    r->sampled_ns = sampled_caller_ns(t);
+    tw_reporter *rep = tw_tracer_reporter(t);
+    uint64_t sent = tw_reporter_counter(rep, TW_COUNTER_SPANS_SENT);
+    uint64_t bytes = tw_reporter_counter(rep, TW_COUNTER_BYTES_SENT);
+    r->bytes_per_span = sent ? (double)bytes / (double)sent : 0;
+    tw_tracer_free(t);
+    t = make_tracer_with(true, c.sink.port, 0, ALL_THREE_HANDLERS);
+    r->sampled_handlers_ns = sampled_caller_ns(t);
     tw_tracer_free(t);
     sink_stop(&c);
 }
@@ -358,6 +412,7 @@ static int table(const char *peer_path, const char *ir_path)
     r.ir_unsampled = json_number(irs, "unsampled");
     r.ir_sampled_caller = json_number(irs, "sampled_caller");
     r.ir_sampled_process = json_number(irs, "sampled_process");
+    r.ir_sampled_handlers_caller = json_number(irs, "sampled_handlers_caller");
 
     measure_unsampled(&r);
     measure_sampled(&r);
@@ -380,6 +435,9 @@ static int table(const char *peer_path, const char *ir_path)
               "<= 1,000", true);
     print_row("sampled span, whole-process instructions", r.ir_sampled_process, -1, "instr",
               "<= 1,500", true);
+    print_row("sampled span + 3 handlers, caller", r.sampled_handlers_ns, -1, "ns", "-", true);
+    print_row("sampled span + 3 handlers, caller instructions", r.ir_sampled_handlers_caller, -1,
+              "instr", "-", true);
     print_row("reporter throughput, unpaced (delivered)", r.max_rate, peer_delivered, "span/s",
               ">= 1M span/s", false);
     print_row("reporter: highest paced rate with no loss", r.sustainable_rate, -1, "span/s",
@@ -394,7 +452,23 @@ static int table(const char *peer_path, const char *ir_path)
 
 static int ir_mode(const char *mode, long n)
 {
-    bool sampled = strcmp(mode, "sampled") == 0;
+    static const struct {
+        const char *name;
+        bool sampled;
+        bench_handlers handlers;
+    } modes[] = {{"unsampled", false, NO_HANDLERS},
+                 {"sampled", true, NO_HANDLERS},
+                 {"sampled_handlers", true, ALL_THREE_HANDLERS},
+                 {"unsampled_handlers", false, REDACT_AND_DROP},
+                 {"local_metrics", false, ALL_THREE_HANDLERS}};
+    size_t m = 0;
+    while (m < sizeof modes / sizeof modes[0] && strcmp(mode, modes[m].name) != 0)
+        m++;
+    if (m == sizeof modes / sizeof modes[0]) {
+        fprintf(stderr, "bench ir: unknown mode \"%s\"\n", mode);
+        return 2;
+    }
+    bool sampled = modes[m].sampled;
     counting_sink c;
     unsigned int port = 9;
     if (sampled) {
@@ -404,7 +478,7 @@ static int ir_mode(const char *mode, long n)
     }
     /* Bursts of 1024 with a flush between them: the steady state, where
      * records are recycled, rather than n spans all in flight at once. */
-    tw_tracer *t = make_tracer(sampled, port, 0);
+    tw_tracer *t = make_tracer_with(sampled, port, 0, modes[m].handlers);
     for (long i = 0; i < n; i++) {
         one_span(t, i);
         if (i % 1024 == 1023)
@@ -429,6 +503,7 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "ir") == 0)
         return ir_mode(argv[2], atol(argv[3]));
     fprintf(stderr, "usage: bench_tracer table [PEER_JSON [IR_JSON]]\n"
-                    "       bench_tracer ir unsampled|sampled N\n");
+                    "       bench_tracer ir unsampled|sampled|sampled_handlers|"
+                    "unsampled_handlers|local_metrics N\n");
     return 2;
 }

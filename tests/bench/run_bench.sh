@@ -56,10 +56,14 @@ if command -v valgrind >/dev/null; then
     read -r u_c1 u_p1 <<<"$(callgrind_ir unsampled $n)"
     read -r s_c0 s_p0 <<<"$(callgrind_ir sampled 0)"
     read -r s_c1 s_p1 <<<"$(callgrind_ir sampled $n)"
+    # A sampled span through the three ready-made finished-span handlers.
+    read -r h_c0 _ <<<"$(callgrind_ir sampled_handlers 0)"
+    read -r h_c1 _ <<<"$(callgrind_ir sampled_handlers $n)"
     awk -v n=$n -v uc0="$u_c0" -v uc1="$u_c1" -v sc0="$s_c0" -v sc1="$s_c1" \
-        -v sp0="$s_p0" -v sp1="$s_p1" 'BEGIN {
-        printf "{\"unsampled\": %.1f, \"sampled_caller\": %.1f, \"sampled_process\": %.1f}\n",
-            (uc1 - uc0) / n, (sc1 - sc0) / n, (sp1 - sp0) / n }' >"$ir_json"
+        -v sp0="$s_p0" -v sp1="$s_p1" -v hc0="$h_c0" -v hc1="$h_c1" 'BEGIN {
+        printf "{\"unsampled\": %.1f, \"sampled_caller\": %.1f, \"sampled_process\": %.1f, ",
+            (uc1 - uc0) / n, (sc1 - sc0) / n, (sp1 - sp0) / n
+        printf "\"sampled_handlers_caller\": %.1f}\n", (hc1 - hc0) / n }' >"$ir_json"
     cat "$ir_json"
 else
     echo "valgrind missing: no instruction counts" >&2

@@ -87,9 +87,10 @@ TW_EXTERN tw_status tw_tracer_options_set_use_active_span(tw_tracer_options *opt
 typedef struct tw_tracer tw_tracer;
 
 /**
- * tw_tracer_new: creates a tracer. The sampler and reporter in @opts move to
- * the tracer (the options no longer hold them, also on failure the tracer
- * frees them); the rest is copied, so @opts may be freed or reused.
+ * tw_tracer_new: creates a tracer. The sampler, reporter and handlers
+ * (tracewire/handler.h) in @opts move to the tracer (the options no longer
+ * hold them, also on failure the tracer frees them); the rest is copied, so
+ * @opts may be freed or reused.
  * Returns: (transfer full) (nullable) NULL with @err set: TW_E_CONFIG for a
  * missing service name, TW_E_NOMEM. Since: 0.1
  */
@@ -179,7 +180,13 @@ typedef enum tw_tracer_counter_id {
     TW_TRACER_SPANS_FINISHED_SAMPLED = 1,
     TW_TRACER_SPANS_FINISHED_AFTER_CLOSE = 2,
     TW_TRACER_TRACES_STARTED_SAMPLED = 3,
-    TW_TRACER_EXTRACT_WARNINGS = 4 /* baggage/tracestate problems extract reported */
+    TW_TRACER_EXTRACT_WARNINGS = 4, /* baggage/tracestate problems extract reported */
+    /* Sampled spans that a finished-span handler dropped (tracewire/handler.h): counted in
+     * SPANS_FINISHED_SAMPLED too, never handed to the reporter. */
+    TW_TRACER_SPANS_DROPPED_BY_HANDLER = 5,
+    /* Spans of unsampled traces recorded only for handlers that want them ("sample
+     * local"), discarded after the chain. Since: 0.1 */
+    TW_TRACER_SPANS_RECORDED_LOCALLY = 6
 } tw_tracer_counter_id;
 TW_EXTERN uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id);
 

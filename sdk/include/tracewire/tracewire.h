@@ -11,6 +11,7 @@
 
 #include "tracewire/common.h"
 #include "tracewire/context.h"
+#include "tracewire/handler.h"
 #include "tracewire/propagation.h"
 #include "tracewire/reporter.h"
 #include "tracewire/sampler.h"
