@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_compact_protocol.h>
 #include <thrift/c_glib/transport/thrift_memory_buffer.h>
 
@@ -74,7 +75,7 @@ bool tw_test_patch_thrift_finalizers(void)
     return true;
 }
 
-TwireJaegerBatch *tw_test_decode_emit_batch(const uint8_t *data, size_t len)
+static TwireJaegerBatch *decode(GType protocol_type, const uint8_t *data, size_t len)
 {
     static bool is_patched;
     if (!is_patched)
@@ -83,7 +84,7 @@ TwireJaegerBatch *tw_test_decode_emit_batch(const uint8_t *data, size_t len)
         g_object_new(THRIFT_TYPE_MEMORY_BUFFER, "buf_size", (guint32)len, NULL);
     GError *error = NULL;
     thrift_transport_write(THRIFT_TRANSPORT(mb), (gpointer)data, (guint32)len, &error);
-    ThriftProtocol *proto = g_object_new(THRIFT_TYPE_COMPACT_PROTOCOL, "transport", mb, NULL);
+    ThriftProtocol *proto = g_object_new(protocol_type, "transport", mb, NULL);
     gchar *name = NULL;
     ThriftMessageType type;
     gint32 seqid;
@@ -102,4 +103,14 @@ TwireJaegerBatch *tw_test_decode_emit_batch(const uint8_t *data, size_t len)
     g_object_unref(proto);
     g_object_unref(mb);
     return batch;
+}
+
+TwireJaegerBatch *tw_test_decode_emit_batch(const uint8_t *data, size_t len)
+{
+    return decode(THRIFT_TYPE_COMPACT_PROTOCOL, data, len);
+}
+
+TwireJaegerBatch *tw_test_decode_emit_batch_binary(const uint8_t *data, size_t len)
+{
+    return decode(THRIFT_TYPE_BINARY_PROTOCOL, data, len);
 }

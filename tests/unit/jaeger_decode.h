@@ -21,5 +21,7 @@ bool tw_test_patch_thrift_finalizers(void);
 /* Returns a new reference to the Batch (g_object_unref it), or NULL when
  * the bytes are not a well-formed compact emitBatch message. */
 TwireJaegerBatch *tw_test_decode_emit_batch(const uint8_t *data, size_t len);
+/* The same for the binary protocol (agent port 6832). */
+TwireJaegerBatch *tw_test_decode_emit_batch_binary(const uint8_t *data, size_t len);
 
 #endif

@@ -13,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
-#include <thrift/c_glib/transport/thrift_memory_buffer.h>
-
 #include "harness.h"
 #include "jaeger_decode.h"
 #include "report/report.h"
@@ -23,34 +20,10 @@
 #include "udp_sink.h"
 
 /* An Agent.emitBatch message in the binary protocol, decoded with the
- * generated structs; NULL when malformed. (jaeger_decode.c does the same
- * for the compact protocol.) */
+ * generated structs; NULL when malformed. */
 static TwireJaegerBatch *decode_binary(const uint8_t *data, size_t len)
 {
-    CU_ASSERT_FATAL(tw_test_patch_thrift_finalizers());
-    ThriftMemoryBuffer *mb =
-        g_object_new(THRIFT_TYPE_MEMORY_BUFFER, "buf_size", (guint32)len, NULL);
-    GError *error = NULL;
-    thrift_transport_write(THRIFT_TRANSPORT(mb), (gpointer)data, (guint32)len, &error);
-    ThriftProtocol *proto = g_object_new(THRIFT_TYPE_BINARY_PROTOCOL, "transport", mb, NULL);
-    gchar *name = NULL;
-    ThriftMessageType type;
-    gint32 seqid;
-    TwireJaegerBatch *batch = NULL;
-    if (!error && thrift_protocol_read_message_begin(proto, &name, &type, &seqid, &error) >= 0 &&
-        strcmp(name, "emitBatch") == 0 && type == T_ONEWAY) {
-        TwireJaegerAgentEmitBatchArgs *args =
-            g_object_new(TWIRE_JAEGER_TYPE_AGENT_EMIT_BATCH_ARGS, NULL);
-        if (thrift_struct_read(THRIFT_STRUCT(args), proto, &error) >= 0 && args->batch)
-            batch = g_object_ref(args->batch);
-        g_object_unref(args);
-    }
-    if (error)
-        g_error_free(error);
-    g_free(name);
-    g_object_unref(proto);
-    g_object_unref(mb);
-    return batch;
+    return tw_test_decode_emit_batch_binary(data, len);
 }
 
 static tw_tracer *binary_tracer(unsigned int port, size_t max_packet)
