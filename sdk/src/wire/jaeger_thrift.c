@@ -231,9 +231,27 @@ static bool field_bytes(tw__jaeger_encoder *enc, const char *name, int16_t id, c
            field_end(enc);
 }
 
+/* Thrift strings are UTF-8, and strict decoders (Python's, Java's) refuse
+ * anything else, which would cost the whole batch. Text that is not valid
+ * UTF-8 is written repaired, each bad sequence as U+FFFD, as the JSON
+ * encoders do. Validation is one pass over the bytes; the repair allocates
+ * only in that rare case. */
+static bool field_text(tw__jaeger_encoder *enc, const char *name, int16_t id, const char *text,
+                       size_t len)
+{
+    if (len > TW__THRIFT_MAX_LEN)
+        return false; /* refused before the bytes are read */
+    if (g_utf8_validate_len(text, len, NULL))
+        return field_bytes(enc, name, id, text, len);
+    gchar *repaired = g_utf8_make_valid(text, (gssize)len);
+    bool ok = field_bytes(enc, name, id, repaired, strlen(repaired));
+    g_free(repaired);
+    return ok;
+}
+
 static bool field_cstr(tw__jaeger_encoder *enc, const char *name, int16_t id, const char *str)
 {
-    return field_bytes(enc, name, id, str ? str : "", str ? strlen(str) : 0);
+    return field_text(enc, name, id, str ? str : "", str ? strlen(str) : 0);
 }
 
 /* Field header and list header of a list<struct> field. */
@@ -263,13 +281,13 @@ static bool write_raw(tw__jaeger_encoder *enc, const uint8_t *data, size_t len)
 
 static bool write_tag(tw__jaeger_encoder *enc, const tw__tag *tag)
 {
-    if (!struct_begin(enc, "Tag") || !field_bytes(enc, "key", 1, tag->key, tag->key_len))
+    if (!struct_begin(enc, "Tag") || !field_text(enc, "key", 1, tag->key, tag->key_len))
         return false;
     bool ok;
     switch (tag->type) {
     case TW_VALUE_STRING:
         ok = field_i32(enc, "vType", 2, TWIRE_JAEGER_TAG_TYPE_STRING) &&
-             field_bytes(enc, "vStr", 3, tag->v.str, tag->len);
+             field_text(enc, "vStr", 3, tag->v.str, tag->len);
         break;
     case TW_VALUE_DOUBLE:
         ok = field_i32(enc, "vType", 2, TWIRE_JAEGER_TAG_TYPE_DOUBLE) &&

@@ -394,6 +394,29 @@ static void test_ids_with_top_bit_set_are_negative_i64_with_same_bits(void)
     tw__buf_free(&out);
 }
 
+static void test_invalid_utf8_text_is_repaired(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    s->trace_id_low = 1;
+    s->span_id = 1;
+    const char bad_name[] = "op\xff";
+    CU_ASSERT_FATAL(tw__span_data_set_operation(s, bad_name, strlen(bad_name)));
+    CU_ASSERT_FATAL(tw_test_add_tag(s, "k\xc3", tw_test_str("v\xe2\x82")));
+    CU_ASSERT_FATAL(tw_test_add_tag(s, "raw", tw_test_bin((const uint8_t *)"\xff", 1)));
+    tw__buf out = {0};
+    CU_ASSERT_FATAL(tw__jaeger_encode_span(encoder_by_protocol[0], s, &out));
+    TwireJaegerSpan *got = g_object_new(TWIRE_JAEGER_TYPE_SPAN, NULL);
+    CU_ASSERT_FATAL(decode_struct(TW__THRIFT_COMPACT, out.data, out.len, got));
+    CU_ASSERT_STRING_EQUAL(got->operationName, "op\xef\xbf\xbd"); /* U+FFFD */
+    const TwireJaegerTag *t0 = g_ptr_array_index(got->tags, 0);
+    const TwireJaegerTag *t1 = g_ptr_array_index(got->tags, 1);
+    CU_ASSERT(g_utf8_validate(t0->key, -1, NULL) && g_utf8_validate(t0->vStr, -1, NULL));
+    CU_ASSERT(t1->vBinary->len == 1 && t1->vBinary->data[0] == 0xff); /* binary stays raw */
+    g_object_unref(got);
+    tw__buf_free(&out);
+    tw__span_data_unref(s);
+}
+
 static void test_empty_optional_lists_are_not_written(void)
 {
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -784,6 +807,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_span_decodes_field_by_field_in_both_protocols);
     CU_ADD_TEST(suite, test_ids_with_top_bit_set_are_negative_i64_with_same_bits);
     CU_ADD_TEST(suite, test_empty_optional_lists_are_not_written);
+    CU_ADD_TEST(suite, test_invalid_utf8_text_is_repaired);
     CU_ADD_TEST(suite, test_process_decodes_with_every_tag_type);
     CU_ADD_TEST(suite, test_encode_appends_to_existing_content);
     CU_ADD_TEST(suite, test_reused_encoder_repeats_its_bytes);
