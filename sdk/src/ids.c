@@ -1,7 +1,8 @@
 /*
- * ids.c: id generation. Each thread has its own xoshiro256** state, seeded
- * from RAND_bytes (OpenSSL, itself seeded by the OS) on first use and after
- * fork(): a process-wide fork generation, bumped by a pthread_atfork child
+ * ids.c: id generation. Each thread has its own xoshiro256** state, derived
+ * on first use from a process-wide master seed drawn from RAND_bytes
+ * (OpenSSL, itself seeded by the OS), which a forked child draws anew: a
+ * process-wide fork generation, bumped by a pthread_atfork child
  * handler, is compared on every call (one relaxed load), because a forked
  * child inherits its parent's thread-local state and would otherwise emit
  * the same ids. xoshiro256** is not cryptographic; ids need uniqueness and
@@ -25,15 +26,29 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 TW__TLS tw__id_state tw__ids;
 
+static pthread_mutex_t master_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* master_lock is held across fork() so the child never inherits it locked. */
+static void on_fork_prepare(void)
+{
+    pthread_mutex_lock(&master_lock);
+}
+
+static void on_fork_parent(void)
+{
+    pthread_mutex_unlock(&master_lock);
+}
+
 static void on_fork_child(void)
 {
+    pthread_mutex_unlock(&master_lock);
     /* Relaxed: the child is single-threaded right after fork. */
     atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed);
 }
 
 static void install_atfork(void)
 {
-    pthread_atfork(NULL, NULL, on_fork_child);
+    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -61,16 +76,37 @@ void tw__random_bytes(void *buf, size_t len)
     }
 }
 
+/* The process-wide master seed: drawn from RAND_bytes once per process (and
+ * again in a forked child), then each thread's state is derived from it and
+ * a counter. Threads therefore never call into OpenSSL's CSPRNG themselves:
+ * OpenSSL 3 gives every calling thread its own DRBG, which a thread pool's
+ * long-lived workers would keep alive to exit (a leak report under ASan in
+ * the three-process demo) and which costs every new thread. Distinct
+ * counters through splitmix64 give independent streams. */
+static uint64_t master_seed;           /* guarded by master_lock */
+static uint64_t master_counter;        /* guarded by master_lock */
+static unsigned int master_generation; /* guarded by master_lock */
+static bool has_master;                /* guarded by master_lock */
+
 void tw__ids_seed(tw__id_state *st)
 {
     pthread_once(&atfork_once, install_atfork);
-    uint64_t seed_words[4];
-    tw__random_bytes(seed_words, sizeof seed_words);
-    /* Run the seed through splitmix so an all-zero state is impossible. */
-    for (int i = 0; i < 4; i++) {
-        uint64_t x = seed_words[i] + (uint64_t)i;
-        st->s[i] = splitmix64(&x);
+    unsigned int generation = atomic_load_explicit(&tw__fork_generation, memory_order_relaxed);
+    pthread_mutex_lock(&master_lock);
+    if (!has_master || master_generation != generation) {
+        /* First use, or a forked child: the parent's master and counter
+         * would make this process repeat the parent's future ids. */
+        tw__random_bytes(&master_seed, sizeof master_seed);
+        master_counter = 0;
+        master_generation = generation;
+        has_master = true;
     }
-    st->generation = atomic_load_explicit(&tw__fork_generation, memory_order_relaxed);
+    uint64_t x = master_seed ^ (++master_counter * 0xd1b54a32d192ed03ULL);
+    pthread_mutex_unlock(&master_lock);
+    /* splitmix64 output is never all-zero over four draws, so the
+     * xoshiro state is valid. */
+    for (int i = 0; i < 4; i++)
+        st->s[i] = splitmix64(&x);
+    st->generation = generation;
     st->is_seeded = true;
 }
