@@ -1,21 +1,23 @@
 /*
  * ids.c: id generation. Each thread has its own xoshiro256** state, derived
- * on first use from a process-wide master seed drawn from RAND_bytes
- * (OpenSSL, itself seeded by the OS), which a forked child draws anew: a
- * process-wide fork generation, bumped by a pthread_atfork child
- * handler, is compared on every call (one relaxed load), because a forked
- * child inherits its parent's thread-local state and would otherwise emit
- * the same ids. xoshiro256** is not cryptographic; ids need uniqueness and
+ * on first use from a process-wide master seed drawn from the kernel
+ * (getrandom; OpenSSL's RAND_bytes if that fails), which a forked child
+ * draws anew: a process-wide fork generation, bumped by a pthread_atfork
+ * child handler, is compared on every call (one relaxed load), because a
+ * forked child inherits its parent's thread-local state and would otherwise
+ * emit the same ids. xoshiro256** is not cryptographic; ids need uniqueness and
  * uniform bits (for probabilistic sampling), not secrecy, and it costs a few
- * instructions against ~100 ns for a RAND_bytes call.
+ * instructions against ~100 ns for a call into a CSPRNG.
  */
 #include "ids.h"
 
+#include <errno.h>
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,8 +61,23 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+/* The kernel's CSPRNG first (getrandom, no state in this process), then
+ * OpenSSL's: initialising OpenSSL's RNG loads its default provider, about
+ * 2 MB of resident memory for a few bytes of seed (bench_tracer, RSS row). */
 void tw__random_bytes(void *buf, size_t len)
 {
+    unsigned char *out = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = getrandom(out + got, len - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got == len)
+        return;
     if (RAND_bytes(buf, (int)len) == 1)
         return;
     /* OpenSSL could not seed (no entropy source): fall back to a mix of
