@@ -2,9 +2,12 @@
  * log.c: the process-wide diagnostics logger (tw_set_logger) and the
  * ready-made stderr/stdout sinks.
  *
- * Locking: the logger pair (fn, user_data) is swapped under `logger_lock`;
- * a message is formatted outside the lock and delivered under it, so once
- * tw_set_logger() returns the old logger is never called again. The level
+ * Locking: `logger_lock` is a rwlock: tw_set_logger() swaps the pair (fn,
+ * user_data) under the write lock, so once it returns the old logger is
+ * never called again; messages are formatted outside the lock and delivered
+ * under the read lock, so threads logging at once do not wait for each
+ * other's (possibly slow) logger I/O; the logger must be thread-safe, as
+ * common.h says. The level
  * check is a relaxed atomic load: a stale level only decides whether one
  * message is formatted.
  */
@@ -14,7 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static pthread_mutex_t logger_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t logger_lock = PTHREAD_RWLOCK_INITIALIZER;
 static tw_log_fn logger_fn;       /* guarded by logger_lock */
 static void *logger_user_data;    /* guarded by logger_lock */
 static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
@@ -23,12 +26,12 @@ static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
  * thread that does not exist there. */
 static void logger_prepare_fork(void)
 {
-    pthread_mutex_lock(&logger_lock);
+    pthread_rwlock_wrlock(&logger_lock);
 }
 
 static void logger_after_fork(void)
 {
-    pthread_mutex_unlock(&logger_lock);
+    pthread_rwlock_unlock(&logger_lock);
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -40,11 +43,11 @@ static void install_atfork(void)
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
 {
     pthread_once(&atfork_once, install_atfork);
-    pthread_mutex_lock(&logger_lock);
+    pthread_rwlock_wrlock(&logger_lock);
     logger_fn = fn;
     logger_user_data = user_data;
     atomic_store_explicit(&logger_min, fn ? (int)min_level : 4, memory_order_relaxed);
-    pthread_mutex_unlock(&logger_lock);
+    pthread_rwlock_unlock(&logger_lock);
 }
 
 bool tw__log_enabled(tw_log_level level)
@@ -56,10 +59,10 @@ void tw__log_raw(tw_log_level level, const char *message)
 {
     if (!tw__log_enabled(level))
         return;
-    pthread_mutex_lock(&logger_lock);
+    pthread_rwlock_rdlock(&logger_lock);
     if (logger_fn)
         logger_fn(level, message, logger_user_data);
-    pthread_mutex_unlock(&logger_lock);
+    pthread_rwlock_unlock(&logger_lock);
 }
 
 void tw__log_msg(tw_log_level level, const char *fmt, ...)

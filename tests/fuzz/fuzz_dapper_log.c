@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "model_equal.h"
 #include "wire/dapper_log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,67 +38,10 @@ static void fail(const char *what)
     abort();
 }
 
-/* ---- model equality (as tests/unit/wire/test_dapper_log.c defines it) --------------------- */
-
-static bool values_equal(const tw__tag *a, const tw__tag *b)
-{
-    if (strcmp(a->key, b->key) != 0 || a->type != b->type)
-        return false;
-    switch (a->type) {
-    case TW_VALUE_STRING:
-    case TW_VALUE_BINARY:
-        return a->len == b->len && (a->len == 0 || memcmp(a->v.bin, b->v.bin, a->len) == 0);
-    case TW_VALUE_DOUBLE:
-        if (isnan(a->v.dbl) || isnan(b->v.dbl))
-            return isnan(a->v.dbl) && isnan(b->v.dbl);
-        return a->v.dbl == b->v.dbl && signbit(a->v.dbl) == signbit(b->v.dbl);
-    case TW_VALUE_BOOL:
-        return a->v.boolean == b->v.boolean;
-    case TW_VALUE_INT64:
-        return a->v.i64 == b->v.i64;
-    }
-    return false;
-}
-
-static bool tags_equal(const tw__tag *a, size_t na, const tw__tag *b, size_t nb)
-{
-    if (na != nb)
-        return false;
-    for (size_t i = 0; i < na; i++) {
-        if (!values_equal(&a[i], &b[i]))
-            return false;
-    }
-    return true;
-}
-
-static bool spans_equal(const tw__span_data *a, const tw__span_data *b)
-{
-    if (a->trace_id_high != b->trace_id_high || a->trace_id_low != b->trace_id_low ||
-        a->span_id != b->span_id || a->parent_id != b->parent_id || a->flags != b->flags ||
-        strcmp(a->operation, b->operation) != 0 || a->start_us != b->start_us ||
-        a->duration_us != b->duration_us || a->n_refs != b->n_refs || a->n_logs != b->n_logs ||
-        !tags_equal(a->tags, a->n_tags, b->tags, b->n_tags))
-        return false;
-    for (size_t i = 0; i < a->n_refs; i++) {
-        if (a->refs[i].type != b->refs[i].type ||
-            a->refs[i].trace_id_high != b->refs[i].trace_id_high ||
-            a->refs[i].trace_id_low != b->refs[i].trace_id_low ||
-            a->refs[i].span_id != b->refs[i].span_id)
-            return false;
-    }
-    for (size_t i = 0; i < a->n_logs; i++) {
-        if (a->logs[i].timestamp_us != b->logs[i].timestamp_us ||
-            !tags_equal(a->logs[i].fields, a->logs[i].n_fields, b->logs[i].fields,
-                        b->logs[i].n_fields))
-            return false;
-    }
-    return true;
-}
-
 static bool processes_equal(const tw__process *a, const tw__process *b)
 {
     return strcmp(a->service_name, b->service_name) == 0 &&
-           tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
+           tw_test_tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
 }
 
 /* ---- one line ----------------------------------------------------------------------------- */
@@ -137,7 +81,7 @@ static void fuzz_line(const char *line, size_t len)
         tw_error_free(err);
         return;
     }
-    if (!spans_equal(span, quiet_span) || !processes_equal(&process, &quiet_process))
+    if (!tw_test_spans_equal(span, quiet_span) || !processes_equal(&process, &quiet_process))
         fail("two decodings of one line differ");
     tw__span_data_unref(quiet_span);
     tw__process_clear(&quiet_process);
@@ -151,7 +95,7 @@ static void fuzz_line(const char *line, size_t len)
     if (tw__dapper_log_decode((const char *)first.data, first.len, 1, &again, &again_process,
                               NULL) != TW_OK)
         fail("the encoder's output does not decode");
-    if (!spans_equal(span, again))
+    if (!tw_test_spans_equal(span, again))
         fail("decode(encode(span)) differs from span");
     if (!processes_equal(&process, &again_process))
         fail("decode(encode(process)) differs from process");

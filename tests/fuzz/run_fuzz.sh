@@ -81,6 +81,7 @@ mkdir -p "$run/obj" "$run/artifacts" || exit 2
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
     -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk/src" -I"$build/sdk/gen"
+    -I"$src/tests/unit"
     "${dep_cflags[@]}")
 
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the

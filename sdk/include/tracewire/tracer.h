@@ -3,8 +3,9 @@
  * limits, shared by every thread of the process.
  *
  * Lifecycle: tw_tracer_new() / tw_tracer_new_from_env() -> spans ->
- * tw_tracer_close() (drains the queue, flushes, stops the reporter thread,
- * frees sampler and reporter) -> tw_tracer_free() (releases the handle).
+ * tw_tracer_close() (drains the queue, flushes, stops the reporter's
+ * thread) -> tw_tracer_free() (frees the sampler, reporter, handlers and the
+ * handle).
  * Between close and free the handle stays valid so that a late call is a
  * clear TW_E_CLOSED error, never a crash: tw_span_start on a closed tracer
  * returns NULL, a span finished after close is dropped and counted.
@@ -123,9 +124,10 @@ TW_EXTERN const char *tw_tracer_service_name(const tw_tracer *tracer);
 TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
 
 /**
- * tw_tracer_close: drains and flushes the reporter, stops its thread and
- * frees the sampler and reporter. Returns: TW_OK; TW_E_CLOSED when already
- * closed (nothing else happens). Since: 0.1
+ * tw_tracer_close: drains and flushes the reporter and stops its thread;
+ * the sampler and reporter objects stay allocated (counters stay readable)
+ * until tw_tracer_free(). Returns: TW_OK; TW_E_CLOSED when already closed
+ * (nothing else happens). Since: 0.1
  */
 TW_EXTERN tw_status tw_tracer_close(tw_tracer *tracer);
 

@@ -402,8 +402,3 @@ fail_alloc:
                   opts->max_queue_size);
     return NULL;
 }
-
-tw__report_counters *tw__async_reporter_counters(tw_reporter *r)
-{
-    return r && r->vtable == &async_vtable ? &((async_reporter *)r)->counters : NULL;
-}

@@ -109,7 +109,6 @@ typedef struct tw__async_options {
 /* An asynchronous reporter that owns @sender (freed also on failure). */
 tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
                                     const tw__async_options *opts, tw_error **err);
-tw__report_counters *tw__async_reporter_counters(tw_reporter *r);
 
 /* The options object behind tw_reporter_options. */
 struct tw_reporter_options {

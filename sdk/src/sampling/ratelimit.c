@@ -6,7 +6,7 @@
  * The bucket follows Jaeger's clients (jaeger-client-go utils/rate_limiter.go):
  * credits accrue at the rate, the balance is capped at max(rate, 1) so a
  * burst of at most one second's worth (and at least one trace) passes, and
- * it starts full. An update keeps the balance pro-rated to the new cap.
+ * it starts full.
  * Locking: `lock` guards the bucket; it is taken once per new trace only.
  */
 #include "sampling/sampling.h"
@@ -21,17 +21,6 @@ void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second)
     rl->max_balance = per_second > 1.0 ? per_second : 1.0;
     rl->balance = rl->max_balance;
     rl->last_ns = tw__sampling_now_ns();
-}
-
-void tw__rate_limiter_update(tw__rate_limiter *rl, double per_second)
-{
-    pthread_mutex_lock(&rl->lock);
-    double max_balance = per_second > 1.0 ? per_second : 1.0;
-    if (rl->max_balance > 0)
-        rl->balance = rl->balance * max_balance / rl->max_balance;
-    rl->max_balance = max_balance;
-    rl->credits_per_ns = per_second / 1e9;
-    pthread_mutex_unlock(&rl->lock);
 }
 
 bool tw__rate_limiter_take(tw__rate_limiter *rl, double cost)

@@ -72,8 +72,6 @@ typedef struct tw__rate_limiter {
 } tw__rate_limiter;
 
 void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second);
-/* Changes the rate keeping the balance pro-rated (Jaeger's update rule). */
-void tw__rate_limiter_update(tw__rate_limiter *rl, double per_second);
 bool tw__rate_limiter_take(tw__rate_limiter *rl, double cost);
 void tw__rate_limiter_destroy(tw__rate_limiter *rl);
 

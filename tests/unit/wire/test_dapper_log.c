@@ -17,68 +17,13 @@
 #include "harness.h"
 #include "internal.h"
 #include "span_builder.h"
+#include "model_equal.h"
 #include "wire/dapper_log.h"
-
-/* ---- model equality (what "the same model" means here) ---------------------------------- */
-
-static bool values_equal(const tw__tag *a, const tw__tag *b)
-{
-    if (strcmp(a->key, b->key) != 0 || a->type != b->type)
-        return false;
-    switch (a->type) {
-    case TW_VALUE_STRING:
-    case TW_VALUE_BINARY:
-        return a->len == b->len && (a->len == 0 || memcmp(a->v.bin, b->v.bin, a->len) == 0);
-    case TW_VALUE_DOUBLE:
-        if (isnan(a->v.dbl) || isnan(b->v.dbl))
-            return isnan(a->v.dbl) && isnan(b->v.dbl);
-        return a->v.dbl == b->v.dbl && signbit(a->v.dbl) == signbit(b->v.dbl);
-    case TW_VALUE_BOOL:
-        return a->v.boolean == b->v.boolean;
-    case TW_VALUE_INT64:
-        return a->v.i64 == b->v.i64;
-    }
-    return false;
-}
-
-static bool tags_equal(const tw__tag *a, size_t na, const tw__tag *b, size_t nb)
-{
-    if (na != nb)
-        return false;
-    for (size_t i = 0; i < na; i++) {
-        if (!values_equal(&a[i], &b[i]))
-            return false;
-    }
-    return true;
-}
-
-static bool spans_equal(const tw__span_data *a, const tw__span_data *b)
-{
-    if (a->trace_id_high != b->trace_id_high || a->trace_id_low != b->trace_id_low ||
-        a->span_id != b->span_id || a->parent_id != b->parent_id || a->flags != b->flags ||
-        strcmp(a->operation, b->operation) != 0 || a->start_us != b->start_us ||
-        a->duration_us != b->duration_us || a->n_refs != b->n_refs || a->n_logs != b->n_logs ||
-        !tags_equal(a->tags, a->n_tags, b->tags, b->n_tags))
-        return false;
-    for (size_t i = 0; i < a->n_refs; i++) {
-        const tw__ref *x = &a->refs[i], *y = &b->refs[i]; /* field by field: padding */
-        if (x->type != y->type || x->trace_id_high != y->trace_id_high ||
-            x->trace_id_low != y->trace_id_low || x->span_id != y->span_id)
-            return false;
-    }
-    for (size_t i = 0; i < a->n_logs; i++) {
-        if (a->logs[i].timestamp_us != b->logs[i].timestamp_us ||
-            !tags_equal(a->logs[i].fields, a->logs[i].n_fields, b->logs[i].fields,
-                        b->logs[i].n_fields))
-            return false;
-    }
-    return true;
-}
 
 static bool processes_equal(const tw__process *a, const tw__process *b)
 {
     return strcmp(a->service_name, b->service_name) == 0 &&
-           tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
+           tw_test_tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
 }
 
 /* ---- fixtures ----------------------------------------------------------------------------- */
@@ -132,7 +77,7 @@ static void check_round_trip(const tw__process *process, const tw__span_data *sp
     tw_error *err = NULL;
     CU_ASSERT_EQUAL_FATAL(tw__dapper_log_decode(line, len, 1, &got, &got_process, &err), TW_OK);
     CU_ASSERT_PTR_NULL(err);
-    CU_ASSERT(spans_equal(span, got));
+    CU_ASSERT(tw_test_spans_equal(span, got));
     CU_ASSERT(processes_equal(process, &got_process));
     tw__span_data_unref(got);
     tw__process_clear(&got_process);
