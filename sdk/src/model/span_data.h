@@ -97,6 +97,14 @@ typedef struct tw__span_data {
     uint64_t span_id;       /* never 0 */
     uint64_t parent_id;     /* 0 for a root span */
     uint32_t flags;         /* TW__FLAG_* */
+    /* A Zipkin SERVER half that shares its client's span id (Zipkin v2
+     * `shared`). Only the bridge's readers set it: the SDK gives every span
+     * its own id. */
+    bool shared;
+    /* The span's duration was not recorded (a one-way RPC half, a span the
+     * bridge read without an end): duration_us is 0 and encoders that can
+     * say "absent" (Zipkin) do. Only the bridge's readers set it. */
+    bool is_duration_unknown;
 
     const char *operation;
     int64_t start_us;    /* microseconds since the epoch */

@@ -258,6 +258,13 @@ static bool status_json(const tw__span_data *s, bool *skip, json_t **status)
         if (truth >= 0)
             code = 2;
         message = truth > 0 ? tw__error_message(s) : truth == 0 ? error : NULL;
+        /* With no error log, a status description (what the OTLP reader and
+         * the Collector's translators write) is the message. */
+        if (truth > 0 && !message && description_index != SIZE_MAX &&
+            s->tags[description_index].type == TW_VALUE_STRING) {
+            message = &s->tags[description_index];
+            skip[description_index] = true;
+        }
         for (size_t i = 0; i < s->n_tags; i++)
             skip[i] = skip[i] || tw__tag_key_is(&s->tags[i], "error");
     } else if (code_index != SIZE_MAX) {

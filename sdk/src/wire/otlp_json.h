@@ -47,7 +47,9 @@
  *     status    from the last `error` tag: true (bool true, a non-zero
  *               number, "true") -> {code: 2 (ERROR), message: the message
  *               of the first event=error log, when there is one}; false ->
- *               no status; another string -> {code: 2, message: it}. The
+ *               no status; another string -> {code: 2, message: it}. A true
+ *               error with no such log takes a string otel.status_description
+ *               tag as its message (the tag is then not repeated). The
  *               error tag is then not repeated as an attribute. With no
  *               error tag, otel.status_code "OK"/"ERROR"/"UNSET" (any case)
  *               with otel.status_description give the status and are not
