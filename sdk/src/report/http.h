@@ -28,6 +28,9 @@
 #define TW__HTTP_MIN_BODY_BYTES ((size_t)512)
 #define TW__HTTP_MAX_BODY_BYTES ((size_t)1 << 30)
 #define TW__HTTP_MAX_HEADERS 64u
+/* Requests one batch may spend, beyond its first, isolating the spans a
+ * backend refuses (400 or 413, see http_sender.c); 0 never splits. */
+#define TW__HTTP_DEFAULT_MAX_SPLIT_REQUESTS 64u
 
 /* The HTTP part of tw_reporter_options (opts->http, made by the first HTTP
  * setter; NULL means every default). Strings are owned copies. */
@@ -47,6 +50,9 @@ typedef struct tw__http_options {
     unsigned int max_retries; /* retries after the first attempt */
     unsigned int initial_backoff_ms;
     unsigned int max_retry_time_ms; /* no attempt starts after this since the first */
+    bool is_gzip; /* gzip bodies (Content-Encoding: gzip); max_body_bytes bounds the
+                   * uncompressed body. Default off (the bridge turns it on). */
+    unsigned int max_split_requests; /* on 400/413, halve to isolate refused spans */
 } tw__http_options;
 
 void tw__http_options_init(tw__http_options *h);
@@ -96,5 +102,30 @@ extern const tw__http_format_vtable tw__http_otlp_format;
  * readable; creates no connection yet. NULL with @err set on failure. */
 tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
                                 const tw_reporter_options *opts, tw_error **err);
+
+/* One span a backend refused on its own (a 400 or 413 to a body holding
+ * only it): its ids and the reason ("HTTP status 400: <start of the
+ * answer>"). Called on the sender's thread, during append or flush. */
+typedef void (*tw__http_refused_fn)(void *arg, uint64_t trace_id_high, uint64_t trace_id_low,
+                                    uint64_t span_id, const char *reason);
+
+/* Sets the refusal callback of an HTTP sender (NULL: none; the sender logs
+ * each new reason once either way). A no-op on other senders. */
+void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void *arg);
+
+/* What an HTTP sender did beyond tw__report_counters. */
+typedef struct tw__http_sender_stats {
+    uint64_t retries;        /* attempts after a retryable failure */
+    uint64_t split_requests; /* bodies sent to isolate refused spans */
+    uint64_t refused;        /* single spans refused (also counted failed) */
+    uint64_t body_bytes;     /* uncompressed bytes of the bodies sent */
+} tw__http_sender_stats;
+
+/* Zeros for a sender that is not an HTTP sender. */
+void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out);
+
+/* The exact size of the body the pending spans would make now (0 when
+ * none are pending, or for other senders): the memory one flush frees. */
+size_t tw__http_sender_pending_bytes(const tw__sender *s);
 
 #endif /* TW_REPORT_HTTP_H */

@@ -27,6 +27,7 @@ void tw__http_options_init(tw__http_options *h)
     h->max_retries = TW__HTTP_DEFAULT_MAX_RETRIES;
     h->initial_backoff_ms = TW__HTTP_DEFAULT_INITIAL_BACKOFF_MS;
     h->max_retry_time_ms = TW__HTTP_DEFAULT_MAX_RETRY_TIME_MS;
+    h->max_split_requests = TW__HTTP_DEFAULT_MAX_SPLIT_REQUESTS;
 }
 
 void tw__http_options_free(tw__http_options *h)

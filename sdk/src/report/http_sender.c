@@ -23,6 +23,25 @@
  * that does not verify. A batch that does not get through counts all its
  * spans as failed.
  *
+ * Refused spans: a 400 (the backend cannot take some span: Zipkin, the
+ * Jaeger collector and OTLP/HTTP all answer 400 to a body they reject) or a
+ * 413 (the backend's size limit is below ours) on a body of several spans
+ * sends each half of it as its own body, recursively, so the rest of the
+ * batch still gets through and only the spans refused on their own count as
+ * failed (reported with the start of the answer, to the refusal callback and
+ * once per new reason to the log). The recursion is at most log2(n) deep; a
+ * batch spends at most max_split_requests requests beyond its first on this
+ * (n spans with k refused ones need about 2k*log2(n/k)); once they are used
+ * up, the parts not yet sent fail as a whole. Each part is a retried request
+ * of its own (5xx and transport failures), and once the cool-down below
+ * starts, the parts left fail at once.
+ *
+ * gzip (is_gzip): the body is compressed (zlib, level 1: most of the ratio
+ * for a fraction of the CPU of the default level) and sent with
+ * Content-Encoding: gzip. Batches are still cut on the uncompressed size
+ * (max_body_bytes), which is what the backends limit after inflating; the
+ * bytes counter counts what went over the wire.
+ *
  * After a batch has used up its retries on a retryable failure, the sender
  * fails the next batches at once, without touching the network, for a
  * cool-down (clamp(initial_backoff << max_retries, 1 s, 30 s)); the first
@@ -40,12 +59,14 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "clock.h"
 #include "report/http.h"
@@ -54,7 +75,17 @@
 #define BREAKER_MAX_MS 30000u
 #define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
 
-typedef enum outcome { SENT, RETRY, GIVE_UP } outcome;
+#define GZIP_LEVEL 1
+#define MAX_SPLIT_DEPTH 64 /* log2 of any batch that fits in memory */
+
+/* REFUSED: a 400 or 413, the answer to the body's content or size. */
+typedef enum outcome { SENT, RETRY, GIVE_UP, REFUSED } outcome;
+
+/* What the sender keeps of each pending span besides its encoded item. */
+typedef struct item_meta {
+    size_t size; /* bytes the item adds to a body */
+    uint64_t trace_id_high, trace_id_low, span_id;
+} item_meta;
 
 typedef struct {
     tw__sender base;
@@ -70,6 +101,8 @@ typedef struct {
     unsigned int connect_timeout_ms, timeout_ms;
     size_t max_body;
     unsigned int max_retries, initial_backoff_ms, max_retry_time_ms;
+    unsigned int max_split_requests;
+    bool is_gzip;
 
     CURL *curl; /* NULL until the first send, and after a fork in the child */
     char errbuf[CURL_ERROR_SIZE];
@@ -78,11 +111,20 @@ typedef struct {
 
     /* the batch being filled */
     void **items;
+    item_meta *meta; /* parallel to items */
     size_t n_items, cap_items;
     size_t items_size;
     tw__client_stats batch_stats;
     int64_t seq_no;
-    tw__buf body;
+    tw__buf body;  /* the body built */
+    tw__buf gzbuf; /* the body compressed (is_gzip) */
+    z_stream z;
+    bool has_z;          /* z is initialised */
+    const uint8_t *wire; /* what post_once sends: body or gzbuf */
+    size_t wire_len;
+    tw__http_refused_fn on_refused;
+    void *refused_arg;
+    tw__http_sender_stats stats;
 
     int64_t breaker_until_ns;              /* batches fail at once before this (mono) */
     uint64_t rng;                          /* backoff jitter (xorshift64) */
@@ -219,8 +261,8 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     h->errbuf[0] = '\0';
     h->snippet_len = 0;
     h->snippet[0] = '\0';
-    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->body.data);
-    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->body.len);
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->wire);
+    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     CURLcode rc = curl_easy_perform(h->curl);
     if (rc != CURLE_OK) {
@@ -234,6 +276,8 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     if (status >= 200 && status < 300)
         return SENT;
     snprintf(what, what_size, "HTTP status %ld", status);
+    if (status == 400 || status == 413)
+        return REFUSED;
     if (status < 500)
         return GIVE_UP;
 #if LIBCURL_VERSION_NUM >= 0x074200 /* 7.66.0: CURLINFO_RETRY_AFTER */
@@ -259,10 +303,11 @@ static void sleep_ms(unsigned int ms)
         ;
 }
 
-/* POSTs the body with retries. True when it got through. */
-static bool post(http_sender *h, size_t n_spans)
+/* POSTs the body with retries: SENT, REFUSED (not logged: the caller
+ * splits or reports; @what has the reason) or GIVE_UP (logged; the
+ * cool-down may have started). */
+static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size)
 {
-    char what[CURL_ERROR_SIZE + 32] = "";
     int64_t start = tw__mono_ns();
     int64_t budget_ns = (int64_t)h->max_retry_time_ms * 1000000;
     uint64_t backoff_ms = h->initial_backoff_ms;
@@ -272,16 +317,24 @@ static bool post(http_sender *h, size_t n_spans)
         if (attempt > 0 && left_ms < (int64_t)timeout)
             timeout = left_ms < 1 ? 1 : (unsigned int)left_ms;
         unsigned int retry_after_ms;
-        outcome o = post_once(h, timeout, &retry_after_ms, what, sizeof what);
+        outcome o = post_once(h, timeout, &retry_after_ms, what, what_size);
         if (o == SENT) {
             if (h->last_error[0])
                 tw__log_msg(TW_LOG_INFO, "%s: POST %s works again", h->fmt_vt->name, h->log_url);
             h->last_error[0] = '\0';
-            return true;
+            return SENT;
+        }
+        if (o == REFUSED) {
+            /* The answer's start goes with the reason (control bytes are
+             * spaces already). */
+            size_t len = strlen(what);
+            if (h->snippet_len && len + 3 < what_size)
+                snprintf(what + len, what_size - len, ": %s", h->snippet);
+            return REFUSED;
         }
         if (o == GIVE_UP) {
             log_failure(h, what, n_spans);
-            return false;
+            return GIVE_UP;
         }
         /* Retryable. Equal jitter: half the delay fixed, half random. */
         uint64_t delay = backoff_ms / 2 + next_random(h) % (backoff_ms / 2 + 1);
@@ -293,6 +346,7 @@ static bool post(http_sender *h, size_t n_spans)
         tw__log_msg(TW_LOG_DEBUG, "%s: POST %s: %s; retry %u in %llu ms", h->fmt_vt->name,
                     h->log_url, what, attempt + 1, (unsigned long long)delay);
         sleep_ms((unsigned int)delay);
+        h->stats.retries++;
         if (backoff_ms < 3600000u)
             backoff_ms *= 2;
     }
@@ -304,7 +358,7 @@ static bool post(http_sender *h, size_t n_spans)
         cool_ms = BREAKER_MAX_MS;
     h->breaker_until_ns = tw__mono_ns() + (int64_t)cool_ms * 1000000;
     log_failure(h, what, n_spans);
-    return false;
+    return GIVE_UP;
 }
 
 /* ---- batching -------------------------------------------------------------------------------- */
@@ -325,43 +379,143 @@ static void snapshot_stats(http_sender *h)
     h->batch_stats.failed_to_emit_spans = (int64_t)tw__read(&c->failed);
 }
 
-static void emit(http_sender *h)
+/* Compresses h->body into h->gzbuf (a gzip member). False on failure. */
+static bool gzip_body(http_sender *h)
 {
-    if (h->n_items == 0)
+    if (!h->has_z) {
+        memset(&h->z, 0, sizeof(h->z));
+        /* 15 + 16: a 32 KiB window with the gzip wrapper. */
+        if (deflateInit2(&h->z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            return false;
+        h->has_z = true;
+    } else if (deflateReset(&h->z) != Z_OK) {
+        return false;
+    }
+    /* max_body_bytes is at most 1 GiB, so the lengths fit in uInt. */
+    uLong bound = deflateBound(&h->z, (uLong)h->body.len);
+    tw__buf_reset(&h->gzbuf);
+    if (!tw__buf_reserve(&h->gzbuf, (size_t)bound))
+        return false;
+    h->z.next_in = h->body.data;
+    h->z.avail_in = (uInt)h->body.len;
+    h->z.next_out = h->gzbuf.data;
+    h->z.avail_out = (uInt)h->gzbuf.cap;
+    if (deflate(&h->z, Z_FINISH) != Z_STREAM_END)
+        return false;
+    h->gzbuf.len = h->gzbuf.cap - h->z.avail_out;
+    return true;
+}
+
+/* A refused single span: counted, handed to the callback, logged once per
+ * new reason. */
+static void refuse_span(http_sender *h, const item_meta *m, const char *why)
+{
+    h->stats.refused++;
+    tw__count(&h->base.counters->failed, 1);
+    if (h->on_refused)
+        h->on_refused(h->refused_arg, m->trace_id_high, m->trace_id_low, m->span_id, why);
+    if (strncmp(h->last_error, why, sizeof(h->last_error) - 1) == 0)
         return;
-    size_t n = h->n_items;
+    snprintf(h->last_error, sizeof h->last_error, "%s", why);
+    tw__log_msg(TW_LOG_WARN,
+                "%s: POST %s refused span %016" PRIx64 "%016" PRIx64 "/%016" PRIx64
+                ": %s (counted as failed; this message is not repeated until the error changes)",
+                h->fmt_vt->name, h->log_url, m->trace_id_high, m->trace_id_low, m->span_id, why);
+}
+
+/*
+ * Sends items[lo, lo + n) as one body. A refused body of several spans is
+ * sent again as two halves (at most @depth_left levels, while *budget
+ * lasts), so that only the spans refused on their own are lost. Counts
+ * every span in exactly one of sent / failed.
+ */
+static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_left,
+                       unsigned int *budget)
+{
     tw__report_counters *c = h->base.counters;
-    bool ok = false;
     if (tw__mono_ns() < h->breaker_until_ns) {
         /* The endpoint failed a whole retry cycle moments ago. */
         tw__log_msg(TW_LOG_DEBUG, "%s: cooling down after failed retries: %zu spans failed",
                     h->fmt_vt->name, n);
-    } else if (!h->fmt_vt->build(h->fmt, h->items, n, h->seq_no, &h->batch_stats, &h->body)) {
+        tw__count(&c->failed, n);
+        return;
+    }
+    size_t items_size = 0;
+    for (size_t i = lo; i < lo + n; i++)
+        items_size += h->meta[i].size;
+    if (!h->fmt_vt->build(h->fmt, h->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
         tw__log_msg(TW_LOG_WARN, "%s: cannot build a body of %zu spans (out of memory)",
                     h->fmt_vt->name, n);
-    } else {
-        size_t expected = h->fmt_vt->body_size(h->fmt, n, h->items_size);
-        if (h->body.len != expected)
-            tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
-                        h->fmt_vt->name, h->body.len, expected);
-        ok = post(h, n);
-    }
-    if (ok) {
-        tw__count(&c->sent, n);
-        tw__count(&c->batches, 1);
-        tw__count(&c->bytes, h->body.len);
-    } else {
         tw__count(&c->failed, n);
+        return;
     }
     h->seq_no++;
+    size_t expected = h->fmt_vt->body_size(h->fmt, n, items_size);
+    if (h->body.len != expected)
+        tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
+                    h->fmt_vt->name, h->body.len, expected);
+    h->wire = h->body.data;
+    h->wire_len = h->body.len;
+    if (h->is_gzip) {
+        if (!gzip_body(h)) {
+            tw__log_msg(TW_LOG_WARN, "%s: cannot gzip a body of %zu bytes (out of memory)",
+                        h->fmt_vt->name, h->body.len);
+            tw__count(&c->failed, n);
+            return;
+        }
+        h->wire = h->gzbuf.data;
+        h->wire_len = h->gzbuf.len;
+    }
+    char what[CURL_ERROR_SIZE + RESPONSE_SNIPPET + 48] = "";
+    outcome o = post(h, n, what, sizeof what);
+    if (o == SENT) {
+        tw__count(&c->sent, n);
+        tw__count(&c->batches, 1);
+        tw__count(&c->bytes, h->wire_len);
+        h->stats.body_bytes += h->body.len;
+        return;
+    }
+    if (o != REFUSED) {
+        tw__count(&c->failed, n); /* logged by post */
+        return;
+    }
+    if (n == 1) {
+        refuse_span(h, &h->meta[lo], what);
+        return;
+    }
+    if (depth_left == 0 || *budget < 2) {
+        char why[sizeof what + 64];
+        snprintf(why, sizeof why, "%s (no requests left to isolate the refused spans)", what);
+        h->snippet_len = 0; /* already in @why */
+        h->snippet[0] = '\0';
+        log_failure(h, why, n);
+        tw__count(&c->failed, n);
+        return;
+    }
+    *budget -= 2;
+    h->stats.split_requests += 2;
+    size_t half = n / 2;
+    send_range(h, lo, half, depth_left - 1, budget);
+    send_range(h, lo + half, n - half, depth_left - 1, budget);
+}
+
+static void emit(http_sender *h)
+{
+    if (h->n_items == 0)
+        return;
+    unsigned int budget = h->max_split_requests;
+    send_range(h, 0, h->n_items, MAX_SPLIT_DEPTH, &budget);
     clear_batch(h);
     /* A body far larger than usual is not kept for the next batch. */
     if (h->body.cap > h->max_body * 2)
         tw__buf_free(&h->body);
+    if (h->gzbuf.cap > h->max_body * 2)
+        tw__buf_free(&h->gzbuf);
     tw__buf_reset(&h->body);
+    tw__buf_reset(&h->gzbuf);
 }
 
-static bool push_item(http_sender *h, void *item, size_t size)
+static bool push_item(http_sender *h, void *item, size_t size, const tw__span_data *span)
 {
     if (h->n_items == h->cap_items) {
         size_t cap = h->cap_items ? h->cap_items * 2 : 64;
@@ -369,8 +523,13 @@ static bool push_item(http_sender *h, void *item, size_t size)
         if (!grown)
             return false;
         h->items = grown;
+        item_meta *grown_meta = realloc(h->meta, cap * sizeof(*grown_meta));
+        if (!grown_meta)
+            return false; /* items grew: harmless, cap_items stays */
+        h->meta = grown_meta;
         h->cap_items = cap;
     }
+    h->meta[h->n_items] = (item_meta){size, span->trace_id_high, span->trace_id_low, span->span_id};
     h->items[h->n_items++] = item;
     h->items_size += size;
     return true;
@@ -381,8 +540,8 @@ static void http_append(tw__sender *s, tw__span_data *span)
     http_sender *h = (http_sender *)s;
     size_t size = 0;
     void *item = h->fmt_vt->encode(h->fmt, span, &size);
-    tw__span_data_unref(span);
     if (!item) {
+        tw__span_data_unref(span);
         tw__count(&h->base.counters->failed, 1);
         return;
     }
@@ -393,14 +552,16 @@ static void http_append(tw__sender *s, tw__span_data *span)
         snapshot_stats(h);
         if (h->fmt_vt->body_size(h->fmt, 1, size) > h->max_body) {
             h->fmt_vt->free_item(item);
+            tw__span_data_unref(span);
             tw__count(&h->base.counters->too_large, 1);
             return;
         }
     }
-    if (!push_item(h, item, size)) {
+    if (!push_item(h, item, size, span)) {
         h->fmt_vt->free_item(item);
         tw__count(&h->base.counters->failed, 1);
     }
+    tw__span_data_unref(span);
 }
 
 static void http_flush(tw__sender *s)
@@ -441,6 +602,10 @@ static void http_free(tw__sender *s)
         return;
     clear_batch(h);
     free(h->items);
+    free(h->meta);
+    if (h->has_z)
+        deflateEnd(&h->z);
+    tw__buf_free(&h->gzbuf);
     if (h->curl)
         curl_easy_cleanup(h->curl);
     curl_slist_free_all(h->headers);
@@ -466,6 +631,30 @@ static const tw__sender_vtable http_vtable = {
     .free = http_free,
     .after_fork_child = http_after_fork_child,
 };
+
+void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void *arg)
+{
+    if (!s || s->vtable != &http_vtable)
+        return;
+    http_sender *h = (http_sender *)s;
+    h->on_refused = fn;
+    h->refused_arg = arg;
+}
+
+void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (s && s->vtable == &http_vtable)
+        *out = ((const http_sender *)s)->stats;
+}
+
+size_t tw__http_sender_pending_bytes(const tw__sender *s)
+{
+    if (!s || s->vtable != &http_vtable)
+        return 0;
+    const http_sender *h = (const http_sender *)s;
+    return h->n_items ? h->fmt_vt->body_size(h->fmt, h->n_items, h->items_size) : 0;
+}
 
 /* ---- creation -------------------------------------------------------------------------------- */
 
@@ -500,6 +689,13 @@ static tw_status check_url(const char *name, const char *url, char **log_url, tw
         rc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
     bool ok =
         rc == CURLUE_OK && scheme && (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+    if (ok) {
+        /* For log lines: the URL without user:password@. */
+        curl_url_set(u, CURLUPART_USER, NULL, 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+        if (curl_url_get(u, CURLUPART_URL, log_url, 0) != CURLUE_OK)
+            *log_url = NULL;
+    }
     curl_free(scheme);
     curl_url_cleanup(u);
     if (!ok) {
@@ -548,8 +744,10 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     }
 
     http_sender *h = calloc(1, sizeof(*h));
-    if (!h) {
+    if (!h || !log_url) {
         curl_free(log_url);
+        free(h);
+        h = NULL;
         goto fail_nomem;
     }
     h->base.vtable = &http_vtable;
@@ -566,6 +764,8 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     /* "Expect:" stops curl from waiting for a 100 Continue on large bodies,
      * which servers that do not answer it turn into a one-second stall. */
     if (!add_header(&h->headers, line) || !add_header(&h->headers, "Expect:"))
+        goto fail_nomem;
+    if (o->is_gzip && !add_header(&h->headers, "Content-Encoding: gzip"))
         goto fail_nomem;
     if (o->bearer_token) {
         size_t len = strlen("Authorization: Bearer ") + strlen(o->bearer_token) + 1;
@@ -589,10 +789,13 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     h->max_retries = o->max_retries;
     h->initial_backoff_ms = o->initial_backoff_ms;
     h->max_retry_time_ms = o->max_retry_time_ms;
+    h->max_split_requests = o->max_split_requests;
+    h->is_gzip = o->is_gzip;
     h->rng = (uint64_t)tw__mono_ns() ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15u;
     if (h->rng == 0)
         h->rng = 1;
     tw__buf_init(&h->body);
+    tw__buf_init(&h->gzbuf);
     return &h->base;
 
 fail_nomem:

@@ -147,9 +147,20 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
     q->is_answered = true;
     record(r, q);
 
-    unsigned int status = p->step.status ? p->step.status : r->default_status;
+    unsigned int status = p->step.status;
+    const char *text = "";
+    pthread_mutex_lock(&r->lock);
+    http_judge_fn judge = r->judge;
+    void *judge_arg = r->judge_arg;
+    pthread_mutex_unlock(&r->lock);
+    if (!status && judge)
+        status = judge(q, judge_arg, &text); /* q is recorded, never changed: no lock */
+    if (!status)
+        status = r->default_status;
+    if (!text)
+        text = "";
     struct MHD_Response *response =
-        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
     if (p->step.retry_after)
         MHD_add_response_header(response, "Retry-After", p->step.retry_after);
     enum MHD_Result ret = MHD_queue_response(connection, status, response);
@@ -254,6 +265,14 @@ void http_receiver_script(http_receiver *r, const http_step *steps, size_t n)
     memcpy(r->script, steps, r->n_steps * sizeof(*steps));
     r->next_step = 0;
     r->is_released = false;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void http_receiver_set_judge(http_receiver *r, http_judge_fn fn, void *arg)
+{
+    pthread_mutex_lock(&r->lock);
+    r->judge = fn;
+    r->judge_arg = arg;
     pthread_mutex_unlock(&r->lock);
 }
 

@@ -45,6 +45,12 @@ typedef struct http_tls {
 
 #define HTTP_RECEIVER_MAX_STEPS 32
 
+/* Decides the answer to a complete request whose script step names no
+ * status (a receiver that judges the body, e.g. refuses a marker span):
+ * returns the status (0: the default) and may point *answer at a static
+ * text sent as the answer's body. Runs on the receiver's threads. */
+typedef unsigned int (*http_judge_fn)(const http_request *q, void *arg, const char **answer);
+
 typedef struct http_receiver {
     struct MHD_Daemon *daemon;
     unsigned int port;
@@ -54,6 +60,8 @@ typedef struct http_receiver {
     pthread_mutex_t lock;   /* guards everything below */
     pthread_cond_t changed; /* on CLOCK_MONOTONIC */
     unsigned int default_status;
+    http_judge_fn judge; /* NULL: none */
+    void *judge_arg;
     http_step script[HTTP_RECEIVER_MAX_STEPS];
     size_t n_steps, next_step;
     GPtrArray *requests;  /* http_request *, in completion order */
@@ -72,6 +80,8 @@ void http_receiver_stop(http_receiver *r);
 
 /* Replaces the script; each request arriving from now on takes the next step. */
 void http_receiver_script(http_receiver *r, const http_step *steps, size_t n);
+/* Sets the judge (NULL: none). */
+void http_receiver_set_judge(http_receiver *r, http_judge_fn fn, void *arg);
 /* Lets held requests (and later hold steps) answer. */
 void http_receiver_release(http_receiver *r);
 

@@ -11,7 +11,7 @@
  * path, Content-Type, User-Agent, basic and bearer auth, extra headers;
  * batches cut by the real body size and a span too large for any body;
  * faults: no receiver, a receiver slower than the timeout, 500 then 202 (a
- * retry), 503 with Retry-After, 400 (no retry), a connection closed
+ * retry), 503 with Retry-After, 400 (split in halves, never retried), a connection closed
  * mid-request, a receiver stuck while the application keeps reporting (it
  * never waits, memory stays bounded, close is bounded), and the cool-down
  * after a batch used up its retries; fork() with a kept-alive connection.
@@ -617,7 +617,9 @@ static void test_500_then_202_is_retried_and_sent_once(void)
     }
 }
 
-static void test_400_is_not_retried_and_counts_failed(void)
+/* A 400 on a batch of several spans sends each half on its own (the rest
+ * of a batch survives one bad span); the same body is never retried. */
+static void test_400_splits_the_batch_and_is_not_retried(void)
 {
     for (size_t k = 0; k < N_TRANSPORTS; k++) {
         reset_receiver(202);
@@ -629,13 +631,41 @@ static void test_400_is_not_retried_and_counts_failed(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         finish_spans(t, 4, NULL);
         CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
-        CU_ASSERT_EQUAL(http_receiver_count(&receiver_202), 1);
-        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 4);
-        /* A 4xx is about that request: the next batch is sent at once. */
-        finish_spans(t, 2, NULL);
+        CU_ASSERT_EQUAL_FATAL(http_receiver_count(&receiver_202), 3);
+        CU_ASSERT_EQUAL(spans_in_body(transports[k], http_receiver_request(&receiver_202, 0)->body),
+                        4);
+        CU_ASSERT_EQUAL(spans_in_body(transports[k], http_receiver_request(&receiver_202, 1)->body),
+                        2);
+        CU_ASSERT_EQUAL(spans_in_body(transports[k], http_receiver_request(&receiver_202, 2)->body),
+                        2);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 4);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_BATCHES_SENT), 2);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 0);
+        assert_accounted(r);
+        tw_tracer_free(t);
+    }
+}
+
+/* A backend refusing everything: halves down to single spans (1 + 2 + 4
+ * requests for 4 spans), each refused once, all counted failed; the next
+ * batch is sent at once (a 4xx is about the request, no cool-down). */
+static void test_400_to_every_body_fails_each_span_once(void)
+{
+    for (size_t k = 0; k < N_TRANSPORTS; k++) {
+        reset_receiver(400);
+        tw_reporter *r;
+        tw_tracer *t =
+            tracer_for(transports[k], options_for(&receiver_202, transports[k]), false, &r);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        finish_spans(t, 4, NULL);
         CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
-        CU_ASSERT_EQUAL(http_receiver_count(&receiver_202), 2);
-        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 2);
+        CU_ASSERT_EQUAL(http_receiver_count(&receiver_202), 7);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 4);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 0);
+        finish_spans(t, 1, NULL);
+        CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
+        CU_ASSERT_EQUAL(http_receiver_count(&receiver_202), 8);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 5);
         assert_accounted(r);
         tw_tracer_free(t);
     }
@@ -926,7 +956,8 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_span_too_large_for_any_body_is_dropped_and_counted);
     CU_ADD_TEST(suite, test_absent_receiver_counts_spans_as_failed);
     CU_ADD_TEST(suite, test_500_then_202_is_retried_and_sent_once);
-    CU_ADD_TEST(suite, test_400_is_not_retried_and_counts_failed);
+    CU_ADD_TEST(suite, test_400_splits_the_batch_and_is_not_retried);
+    CU_ADD_TEST(suite, test_400_to_every_body_fails_each_span_once);
     CU_ADD_TEST(suite, test_connection_closed_mid_request_is_retried);
     CU_ADD_TEST(suite, test_receiver_slower_than_the_timeout_fails_the_batch);
     CU_ADD_TEST(suite, test_retry_after_is_honoured);
