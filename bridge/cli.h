@@ -24,6 +24,8 @@
 
 /* `tracewire context ...`: argv[0] is "context". Returns an exit status. */
 int tw__context_cmd_main(int argc, char **argv);
+/* `tracewire convert ...` (convert_cmd.c). */
+int tw__convert_cmd_main(int argc, char **argv);
 
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);

@@ -3,7 +3,7 @@
  * first argument and hands it the rest (docs/bridge.md).
  *
  * Where it sits: the entry point of the bridge (DESIGN.md, "bridge:" row);
- * each subcommand lives in its own file (context_cmd.c, later convert) and
+ * each subcommand lives in its own file (context_cmd.c, convert_cmd.c) and
  * is one row of `commands` below, so adding one touches that file and one
  * line here. The table is static and read-only; the process is
  * single-threaded.
@@ -29,6 +29,8 @@ typedef struct {
 static const command commands[] = {
     {"context", tw__context_cmd_main,
      "convert trace context headers (Jaeger, B3, W3C) to and from JSON"},
+    {"convert", tw__convert_cmd_main,
+     "translate span logs (Dapper, Zipkin v1/v2, Jaeger, OTLP, custom) and ship them"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

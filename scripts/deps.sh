@@ -25,10 +25,13 @@ packages=(
     thrift-compiler libthrift-c-glib-dev libglib2.0-dev libcurl4-openssl-dev libssl-dev
     # the one JSON library (bridge, JSON wire formats)
     libjansson-dev
+    zlib1g-dev
     # optional for the library: the microhttpd contrib, its tests and the demo (scripts/demo.sh)
     libmicrohttpd-dev
     # tests
     libcunit1-dev python3 python3-thrift valgrind clang libclang-rt-14-dev clang-format
+    # benchmarks: jq is the peer that `make bench` runs against `tracewire convert`
+    jq
 )
 
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -66,10 +66,10 @@ for generated in sdk/include/tracewire/version.h sdk/gen/twire_jaeger_jaeger_typ
 done
 # The modules configure.ac asks for the core library.
 # shellcheck disable=SC2207 # word splitting of compiler flags is intended
-dep_cflags=($(pkg-config --cflags glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson)) ||
+dep_cflags=($(pkg-config --cflags glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib)) ||
     exit 2
 # shellcheck disable=SC2207
-dep_libs=($(pkg-config --libs glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson)) ||
+dep_libs=($(pkg-config --libs glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib)) ||
     exit 2
 
 out=$build/tests/fuzz
@@ -81,7 +81,7 @@ mkdir -p "$run/obj" "$run/artifacts" || exit 2
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
     -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk/src" -I"$build/sdk/gen"
-    -I"$src/tests/unit"
+    -I"$src/tests/unit" -I"$src/bridge"
     "${dep_cflags[@]}")
 
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
@@ -98,8 +98,14 @@ while IFS= read -r -d '' c; do
         exit 1
     fi
     objs+=("$obj")
-done < <(find "$src/sdk/src" -name '*.c' ! -name 'microhttpd.c' -print0 | sort -z)
-# (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library.)
+done < <({
+    find "$src/sdk/src" -name '*.c' ! -name 'microhttpd.c' -print0
+    find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
+        ! -name 'context_json.c' ! -name 'header_lines.c' -print0
+} | sort -z)
+# (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
+# bridge/, the readers, assembler and sinks of `tracewire convert`: not the command's
+# entry points and option parsing, which need main.c.)
 
 failed=()
 for name in "$@"; do

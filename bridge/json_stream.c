@@ -1,0 +1,297 @@
+/*
+ * bridge/json_stream.c: splits a JSON input into records without loading
+ * it whole (bridge/convert.h, twb_json_stream_*), for the JSON readers of
+ * `tracewire convert`.
+ *
+ * Real span files come as one object, one array of objects, an array of
+ * arrays (one batch per inner array), or one document per line (NDJSON),
+ * and may be larger than memory. This scanner reads a bounded chunk at a
+ * time and tracks only strings, escapes and bracket depth: an object at the
+ * top level, or inside up to two levels of arrays, is a record; it comes out
+ * as its bytes and the line it starts on, for json_loadb and for messages.
+ * It never validates the record (Jansson does that); it only finds where
+ * each one ends.
+ *
+ * Recovery: a byte that cannot start a record (a stray token, a scalar in
+ * an array) makes a BAD region that runs to the end of its line; a record
+ * over the size limit is skipped to its end and reported BAD; an input that
+ * ends inside a record reports that record BAD. The next call goes on.
+ *
+ * Memory: one read chunk plus the current record (at most max_record_bytes).
+ * Single-threaded; one stream per input.
+ */
+#include "convert.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES ((size_t)64 * 1024)
+#define DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
+#define MAX_ARRAY_LEVELS 2
+
+struct twb_json_stream {
+    FILE *stream;
+    size_t max_record;
+    unsigned char chunk[CHUNK_BYTES];
+    size_t chunk_len, chunk_pos;
+    bool is_eof, is_error, at_start;
+    size_t line; /* 1-based line of the next byte */
+    int array_level;
+
+    char *rec; /* the current record (or bad region, up to max_record bytes) */
+    size_t rec_len, rec_cap;
+    char why[160];
+};
+
+twb_json_stream *twb_json_stream_new(FILE *stream, size_t max_record_bytes)
+{
+    twb_json_stream *js = calloc(1, sizeof *js);
+    if (!js)
+        return NULL;
+    js->stream = stream;
+    js->max_record = max_record_bytes ? max_record_bytes : DEFAULT_MAX_RECORD;
+    js->line = 1;
+    js->at_start = true;
+    return js;
+}
+
+void twb_json_stream_free(twb_json_stream *js)
+{
+    if (!js)
+        return;
+    free(js->rec);
+    free(js);
+}
+
+/* The next byte without consuming it; -1 at the end (or on a read error). */
+static int peek(twb_json_stream *js)
+{
+    if (js->chunk_pos == js->chunk_len) {
+        if (js->is_eof || js->is_error)
+            return -1;
+        js->chunk_len = fread(js->chunk, 1, CHUNK_BYTES, js->stream);
+        js->chunk_pos = 0;
+        if (js->chunk_len == 0) {
+            if (ferror(js->stream))
+                js->is_error = true;
+            js->is_eof = true;
+            return -1;
+        }
+    }
+    return js->chunk[js->chunk_pos];
+}
+
+static void consume(twb_json_stream *js)
+{
+    if (js->chunk[js->chunk_pos] == '\n')
+        js->line++;
+    js->chunk_pos++;
+}
+
+/* Keeps a byte of the current record; past the limit, bytes are counted
+ * but dropped (the record is reported as too large). */
+static bool keep(twb_json_stream *js, char c, size_t *total)
+{
+    (*total)++;
+    if (js->rec_len >= js->max_record)
+        return true;
+    if (js->rec_len == js->rec_cap) {
+        size_t cap = js->rec_cap ? js->rec_cap * 2 : 4096;
+        if (cap > js->max_record)
+            cap = js->max_record;
+        char *grown = realloc(js->rec, cap + 1);
+        if (!grown)
+            return false;
+        js->rec = grown;
+        js->rec_cap = cap;
+    }
+    js->rec[js->rec_len++] = c;
+    return true;
+}
+
+static bool is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void skip_space(twb_json_stream *js)
+{
+    for (;;) {
+        int c = peek(js);
+        if (c < 0)
+            return;
+        if (js->at_start) {
+            js->at_start = false;
+            /* A UTF-8 byte order mark, as editors on some systems write. */
+            if (c == 0xEF && js->chunk_len - js->chunk_pos >= 3 &&
+                memcmp(js->chunk + js->chunk_pos, "\xEF\xBB\xBF", 3) == 0) {
+                js->chunk_pos += 3;
+                continue;
+            }
+        }
+        if (!is_space(c))
+            return;
+        consume(js);
+    }
+}
+
+/* A region that cannot be a record: to the end of its line. */
+static twb_json_next bad_line(twb_json_stream *js, const char *why, const char **rec, size_t *len)
+{
+    js->rec_len = 0;
+    size_t total = 0;
+    for (;;) {
+        int c = peek(js);
+        if (c < 0 || c == '\n')
+            break;
+        if (!keep(js, (char)c, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TWB_JSON_IO;
+        }
+        consume(js);
+    }
+    snprintf(js->why, sizeof js->why, "%s", why);
+    *rec = js->rec ? js->rec : "";
+    *len = js->rec_len;
+    return TWB_JSON_BAD;
+}
+
+/* An array element that is not an object (a number, a string, a literal):
+ * skipped to the next ',' or ']' of its array, strings and nested brackets
+ * respected, so the elements after it on the same line are still read. */
+static twb_json_next bad_element(twb_json_stream *js, const char **rec, size_t *len)
+{
+    js->rec_len = 0;
+    size_t total = 0, depth = 0;
+    bool in_string = false, escaped = false;
+    for (;;) {
+        int c = peek(js);
+        if (c < 0)
+            break;
+        if (!in_string && depth == 0 && (c == ',' || c == ']'))
+            break;
+        if (!keep(js, (char)c, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TWB_JSON_IO;
+        }
+        consume(js);
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    snprintf(js->why, sizeof js->why, "an array element that is not a JSON object");
+    *rec = js->rec ? js->rec : "";
+    *len = js->rec_len;
+    return TWB_JSON_BAD;
+}
+
+/* Scans one object starting at '{' into js->rec. */
+static twb_json_next scan_object(twb_json_stream *js, const char **rec, size_t *len,
+                                 size_t start_line)
+{
+    js->rec_len = 0;
+    size_t total = 0, depth = 0;
+    bool in_string = false, escaped = false;
+    for (;;) {
+        int c = peek(js);
+        if (c < 0) {
+            if (js->is_error)
+                return TWB_JSON_IO;
+            snprintf(js->why, sizeof js->why,
+                     "the input ends inside the JSON object that starts on line %zu", start_line);
+            js->array_level = 0; /* the open arrays end with it: one report is enough */
+            *rec = js->rec ? js->rec : "";
+            *len = js->rec_len;
+            return TWB_JSON_BAD;
+        }
+        if (!keep(js, (char)c, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TWB_JSON_IO;
+        }
+        consume(js);
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth > 0)
+                depth--;
+            if (depth == 0)
+                break;
+        }
+    }
+    *rec = js->rec;
+    *len = js->rec_len;
+    if (total > js->max_record) {
+        snprintf(js->why, sizeof js->why, "a JSON record of %zu bytes (the limit is %zu)", total,
+                 js->max_record);
+        return TWB_JSON_BAD;
+    }
+    js->rec[js->rec_len] = '\0';
+    return TWB_JSON_RECORD;
+}
+
+twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t *len,
+                                   size_t *line_no, const char **why)
+{
+    *why = js->why;
+    for (;;) {
+        skip_space(js);
+        int c = peek(js);
+        *line_no = js->line;
+        if (c < 0) {
+            if (js->is_error) {
+                snprintf(js->why, sizeof js->why, "read error: %s", strerror(errno));
+                return TWB_JSON_IO;
+            }
+            if (js->array_level > 0) {
+                js->array_level = 0;
+                snprintf(js->why, sizeof js->why, "the input ends inside a JSON array");
+                *rec = "";
+                *len = 0;
+                return TWB_JSON_BAD;
+            }
+            return TWB_JSON_END;
+        }
+        if (c == '{')
+            return scan_object(js, rec, len, *line_no);
+        if (c == '[') {
+            if (js->array_level >= MAX_ARRAY_LEVELS)
+                return bad_line(js, "arrays nested more than two deep hold no span records", rec,
+                                len);
+            js->array_level++;
+            consume(js);
+            continue;
+        }
+        if (js->array_level > 0 && (c == ',' || c == ']')) {
+            if (c == ']')
+                js->array_level--;
+            consume(js);
+            continue;
+        }
+        if (js->array_level > 0)
+            return bad_element(js, rec, len);
+        return bad_line(js, "expected a JSON object or array", rec, len);
+    }
+}

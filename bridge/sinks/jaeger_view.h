@@ -1,0 +1,43 @@
+/*
+ * bridge/sinks/jaeger_view.h: what every Jaeger target (jaeger-thrift,
+ * jaeger-json, the collector and agent senders) applies to a span before
+ * its encoder sees it, so that they agree (issue 5, "Errors per target";
+ * WIRE-NOTES Part B 2.8 [J-SAN]):
+ *
+ *   error tag  bool stays; the string "true" or "" (any case) -> bool true;
+ *              "false" -> bool false; any other string -> bool true plus a
+ *              string tag error.message = that string (Zipkin's convention
+ *              is to put the message in the error tag)
+ *   lc         Zipkin's local-component tag `lc` is renamed `component` (the
+ *              OpenTracing name Jaeger's own Zipkin converter uses), unless
+ *              the span already has a `component` tag
+ *   service    an empty service name becomes "empty-service-name", the name
+ *              Jaeger's collector gives such spans
+ *
+ * A view is a shallow copy: the record is not changed (other writers may
+ * see it), only the tag array is replaced while the view is used.
+ * Single-threaded; a view is reused from span to span.
+ */
+#ifndef TW_BRIDGE_SINKS_JAEGER_VIEW_H
+#define TW_BRIDGE_SINKS_JAEGER_VIEW_H
+
+#include "convert.h"
+
+#define TWB_JAEGER_EMPTY_SERVICE "empty-service-name"
+
+typedef struct twb_jaeger_view {
+    tw__span_data span; /* shallow copy of the last span viewed */
+    tw__tag *tags;      /* its tag array, when it differs from the record's */
+    size_t cap_tags;
+} twb_jaeger_view;
+
+void twb_jaeger_view_init(twb_jaeger_view *v);
+void twb_jaeger_view_clear(twb_jaeger_view *v);
+/* @s itself when nothing changes, else the view (valid until the next call
+ * on @v); NULL on allocation failure. */
+const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data *s);
+/* @p, or @scratch (a shallow copy named TWB_JAEGER_EMPTY_SERVICE) when its
+ * service is empty. */
+const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch);
+
+#endif /* TW_BRIDGE_SINKS_JAEGER_VIEW_H */

@@ -1,0 +1,430 @@
+/*
+ * tests/unit/bridge/test_convert_core.c: suite "bridge/convert_core": the
+ * rules every part of `tracewire convert` shares (bridge/convert.h): id
+ * parsing (hex of any case and length, decimal and two's complement, zeros
+ * refused), time units, the JSON record splitter on every framing real
+ * files use, the process table, the Jaeger error/service view, and the
+ * framing of the writers around the SDK's encoders.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "convert.h"
+#include "harness.h"
+#include "sinks/jaeger_view.h"
+#include "span_builder.h"
+
+static tw__span_data *span_new(uint64_t trace_lo, uint64_t span_id, uint64_t parent, const char *op)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->trace_id_low = trace_lo;
+    s->span_id = span_id;
+    s->parent_id = parent;
+    s->flags = TW__FLAG_SAMPLED;
+    tw__span_data_set_operation(s, op, strlen(op));
+    return s;
+}
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+
+static void test_trace_ids_pad_and_accept_any_case(void)
+{
+    uint64_t hi = 1, lo = 0;
+    char why[128];
+    CU_ASSERT(twb_parse_trace_id("1", 1, TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(hi == 0 && lo == 1);
+    CU_ASSERT(twb_parse_trace_id("ABCdef0123456789", 16, TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(hi == 0 && lo == 0xabcdef0123456789ull);
+    /* 31 digits (leading zero stripped, as Jaeger storage does) */
+    const char *t31 = "463ac35c9f6413ad48485a3953bb612";
+    CU_ASSERT(twb_parse_trace_id(t31, strlen(t31), TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(hi == 0x0463ac35c9f6413aull && lo == 0xd48485a3953bb612ull);
+    const char *t33 = "0463ac35c9f6413ad48485a3953bb61200";
+    CU_ASSERT_FALSE(twb_parse_trace_id(t33, strlen(t33), TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(strstr(why, "at most 32") != NULL);
+    CU_ASSERT_FALSE(
+        twb_parse_trace_id("00000000000000000000", 20, TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(strstr(why, "all zeros") != NULL);
+    CU_ASSERT_FALSE(twb_parse_trace_id("trace-123", 9, TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+    CU_ASSERT(strstr(why, "not hexadecimal") != NULL);
+    CU_ASSERT_FALSE(twb_parse_trace_id("", 0, TWB_ID_AUTO, &hi, &lo, why, sizeof why));
+}
+
+static void test_decimal_ids_map_by_twos_complement(void)
+{
+    uint64_t id = 0;
+    char why[128];
+    /* merged_spans fixture: -3944181038374441761 = 0xc943743e25dc2cdf */
+    const char *neg = "-3944181038374441761";
+    CU_ASSERT(twb_parse_span_id(neg, strlen(neg), TWB_ID_AUTO, false, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, 0xc943743e25dc2cdfull);
+    CU_ASSERT(
+        twb_parse_span_id("18446744073709551615", 20, TWB_ID_DEC, false, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, UINT64_MAX);
+    CU_ASSERT_FALSE(
+        twb_parse_span_id("18446744073709551616", 20, TWB_ID_DEC, false, &id, why, sizeof why));
+    CU_ASSERT_FALSE(
+        twb_parse_span_id("-9223372036854775809", 20, TWB_ID_DEC, false, &id, why, sizeof why));
+    CU_ASSERT(
+        twb_parse_span_id("-9223372036854775808", 20, TWB_ID_DEC, false, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, 0x8000000000000000ull);
+    /* "123" is hex unless decimal is asked for */
+    CU_ASSERT(twb_parse_span_id("123", 3, TWB_ID_AUTO, false, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, 0x123);
+    CU_ASSERT(twb_parse_span_id("123", 3, TWB_ID_DEC, false, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, 123);
+    CU_ASSERT_FALSE(twb_parse_span_id("0", 1, TWB_ID_AUTO, false, &id, why, sizeof why));
+    CU_ASSERT(twb_parse_span_id("0", 1, TWB_ID_AUTO, true, &id, why, sizeof why));
+    CU_ASSERT_EQUAL(id, 0);
+    CU_ASSERT_FALSE(
+        twb_parse_span_id("00000000000000001", 17, TWB_ID_AUTO, false, &id, why, sizeof why));
+    CU_ASSERT_FALSE(twb_parse_span_id("-", 1, TWB_ID_AUTO, false, &id, why, sizeof why));
+}
+
+/* ---- time ----------------------------------------------------------------------------------- */
+
+static void test_time_units_by_magnitude_and_forced(void)
+{
+    int64_t us = 0;
+    CU_ASSERT(twb_time_to_us(1700000000.25, TWB_TIME_AUTO, &us));
+    CU_ASSERT_EQUAL(us, 1700000000250000);
+    CU_ASSERT(twb_time_to_us(1700000000123.0, TWB_TIME_AUTO, &us));
+    CU_ASSERT_EQUAL(us, 1700000000123000);
+    CU_ASSERT(twb_time_int_to_us(1700000000123456, TWB_TIME_AUTO, &us));
+    CU_ASSERT_EQUAL(us, 1700000000123456);
+    CU_ASSERT(twb_time_int_to_us(1700000000123456789, TWB_TIME_AUTO, &us));
+    CU_ASSERT_EQUAL(us, 1700000000123457); /* rounded to the nearest microsecond */
+    CU_ASSERT(twb_time_int_to_us(1500, TWB_TIME_US, &us));
+    CU_ASSERT_EQUAL(us, 1500); /* forced: tiny epoch values of test fixtures stay µs */
+    CU_ASSERT(twb_time_int_to_us(2, TWB_TIME_S, &us));
+    CU_ASSERT_EQUAL(us, 2000000);
+    CU_ASSERT_FALSE(twb_time_int_to_us(INT64_MAX / 10, TWB_TIME_S, &us));
+    CU_ASSERT_FALSE(twb_time_to_us(1.0 / 0.0, TWB_TIME_US, &us));
+    CU_ASSERT_EQUAL(twb_time_unit_parse("ns"), TWB_TIME_NS);
+    CU_ASSERT_EQUAL((int)twb_time_unit_parse("minutes"), -1);
+}
+
+/* ---- JSON record splitter ------------------------------------------------------------------- */
+
+typedef struct split {
+    int records, bad;
+    size_t lines[8];
+    char texts[8][64];
+    char why[160];
+} split;
+
+static split split_text(const char *text, size_t max_record)
+{
+    split s = {0};
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    twb_json_stream *js = twb_json_stream_new(f, max_record);
+    for (;;) {
+        const char *rec, *why;
+        size_t len, line;
+        twb_json_next n = twb_json_stream_next(js, &rec, &len, &line, &why);
+        if (n == TWB_JSON_END || n == TWB_JSON_IO)
+            break;
+        if (n == TWB_JSON_BAD) {
+            s.bad++;
+            snprintf(s.why, sizeof s.why, "%s", why);
+            continue;
+        }
+        if (s.records < 8) {
+            s.lines[s.records] = line;
+            snprintf(s.texts[s.records], sizeof s.texts[0], "%.*s", (int)len, rec);
+        }
+        s.records++;
+    }
+    twb_json_stream_free(js);
+    fclose(f);
+    return s;
+}
+
+static void test_splitter_reads_every_framing(void)
+{
+    split a = split_text("[{\"a\":1},\n {\"b\":\"}]\\\"\"}]", 0);
+    CU_ASSERT_EQUAL(a.records, 2);
+    CU_ASSERT_EQUAL(a.bad, 0);
+    CU_ASSERT_STRING_EQUAL(a.texts[1], "{\"b\":\"}]\\\"\"}");
+    CU_ASSERT_EQUAL(a.lines[1], 2);
+
+    split nested = split_text("[[{\"a\":1}],[{\"b\":2},{\"c\":[3]}]]", 0);
+    CU_ASSERT_EQUAL(nested.records, 3);
+    CU_ASSERT_STRING_EQUAL(nested.texts[2], "{\"c\":[3]}");
+
+    split one = split_text("\xEF\xBB\xBF  {\"only\":true}\n", 0);
+    CU_ASSERT_EQUAL(one.records, 1);
+
+    split nd = split_text("{\"a\":1}\n{\"a\":2}\n\n{\"a\":3}\n", 0);
+    CU_ASSERT_EQUAL(nd.records, 3);
+    CU_ASSERT_EQUAL(nd.lines[2], 4);
+
+    split empty = split_text("[]", 0);
+    CU_ASSERT_EQUAL(empty.records + empty.bad, 0);
+}
+
+static void test_splitter_reports_bad_regions_and_goes_on(void)
+{
+    split g = split_text("{\"a\":1}\nnot json at all\n{\"a\":2}\n", 0);
+    CU_ASSERT_EQUAL(g.records, 2);
+    CU_ASSERT_EQUAL(g.bad, 1);
+    CU_ASSERT(strstr(g.why, "expected a JSON object") != NULL);
+
+    split scalar = split_text("[1, {\"a\":1}]", 0);
+    CU_ASSERT_EQUAL(scalar.records, 1);
+    CU_ASSERT_EQUAL(scalar.bad, 1);
+
+    split cut = split_text("[{\"a\":1}, {\"b\":", 0);
+    CU_ASSERT_EQUAL(cut.records, 1);
+    CU_ASSERT_EQUAL(cut.bad, 1);
+    CU_ASSERT(strstr(cut.why, "ends inside") != NULL);
+
+    split big = split_text("{\"a\":\"0123456789012345678901234567890123456789\"}\n{\"b\":1}", 32);
+    CU_ASSERT_EQUAL(big.records, 1);
+    CU_ASSERT_EQUAL(big.bad, 1);
+    CU_ASSERT(strstr(big.why, "limit") != NULL);
+
+    split deep = split_text("[[[{\"a\":1}]]]", 0);
+    CU_ASSERT_EQUAL(deep.records, 0);
+    CU_ASSERT(deep.bad >= 1);
+}
+
+/* ---- process table --------------------------------------------------------------------------- */
+
+static void test_equal_processes_intern_to_one(void)
+{
+    twb_procs *t = twb_procs_new();
+    tw__process a, b, c;
+    tw__process_init(&a);
+    tw__process_init(&b);
+    tw__process_init(&c);
+    tw_value ip = tw_test_str("10.0.0.1"), other = tw_test_str("10.0.0.2");
+    tw__process_set_service(&a, "api");
+    tw__process_add_tag(&a, "ip", &ip);
+    tw__process_set_service(&b, "api");
+    tw__process_add_tag(&b, "ip", &ip);
+    tw__process_set_service(&c, "api");
+    tw__process_add_tag(&c, "ip", &other);
+    const tw__process *pa = twb_procs_intern(t, &a), *pb = twb_procs_intern(t, &b),
+                      *pc = twb_procs_intern(t, &c);
+    CU_ASSERT_PTR_NOT_NULL(pa);
+    CU_ASSERT_PTR_EQUAL(pa, pb);
+    CU_ASSERT_PTR_NOT_EQUAL(pa, pc);
+    CU_ASSERT_EQUAL(twb_procs_count(t), 2);
+    CU_ASSERT_STRING_EQUAL(pa->service_name, "api");
+    tw__process_clear(&a);
+    tw__process_clear(&b);
+    tw__process_clear(&c);
+    twb_procs_free(t);
+}
+
+/* ---- the Jaeger view --------------------------------------------------------------------------
+ */
+
+static void test_jaeger_view_types_error_tags(void)
+{
+    tw__span_data *s = span_new(1, 2, 0, "op");
+    twb_tag_str(s, "error", "connection reset", 16);
+    twb_tag_str(s, "http.method", "GET", 3);
+    twb_jaeger_view v;
+    twb_jaeger_view_init(&v);
+    const tw__span_data *view = twb_jaeger_view_of(&v, s);
+    CU_ASSERT_PTR_NOT_EQUAL(view, s);
+    CU_ASSERT_EQUAL(view->n_tags, 3);
+    CU_ASSERT_EQUAL(view->tags[0].type, TW_VALUE_BOOL);
+    CU_ASSERT(view->tags[0].v.boolean);
+    CU_ASSERT_STRING_EQUAL(view->tags[1].key, "error.message");
+    CU_ASSERT_STRING_EQUAL(view->tags[1].v.str, "connection reset");
+    CU_ASSERT_EQUAL(s->n_tags, 2); /* the record is untouched */
+    CU_ASSERT_EQUAL(s->tags[0].type, TW_VALUE_STRING);
+
+    tw__span_data *f = span_new(1, 3, 0, "op");
+    twb_tag_str(f, "error", "FALSE", 5);
+    view = twb_jaeger_view_of(&v, f);
+    CU_ASSERT_EQUAL(view->n_tags, 1);
+    CU_ASSERT(view->tags[0].type == TW_VALUE_BOOL && !view->tags[0].v.boolean);
+
+    tw__span_data *plain = span_new(1, 4, 0, "op");
+    CU_ASSERT_PTR_EQUAL(twb_jaeger_view_of(&v, plain), plain);
+
+    tw__process empty, scratch;
+    tw__process_init(&empty);
+    CU_ASSERT_STRING_EQUAL(twb_jaeger_process(&empty, &scratch)->service_name,
+                           TWB_JAEGER_EMPTY_SERVICE);
+    tw__process_clear(&empty);
+    twb_jaeger_view_clear(&v);
+    tw__span_data_unref(s);
+    tw__span_data_unref(f);
+    tw__span_data_unref(plain);
+}
+
+/* ---- writers ----------------------------------------------------------------------------------
+ */
+
+static char *write_all(const twb_writer_vtable *vt, const twb_span *spans, size_t n,
+                       size_t *len_out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    twb_options opts = {0};
+    twb_writer *w = vt->new_writer(f, &opts, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    if (n)
+        CU_ASSERT_EQUAL(vt->write(w, spans, n, NULL), TW_OK);
+    CU_ASSERT_EQUAL(vt->finish(w, NULL), TW_OK);
+    vt->free_writer(w);
+    fclose(f);
+    if (len_out)
+        *len_out = len;
+    return text;
+}
+
+static void test_json_writers_frame_one_document(void)
+{
+    char *empty = write_all(&twb_writer_zipkin_v2_json, NULL, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(empty, "[]\n");
+    free(empty);
+    char *none = write_all(&twb_writer_otlp_json, NULL, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(none, "{\"resourceSpans\":[]}\n");
+    free(none);
+
+    tw__process p1, p2;
+    tw__process_init(&p1);
+    tw__process_init(&p2);
+    tw__process_set_service(&p1, "frontend");
+    tw__process_set_service(&p2, "backend");
+    tw_value ip = tw_test_str("10.0.0.9"), port = tw_test_i64(8080);
+    tw__process_add_tag(&p2, "ip", &ip);
+    tw__process_add_tag(&p2, "port", &port);
+    tw__span_data *client = span_new(0xabc, 0x10, 0, "get");
+    twb_tag_str(client, "span.kind", "client", 6);
+    client->start_us = 1700000000000000;
+    client->duration_us = 500;
+    tw__span_data *server = span_new(0xabc, 0x10, 0, "get");
+    twb_tag_str(server, "span.kind", "server", 6);
+    server->shared = true;
+    server->start_us = 1700000000000100;
+    server->is_duration_unknown = true;
+    twb_span spans[2] = {{client, &p1}, {server, &p2}};
+
+    char *zipkin = write_all(&twb_writer_zipkin_v2_json, spans, 2, NULL);
+    json_error_t jerr;
+    json_t *list = json_loads(zipkin, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+    CU_ASSERT_EQUAL(json_array_size(list), 2);
+    json_t *srv = json_array_get(list, 1);
+    CU_ASSERT(json_is_true(json_object_get(srv, "shared")));
+    CU_ASSERT_PTR_NULL(json_object_get(srv, "duration")); /* unknown: absent, not 1 */
+    json_t *local = json_object_get(srv, "localEndpoint");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(local, "ipv4")), "10.0.0.9");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(local, "port")), 8080);
+    CU_ASSERT_PTR_NULL(json_object_get(srv, "tags")); /* ip and port are not repeated */
+    CU_ASSERT_PTR_NULL(json_object_get(json_array_get(list, 0), "shared"));
+    json_decref(list);
+    free(zipkin);
+
+    char *otlp = write_all(&twb_writer_otlp_json, spans, 2, NULL);
+    json_t *doc = json_loads(otlp, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(doc, "resourceSpans")), 2);
+    json_decref(doc);
+    free(otlp);
+
+    tw__span_data_unref(client);
+    tw__span_data_unref(server);
+    tw__process_clear(&p1);
+    tw__process_clear(&p2);
+}
+
+/* The dapper writer's lines read back with the dapper reader. */
+typedef struct collected {
+    twb_input in;
+    int spans, rejects;
+    char service[32];
+} collected;
+
+static bool collect_emit(twb_input *in, tw__span_data *span, const tw__process *process)
+{
+    collected *c = (collected *)in;
+    c->spans++;
+    snprintf(c->service, sizeof c->service, "%s", process->service_name);
+    tw__span_data_unref(span);
+    return true;
+}
+
+static bool collect_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
+                           const char *reason)
+{
+    (void)line_no;
+    (void)raw;
+    (void)raw_len;
+    (void)reason;
+    ((collected *)in)->rejects++;
+    return true;
+}
+
+static void test_dapper_writer_reads_back(void)
+{
+    tw__process p;
+    tw__process_init(&p);
+    tw__process_set_service(&p, "billing");
+    tw__span_data *a = span_new(7, 8, 0, "charge");
+    a->start_us = 1700000000000000;
+    a->duration_us = 42;
+    tw__span_data *b = span_new(7, 9, 8, "db");
+    b->start_us = 1700000000000001;
+    b->duration_us = 4;
+    twb_span spans[2] = {{a, &p}, {b, &p}};
+    size_t len;
+    char *text = write_all(&twb_writer_dapper, spans, 2, &len);
+    FILE *f = fmemopen(text, len, "r");
+    twb_options opts = {0};
+    collected c = {
+        .in = {.name = "mem", .opts = &opts, .emit = collect_emit, .reject = collect_reject}};
+    CU_ASSERT_EQUAL(twb_reader_dapper.read(f, &c.in, NULL), TW_OK);
+    CU_ASSERT_EQUAL(c.spans, 2);
+    CU_ASSERT_EQUAL(c.rejects, 0);
+    CU_ASSERT_STRING_EQUAL(c.service, "billing");
+    fclose(f);
+    free(text);
+    CU_ASSERT(twb_reader_dapper.sniff((const uint8_t *)"{\"v\":1,\"trace_id\"", 17) == 100);
+    tw__span_data_unref(a);
+    tw__span_data_unref(b);
+    tw__process_clear(&p);
+}
+
+static void test_dapper_reader_rejects_bad_lines_and_goes_on(void)
+{
+    const char *text = "{\"v\":1}\nnot json\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    twb_options opts = {0};
+    collected c = {
+        .in = {.name = "mem", .opts = &opts, .emit = collect_emit, .reject = collect_reject}};
+    CU_ASSERT_EQUAL(twb_reader_dapper.read(f, &c.in, NULL), TW_OK);
+    CU_ASSERT_EQUAL(c.rejects, 2);
+    fclose(f);
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
+    CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
+    CU_add_test(suite, "decimal_ids_map_by_twos_complement",
+                test_decimal_ids_map_by_twos_complement);
+    CU_add_test(suite, "time_units_by_magnitude_and_forced",
+                test_time_units_by_magnitude_and_forced);
+    CU_add_test(suite, "splitter_reads_every_framing", test_splitter_reads_every_framing);
+    CU_add_test(suite, "splitter_reports_bad_regions_and_goes_on",
+                test_splitter_reports_bad_regions_and_goes_on);
+    CU_add_test(suite, "equal_processes_intern_to_one", test_equal_processes_intern_to_one);
+    CU_add_test(suite, "jaeger_view_types_error_tags", test_jaeger_view_types_error_tags);
+    CU_add_test(suite, "json_writers_frame_one_document", test_json_writers_frame_one_document);
+    CU_add_test(suite, "dapper_writer_reads_back", test_dapper_writer_reads_back);
+    CU_add_test(suite, "dapper_reader_rejects_bad_lines_and_goes_on",
+                test_dapper_reader_rejects_bad_lines_and_goes_on);
+}
