@@ -1,0 +1,48 @@
+/*
+ * bridge/readers/zipkin_v1.h: Zipkin v1 -> span model, shared by the
+ * zipkin-v1-json and zipkin-v1-thrift readers (internal to the bridge).
+ *
+ * Both readers fill a tw__zipkin_v1_span (sdk/src/wire/zipkin_thrift.h) per
+ * input record and hand it to twb_zipkin_v1_emit, which applies Zipkin's
+ * V1SpanConverter rules (WIRE-NOTES Part B 2.4; the rule list is at the top
+ * of zipkin_v1.c) and emits one model span per host (client half, server
+ * half, ...) through in->emit.
+ *
+ * Ownership: the v1 span stays the caller's. Locking: none.
+ */
+#ifndef TW_BRIDGE_READERS_ZIPKIN_V1_H
+#define TW_BRIDGE_READERS_ZIPKIN_V1_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "convert.h"
+#include "wire/zipkin_thrift.h"
+
+/* The service name of a span whose data has no endpoint at all: empty. The
+ * model keeps it empty; each writer applies its target's default. */
+#define TWB_ZIPKIN_V1_NO_SERVICE ""
+
+/*
+ * Converts @v1 (read from @line_no of @in; 0 when the input has no lines)
+ * and emits its spans. A record that cannot become spans (a zero trace or
+ * span id) is rejected with @raw (@raw_len bytes) as its raw bytes; kept
+ * changes (a dropped annotation, a typed value of the wrong length, a
+ * negative duration) are reported through in->warn. Applies in->opts'
+ * time unit to every timestamp and duration (AUTO: microseconds, the
+ * format's own unit).
+ * Returns false when the run must stop (emit or reject said so).
+ */
+bool twb_zipkin_v1_emit(twb_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
+                        size_t raw_len);
+
+/* Strict base64 (RFC 4648 standard or URL-safe alphabet; the final '='
+ * padding optional; no whitespace) of @len chars into @out, which holds at
+ * least len / 4 * 3 + 3 bytes. False on any other character, data after
+ * padding, or a length that cannot be base64 (len % 4 == 1). */
+bool twb_base64_decode(const char *text, size_t len, uint8_t *out, size_t *out_len);
+
+/* Text of a packed IPv4 address ("192.168.1.1"); @out holds at least 16 bytes. */
+void twb_ipv4_text(uint32_t ipv4, char *out);
+
+#endif /* TW_BRIDGE_READERS_ZIPKIN_V1_H */
