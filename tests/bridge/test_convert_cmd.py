@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""tests/bridge/test_convert_cmd.py: the contract of `tracewire convert` (docs/bridge.md),
+driven through the built command as a user would (make check, via test_convert_cmd.sh).
+
+Covers: usage errors (exit 2) and --list-formats; every real fixture of a supported format
+(../shared/fixtures/real, INDEX.md) converts to every output format without a crash, with
+auto-detection agreeing with --from, and every output parses; round trips A -> B -> A where
+B can hold A; bad records reported as file:line, copied verbatim to --rejects, exit 1, and
+--strict stopping at the first; the summary's counts; collection-time sampling keeping whole
+traces and debug traces; clock-skew adjustment; Jaeger's own ids for shared server spans;
+stdin and --output; memory staying bounded on a large generated input.
+
+Usage: test_convert_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the
+command (e.g. valgrind) except the large-input check.
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+TW = sys.argv[1] if len(sys.argv) > 1 else "./bridge/tracewire"
+FIX = sys.argv[2] if len(sys.argv) > 2 else "../shared/fixtures/real"
+WRAP = shlex.split(os.environ.get("TW_TEST_WRAPPER", ""))
+WORK = tempfile.mkdtemp(prefix="tw-convert-cmd.")
+
+passed = 0
+failed = 0
+
+
+def check(name, cond, *detail):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("PASS: " + name)
+    else:
+        failed += 1
+        print("FAIL: " + name)
+        for d in detail:
+            for line in str(d).splitlines()[:40]:
+                print("  " + line)
+
+
+def run(args, stdin=None, wrap=True):
+    cmd = (WRAP if wrap else []) + [TW, "convert"] + args
+    p = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def fixture(rel):
+    return os.path.join(FIX, rel)
+
+
+def write(name, data):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+# The real fixtures of supported formats (INDEX.md rows), by format.
+FIXTURES = {
+    "zipkin-v1-json": [
+        "openzipkin__zipkin/benchmarks__src__main__resources__span-rpc.json",
+        "openzipkin__zipkin/benchmarks__src__main__resources__span-rpc-ipv6.json",
+        "openzipkin__zipkin/benchmarks__src__main__resources__span-local.json",
+        "openzipkin__zipkin/benchmarks__src__main__resources__span-client.json",
+        "open-telemetry__opentelemetry-collector/translator__trace__zipkinv1__testdata__zipkin_v1_single_batch.json",
+        "open-telemetry__opentelemetry-collector/translator__trace__zipkinv1__testdata__zipkin_v1_multiple_batches.json",
+        "open-telemetry__opentelemetry-collector/translator__trace__zipkinv1__testdata__zipkin_v1_error_batch.json",
+        "open-telemetry__opentelemetry-collector/translator__trace__zipkinv1__testdata__zipkin_v1_local_component.json",
+        "open-telemetry__opentelemetry-collector/translator__trace__zipkinv2__testdata__zipkin_v2_notimestamp.json",
+    ],
+    "zipkin-v1-thrift": [
+        "honeycombio__honeycomb-opentracing-proxy/app__testdata__payload_0.thrift",
+    ],
+    "jaeger-thrift": [
+        "elastic__apm-server/testdata__jaeger__span.thrift",
+    ],
+}
+
+
+def index_rows():
+    """(saved name, format) of every INDEX.md row."""
+    rows = []
+    with open(os.path.join(FIX, "INDEX.md"), encoding="utf-8") as f:
+        for line in f:
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) > 6 and cells[1].isdigit():
+                rows.append((cells[2].strip("`"), cells[5]))
+    return rows
+
+
+for name, fmt in index_rows():
+    if fmt in ("zipkin-v2-json", "jaeger-json", "otlp-json"):
+        FIXTURES.setdefault(fmt, []).append(name)
+    elif fmt == "zipkin-v1-json" and name not in FIXTURES["zipkin-v1-json"]:
+        FIXTURES["zipkin-v1-json"].append(name)
+
+OUTPUTS = ["zipkin-v2-json", "zipkin-v1-json", "jaeger-json", "jaeger-thrift", "otlp-json",
+           "dapper"]
+
+
+def parse_output(fmt, data):
+    """Parses an output; returns a span count or raises."""
+    if fmt in ("zipkin-v2-json", "zipkin-v1-json"):
+        doc = json.loads(data)
+        assert isinstance(doc, list)
+        return len(doc)
+    if fmt == "jaeger-json":
+        doc = json.loads(data)
+        return sum(len(t["spans"]) for t in doc["data"])
+    if fmt == "otlp-json":
+        doc = json.loads(data)
+        return sum(len(s["spans"]) for r in doc["resourceSpans"] for s in r["scopeSpans"])
+    if fmt == "dapper":
+        lines = [l for l in data.decode().split("\n") if l]
+        for l in lines:
+            json.loads(l)
+        return len(lines)
+    return len(data)
+
+
+def summary_count(err, what):
+    # "...; converted 5; rejected 0 records; ..."
+    for part in err.replace("\n", ";").split(";"):
+        words = part.strip().split()
+        if what == "read" and part.strip().startswith("tracewire: convert: read"):
+            return int(words[3])
+        if words and words[0] == what:
+            try:
+                return int(words[1]) if what != "adjusted" else int(words[3])
+            except (IndexError, ValueError):
+                pass
+        if what == "sampled" and part.strip().startswith("sampled out"):
+            return int(words[2])
+    return None
+
+
+# ---- usage -------------------------------------------------------------------------------
+
+rc, out, err = run([])
+check("missing --to is a usage error", rc == 2 and "--to" in err, rc, err)
+rc, out, err = run(["--from", "nope", "--to", "dapper"])
+check("unknown input format is a usage error", rc == 2 and "nope" in err, rc, err)
+rc, out, err = run(["--to", "nope"])
+check("unknown output format is a usage error", rc == 2 and "nope" in err, rc, err)
+rc, out, err = run(["--list-formats"])
+check("--list-formats names every format",
+      rc == 0 and all(f.encode() in out for f in OUTPUTS + ["zipkin-v1-thrift", "custom"]),
+      rc, out)
+rc, out, err = run(["--to", "dapper", "--sample", "2"])
+check("--sample outside 0..1 is a usage error", rc == 2, rc, err)
+rc, out, err = run(["--to", "dapper", os.path.join(WORK, "absent")])
+check("a missing file fails with its name", rc == 1 and "absent" in err, rc, err)
+
+# ---- every fixture, every output ---------------------------------------------------------
+
+for fmt, files in sorted(FIXTURES.items()):
+    for rel in files:
+        path = fixture(rel)
+        if not os.path.exists(path):
+            check("fixture present: " + rel, False, path)
+            continue
+        short = rel.split("/")[-1]
+        rc_auto, out_auto, err_auto = run(["--to", "zipkin-v2-json", path])
+        rc_named, out_named, err_named = run(["--from", fmt, "--to", "zipkin-v2-json", path])
+        check("auto-detection agrees with --from %s: %s" % (fmt, short),
+              rc_auto == rc_named and out_auto == out_named, err_auto, err_named)
+        for to in OUTPUTS:
+            rc, out, err = run(["--from", fmt, "--to", to, path])
+            ok = rc in (0, 1) and "AddressSanitizer" not in err
+            n = None
+            try:
+                n = parse_output(to, out)
+            except Exception as e:  # noqa: BLE001 - any parse failure is the finding
+                ok = False
+                err += "\nunparsable output: %r" % e
+            # exit 1 only with a reason: a rejected record or a failed file
+            if rc == 1:
+                ok = ok and ("rejected" in err)
+            check("%s -> %s: %s (exit %d, %s spans)" % (fmt, to, short, rc, n), ok, err)
+
+# ---- round trips: A -> B -> A ------------------------------------------------------------
+
+
+def canon_zipkin(data, can_hold_shared=True):
+    spans = json.loads(data)
+    for s in spans:
+        s.pop("debug", None)
+        if not can_hold_shared:
+            # OTLP has no `shared` and no "duration unknown": a span ends where it ends
+            s.pop("shared", None)
+            if s.get("tags", {}).get("error") == "":
+                s["tags"]["error"] = "true"  # an error without a message
+            if "timestamp" in s:
+                s.setdefault("duration", 1)
+        if "annotations" in s:
+            s["annotations"] = sorted(s["annotations"], key=lambda a: (a["timestamp"], a["value"]))
+    return sorted(spans, key=lambda s: json.dumps(s, sort_keys=True))
+
+
+def canon_dapper(data):
+    """Lines as objects, references as a set (Jaeger JSON lists the parent first)."""
+    spans = []
+    for line in data.decode().split("\n"):
+        if line:
+            s = json.loads(line)
+            if "refs" in s:
+                s["refs"] = sorted(s["refs"], key=lambda r: json.dumps(r, sort_keys=True))
+            spans.append(json.dumps(s, sort_keys=True))
+    return sorted(spans)
+
+
+def convert_via(path, frm, via, back):
+    rc1, mid, err1 = run(["--from", frm, "--to", via, path])
+    midp = write("mid." + via, mid)
+    rc2, out, err2 = run(["--from", via, "--to", back, midp])
+    return rc1, rc2, out, err1 + err2
+
+
+for rel in FIXTURES.get("zipkin-v2-json", [])[:6]:
+    path = fixture(rel)
+    short = rel.split("/")[-1]
+    rc0, direct, err0 = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", path])
+    for via in ("dapper", "otlp-json", "zipkin-v1-json"):
+        rc1, rc2, out, err = convert_via(path, "zipkin-v2-json", via, "zipkin-v2-json")
+        holds = via != "otlp-json"
+        same = rc1 == rc0 and canon_zipkin(out, holds) == canon_zipkin(direct, holds)
+        check("zipkin-v2-json -> %s -> zipkin-v2-json keeps every span: %s" % (via, short), same,
+              err, "direct: " + direct.decode()[:600], "round trip: " + out.decode()[:600])
+
+for rel in FIXTURES.get("jaeger-json", [])[:4]:
+    path = fixture(rel)
+    short = rel.split("/")[-1]
+    rc0, direct, err0 = run(["--from", "jaeger-json", "--to", "dapper", path])
+    for via in ("jaeger-thrift", "jaeger-json"):
+        rc1, rc2, out, err = convert_via(path, "jaeger-json", via, "dapper")
+        check("jaeger-json -> %s -> dapper equals jaeger-json -> dapper: %s" % (via, short),
+              canon_dapper(out) == canon_dapper(direct), err)
+
+# ---- bad records ---------------------------------------------------------------------------
+
+good = ('{"traceId":"0af7651916cd43dd","id":"b7ad6b7169203331","name":"get",'
+        '"timestamp":1700000000000000,"duration":10,"localEndpoint":{"serviceName":"a"}}')
+bad_line = '{"traceId":"zz","id":"b7ad6b7169203331","name":"bad"}'
+path = write("mixed.ndjson", good + "\n" + bad_line + "\n" + good.replace("b7ad", "c7ad") + "\n")
+rejects = os.path.join(WORK, "rejects.txt")
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--rejects", rejects,
+                    path])
+check("a bad record is reported as file:line and the run goes on",
+      rc == 1 and (path + ":2:") in err and len(json.loads(out)) == 2, rc, err)
+check("the rejected record is copied verbatim to --rejects",
+      open(rejects).read() == bad_line + "\n", open(rejects).read())
+check("the summary counts the reject", summary_count(err, "rejected") == 1, err)
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--strict", path])
+check("--strict stops at the first rejected record",
+      rc == 1 and "--strict" in err and summary_count(err, "read") == 1, rc, err)
+
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "-"], stdin=good.encode())
+check("'-' reads stdin", rc == 0 and len(out.split(b"\n")) == 2, rc, err)
+outp = os.path.join(WORK, "out.json")
+rc, out, err = run(["--to", "zipkin-v2-json", "-o", outp, path.replace("mixed", "absent"), path])
+check("--output writes the file; a missing input fails the run but not the others",
+      rc == 1 and len(json.load(open(outp))) == 2 and out == b"", rc, err)
+
+# ---- sampling, skew, Jaeger ids ----------------------------------------------------------
+
+lines = []
+for t in range(1, 401):
+    for s in range(1, 4):
+        span = {"traceId": "%016x" % (t * 0x9E3779B97F4A7C15 % (1 << 64) or 1),
+                "id": "%016x" % (t * 16 + s), "name": "op", "timestamp": 1700000000000000 + s,
+                "duration": 5, "localEndpoint": {"serviceName": "svc%d" % s}}
+        if s > 1:
+            span["parentId"] = "%016x" % (t * 16 + 1)
+        if t == 7:
+            span["debug"] = True
+        lines.append(json.dumps(span))
+path = write("many.ndjson", "\n".join(lines) + "\n")
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--sample", "0.25",
+                    path])
+kept = json.loads(out)
+per_trace = {}
+for s in kept:
+    per_trace[s["traceId"]] = per_trace.get(s["traceId"], 0) + 1
+check("--sample keeps whole traces", rc == 0 and set(per_trace.values()) == {3}, per_trace)
+check("--sample 0.25 keeps about a quarter of the traces", 60 <= len(per_trace) <= 140,
+      len(per_trace))
+debug_id = "%016x" % (7 * 0x9E3779B97F4A7C15 % (1 << 64))
+check("--sample keeps debug traces", debug_id in per_trace, sorted(per_trace)[:5])
+rc2, out2, err2 = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--sample", "0.25",
+                       path])
+check("--sample decides the same on every run", out2 == out)
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--sample", "0",
+                    path])
+check("--sample 0 keeps only debug traces",
+      {s["traceId"] for s in json.loads(out)} == {debug_id}, out[:300])
+
+skew = fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")
+rc, out, err = run(["--to", "zipkin-v2-json", "--skew", "adjust", skew])
+spans = json.loads(out)
+clients = {s["id"]: s for s in spans if s.get("kind") == "CLIENT"}
+inside = all(clients[s["id"]]["timestamp"] <= s["timestamp"] for s in spans
+             if s.get("kind") == "SERVER" and s["id"] in clients)
+check("--skew adjust moves a server into its client's window and reports it",
+      rc == 0 and inside and (summary_count(err, "adjusted") or 0) > 0, err, out[:800])
+rc, out, err = run(["--to", "zipkin-v2-json", skew])
+spans = json.loads(out)
+check("clock skew is left alone by default",
+      not all(clients[s["id"]]["timestamp"] <= s["timestamp"] for s in spans
+              if s.get("kind") == "SERVER" and s["id"] in clients), out[:800])
+
+rpc = fixture("openzipkin__zipkin/benchmarks__src__main__resources__span-rpc.json")
+rc, out, err = run(["--to", "jaeger-json", rpc])
+trace = json.loads(out)["data"][0]
+ids = {s["spanID"] for s in trace["spans"]}
+server = [s for s in trace["spans"]
+          if any(t["key"] == "span.kind" and t["value"] == "server" for t in s["tags"])]
+client = [s for s in trace["spans"]
+          if any(t["key"] == "span.kind" and t["value"] == "client" for t in s["tags"])]
+check("Jaeger gets a shared server span with its own id under its client",
+      rc == 0 and len(ids) == 2 and len(server) == 1 and len(client) == 1 and
+      server[0]["references"][0]["spanID"] == client[0]["spanID"] and
+      server[0]["processID"] != client[0]["processID"], out[:1200])
+rc, out, err = run(["--to", "zipkin-v2-json", rpc])
+z = json.loads(out)
+check("Zipkin keeps the shared span id and marks the server shared",
+      len(z) == 2 and z[0]["id"] == z[1]["id"] and
+      [s.get("shared") for s in z if s.get("kind") == "SERVER"] == [True], out[:800])
+
+# ---- bounded memory on a large input ---------------------------------------------------------
+
+big = os.path.join(WORK, "big.dapper")
+with open(big, "w") as f:
+    proc = ('"process":{"service":"svc","host":"h1","ip":"10.0.0.1","tags":[{"key":"hostname",'
+            '"type":"string","value":"h1"}]}')
+    for i in range(1, 200001):
+        f.write('{"v":1,"trace_id":"%032x","span_id":"%016x","name":"op %d","start_us":%d,'
+                '"end_us":%d,"flags":1,"tags":[{"key":"k","type":"string","value":"%s"}],%s}\n'
+                % (i // 10 + 1, i, i, 1700000000000000 + i, 1700000000000100 + i, "v" * 200,
+                   proc))
+# Measured in a fresh Python process, so that no earlier (or wrapped) run counts.
+probe = ("import resource, subprocess, sys\n"
+         "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+         "sys.stderr.write(p.stderr.decode()[-500:])\n"
+         "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+p = subprocess.run([sys.executable, "-c", probe, TW, "convert", "--to", "zipkin-v2-json", big],
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+rc_big, peak_kib = (int(x) for x in p.stdout.split())
+check("200,000 spans (%d MB) convert in bounded memory: peak RSS %d KiB < 64 MiB"
+      % (os.path.getsize(big) // 1000000, peak_kib),
+      rc_big == 0 and peak_kib < 64 * 1024, p.stderr.decode()[-500:])
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
