@@ -20,7 +20,11 @@
  * accepts what other writers plausibly produce (upper-case or short hex ids,
  * int64 as string or number, records without "kind" whose annotations say
  * it, a process "host"/"ip" without the matching tags) and rejects anything
- * that would be misread, with "line N: <json path> <reason>".
+ * that would be misread, with "line N: <json path> <reason>". A line is
+ * first offered to the fast decoder (dapper_log_fast.c: no Jansson tree,
+ * about a tenth of the cost), which decodes exactly as decode_record()
+ * below or declines; everything it declines, every error included, is
+ * decoded here, so the messages are this file's.
  *
  * Locking: none. An encoder is used by one thread at a time.
  */
@@ -36,6 +40,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "wire/dapper_log_int.h"
 #include "wire/json_common.h"
 
 /* int64 values beyond this are written as strings: JSON readers that hold
@@ -65,7 +70,8 @@ static int b64_digit(unsigned char c)
 /* Strict RFC 4648 base64 with padding: a length that is a multiple of 4,
  * '=' only as the last one or two characters. Returns false when malformed;
  * *out is malloc'd (at least 1 byte) on success. */
-static bool base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len, bool *is_nomem)
+bool tw__dapper_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
+                              bool *is_nomem)
 {
     *is_nomem = false;
     if (len % 4 != 0)
@@ -110,8 +116,8 @@ static bool base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_
 
 /* 1..max_digits hex digits of either case, left-padded: the last 16 digits
  * are the low word. */
-static bool parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
-                         uint64_t *low)
+bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
+                             uint64_t *low)
 {
     if (len == 0 || len > max_digits)
         return false;
@@ -140,7 +146,8 @@ static bool parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t 
 /* Indexed by tw__span_kind (wire/json_common.h), whose first five values
  * are none, client, server, producer, consumer; "internal" has no RPC
  * annotations and is written as no kind, like an absent one. */
-static const char *const KIND_NAMES[] = {"", "client", "server", "producer", "consumer"};
+const char *const tw__dapper_kind_names[5] = {"", "client", "server", "producer", "consumer"};
+#define KIND_NAMES tw__dapper_kind_names
 
 /* Begin and end annotation of each kind (Zipkin v1 core annotations; WIRE-NOTES 2.2, 2.4.9):
  * the begin one at start_us, the end one at end_us. A consumer's begin is the wire receive
@@ -154,7 +161,7 @@ static bool is_rpc_kind(tw__span_kind k)
 }
 
 /* The kind member's value: exactly one of the four lower-case names. */
-static tw__span_kind kind_from_name(const char *s)
+tw__span_kind tw__dapper_kind_from_name(const char *s)
 {
     for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
         if (strcmp(KIND_NAMES[k], s) == 0)
@@ -163,7 +170,7 @@ static tw__span_kind kind_from_name(const char *s)
     return TW__KIND_NONE;
 }
 
-static tw__span_kind kind_of_annotation(const char *s)
+tw__span_kind tw__dapper_kind_of_annotation(const char *s)
 {
     for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
         if (strcmp(KIND_BEGIN[k], s) == 0 || strcmp(KIND_END[k], s) == 0)
@@ -437,6 +444,8 @@ static json_t *json_span(const tw__span_data *s, int64_t end_us)
               tw__json_put(o, "start_us", json_integer(s->start_us)) &&
               tw__json_put(o, "end_us", json_integer(end_us)) &&
               tw__json_put(o, "flags", json_integer((json_int_t)s->flags)) &&
+              (!s->shared || tw__json_put(o, "shared", json_true())) &&
+              (!s->is_duration_unknown || tw__json_put(o, "duration_unknown", json_true())) &&
               (kind == TW__KIND_NONE ||
                tw__json_put(o, "annotations", json_annotations(kind, s->start_us, end_us))) &&
               (!s->n_tags || tw__json_put(o, "tags", json_tags(s->tags, s->n_tags))) &&
@@ -541,22 +550,25 @@ static bool get_int64_value(decoder *d, const json_t *v, const char *path, int64
         *out = (int64_t)json_integer_value(v);
         return true;
     }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        size_t len = json_string_length(v);
-        size_t digits = s[0] == '-' ? 1 : 0;
-        bool is_decimal =
-            len > digits && len < 22 && strspn(s + digits, "0123456789") == len - digits;
-        if (is_decimal) {
-            errno = 0;
-            long long x = strtoll(s, NULL, 10);
-            if (errno == 0) {
-                *out = (int64_t)x;
-                return true;
-            }
+    if (json_is_string(v) &&
+        tw__dapper_int64_text(json_string_value(v), json_string_length(v), out))
+        return true;
+    return fail(d, "%s is not an int64 (an integer or a decimal string)", path);
+}
+
+bool tw__dapper_int64_text(const char *s, size_t len, int64_t *out)
+{
+    size_t digits = s[0] == '-' ? 1 : 0;
+    bool is_decimal = len > digits && len < 22 && strspn(s + digits, "0123456789") == len - digits;
+    if (is_decimal) {
+        errno = 0;
+        long long x = strtoll(s, NULL, 10);
+        if (errno == 0) {
+            *out = (int64_t)x;
+            return true;
         }
     }
-    return fail(d, "%s is not an int64 (an integer or a decimal string)", path);
+    return false;
 }
 
 static bool get_float64_value(decoder *d, const json_t *v, const char *path, double *out)
@@ -565,22 +577,26 @@ static bool get_float64_value(decoder *d, const json_t *v, const char *path, dou
         *out = json_number_value(v);
         return true;
     }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (strcmp(s, "NaN") == 0) {
-            *out = NAN;
-            return true;
-        }
-        if (strcmp(s, "Infinity") == 0) {
-            *out = INFINITY;
-            return true;
-        }
-        if (strcmp(s, "-Infinity") == 0) {
-            *out = -INFINITY;
-            return true;
-        }
-    }
+    if (json_is_string(v) && tw__dapper_float64_text(json_string_value(v), out))
+        return true;
     return fail(d, "%s is not a float64 (a number, \"NaN\", \"Infinity\" or \"-Infinity\")", path);
+}
+
+bool tw__dapper_float64_text(const char *s, double *out)
+{
+    if (strcmp(s, "NaN") == 0) {
+        *out = NAN;
+        return true;
+    }
+    if (strcmp(s, "Infinity") == 0) {
+        *out = INFINITY;
+        return true;
+    }
+    if (strcmp(s, "-Infinity") == 0) {
+        *out = -INFINITY;
+        return true;
+    }
+    return false;
 }
 
 /* A decoded tag or field: the key and value point into the JSON tree (and
@@ -600,10 +616,10 @@ static bool decode_tag(decoder *d, const json_t *o, const char *path, decoded_ta
     if (!json_is_object(o))
         return fail(d, "%s is not an object", path);
     snprintf(sub, sizeof sub, "%s.key", path);
+    /* An empty key is kept: the SDK and Jaeger accept one, and a reader that
+     * refused it would lose lines its own writer produced. */
     if (!get_cstr(d, json_object_get(o, "key"), sub, &out->key))
         return false;
-    if (!*out->key)
-        return fail(d, "%s is empty", sub);
     const char *type = json_string_value(json_object_get(o, "type"));
     if (!type) {
         snprintf(sub, sizeof sub, "%s.type", path);
@@ -635,8 +651,8 @@ static bool decode_tag(decoder *d, const json_t *o, const char *path, decoded_ta
     } else if (strcmp(type, "binary") == 0) {
         bool is_nomem = false;
         if (!json_is_string(value) ||
-            !base64_decode(json_string_value(value), json_string_length(value), &out->bin, &v->len,
-                           &is_nomem))
+            !tw__dapper_base64_decode(json_string_value(value), json_string_length(value),
+                                      &out->bin, &v->len, &is_nomem))
             return is_nomem ? fail_nomem(d) : fail(d, "%s is not base64", sub);
         v->type = TW_VALUE_BINARY;
         v->as.bin = out->bin;
@@ -740,7 +756,7 @@ static bool decode_annotations(decoder *d, const json_t *annotations, tw__span_k
         snprintf(path, sizeof path, "annotations[%zu].value", i);
         if (!get_cstr(d, json_object_get(o, "value"), path, &value))
             return false;
-        tw__span_kind k = kind_of_annotation(value);
+        tw__span_kind k = tw__dapper_kind_of_annotation(value);
         if (k != TW__KIND_NONE) {
             if (*kind != TW__KIND_NONE && *kind != k)
                 return fail(d,
@@ -785,7 +801,7 @@ static bool reconcile_kind(decoder *d, const json_t *kind_member, tw__span_kind 
         const char *name;
         if (!get_cstr(d, kind_member, "kind", &name))
             return false;
-        kind = kind_from_name(name);
+        kind = tw__dapper_kind_from_name(name);
         if (kind == TW__KIND_NONE)
             return fail(d, "kind is not one of client, server, producer, consumer");
     }
@@ -817,8 +833,8 @@ static bool decode_id_member(decoder *d, const json_t *o, const char *key, const
             return fail(d, "%s is missing", path);
         return true;
     }
-    if (!json_is_string(v) ||
-        !parse_hex_id(json_string_value(v), json_string_length(v), max_digits, high, low))
+    if (!json_is_string(v) || !tw__dapper_parse_hex_id(json_string_value(v), json_string_length(v),
+                                                       max_digits, high, low))
         return fail(d, "%s is not 1 to %zu hex digits", path, max_digits);
     return true;
 }
@@ -949,6 +965,14 @@ static bool decode_record(decoder *d, const json_t *o)
             return fail(d, "flags is not between 0 and 4294967295");
         s->flags = (uint32_t)f;
     }
+    /* Optional flags of spans the bridge read from Zipkin (format 1 readers
+     * that do not know them skip them). */
+    const json_t *shared = json_object_get(o, "shared");
+    const json_t *unknown = json_object_get(o, "duration_unknown");
+    if ((shared && !json_is_boolean(shared)) || (unknown && !json_is_boolean(unknown)))
+        return fail(d, "shared and duration_unknown must be true or false");
+    s->shared = json_is_true(shared);
+    s->is_duration_unknown = json_is_true(unknown);
     const json_t *tags, *logs, *annotations, *refs;
     tw__span_kind annotated = TW__KIND_NONE;
     return get_array(d, o, "tags", "tags", &tags) && decode_span_tags(d, tags) &&
@@ -978,6 +1002,19 @@ tw_status tw__dapper_log_decode(const char *line, size_t len, size_t line_no,
              (size_t)((const char *)memchr(line, '\0', len) - line) + 1);
         return d.status;
     }
+    /* Most lines are the SDK's own: the scanner-based decoder reads them
+     * without a Jansson tree (dapper_log_fast.c); it declines every line it
+     * cannot prove it reads as the code below does, errors included. */
+    if (tw__dapper_log_decode_fast(line, len, span_out, process_out))
+        return TW_OK;
+    return tw__dapper_log_decode_jansson(line, len, line_no, span_out, process_out, err);
+}
+
+tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t line_no,
+                                        tw__span_data **span_out, tw__process *process_out,
+                                        tw_error **err)
+{
+    decoder d = {.line_no = line_no, .err = err, .status = TW_OK};
     json_error_t jerr;
     /* JSON_ALLOW_NUL: string values may hold U+0000 (the model keeps their
      * length). Duplicate members would make the record ambiguous. */
@@ -1084,6 +1121,15 @@ static int read_line(tw__dapper_log_reader *r)
         return 0;
     r->line_no++;
     return is_over ? -1 : 1;
+}
+
+const char *tw__dapper_log_reader_raw(const tw__dapper_log_reader *r, size_t *len)
+{
+    size_t n = r->line.len;
+    while (n > 0 && (r->line.data[n - 1] == '\n' || r->line.data[n - 1] == '\r'))
+        n--;
+    *len = n;
+    return n ? (const char *)r->line.data : "";
 }
 
 tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,

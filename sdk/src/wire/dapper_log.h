@@ -18,6 +18,8 @@
  *   start_us     integer          start_us (us since the epoch)
  *   end_us       integer          start_us + duration_us
  *   flags        integer          Jaeger flags (1 sampled, 2 debug, 8 firehose)
+ *   shared       bool (opt)       the record's `shared` (written only when true)
+ *   duration_unknown bool (opt)   is_duration_unknown (written only when true)
  *   annotations  array (opt)      [{ts_us, value}] RPC annotations derived from
  *                                 kind and timing: cs/cr, sr/ss, ms/ws, wr/mr
  *   tags         array (opt)      [{key, type, value}] every tag, in order
@@ -91,5 +93,9 @@ tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **s
                                      tw__process *process_out, tw_error **err);
 /* The number of the line last returned (1-based). */
 size_t tw__dapper_log_reader_line(const tw__dapper_log_reader *r);
+/* The bytes of the line last returned (without its "\n"), valid until the
+ * next call: what the bridge writes verbatim to its rejects file. For an
+ * oversized line, the part that was kept (*len may be 0). */
+const char *tw__dapper_log_reader_raw(const tw__dapper_log_reader *r, size_t *len);
 
 #endif /* TW_WIRE_DAPPER_LOG_H */

@@ -3,7 +3,10 @@
  * (see json_common.h). They sit between the span model and Jansson: ids as
  * hex, binary as base64, doubles as their shortest exact text, and strings
  * repaired to valid UTF-8 so that Jansson accepts them. Jansson writes every
- * JSON byte, escaping included.
+ * JSON byte, escaping included, except tw__json_append_text(): the string
+ * writer of the direct Zipkin encoder (zipkin_text.c says why it exists),
+ * which restates Jansson's dump rules and is tested byte for byte against
+ * them.
  *
  * No state, no locks.
  */
@@ -21,9 +24,12 @@ static const char hex_digits[] = "0123456789abcdef";
 
 void tw__hex64(uint64_t id, char out[17])
 {
-    for (int i = 15; i >= 0; i--) {
-        out[i] = hex_digits[id & 0xf];
-        id >>= 4;
+    /* A byte (two digits) per step: ids are written twice per span on the
+     * bridge's hot path. */
+    for (int i = 14; i >= 0; i -= 2) {
+        out[i] = hex_digits[(id >> 4) & 0xf];
+        out[i + 1] = hex_digits[id & 0xf];
+        id >>= 8;
     }
     out[16] = '\0';
 }
@@ -97,7 +103,7 @@ size_t tw__double_text(double value, char *out, size_t size)
 /* Length of the valid UTF-8 sequence at @s (at most @len bytes), or 0 when
  * it is not one. The rules are Jansson's (utf.c): no overlong forms, no
  * surrogates, nothing above U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *s, size_t len)
+size_t tw__utf8_sequence(const unsigned char *s, size_t len)
 {
     unsigned char c = s[0];
     size_t n;
@@ -135,7 +141,7 @@ json_t *tw__json_text(const char *text, size_t len)
     size_t valid = 0;
     size_t n_invalid = 0;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_sequence(s + i, len - i);
+        size_t n = tw__utf8_sequence(s + i, len - i);
         if (n == 0) {
             n_invalid++;
             i++;
@@ -154,7 +160,7 @@ json_t *tw__json_text(const char *text, size_t len)
         return NULL;
     size_t out = 0;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_sequence(s + i, len - i);
+        size_t n = tw__utf8_sequence(s + i, len - i);
         if (n == 0) {
             memcpy(fixed + out, "\xef\xbf\xbd", 3);
             out += 3;
@@ -170,6 +176,71 @@ json_t *tw__json_text(const char *text, size_t len)
     return str;
 }
 
+bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
+{
+    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. */
+    if (len > (SIZE_MAX - out->len - 2) / 6 || !tw__buf_reserve(out, out->len + len * 6 + 2))
+        return false;
+    static const char hex_upper[] = "0123456789ABCDEF";
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    uint8_t *o = out->data + out->len;
+    *o++ = '"';
+    for (size_t i = 0; i < len;) {
+        size_t run = tw__json_plain_run(s + i, len - i);
+        memcpy(o, s + i, run);
+        o += run;
+        i += run;
+        if (i == len)
+            break;
+        unsigned char c = s[i];
+        if (c >= 0x80) {
+            size_t n = tw__utf8_sequence(s + i, len - i);
+            if (n == 0) {
+                memcpy(o, "\xef\xbf\xbd", 3);
+                o += 3;
+                i++;
+            } else {
+                memcpy(o, s + i, n);
+                o += n;
+                i += n;
+            }
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *o++ = c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = (uint8_t)hex_upper[c >> 4];
+            o[4] = (uint8_t)hex_upper[c & 0xf];
+            o += 5;
+            break;
+        }
+        i++;
+    }
+    *o++ = '"';
+    out->len = (size_t)(o - out->data);
+    return true;
+}
+
 bool tw__json_set(json_t *object, const char *key, size_t key_len, json_t *value)
 {
     /* Keys are C strings (the model has no NUL in keys), so the NUL-terminated
@@ -180,7 +251,7 @@ bool tw__json_set(json_t *object, const char *key, size_t key_len, json_t *value
     const unsigned char *s = (const unsigned char *)key;
     bool is_valid = true;
     for (size_t i = 0; i < key_len && is_valid;) {
-        size_t n = utf8_sequence(s + i, key_len - i);
+        size_t n = tw__utf8_sequence(s + i, key_len - i);
         is_valid = n > 0;
         i += n;
     }

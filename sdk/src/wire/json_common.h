@@ -4,10 +4,13 @@
  * made safe for Jansson, and compact serialization into a tw__buf.
  *
  * Every JSON byte the project writes comes from Jansson (DESIGN.md: never
- * hand-written escaping); these helpers only prepare the values Jansson is
- * given. Jansson refuses strings that are not valid UTF-8, and tag values
- * and keys come from the application, so tw__json_text() replaces each
- * invalid byte with U+FFFD instead of losing the whole value.
+ * hand-written escaping), with one measured exception: tw__json_append_text
+ * below, the string writer of the bridge's direct Zipkin encoder
+ * (zipkin_text.c), which is tested byte for byte against Jansson's dump.
+ * The other helpers only prepare the values Jansson is given. Jansson
+ * refuses strings that are not valid UTF-8, and tag values and keys come
+ * from the application, so tw__json_text() replaces each invalid byte with
+ * U+FFFD instead of losing the whole value.
  *
  * No state, no locks: any thread.
  */
@@ -17,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -43,6 +47,55 @@ size_t tw__double_text(double value, char *out, size_t size);
  * bytes as they are when they are valid UTF-8, else with each invalid byte
  * replaced by U+FFFD. New reference; NULL on allocation failure. */
 json_t *tw__json_text(const char *text, size_t len);
+
+/* Length of the valid UTF-8 sequence at @s (at most @len >= 1 bytes), or 0
+ * when it is not one. Jansson's rules (utf.c): no overlong forms, no
+ * surrogates, nothing above U+10FFFF. */
+size_t tw__utf8_sequence(const unsigned char *s, size_t len);
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TW__JSON_SWAR 1
+/* Eight bytes @x (loaded little-endian): a mask whose lowest set bit is in
+ * the first byte that JSON strings cannot hold as it is ('"', '\\', below
+ * 0x20, above 0x7f), 0 when there is none. The usual SWAR tests; their
+ * false positives only sit above a true one, so the lowest bit is exact. */
+static inline uint64_t tw__json_special_mask(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t quote = x ^ (ones * '"');
+    uint64_t backslash = x ^ (ones * '\\');
+    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | (x - ones * 0x20) | x) &
+           highs;
+}
+#endif
+
+/* The number of leading bytes of @p (at most @n) that JSON strings hold as
+ * they are: printable ASCII other than '"' and '\\'. */
+static inline size_t tw__json_plain_run(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+#ifdef TW__JSON_SWAR
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t m = tw__json_special_mask(x);
+        if (m)
+            return i + ((size_t)__builtin_ctzll(m) >> 3);
+    }
+#endif
+    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+        i++;
+    return i;
+}
+
+/* Appends @len bytes of @text as a JSON string (quotes included) exactly as
+ * json_dumpb(tw__json_text(text, len), TW__JSON_FLAGS) writes it: invalid
+ * bytes become U+FFFD; '"', '\\' and the controls \b \f \n \r \t get their
+ * short escapes, other bytes below 0x20 \u00XX with upper-case hex; '/'
+ * and non-ASCII are written as they are. The hand-written counterpart of
+ * Jansson's dump for the direct encoders (zipkin_text.c); the differential
+ * tests hold it to Jansson's bytes. False on allocation failure. */
+bool tw__json_append_text(tw__buf *out, const char *text, size_t len);
 
 /* json_object_set_new() for a key that may not be valid UTF-8 (repaired as
  * in tw__json_text). Steals @value, also on failure; false on allocation

@@ -108,13 +108,19 @@ static bool set_port(json_t *endpoint, const tw__tag *t)
     return tw__json_put(endpoint, "port", json_integer(port));
 }
 
-/* localEndpoint: the service and the process's `ip` tag. *ip_index names
- * the process tag that went into it (SIZE_MAX for none). Returns false on
+/* The process tags that make up the localEndpoint (and are therefore not
+ * repeated as tags): `ip` (IPv4 or IPv6 text, or a packed IPv4 int64),
+ * `ipv6` (when a process has both, as Zipkin endpoints can) and `port`. */
+enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT, N_LOCAL };
+
+/* localEndpoint: the service and the process's address tags. used[] names
+ * the process tags that went into it (SIZE_MAX for none). Returns false on
  * allocation failure; *out is NULL when the endpoint would be empty. */
-static bool local_endpoint(const tw__process *p, json_t **out, size_t *ip_index)
+static bool local_endpoint(const tw__process *p, json_t **out, size_t used[N_LOCAL])
 {
     *out = NULL;
-    *ip_index = SIZE_MAX;
+    for (int k = 0; k < N_LOCAL; k++)
+        used[k] = SIZE_MAX;
     if (!p)
         return true;
     json_t *endpoint = json_object();
@@ -126,11 +132,16 @@ static bool local_endpoint(const tw__process *p, json_t **out, size_t *ip_index)
         json_decref(endpoint);
         return false;
     }
-    for (size_t i = p->n_tags; i > 0; i--) {
-        if (tw__tag_key_is(&p->tags[i - 1], "ip")) {
-            if (set_address(endpoint, &p->tags[i - 1]))
-                *ip_index = i - 1;
-            break;
+    static const char *const keys[N_LOCAL] = {"ip", "ipv6", "port"};
+    for (int k = 0; k < N_LOCAL; k++) {
+        for (size_t i = p->n_tags; i > 0; i--) {
+            const tw__tag *t = &p->tags[i - 1];
+            if (!tw__tag_key_is(t, keys[k]))
+                continue;
+            bool is_used = k == LOCAL_PORT ? set_port(endpoint, t) : set_address(endpoint, t);
+            if (is_used)
+                used[k] = i - 1;
+            break; /* the last tag of a key is the one that counts */
         }
     }
     if (json_object_size(endpoint) == 0)
@@ -229,15 +240,18 @@ fail:
     return false;
 }
 
-static bool add_tags(json_t *span, const tw__span_data *s, const tw__process *p, size_t ip_index,
-                     span_scratch *sc)
+static bool add_tags(json_t *span, const tw__span_data *s, const tw__process *p,
+                     const size_t local_used[N_LOCAL], span_scratch *sc)
 {
     json_t *tags = json_object();
     if (!tags)
         return false;
+    bool uses_description = false;
     for (size_t i = 0; p && i < p->n_tags; i++) {
         const tw__tag *t = &p->tags[i];
-        if (i != ip_index && !tw__json_set(tags, t->key, t->key_len, value_json(t, &sc->text)))
+        if (i == local_used[LOCAL_IP] || i == local_used[LOCAL_IPV6] || i == local_used[LOCAL_PORT])
+            continue;
+        if (!tw__json_set(tags, t->key, t->key_len, value_json(t, &sc->text)))
             goto fail;
     }
     for (size_t i = 0; i < s->n_tags; i++) {
@@ -253,6 +267,15 @@ static bool add_tags(json_t *span, const tw__span_data *s, const tw__process *p,
                 continue;
             }
             const tw__tag *message = truth > 0 ? tw__error_message(s) : NULL;
+            if (truth > 0 && !message) {
+                /* OTLP's status message, as the OTLP reader and the
+                 * Collector's translators keep it: it is the message. */
+                const tw__tag *d = tw__span_data_find_tag(s, "otel.status_description");
+                if (d && d->type == TW_VALUE_STRING) {
+                    message = d;
+                    uses_description = true;
+                }
+            }
             if (message)
                 value = tw__json_text(message->v.str, message->len);
             else if (truth > 0)
@@ -265,6 +288,8 @@ static bool add_tags(json_t *span, const tw__span_data *s, const tw__process *p,
         if (!tw__json_set(tags, t->key, t->key_len, value))
             goto fail;
     }
+    if (uses_description)
+        json_object_del(tags, "otel.status_description");
     if (json_object_size(tags) == 0) {
         json_decref(tags);
         return true;
@@ -335,25 +360,31 @@ json_t *tw__zipkin_span_json(const tw__span_data *s, const tw__process *p)
         goto fail;
     if (s->start_us > 0) {
         if (!tw__json_put(span, "timestamp", json_integer(s->start_us)) ||
-            !tw__json_put(span, "duration", json_integer(s->duration_us > 0 ? s->duration_us : 1)))
+            (!s->is_duration_unknown &&
+             !tw__json_put(span, "duration",
+                           json_integer(s->duration_us > 0 ? s->duration_us : 1))))
             goto fail;
-    } else if (s->duration_us > 0 &&
+    } else if (s->duration_us > 0 && !s->is_duration_unknown &&
                !tw__json_put(span, "duration", json_integer(s->duration_us))) {
         goto fail;
     }
     if ((s->flags & TW__FLAG_DEBUG) && !tw__json_put(span, "debug", json_true()))
         goto fail;
+    /* Zipkin's model clears `shared` on anything but a SERVER span. */
+    if (s->shared && kind && strcmp(kind, "SERVER") == 0 &&
+        !tw__json_put(span, "shared", json_true()))
+        goto fail;
 
     json_t *local, *remote;
-    size_t ip_index;
-    if (!local_endpoint(p, &local, &ip_index) ||
+    size_t local_used[N_LOCAL];
+    if (!local_endpoint(p, &local, local_used) ||
         (local && !tw__json_put(span, "localEndpoint", local)))
         goto fail;
     /* remote_endpoint marks the peer.* tags it uses, so it runs before the tags. */
     if (!remote_endpoint(s, &sc, &remote) ||
         (remote && !tw__json_put(span, "remoteEndpoint", remote)))
         goto fail;
-    if (!add_annotations(span, s, &sc.text) || !add_tags(span, s, p, ip_index, &sc))
+    if (!add_annotations(span, s, &sc.text) || !add_tags(span, s, p, local_used, &sc))
         goto fail;
     scratch_free(&sc);
     return span;

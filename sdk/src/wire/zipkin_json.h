@@ -4,7 +4,9 @@
  * Turns span-model records (model/span_data.h) into Zipkin v2 spans as
  * Jansson values: the HTTP reporter (report/http_formats.c) POSTs a
  * ListOfSpans to /api/v2/spans, and the bridge reuses the same functions.
- * Jansson writes every byte; nothing here escapes by hand.
+ * Jansson writes every byte, except in tw__zipkin_encode_span_text (the
+ * bridge's hot path; zipkin_text.c says why), which is tested to write the
+ * same bytes.
  *
  * Schema: openzipkin/zipkin-api zipkin2-api.yaml, definitions Span, Endpoint,
  * Annotation, Tags (WIRE-NOTES Part B 2.1). Keys are written in this order
@@ -25,11 +27,16 @@
  *             1 as Brave does; absent would mean "incomplete" to Zipkin.
  *             With no timestamp, a 0 duration is left out instead.
  *   debug     true when the Jaeger debug flag (0x02) is set; else absent
- *   shared    never written: tracewire gives every span its own id and
- *             never joins a client's span (Zipkin would merge two spans)
+ *   duration  ... except when the span says its duration is unknown
+ *             (is_duration_unknown: a one-way RPC half read by the bridge):
+ *             then absent
+ *   shared    true only for a SERVER span whose record has `shared` set
+ *             (the bridge's readers; the SDK gives every span its own id)
  *   localEndpoint  {serviceName: the process's service, ipv4|ipv6: from
  *             the process tag `ip` (text, or a packed IPv4 int64 as
- *             Jaeger's Java client writes it)}
+ *             Jaeger's Java client writes it) and `ipv6` (text or 16
+ *             bytes), port: the process tag `port` (1..65535); the tags
+ *             that map are not repeated as tags}
  *   remoteEndpoint {serviceName: peer.service, ipv4: peer.ipv4 (text or
  *             packed int64), ipv6: peer.ipv6 (text or 16 bytes, written in
  *             canonical form), port: peer.port (1..65535, int or digits)};
@@ -50,7 +57,9 @@
  *             one (bool false, int 0, string "false" in any case) is left
  *             out. A true one (bool, non-zero number, "true") carries the
  *             message of the first log with event=error and a string
- *             `message` field (tw_span_set_error writes it), else "true".
+ *             `message` field (tw_span_set_error writes it), else of a
+ *             string otel.status_description tag (OTLP's status message;
+ *             the tag is then not repeated), else "true".
  *             Other strings are kept as they are (Brave's convention: the
  *             error tag holds the message).
  *
@@ -84,5 +93,12 @@ json_t *tw__zipkin_spans_json(tw__span_data *const *spans, size_t n, const tw__p
  * unchanged) on failure. */
 bool tw__zipkin_encode_spans(tw__span_data *const *spans, size_t n, const tw__process *process,
                              tw__buf *out);
+
+/* Appends the compact JSON text of one span to @out: exactly the bytes of
+ * tw__json_dump(tw__zipkin_span_json(span, process)), written directly
+ * (wire/zipkin_text.c) without a Jansson tree. False on a NULL span or
+ * buffer or on allocation failure (out unchanged). */
+bool tw__zipkin_encode_span_text(const tw__span_data *span, const tw__process *process,
+                                 tw__buf *out);
 
 #endif /* TW_WIRE_ZIPKIN_JSON_H */

@@ -1,0 +1,53 @@
+/*
+ * wire/dapper_log_int.h: what the Dapper log's two decoders share (internal
+ * to wire/): the general decoder on a Jansson tree (dapper_log.c), which
+ * gives every error message, and the fast one on wire/json_scan.h tokens
+ * (dapper_log_fast.c), which decodes the lines it can prove it reads the
+ * same way and declines every other line. tw__dapper_log_decode() tries the
+ * fast one first. The value rules live here once so both apply the same.
+ *
+ * Locking: none (pure functions; the tables are constant).
+ */
+#ifndef TW_WIRE_DAPPER_LOG_INT_H
+#define TW_WIRE_DAPPER_LOG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/span_data.h"
+#include "wire/json_common.h" /* tw__span_kind */
+
+/* "", "client", "server", "producer", "consumer", indexed by tw__span_kind. */
+extern const char *const tw__dapper_kind_names[5];
+
+/* Strict RFC 4648 base64 with padding; *out malloc'd (at least 1 byte) on
+ * success, *is_nomem set when allocation failed. */
+bool tw__dapper_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
+                              bool *is_nomem);
+/* 1..max_digits hex digits of either case, left-padded. */
+bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
+                             uint64_t *low);
+/* The kind member's value: exactly one of the four lower-case names. */
+tw__span_kind tw__dapper_kind_from_name(const char *s);
+/* The kind an RPC annotation value (cs cr sr ss ms ws wr mr) belongs to. */
+tw__span_kind tw__dapper_kind_of_annotation(const char *s);
+/* An int64 tag written as a decimal string (C string @s of @len bytes). */
+bool tw__dapper_int64_text(const char *s, size_t len, int64_t *out);
+/* A float64 tag written as "NaN", "Infinity" or "-Infinity" (C string). */
+bool tw__dapper_float64_text(const char *s, double *out);
+
+/* The general decoder: tw__dapper_log_decode's contract, on a line already
+ * stripped of its "\n" / "\r\n" and checked for NUL bytes. */
+tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t line_no,
+                                        tw__span_data **span_out, tw__process *process_out,
+                                        tw_error **err);
+
+/* The fast decoder on such a line: true with *span_out and *process_out
+ * set exactly as tw__dapper_log_decode_jansson would set them; false
+ * ("decline": the line is invalid, or valid in a way this decoder leaves
+ * to Jansson) with nothing set and nothing leaked. */
+bool tw__dapper_log_decode_fast(const char *line, size_t len, tw__span_data **span_out,
+                                tw__process *process_out);
+
+#endif /* TW_WIRE_DAPPER_LOG_INT_H */

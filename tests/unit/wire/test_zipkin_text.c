@@ -1,0 +1,193 @@
+/*
+ * tests/unit/wire/test_zipkin_text.c: suite "wire/zipkin_text": the direct
+ * Zipkin v2 writer (tw__zipkin_encode_span_text, sdk/src/wire/zipkin_text.c)
+ * against the Jansson encoder it stands in for. For every span of a large
+ * random corpus (tests/unit/wire/span_corpus.h) and the hand-built spans of
+ * span_builder.h, with and without a process, the direct text must equal
+ * tw__json_dump(tw__zipkin_span_json(...)) byte for byte. This suite is the
+ * guard that lets zipkin_text.c write JSON by hand (DESIGN's rule).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "span_builder.h"
+#include "span_corpus.h"
+#include "wire/json_common.h"
+#include "wire/zipkin_json.h"
+
+#define N_RANDOM 20000
+
+/* Compares the two encodings of one span; prints the first difference. */
+static bool same_text(const tw__span_data *s, const tw__process *p, const char *what, size_t i)
+{
+    json_t *json = tw__zipkin_span_json(s, p);
+    tw__buf expected, got;
+    tw__buf_init(&expected);
+    tw__buf_init(&got);
+    bool ok = json && tw__json_dump(json, &expected);
+    json_decref(json);
+    /* The writer appends: a prefix must stay untouched. */
+    ok = ok && tw__buf_append(&got, "[", 1) && tw__zipkin_encode_span_text(s, p, &got);
+    bool is_same = ok && got.len == expected.len + 1 && got.data[0] == '[' &&
+                   memcmp(got.data + 1, expected.data, expected.len) == 0;
+    if (!is_same)
+        fprintf(stderr, "%s %zu differs:\n jansson: %.*s\n direct:  %.*s\n", what, i,
+                (int)expected.len, (const char *)expected.data, (int)(got.len ? got.len - 1 : 0),
+                got.len ? (const char *)got.data + 1 : "");
+    tw__buf_free(&expected);
+    tw__buf_free(&got);
+    return is_same;
+}
+
+static void test_builder_spans_match_jansson(void)
+{
+    tw__process p;
+    tw__process_init(&p);
+    tw_value ip = tw_test_str("10.1.2.3"), port = tw_test_i64(8080), v6 = tw_test_str("::1");
+    CU_ASSERT_FATAL(tw__process_set_service(&p, "billing") && tw__process_add_tag(&p, "ip", &ip) &&
+                    tw__process_add_tag(&p, "port", &port) && tw__process_add_tag(&p, "ipv6", &v6));
+    tw__span_data *every = tw_test_span_every_field();
+    tw__span_data *root = tw_test_span_root_64bit();
+    CU_ASSERT_FATAL(every && root);
+    CU_ASSERT(same_text(every, &p, "every_field", 0));
+    CU_ASSERT(same_text(every, NULL, "every_field/no process", 0));
+    CU_ASSERT(same_text(root, &p, "root_64bit", 0));
+    CU_ASSERT(same_text(root, NULL, "root_64bit/no process", 0));
+    tw__span_data_unref(every);
+    tw__span_data_unref(root);
+    tw__process_clear(&p);
+}
+
+/* The hand-written rules one by one, so a failure names the rule. */
+static void test_rules_match_jansson(void)
+{
+    struct {
+        const char *key;
+        tw_value value;
+    } cases[] = {
+        {"span.kind", tw_test_str("SERVER")},
+        {"span.kind", tw_test_str("internal")},
+        {"error", tw_test_bool(false)},
+        {"error", tw_test_i64(0)},
+        {"error", tw_test_str("False")},
+        {"error", tw_test_bool(true)},
+        {"error", tw_test_dbl(2.5)},
+        {"error", tw_test_str("disk full")},
+        {"peer.port", tw_test_str("443")},
+        {"peer.port", tw_test_str("99999")},
+        {"peer.ipv4", tw_test_i64(-1062731775)},
+        {"peer.ipv4", tw_test_str("::1")},
+        {"peer.ipv6", tw_test_str("2001:DB8::1")},
+        {"peer.service", tw_test_str("")},
+        {"k", tw_test_str("\x01\x1f\"\\/\x7f\n")},
+        {"k", tw_test_str("\xff\xc3(")},
+        {"k", tw_test_dbl(0.1)},
+        {"k", tw_test_i64(INT64_MIN)},
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < n; i++) {
+        for (int variant = 0; variant < 4; variant++) {
+            tw__span_data *s = tw__span_data_new();
+            tw__process p;
+            tw__process_init(&p);
+            tw_value pv = tw_test_str("process-value");
+            CU_ASSERT_FATAL(s && tw__span_data_set_operation(s, "op", 2) &&
+                            tw__process_set_service(&p, "svc") &&
+                            tw__process_add_tag(&p, cases[i].key, &pv));
+            s->trace_id_low = 1;
+            s->span_id = 2;
+            s->start_us = variant == 3 ? 0 : 1700000000000000;
+            s->duration_us = variant;
+            s->shared = true;
+            /* variant 1: a second tag of the same key before it; 2: an error
+             * message log and otel.status_description. */
+            if (variant == 1)
+                CU_ASSERT(tw_test_add_tag(s, cases[i].key, tw_test_str("first")));
+            if (variant == 2) {
+                tw_test_field f[2] = {{"event", tw_test_str("error")},
+                                      {"message", tw_test_str("out of \"disk\"")}};
+                CU_ASSERT(tw_test_add_log(s, 5, f, 2));
+                CU_ASSERT(tw_test_add_tag(s, "otel.status_description", tw_test_str("desc")));
+            }
+            if (variant == 3)
+                CU_ASSERT(tw_test_add_tag(s, "otel.status_description", tw_test_str("desc")));
+            CU_ASSERT(tw_test_add_tag(s, cases[i].key, cases[i].value));
+            CU_ASSERT(same_text(s, &p, cases[i].key, i * 4 + (size_t)variant));
+            tw__span_data_unref(s);
+            tw__process_clear(&p);
+        }
+    }
+}
+
+/* Whether the span takes the direct path (zipkin_text.c writes spans with
+ * odd keys or very many tags through Jansson): only to report coverage. */
+static bool key_is_plain(const tw__tag *t)
+{
+    const unsigned char *k = (const unsigned char *)t->key;
+    for (size_t i = 0; i < t->key_len;) {
+        size_t n = k[i] ? tw__utf8_sequence(k + i, t->key_len - i) : 0;
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+static bool is_direct(const tw__span_data *s, const tw__process *p)
+{
+    bool ok = s->n_tags + (p ? p->n_tags : 0) <= 64;
+    for (size_t k = 0; ok && k < s->n_tags; k++)
+        ok = key_is_plain(&s->tags[k]);
+    for (size_t k = 0; ok && p && k < p->n_tags; k++)
+        ok = key_is_plain(&p->tags[k]);
+    return ok;
+}
+
+/* Two corpora: keys of any bytes (mostly the Jansson fallback), and keys
+ * that are valid UTF-8 (mostly the direct path). */
+static void test_random_corpus_matches_jansson(void)
+{
+    size_t n_same = 0, n_direct = 0, n_with_process = 0;
+    for (size_t i = 0; i < 2 * N_RANDOM; i++) {
+        tw__process p;
+        bool has_process = false;
+        int options = i < N_RANDOM ? CORPUS_INVALID_KEYS | CORPUS_EMPTY_KEYS : CORPUS_EMPTY_KEYS;
+        tw__span_data *s = corpus_span(7, i, &p, &has_process, options);
+        CU_ASSERT_FATAL(s != NULL);
+        const tw__process *pp = has_process ? &p : NULL;
+        bool ok = same_text(s, pp, "random span", i);
+        CU_ASSERT(ok);
+        n_same += ok;
+        n_direct += is_direct(s, pp);
+        n_with_process += has_process;
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    printf("\n  %zu of %d random spans byte-identical (%zu on the direct path, %zu with a "
+           "process) ",
+           n_same, 2 * N_RANDOM, n_direct, n_with_process);
+    CU_ASSERT(n_direct > N_RANDOM);
+}
+
+static void test_refuses_null(void)
+{
+    tw__buf b;
+    tw__buf_init(&b);
+    CU_ASSERT_FALSE(tw__zipkin_encode_span_text(NULL, NULL, &b));
+    CU_ASSERT_EQUAL(b.len, 0);
+    tw__span_data *s = tw_test_span_root_64bit();
+    CU_ASSERT_FALSE(tw__zipkin_encode_span_text(s, NULL, NULL));
+    tw__span_data_unref(s);
+    tw__buf_free(&b);
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("wire/zipkin_text", NULL, NULL);
+    CU_add_test(suite, "builder_spans_match_jansson", test_builder_spans_match_jansson);
+    CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
+    CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
+    CU_add_test(suite, "refuses_null", test_refuses_null);
+}
