@@ -219,6 +219,10 @@ static bool check_span(run *r, twb_input *in, tw__span_data *s)
         s->duration_us = 1;
         r->n.fixed_durations++;
     }
+    /* A span that ended within the microsecond it began lasted at most 1 µs:
+     * Zipkin and Jaeger read a 0 as "unknown" (Brave rounds up the same way). */
+    if (s->duration_us == 0 && !s->is_duration_unknown)
+        s->duration_us = 1;
     size_t cap = r->opts.max_annotations;
     if (cap && s->n_tags + s->n_logs > cap) {
         size_t keep_tags = s->n_tags < cap ? s->n_tags : cap;

@@ -45,7 +45,8 @@ static bool needs_change(const tw__span_data *s, bool *rename_lc)
 const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data *s)
 {
     bool rename_lc;
-    if (!needs_change(s, &rename_lc))
+    bool fix_duration = s->duration_us <= 0;
+    if (!needs_change(s, &rename_lc) && !fix_duration)
         return s;
     size_t n_errors = 0;
     for (size_t i = 0; i < s->n_tags; i++)
@@ -89,6 +90,8 @@ const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data 
     v->span.tags = v->tags;
     v->span.n_tags = n;
     v->span.cap_tags = v->cap_tags;
+    if (fix_duration)
+        v->span.duration_us = 1;
     return &v->span;
 }
 

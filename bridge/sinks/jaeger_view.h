@@ -11,6 +11,9 @@
  *   lc         Zipkin's local-component tag `lc` is renamed `component` (the
  *              OpenTracing name Jaeger's own Zipkin converter uses), unless
  *              the span already has a `component` tag
+ *   duration   a span whose duration is unknown (a one-way RPC half) gets
+ *              1 µs, as Jaeger's collector gives a span without one: Jaeger
+ *              has no "absent" and treats 0 as an error
  *   service    an empty service name becomes "empty-service-name", the name
  *              Jaeger's collector gives such spans
  *

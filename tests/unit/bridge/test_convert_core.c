@@ -249,7 +249,14 @@ static void test_jaeger_view_types_error_tags(void)
     CU_ASSERT(view->tags[0].type == TW_VALUE_BOOL && !view->tags[0].v.boolean);
 
     tw__span_data *plain = span_new(1, 4, 0, "op");
+    plain->duration_us = 5;
     CU_ASSERT_PTR_EQUAL(twb_jaeger_view_of(&v, plain), plain);
+    plain->duration_us = 0; /* unknown: Jaeger gets 1 µs */
+    plain->is_duration_unknown = true;
+    view = twb_jaeger_view_of(&v, plain);
+    CU_ASSERT_PTR_NOT_EQUAL(view, plain);
+    CU_ASSERT_EQUAL(view->duration_us, 1);
+    CU_ASSERT_EQUAL(plain->duration_us, 0);
 
     tw__process empty, scratch;
     tw__process_init(&empty);

@@ -1,0 +1,98 @@
+/*
+ * bridge/readers/dapper.c: `--from dapper`, the Dapper-style span log
+ * (docs/dapper-log-format.md) that the SDK's file reporter writes. A thin
+ * reader: the one decoder of the format is the SDK's (wire/dapper_log.c,
+ * streaming line by line with a bounded line length), so the bridge reads
+ * exactly what the SDK writes. Each line is one span with its process;
+ * a bad line is rejected with its number and the decoder's reason.
+ */
+#include "convert.h"
+
+#include <string.h>
+
+#include "wire/dapper_log.h"
+
+/* Longest line kept: larger lines are rejected (the SDK never writes one
+ * near this: its tag and log limits bound a record far below it). */
+#define MAX_LINE_BYTES ((size_t)16 * 1024 * 1024)
+
+/* The decoder's messages start with "line N: ": the pipeline names the
+ * file and line itself. */
+static const char *reason_of(const tw_error *e)
+{
+    const char *m = tw_error_message(e);
+    if (strncmp(m, "line ", 5) == 0) {
+        const char *colon = strstr(m, ": ");
+        if (colon)
+            return colon + 2;
+    }
+    return m;
+}
+
+static tw_status read_dapper(FILE *stream, twb_input *in, tw_error **err)
+{
+    tw__dapper_log_reader *r = tw__dapper_log_reader_new(stream, MAX_LINE_BYTES);
+    if (!r) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+        return TW_E_NOMEM;
+    }
+    tw_status rc = TW_OK;
+    for (;;) {
+        tw__span_data *span = NULL;
+        tw__process process;
+        tw_error *e = NULL;
+        tw_status st = tw__dapper_log_reader_next(r, &span, &process, &e);
+        if (st == TW_E_NOT_FOUND)
+            break;
+        if (st == TW_OK) {
+            bool go_on = in->emit(in, span, &process);
+            tw__process_clear(&process);
+            if (!go_on) {
+                rc = TW_E_STATE;
+                break;
+            }
+            continue;
+        }
+        if (st == TW_E_MALFORMED) {
+            size_t len;
+            const char *raw = tw__dapper_log_reader_raw(r, &len);
+            bool go_on = in->reject(in, tw__dapper_log_reader_line(r), raw, len, reason_of(e));
+            tw_error_free(e);
+            if (!go_on) {
+                rc = TW_E_STATE;
+                break;
+            }
+            continue;
+        }
+        tw__set_error(err, st, "%s: %s", in->name, tw_error_message(e));
+        tw_error_free(e);
+        rc = st;
+        break;
+    }
+    tw__dapper_log_reader_free(r);
+    return rc;
+}
+
+/* A Dapper log line starts with {"v":1 (the encoder writes v first; a
+ * reader-written or hand-edited file may not, so "trace_id" with "start_us"
+ * also counts). */
+static int sniff_dapper(const uint8_t *head, size_t len)
+{
+    const char *p = (const char *)head;
+    size_t i = 0;
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    if (len - i >= 6 && memcmp(p + i, "{\"v\":1", 6) == 0)
+        return 100;
+    if (i < len && p[i] == '{' && memmem(p, len, "\"start_us\"", 10) &&
+        memmem(p, len, "\"trace_id\"", 10))
+        return 60;
+    return 0;
+}
+
+const twb_reader twb_reader_dapper = {
+    .name = "dapper",
+    .summary = "Dapper-style span log, one JSON object per line (docs/dapper-log-format.md)",
+    .read = read_dapper,
+    .sniff = sniff_dapper,
+};

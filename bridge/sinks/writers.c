@@ -1,0 +1,347 @@
+/*
+ * bridge/sinks/writers.c: the `--to` writers that are thin framings around
+ * the SDK's own encoders (one encoder per format in the project):
+ *
+ *   zipkin-v2-json  one JSON array (the body of POST /api/v2/spans), each
+ *                   span by wire/zipkin_json.c
+ *   otlp-json       one ExportTraceServiceRequest document; one
+ *                   resourceSpans entry per process per write() call, each
+ *                   made by wire/otlp_json.c
+ *   jaeger-thrift   concatenated Thrift binary `Batch` structs (the body of
+ *                   the collector's /api/traces), one per process per
+ *                   write() call, by wire/jaeger_thrift.c
+ *   dapper          the Dapper-style span log, one span per line, by
+ *                   wire/dapper_log.c (an encoder per process, created on
+ *                   first use)
+ *
+ * Where it sits: the assembler hands each writer groups of spans (a trace,
+ * or what one input record produced); writers stream, so memory is one
+ * group. Jaeger targets: the `error` tag is normalised by twb_jaeger_view
+ * (a string becomes bool true plus error.message). Single-threaded.
+ */
+#include "convert.h"
+#include "sinks/jaeger_view.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/dapper_log.h"
+#include "wire/jaeger_thrift.h"
+#include "wire/json_common.h"
+#include "wire/otlp_json.h"
+#include "wire/zipkin_json.h"
+
+struct twb_writer {
+    FILE *out;
+    size_t n_written; /* spans (or documents) so far: decides the separators */
+    tw__buf buf;
+    tw__jaeger_encoder *jaeger;
+    GHashTable *dapper_encoders; /* const tw__process* -> tw__dapper_log_encoder* */
+};
+
+static twb_writer *writer_new(FILE *out, tw_error **err)
+{
+    twb_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    w->out = out;
+    tw__buf_init(&w->buf);
+    return w;
+}
+
+static void writer_free(twb_writer *w)
+{
+    if (!w)
+        return;
+    tw__buf_free(&w->buf);
+    tw__jaeger_encoder_free(w->jaeger);
+    if (w->dapper_encoders)
+        g_hash_table_destroy(w->dapper_encoders);
+    free(w);
+}
+
+static tw_status put(twb_writer *w, const void *data, size_t len, tw_error **err)
+{
+    if (len && fwrite(data, 1, len, w->out) != len) {
+        tw__set_error(err, TW_E_IO, "write error: %s", strerror(errno));
+        return TW_E_IO;
+    }
+    return TW_OK;
+}
+
+static tw_status put_str(twb_writer *w, const char *s, tw_error **err)
+{
+    return put(w, s, strlen(s), err);
+}
+
+static tw_status flush_out(twb_writer *w, tw_error **err)
+{
+    if (fflush(w->out) != 0 || ferror(w->out)) {
+        tw__set_error(err, TW_E_IO, "write error: %s", strerror(errno));
+        return TW_E_IO;
+    }
+    return TW_OK;
+}
+
+static tw_status put_json(twb_writer *w, json_t *json, tw_error **err)
+{
+    if (!json) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
+        return TW_E_NOMEM;
+    }
+    tw__buf_reset(&w->buf);
+    bool ok = tw__json_dump(json, &w->buf);
+    json_decref(json);
+    if (!ok) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
+        return TW_E_NOMEM;
+    }
+    return put(w, w->buf.data, w->buf.len, err);
+}
+
+/* The processes of @spans in order of first appearance (pointer equality:
+ * processes are interned). *n_out set; NULL on allocation failure. */
+static const tw__process **distinct_processes(const twb_span *spans, size_t n, size_t *n_out)
+{
+    const tw__process **procs = malloc((n ? n : 1) * sizeof *procs);
+    if (!procs)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < k && procs[j] != spans[i].process)
+            j++;
+        if (j == k)
+            procs[k++] = spans[i].process;
+    }
+    *n_out = k;
+    return procs;
+}
+
+/* ---- zipkin-v2-json ------------------------------------------------------------------------ */
+
+static twb_writer *zipkin_new(FILE *out, const twb_options *opts, tw_error **err)
+{
+    (void)opts;
+    return writer_new(out, err);
+}
+
+/* The group's spans go into one buffer (separators included) and out in one
+ * fwrite; each span's text comes from the direct writer, which writes the
+ * bytes the Jansson encoder would (wire/zipkin_text.c) at a fraction of the
+ * cost. */
+static tw_status zipkin_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
+{
+    tw__buf_reset(&w->buf);
+    for (size_t i = 0; i < n; i++) {
+        if (!tw__buf_append(&w->buf, w->n_written++ ? "," : "[", 1) ||
+            !tw__zipkin_encode_span_text(spans[i].data, spans[i].process, &w->buf)) {
+            tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
+            return TW_E_NOMEM;
+        }
+    }
+    return put(w, w->buf.data, w->buf.len, err);
+}
+
+static tw_status zipkin_finish(twb_writer *w, tw_error **err)
+{
+    tw_status st = put_str(w, w->n_written ? "]\n" : "[]\n", err);
+    return st == TW_OK ? flush_out(w, err) : st;
+}
+
+const twb_writer_vtable twb_writer_zipkin_v2_json = {
+    .name = "zipkin-v2-json",
+    .summary = "Zipkin v2 JSON: one array of spans (the body of POST /api/v2/spans)",
+    .new_writer = zipkin_new,
+    .write = zipkin_write,
+    .finish = zipkin_finish,
+    .free_writer = writer_free,
+};
+
+/* ---- otlp-json ------------------------------------------------------------------------------ */
+
+static tw_status otlp_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
+{
+    size_t n_procs;
+    const tw__process **procs = distinct_processes(spans, n, &n_procs);
+    if (!procs) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory");
+        return TW_E_NOMEM;
+    }
+    tw_status st = TW_OK;
+    for (size_t p = 0; p < n_procs && st == TW_OK; p++) {
+        json_t *list = NULL;
+        json_t *request = tw__otlp_request_json(procs[p], &list);
+        json_t *resource =
+            request ? json_array_get(json_object_get(request, "resourceSpans"), 0) : NULL;
+        bool ok = resource && list;
+        for (size_t i = 0; ok && i < n; i++) {
+            if (spans[i].process == procs[p])
+                ok = tw__json_push(list, tw__otlp_span_json(spans[i].data));
+        }
+        if (!ok) {
+            json_decref(request);
+            tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
+            st = TW_E_NOMEM;
+            break;
+        }
+        json_incref(resource);
+        json_decref(request);
+        st = put_str(w, w->n_written++ ? "," : "{\"resourceSpans\":[", err);
+        if (st == TW_OK)
+            st = put_json(w, resource, err);
+        else
+            json_decref(resource);
+    }
+    free(procs);
+    return st;
+}
+
+static tw_status otlp_finish(twb_writer *w, tw_error **err)
+{
+    tw_status st = put_str(w, w->n_written ? "]}\n" : "{\"resourceSpans\":[]}\n", err);
+    return st == TW_OK ? flush_out(w, err) : st;
+}
+
+const twb_writer_vtable twb_writer_otlp_json = {
+    .name = "otlp-json",
+    .summary = "OTLP/JSON: one ExportTraceServiceRequest (the body of POST /v1/traces)",
+    .new_writer = zipkin_new,
+    .write = otlp_write,
+    .finish = otlp_finish,
+    .free_writer = writer_free,
+};
+
+/* ---- jaeger-thrift ----------------------------------------------------------------------------
+ */
+
+static twb_writer *jaeger_new(FILE *out, const twb_options *opts, tw_error **err)
+{
+    (void)opts;
+    twb_writer *w = writer_new(out, err);
+    if (!w)
+        return NULL;
+    w->jaeger = tw__jaeger_encoder_new(TW__THRIFT_BINARY);
+    if (!w->jaeger) {
+        writer_free(w);
+        tw__set_error(err, TW_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    return w;
+}
+
+static tw_status jaeger_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
+{
+    size_t n_procs;
+    const tw__process **procs = distinct_processes(spans, n, &n_procs);
+    if (!procs) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory");
+        return TW_E_NOMEM;
+    }
+    tw__buf process, body;
+    tw__buf_init(&process);
+    tw__buf_init(&body);
+    twb_jaeger_view view;
+    twb_jaeger_view_init(&view);
+    tw_status st = TW_OK;
+    for (size_t p = 0; p < n_procs && st == TW_OK; p++) {
+        tw__process named;
+        const tw__process *proc = twb_jaeger_process(procs[p], &named);
+        tw__buf_reset(&process);
+        tw__buf_reset(&body);
+        bool ok = tw__jaeger_encode_process(w->jaeger, proc, &process);
+        size_t n_spans = 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            if (spans[i].process != procs[p])
+                continue;
+            const tw__span_data *s = twb_jaeger_view_of(&view, spans[i].data);
+            ok = s && tw__jaeger_encode_span(w->jaeger, s, &body);
+            n_spans++;
+        }
+        ok = ok && tw__jaeger_batch_struct(w->jaeger, process.data, process.len, body.data,
+                                           body.len, n_spans, -1, NULL, &w->buf);
+        if (!ok) {
+            tw__set_error(err, TW_E_ENCODE, "a Jaeger Thrift batch could not be encoded");
+            st = TW_E_ENCODE;
+        } else {
+            st = put(w, w->buf.data, w->buf.len, err);
+            w->n_written++;
+        }
+    }
+    twb_jaeger_view_clear(&view);
+    tw__buf_free(&process);
+    tw__buf_free(&body);
+    free(procs);
+    return st;
+}
+
+static tw_status jaeger_finish(twb_writer *w, tw_error **err)
+{
+    return flush_out(w, err);
+}
+
+const twb_writer_vtable twb_writer_jaeger_thrift = {
+    .name = "jaeger-thrift",
+    .summary = "Jaeger Thrift: binary Batch structs, one per process (the collector's body)",
+    .target_flags = TWB_TARGET_JAEGER_IDS,
+    .new_writer = jaeger_new,
+    .write = jaeger_write,
+    .finish = jaeger_finish,
+    .free_writer = writer_free,
+};
+
+/* ---- dapper -------------------------------------------------------------------------------------
+ */
+
+static void free_dapper_encoder(void *enc)
+{
+    tw__dapper_log_encoder_free(enc);
+}
+
+static twb_writer *dapper_new(FILE *out, const twb_options *opts, tw_error **err)
+{
+    (void)opts;
+    twb_writer *w = writer_new(out, err);
+    if (!w)
+        return NULL;
+    w->dapper_encoders = g_hash_table_new_full(NULL, NULL, NULL, free_dapper_encoder);
+    return w;
+}
+
+static tw_status dapper_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
+{
+    for (size_t i = 0; i < n; i++) {
+        tw__dapper_log_encoder *enc =
+            g_hash_table_lookup(w->dapper_encoders, (void *)spans[i].process);
+        if (!enc) {
+            enc = tw__dapper_log_encoder_new(spans[i].process);
+            if (!enc) {
+                tw__set_error(err, TW_E_NOMEM, "out of memory");
+                return TW_E_NOMEM;
+            }
+            g_hash_table_insert(w->dapper_encoders, (void *)spans[i].process, enc);
+        }
+        tw__buf_reset(&w->buf);
+        if (!tw__dapper_log_encode_span(enc, spans[i].data, &w->buf)) {
+            tw__set_error(err, TW_E_ENCODE, "a span could not be encoded as a Dapper log line");
+            return TW_E_ENCODE;
+        }
+        tw_status st = put(w, w->buf.data, w->buf.len, err);
+        if (st != TW_OK)
+            return st;
+    }
+    return TW_OK;
+}
+
+const twb_writer_vtable twb_writer_dapper = {
+    .name = "dapper",
+    .summary = "Dapper-style span log: one JSON object per line (docs/dapper-log-format.md)",
+    .new_writer = dapper_new,
+    .write = dapper_write,
+    .finish = jaeger_finish,
+    .free_writer = writer_free,
+};
