@@ -8,16 +8,18 @@
  *                   resourceSpans entry per process per write() call, each
  *                   made by wire/otlp_json.c
  *   jaeger-thrift   concatenated Thrift binary `Batch` structs (the body of
- *                   the collector's /api/traces), one per process per
- *                   write() call, by wire/jaeger_thrift.c
+ *                   the collector's /api/traces) by wire/jaeger_thrift.c:
+ *                   spans are gathered per process across write() calls,
+ *                   so a file holds one Batch per process, or per 1 MiB of
+ *                   its spans; at most 32 MiB wait in all (then all go)
  *   dapper          the Dapper-style span log, one span per line, by
  *                   wire/dapper_log.c (an encoder per process, created on
  *                   first use)
  *
  * Where it sits: the assembler hands each writer groups of spans (a trace,
  * or what one input record produced); writers stream, so memory is one
- * group. Jaeger targets: the `error` tag is normalised by twb_jaeger_view
- * (a string becomes bool true plus error.message). Single-threaded.
+ * group (jaeger-thrift: its bounded pending batches). Jaeger targets: the `error` tag is normalised
+ * by twb_jaeger_view (a string becomes bool true plus error.message). Single-threaded.
  */
 #include "convert.h"
 #include "sinks/jaeger_view.h"
@@ -38,7 +40,11 @@ struct twb_writer {
     size_t n_written; /* spans (or documents) so far: decides the separators */
     tw__buf buf;
     tw__jaeger_encoder *jaeger;
-    GHashTable *dapper_encoders; /* const tw__process* -> tw__dapper_log_encoder* */
+    twb_jaeger_view view;
+    GHashTable *batch_by_process; /* jaeger-thrift: const tw__process* -> pending_batch* */
+    GPtrArray *batches;           /* the same, in order of first appearance (owns them) */
+    size_t pending_bytes;         /* span bytes in all pending batches */
+    GHashTable *dapper_encoders;  /* const tw__process* -> tw__dapper_log_encoder* */
 };
 
 static twb_writer *writer_new(FILE *out, tw_error **err)
@@ -59,6 +65,11 @@ static void writer_free(twb_writer *w)
         return;
     tw__buf_free(&w->buf);
     tw__jaeger_encoder_free(w->jaeger);
+    twb_jaeger_view_clear(&w->view);
+    if (w->batch_by_process)
+        g_hash_table_destroy(w->batch_by_process);
+    if (w->batches)
+        g_ptr_array_free(w->batches, TRUE);
     if (w->dapper_encoders)
         g_hash_table_destroy(w->dapper_encoders);
     free(w);
@@ -219,6 +230,8 @@ const twb_writer_vtable twb_writer_otlp_json = {
 /* ---- jaeger-thrift ----------------------------------------------------------------------------
  */
 
+static void free_pending(void *p);
+
 static twb_writer *jaeger_new(FILE *out, const twb_options *opts, tw_error **err)
 {
     (void)opts;
@@ -226,6 +239,9 @@ static twb_writer *jaeger_new(FILE *out, const twb_options *opts, tw_error **err
     if (!w)
         return NULL;
     w->jaeger = tw__jaeger_encoder_new(TW__THRIFT_BINARY);
+    twb_jaeger_view_init(&w->view);
+    w->batch_by_process = g_hash_table_new(NULL, NULL);
+    w->batches = g_ptr_array_new_with_free_func(free_pending);
     if (!w->jaeger) {
         writer_free(w);
         tw__set_error(err, TW_E_NOMEM, "out of memory");
@@ -234,52 +250,105 @@ static twb_writer *jaeger_new(FILE *out, const twb_options *opts, tw_error **err
     return w;
 }
 
+/* A process's spans waiting for their Batch: spans are gathered per process
+ * across write() calls, so a file holds one Batch per process (per
+ * JAEGER_BATCH_BYTES of spans) rather than one per trace and process. */
+typedef struct pending_batch {
+    const tw__process *process; /* interned */
+    tw__buf encoded_process;
+    tw__buf spans; /* concatenated span structs */
+    size_t n_spans;
+} pending_batch;
+
+#define JAEGER_BATCH_BYTES ((size_t)1 << 20)    /* a Batch is written once its spans reach this */
+#define JAEGER_PENDING_BYTES ((size_t)32 << 20) /* all pending spans: past it, all are written */
+
+static void free_pending(void *p)
+{
+    pending_batch *b = p;
+    tw__buf_free(&b->encoded_process);
+    tw__buf_free(&b->spans);
+    free(b);
+}
+
+static tw_status emit_batch(twb_writer *w, pending_batch *b, tw_error **err)
+{
+    if (b->n_spans == 0)
+        return TW_OK;
+    if (!tw__jaeger_batch_struct(w->jaeger, b->encoded_process.data, b->encoded_process.len,
+                                 b->spans.data, b->spans.len, b->n_spans, -1, NULL, &w->buf)) {
+        tw__set_error(err, TW_E_ENCODE, "a Jaeger Thrift batch could not be encoded");
+        return TW_E_ENCODE;
+    }
+    w->pending_bytes -= b->spans.len;
+    tw__buf_reset(&b->spans);
+    b->n_spans = 0;
+    w->n_written++;
+    return put(w, w->buf.data, w->buf.len, err);
+}
+
+static tw_status emit_all_batches(twb_writer *w, tw_error **err)
+{
+    for (size_t i = 0; i < w->batches->len; i++) {
+        tw_status st = emit_batch(w, g_ptr_array_index(w->batches, i), err);
+        if (st != TW_OK)
+            return st;
+    }
+    return TW_OK;
+}
+
+static pending_batch *batch_of(twb_writer *w, const tw__process *process)
+{
+    pending_batch *b = g_hash_table_lookup(w->batch_by_process, process);
+    if (b)
+        return b;
+    b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->process = process;
+    tw__buf_init(&b->encoded_process);
+    tw__buf_init(&b->spans);
+    tw__process named;
+    if (!tw__jaeger_encode_process(w->jaeger, twb_jaeger_process(process, &named),
+                                   &b->encoded_process)) {
+        free_pending(b);
+        return NULL;
+    }
+    g_ptr_array_add(w->batches, b);
+    g_hash_table_insert(w->batch_by_process, (void *)process, b);
+    return b;
+}
+
 static tw_status jaeger_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
 {
-    size_t n_procs;
-    const tw__process **procs = distinct_processes(spans, n, &n_procs);
-    if (!procs) {
-        tw__set_error(err, TW_E_NOMEM, "out of memory");
-        return TW_E_NOMEM;
-    }
-    tw__buf process, body;
-    tw__buf_init(&process);
-    tw__buf_init(&body);
-    twb_jaeger_view view;
-    twb_jaeger_view_init(&view);
-    tw_status st = TW_OK;
-    for (size_t p = 0; p < n_procs && st == TW_OK; p++) {
-        tw__process named;
-        const tw__process *proc = twb_jaeger_process(procs[p], &named);
-        tw__buf_reset(&process);
-        tw__buf_reset(&body);
-        bool ok = tw__jaeger_encode_process(w->jaeger, proc, &process);
-        size_t n_spans = 0;
-        for (size_t i = 0; ok && i < n; i++) {
-            if (spans[i].process != procs[p])
-                continue;
-            const tw__span_data *s = twb_jaeger_view_of(&view, spans[i].data);
-            ok = s && tw__jaeger_encode_span(w->jaeger, s, &body);
-            n_spans++;
+    for (size_t i = 0; i < n; i++) {
+        pending_batch *b = batch_of(w, spans[i].process);
+        const tw__span_data *s = b ? twb_jaeger_view_of(&w->view, spans[i].data) : NULL;
+        size_t before = b ? b->spans.len : 0;
+        if (!s || !tw__jaeger_encode_span(w->jaeger, s, &b->spans)) {
+            tw__set_error(err, TW_E_ENCODE, "a span could not be encoded as Jaeger Thrift");
+            return TW_E_ENCODE;
         }
-        ok = ok && tw__jaeger_batch_struct(w->jaeger, process.data, process.len, body.data,
-                                           body.len, n_spans, -1, NULL, &w->buf);
-        if (!ok) {
-            tw__set_error(err, TW_E_ENCODE, "a Jaeger Thrift batch could not be encoded");
-            st = TW_E_ENCODE;
-        } else {
-            st = put(w, w->buf.data, w->buf.len, err);
-            w->n_written++;
-        }
+        b->n_spans++;
+        w->pending_bytes += b->spans.len - before;
+        tw_status st = TW_OK;
+        if (b->spans.len >= JAEGER_BATCH_BYTES)
+            st = emit_batch(w, b, err);
+        else if (w->pending_bytes >= JAEGER_PENDING_BYTES)
+            st = emit_all_batches(w, err);
+        if (st != TW_OK)
+            return st;
     }
-    twb_jaeger_view_clear(&view);
-    tw__buf_free(&process);
-    tw__buf_free(&body);
-    free(procs);
-    return st;
+    return TW_OK;
 }
 
 static tw_status jaeger_finish(twb_writer *w, tw_error **err)
+{
+    tw_status st = emit_all_batches(w, err);
+    return st == TW_OK ? flush_out(w, err) : st;
+}
+
+static tw_status plain_finish(twb_writer *w, tw_error **err)
 {
     return flush_out(w, err);
 }
@@ -342,6 +411,6 @@ const twb_writer_vtable twb_writer_dapper = {
     .summary = "Dapper-style span log: one JSON object per line (docs/dapper-log-format.md)",
     .new_writer = dapper_new,
     .write = dapper_write,
-    .finish = jaeger_finish,
+    .finish = plain_finish,
     .free_writer = writer_free,
 };

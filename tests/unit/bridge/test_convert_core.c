@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "sinks/jaeger_view.h"
 #include "span_builder.h"
+#include "wire/jaeger_thrift_decode.h"
 
 static tw__span_data *span_new(uint64_t trace_lo, uint64_t span_id, uint64_t parent, const char *op)
 {
@@ -417,6 +418,52 @@ static void test_dapper_reader_rejects_bad_lines_and_goes_on(void)
     fclose(f);
 }
 
+/* jaeger-thrift gathers spans per process across write() calls: three
+ * groups of two processes make two Batches, each with its process's spans. */
+static void test_jaeger_thrift_writes_one_batch_per_process(void)
+{
+    tw__process a, b;
+    tw__process_init(&a);
+    tw__process_init(&b);
+    tw__process_set_service(&a, "frontend");
+    /* b's service stays empty: Jaeger's name for it is used */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    twb_options opts = {0};
+    twb_writer *w = twb_writer_jaeger_thrift.new_writer(f, &opts, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    for (uint64_t g = 1; g <= 3; g++) {
+        tw__span_data *x = span_new(g, 10 * g, 0, "x"), *y = span_new(g, 10 * g + 1, 10 * g, "y");
+        twb_span group[2] = {{x, &a}, {y, &b}};
+        CU_ASSERT_EQUAL(twb_writer_jaeger_thrift.write(w, group, 2, NULL), TW_OK);
+        tw__span_data_unref(x);
+        tw__span_data_unref(y);
+    }
+    CU_ASSERT_EQUAL(twb_writer_jaeger_thrift.finish(w, NULL), TW_OK);
+    twb_writer_jaeger_thrift.free_writer(w);
+    fclose(f);
+    size_t pos = 0, batches = 0, spans = 0;
+    while (pos < len) {
+        tw__jaeger_record info;
+        tw__jaeger_decode_result rc =
+            tw__jaeger_decode((const uint8_t *)text + pos, len - pos, TW__THRIFT_BINARY, false,
+                              NULL, &info, NULL, NULL, NULL, 0);
+        CU_ASSERT_EQUAL_FATAL(rc, TW__JAEGER_OK);
+        CU_ASSERT_EQUAL(info.n_spans, 3);
+        batches++;
+        spans += info.n_spans;
+        pos += info.size;
+    }
+    CU_ASSERT_EQUAL(batches, 2);
+    CU_ASSERT_EQUAL(spans, 6);
+    CU_ASSERT(memmem(text, len, TWB_JAEGER_EMPTY_SERVICE, strlen(TWB_JAEGER_EMPTY_SERVICE)) !=
+              NULL);
+    free(text);
+    tw__process_clear(&a);
+    tw__process_clear(&b);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
@@ -432,6 +479,8 @@ void tw_test_register(void)
     CU_add_test(suite, "jaeger_view_types_error_tags", test_jaeger_view_types_error_tags);
     CU_add_test(suite, "json_writers_frame_one_document", test_json_writers_frame_one_document);
     CU_add_test(suite, "dapper_writer_reads_back", test_dapper_writer_reads_back);
+    CU_add_test(suite, "jaeger_thrift_writes_one_batch_per_process",
+                test_jaeger_thrift_writes_one_batch_per_process);
     CU_add_test(suite, "dapper_reader_rejects_bad_lines_and_goes_on",
                 test_dapper_reader_rejects_bad_lines_and_goes_on);
 }
