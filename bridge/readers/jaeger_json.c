@@ -45,6 +45,8 @@
  */
 #include "convert.h"
 
+#include "wire/json_common.h"
+
 #include <errno.h>
 #include <glib.h>
 #include <math.h>
@@ -97,36 +99,6 @@ static bool read_time(doc_ctx *dc, const json_t *v, const char *where, int64_t *
 }
 
 /* ---- typed values -------------------------------------------------------------------------- */
-
-/* Strict standard base64 (padded, as Go's encoding/json writes []byte).
- * Returns malloc'd bytes (at least 1 byte allocated) or NULL when @text is
- * not base64 (*is_nomem on allocation failure). */
-static uint8_t *base64_strict(const char *text, size_t len, size_t *out_len, bool *is_nomem)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (len % 4 != 0)
-        return NULL;
-    size_t pad = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] == '=') {
-            if (i < len - 2)
-                return NULL;
-            pad++;
-        } else if (pad || !text[i] || !strchr(alphabet, text[i])) {
-            return NULL;
-        }
-    }
-    uint8_t *out = malloc(len / 4 * 3 + 3);
-    if (!out) {
-        *is_nomem = true;
-        return NULL;
-    }
-    gint state = 0;
-    guint save = 0;
-    *out_len = g_base64_decode_step(text, len, out, &state, &save);
-    return out;
-}
 
 static bool parse_i64_text(const char *s, size_t len, int64_t *out)
 {
@@ -231,7 +203,8 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
         }
     } else if (strcasecmp(t, "binary") == 0 && s) {
         size_t n = 0;
-        uint8_t *bytes = base64_strict(s, slen, &n, &dc->is_nomem);
+        uint8_t *bytes = NULL;
+        tw__base64_decode(s, slen, true, &bytes, &n, &dc->is_nomem);
         if (dc->is_nomem)
             return false;
         if (bytes) {

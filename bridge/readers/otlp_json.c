@@ -88,56 +88,6 @@ static void fail(ctx *c, const char *fmt, ...)
 
 /* ---- small parsers ------------------------------------------------------------------------- */
 
-static int b64_digit(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    if (ch == '+' || ch == '-')
-        return 62;
-    if (ch == '/' || ch == '_')
-        return 63;
-    return -1;
-}
-
-/* Base64 (standard or URL alphabet, padding optional) into malloc'd bytes;
- * false when it is not base64 (or out of memory: *out NULL and *is_nomem). */
-static bool base64_decode(const char *text, size_t len, uint8_t **out, size_t *out_len,
-                          bool *is_nomem)
-{
-    while (len > 0 && text[len - 1] == '=')
-        len--;
-    if (len % 4 == 1)
-        return false;
-    uint8_t *buf = malloc(len * 3 / 4 + 1);
-    if (!buf) {
-        *is_nomem = true;
-        return false;
-    }
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        int d = b64_digit(text[i]);
-        if (d < 0) {
-            free(buf);
-            return false;
-        }
-        acc = (acc << 6) | (uint32_t)d;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[n++] = (uint8_t)(acc >> bits);
-        }
-    }
-    *out = buf;
-    *out_len = n;
-    return true;
-}
-
 static uint64_t be64(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -164,7 +114,8 @@ static bool parse_id(ctx *c, const char *what, json_t *value, size_t bytes, bool
         return true;
     uint8_t *raw = NULL;
     size_t raw_len = 0;
-    if (len >= 8 && base64_decode(text, len, &raw, &raw_len, &c->is_nomem) && raw_len == bytes) {
+    if (len >= 8 && tw__base64_decode(text, len, false, &raw, &raw_len, &c->is_nomem) &&
+        raw_len == bytes) {
         *high = bytes == 16 ? be64(raw) : 0;
         *low = be64(raw + bytes - 8);
         free(raw);
@@ -371,8 +322,8 @@ static bool any_value(ctx *c, json_t *any, tw_value *out, char **owned)
     if ((v = json_object_get(any, "bytesValue"))) {
         uint8_t *bytes = NULL;
         size_t n = 0;
-        if (!json_is_string(v) ||
-            !base64_decode(json_string_value(v), json_string_length(v), &bytes, &n, &c->is_nomem)) {
+        if (!json_is_string(v) || !tw__base64_decode(json_string_value(v), json_string_length(v),
+                                                     false, &bytes, &n, &c->is_nomem)) {
             if (!c->is_nomem)
                 fail(c, "bytesValue is not base64");
             return false;

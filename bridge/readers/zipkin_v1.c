@@ -97,50 +97,6 @@ typedef struct conv {
 
 /* ---- base64 -------------------------------------------------------------------------------- */
 
-static int b64_digit(unsigned char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    if (ch == '+' || ch == '-')
-        return 62;
-    if (ch == '/' || ch == '_')
-        return 63;
-    return -1;
-}
-
-bool twb_base64_decode(const char *text, size_t len, uint8_t *out, size_t *out_len)
-{
-    /* Padding: at most two '=' at the very end, completing a quantum. */
-    size_t data_len = len;
-    while (data_len > 0 && text[data_len - 1] == '=' && len - data_len < 2)
-        data_len--;
-    if (data_len < len && len % 4 != 0)
-        return false;
-    if (data_len % 4 == 1)
-        return false;
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < data_len; i++) {
-        int d = b64_digit((unsigned char)text[i]);
-        if (d < 0)
-            return false;
-        acc = acc << 6 | (uint32_t)d;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (uint8_t)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    *out_len = n;
-    return true;
-}
-
 /* ---- endpoints ------------------------------------------------------------------------------ */
 
 void twb_ipv4_text(uint32_t ipv4, char *out)

@@ -36,12 +36,6 @@
 bool twb_zipkin_v1_emit(twb_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
                         size_t raw_len);
 
-/* Strict base64 (RFC 4648 standard or URL-safe alphabet; the final '='
- * padding optional; no whitespace) of @len chars into @out, which holds at
- * least len / 4 * 3 + 3 bytes. False on any other character, data after
- * padding, or a length that cannot be base64 (len % 4 == 1). */
-bool twb_base64_decode(const char *text, size_t len, uint8_t *out, size_t *out_len);
-
 /* Text of a packed IPv4 address ("192.168.1.1"); @out holds at least 16 bytes. */
 void twb_ipv4_text(uint32_t ipv4, char *out);
 

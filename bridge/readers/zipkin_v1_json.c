@@ -46,6 +46,7 @@
 
 #include "internal.h"
 #include "readers/zipkin_v1.h"
+#include "wire/json_common.h"
 
 #define MAX_RECORD_BYTES ((size_t)16 * 1024 * 1024)
 
@@ -141,7 +142,7 @@ static uint8_t *base64_value(record *rec, const char *text, size_t len, size_t *
         rec->is_nomem = true;
         return NULL;
     }
-    if (!twb_base64_decode(text, len, out, out_len)) {
+    if (!tw__base64_decode_into(text, len, false, out, out_len)) {
         *out_len = 0;
         return NULL;
     }

@@ -47,6 +47,7 @@
 
 #include "internal.h"
 #include "readers/zipkin_v1.h"
+#include "wire/json_common.h"
 
 #define CHUNK_BYTES ((size_t)64 * 1024)
 #define MAX_SPAN_BYTES ((size_t)16 * 1024 * 1024)
@@ -298,7 +299,7 @@ static bool add_chunk(scribe_reader *s, const char *b64, size_t b64_len, const c
     if (s->is_nomem)
         return reject_record(s, "", "out of memory");
     size_t n;
-    if (!twb_base64_decode(b64, b64_len, s->record.data + s->record.len, &n))
+    if (!tw__base64_decode_into(b64, b64_len, false, s->record.data + s->record.len, &n))
         return reject_record(s, "", "not base64 (a Scribe entry is one base64 Thrift Span)");
     s->record.len += n;
     if (s->record.len == 0)
@@ -503,7 +504,7 @@ static int sniff_zipkin_v1_thrift(const uint8_t *head, size_t len)
         return 0;
     uint8_t first[6];
     size_t n;
-    if (!twb_base64_decode((const char *)head + i, 8, first, &n) || n < 3)
+    if (!tw__base64_decode_into((const char *)head + i, 8, false, first, &n) || n < 3)
         return 0;
     if (span_start(first) || (first[0] == 12 && first[1] < 0x80))
         return 85;

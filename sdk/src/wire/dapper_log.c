@@ -50,67 +50,7 @@
 
 #define DEFAULT_MAX_LINE ((size_t)16 << 20)
 
-/* ---- base64 and hex ids, decoding side (the encoding side is wire/json_common.h) ---------- */
-
-static int b64_digit(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Strict RFC 4648 base64 with padding: a length that is a multiple of 4,
- * '=' only as the last one or two characters. Returns false when malformed;
- * *out is malloc'd (at least 1 byte) on success. */
-bool tw__dapper_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
-                              bool *is_nomem)
-{
-    *is_nomem = false;
-    if (len % 4 != 0)
-        return false;
-    size_t pad = 0;
-    if (len >= 1 && s[len - 1] == '=')
-        pad++;
-    if (len >= 2 && s[len - 2] == '=')
-        pad++;
-    uint8_t *b = malloc(len / 4 * 3 + 1);
-    if (!b) {
-        *is_nomem = true;
-        return false;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        bool is_last = i + 4 == len;
-        uint32_t v = 0;
-        for (size_t k = 0; k < 4; k++) {
-            int d = b64_digit((unsigned char)s[i + k]);
-            if (d < 0) {
-                if (!(is_last && s[i + k] == '=' && k >= 4 - pad)) {
-                    free(b);
-                    return false;
-                }
-                d = 0;
-            }
-            v = (v << 6) | (uint32_t)d;
-        }
-        b[n++] = (uint8_t)(v >> 16);
-        if (!is_last || pad < 2)
-            b[n++] = (uint8_t)(v >> 8);
-        if (!is_last || pad < 1)
-            b[n++] = (uint8_t)v;
-    }
-    *out = b;
-    *out_len = n;
-    return true;
-}
+/* ---- hex ids, decoding side (base64: wire/json_common.h) ------------------------------------- */
 
 /* ---- ids ---------------------------------------------------------------------------------- */
 
@@ -651,8 +591,8 @@ static bool decode_tag(decoder *d, const json_t *o, const char *path, decoded_ta
     } else if (strcmp(type, "binary") == 0) {
         bool is_nomem = false;
         if (!json_is_string(value) ||
-            !tw__dapper_base64_decode(json_string_value(value), json_string_length(value),
-                                      &out->bin, &v->len, &is_nomem))
+            !tw__base64_decode(json_string_value(value), json_string_length(value), true, &out->bin,
+                               &v->len, &is_nomem))
             return is_nomem ? fail_nomem(d) : fail(d, "%s is not base64", sub);
         v->type = TW_VALUE_BINARY;
         v->as.bin = out->bin;

@@ -118,7 +118,7 @@ static bool decode_tag(const fast *f, size_t o, decoded_tag *out)
     } else if (strcmp(type, "binary") == 0) {
         bool is_nomem = false;
         if (value->type != TW__J_STRING ||
-            !tw__dapper_base64_decode(value->v.str, value->len, &out->bin, &tv->len, &is_nomem))
+            !tw__base64_decode(value->v.str, value->len, true, &out->bin, &tv->len, &is_nomem))
             return false;
         tv->type = TW_VALUE_BINARY;
         tv->as.bin = out->bin;

@@ -21,10 +21,6 @@
 /* "", "client", "server", "producer", "consumer", indexed by tw__span_kind. */
 extern const char *const tw__dapper_kind_names[5];
 
-/* Strict RFC 4648 base64 with padding; *out malloc'd (at least 1 byte) on
- * success, *is_nomem set when allocation failed. */
-bool tw__dapper_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,
-                              bool *is_nomem);
 /* 1..max_digits hex digits of either case, left-padded. */
 bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
                              uint64_t *low);

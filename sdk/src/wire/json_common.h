@@ -37,6 +37,21 @@ void tw__hex128(uint64_t high, uint64_t low, char out[33]);
  * @len is 0 (the result is ""). */
 char *tw__base64(const uint8_t *data, size_t len);
 
+/* Decodes base64 into @out, which must hold len / 4 * 3 + 3 bytes; *out_len
+ * receives the byte count. Strict (@is_strict): RFC 4648 section 4, the
+ * standard alphabet, a length that is a multiple of 4, '=' only as the last
+ * one or two characters (what Go's encoding/json and our encoder write).
+ * Lenient: the standard or the URL alphabet (RFC 4648 section 5), padding
+ * optional but, when present, at most two '=' completing the last quantum
+ * (what legacy Zipkin and OTLP writers produce). False when @text is not
+ * base64 by those rules. The one base64 decoder of the project. */
+bool tw__base64_decode_into(const char *text, size_t len, bool is_strict, uint8_t *out,
+                            size_t *out_len);
+/* The same into malloc'd memory (at least 1 byte, the caller frees it):
+ * false when not base64, or on allocation failure (then *is_nomem). */
+bool tw__base64_decode(const char *text, size_t len, bool is_strict, uint8_t **out, size_t *out_len,
+                       bool *is_nomem);
+
 /* The shortest decimal text that strtod() reads back as exactly @value
  * ("0.25", "3.141592653589793", "1e+21", "-0"); "NaN", "Infinity" and
  * "-Infinity" (the spellings of Java, JavaScript and proto3 JSON) for the

@@ -17,6 +17,7 @@
 #include "sinks/jaeger_view.h"
 #include "span_builder.h"
 #include "wire/jaeger_thrift_decode.h"
+#include "wire/json_common.h"
 
 static tw__span_data *span_new(uint64_t trace_lo, uint64_t span_id, uint64_t parent, const char *op)
 {
@@ -84,6 +85,26 @@ static void test_decimal_ids_map_by_twos_complement(void)
     CU_ASSERT_FALSE(
         twb_parse_span_id("00000000000000001", 17, TWB_ID_AUTO, false, &id, why, sizeof why));
     CU_ASSERT_FALSE(twb_parse_span_id("-", 1, TWB_ID_AUTO, false, &id, why, sizeof why));
+}
+
+/* The one base64 decoder: strict for our own formats and Go's JSON, lenient
+ * (URL alphabet, optional padding) for legacy Zipkin and OTLP. */
+static void test_base64_strict_and_lenient(void)
+{
+    uint8_t out[16];
+    size_t n = 0;
+    CU_ASSERT(tw__base64_decode_into("AQID", 4, true, out, &n) && n == 3 && out[2] == 3);
+    CU_ASSERT(tw__base64_decode_into("AQ==", 4, true, out, &n) && n == 1);
+    CU_ASSERT_FALSE(tw__base64_decode_into("AQ", 2, true, out, &n));   /* no padding */
+    CU_ASSERT_FALSE(tw__base64_decode_into("-_8=", 4, true, out, &n)); /* URL alphabet */
+    CU_ASSERT(tw__base64_decode_into("AQ", 2, false, out, &n) && n == 1);
+    CU_ASSERT(tw__base64_decode_into("-_8=", 4, false, out, &n) && n == 2 && out[1] == 0xff);
+    CU_ASSERT_FALSE(tw__base64_decode_into("A===", 4, false, out, &n));
+    CU_ASSERT_FALSE(tw__base64_decode_into("AQ=A", 4, true, out, &n));
+    uint8_t *heap = NULL;
+    bool is_nomem = true;
+    CU_ASSERT(tw__base64_decode("", 0, true, &heap, &n, &is_nomem) && n == 0 && !is_nomem);
+    free(heap);
 }
 
 /* ---- time ----------------------------------------------------------------------------------- */
@@ -470,6 +491,7 @@ void tw_test_register(void)
     CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
     CU_add_test(suite, "decimal_ids_map_by_twos_complement",
                 test_decimal_ids_map_by_twos_complement);
+    CU_add_test(suite, "base64_strict_and_lenient", test_base64_strict_and_lenient);
     CU_add_test(suite, "time_units_by_magnitude_and_forced",
                 test_time_units_by_magnitude_and_forced);
     CU_add_test(suite, "splitter_reads_every_framing", test_splitter_reads_every_framing);

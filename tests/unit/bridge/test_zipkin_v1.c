@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "read_capture.h"
 #include "readers/zipkin_v1.h"
+#include "wire/json_common.h"
 #include "wire/zipkin_thrift.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
@@ -1056,14 +1057,14 @@ static void test_base64_decoder_is_strict(void)
 {
     uint8_t out[16];
     size_t n = 0;
-    CU_ASSERT_TRUE(twb_base64_decode("AQID", 4, out, &n) && n == 3 && out[2] == 3);
-    CU_ASSERT_TRUE(twb_base64_decode("AQ==", 4, out, &n) && n == 1);
-    CU_ASSERT_TRUE(twb_base64_decode("AQ", 2, out, &n) && n == 1);
-    CU_ASSERT_TRUE(twb_base64_decode("-_8=", 4, out, &n) && n == 2 && out[1] == 0xff);
-    CU_ASSERT_FALSE(twb_base64_decode("A", 1, out, &n));
-    CU_ASSERT_FALSE(twb_base64_decode("AQ=A", 4, out, &n));
-    CU_ASSERT_FALSE(twb_base64_decode("A Q=", 4, out, &n));
-    CU_ASSERT_FALSE(twb_base64_decode("AQ=", 3, out, &n));
+    CU_ASSERT_TRUE(tw__base64_decode_into("AQID", 4, false, out, &n) && n == 3 && out[2] == 3);
+    CU_ASSERT_TRUE(tw__base64_decode_into("AQ==", 4, false, out, &n) && n == 1);
+    CU_ASSERT_TRUE(tw__base64_decode_into("AQ", 2, false, out, &n) && n == 1);
+    CU_ASSERT_TRUE(tw__base64_decode_into("-_8=", 4, false, out, &n) && n == 2 && out[1] == 0xff);
+    CU_ASSERT_FALSE(tw__base64_decode_into("A", 1, false, out, &n));
+    CU_ASSERT_FALSE(tw__base64_decode_into("AQ=A", 4, false, out, &n));
+    CU_ASSERT_FALSE(tw__base64_decode_into("A Q=", 4, false, out, &n));
+    CU_ASSERT_FALSE(tw__base64_decode_into("AQ=", 3, false, out, &n));
 }
 
 static int suite_cleanup(void)
