@@ -95,13 +95,19 @@ const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data 
     return &v->span;
 }
 
-const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch)
+const tw__process *twb_process_named(const tw__process *p, const char *name,
+                                     tw__process *scratch)
 {
     if (p && p->service_name && *p->service_name)
         return p;
     memset(scratch, 0, sizeof *scratch);
     if (p)
         *scratch = *p;
-    scratch->service_name = TWB_JAEGER_EMPTY_SERVICE;
+    scratch->service_name = name;
     return scratch;
+}
+
+const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch)
+{
+    return twb_process_named(p, TWB_JAEGER_EMPTY_SERVICE, scratch);
 }

@@ -319,6 +319,8 @@ static slot *open_slot(twb_sender *s, const tw__process *process, tw_status *st,
     const tw__process *p = process || s->fmt->kind == KIND_ZIPKIN ? process : &s->empty;
     if (is_jaeger(s))
         p = twb_jaeger_process(p, &sl->named);
+    else if (s->fmt->kind == KIND_OTLP)
+        p = twb_process_named(p, TWB_OTLP_EMPTY_SERVICE, &sl->named);
     if (sl->sender->vtable->open(sl->sender, p, &e) != TW_OK) {
         fprintf(stderr,
                 "tracewire convert: --send (%s): spans of service \"%s\" cannot be sent: %s\n",

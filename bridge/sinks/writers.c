@@ -6,7 +6,8 @@
  *                   span by wire/zipkin_json.c
  *   otlp-json       one ExportTraceServiceRequest document; one
  *                   resourceSpans entry per process per write() call, each
- *                   made by wire/otlp_json.c
+ *                   made by wire/otlp_json.c (an empty service is named
+ *                   "unknown_service", OpenTelemetry's default)
  *   jaeger-thrift   concatenated Thrift binary `Batch` structs (the body of
  *                   the collector's /api/traces) by wire/jaeger_thrift.c:
  *                   spans are gathered per process across write() calls,
@@ -186,7 +187,9 @@ static tw_status otlp_write(twb_writer *w, const twb_span *spans, size_t n, tw_e
     tw_status st = TW_OK;
     for (size_t p = 0; p < n_procs && st == TW_OK; p++) {
         json_t *list = NULL;
-        json_t *request = tw__otlp_request_json(procs[p], &list);
+        tw__process named;
+        json_t *request = tw__otlp_request_json(
+            twb_process_named(procs[p], TWB_OTLP_EMPTY_SERVICE, &named), &list);
         json_t *resource =
             request ? json_array_get(json_object_get(request, "resourceSpans"), 0) : NULL;
         bool ok = resource && list;

@@ -193,6 +193,9 @@ def canon_zipkin(data, can_hold_shared=True):
         if not can_hold_shared:
             # OTLP has no `shared` and no "duration unknown": a span ends where it ends
             s.pop("shared", None)
+            # nor a resource without a service: it is named "unknown_service"
+            if s.get("localEndpoint", {}).get("serviceName") == "unknown_service":
+                del s["localEndpoint"]["serviceName"]
             if s.get("tags", {}).get("error") == "":
                 s["tags"]["error"] = "true"  # an error without a message
             if "timestamp" in s:

@@ -24,6 +24,9 @@
  *
  * Usage: node validate.js DIR   (NODE_PATH must reach the npm packages)
  * Exit status: 0 when everything is valid, 1 otherwise (details on stdout).
+ * Required as a module (tests/interop/bridge_cli/check_outputs.js), it runs
+ * nothing and exports zipkinSchemas() and otlpRoundTrip(), the two checks
+ * above, for other outputs.
  */
 'use strict';
 
@@ -45,7 +48,7 @@ function bodies(prefix) {
         .map((f) => ({file: f, text: fs.readFileSync(path.join(dir, f), 'utf8')}));
 }
 
-const expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+let expected; /* read by the main part below */
 
 /* Every expected span seen exactly once: key "traceId32/spanId" -> name. */
 function checkArrivals(label, seen) {
@@ -69,8 +72,8 @@ function note(seen, key, name) {
 
 /* ---- Zipkin ------------------------------------------------------------------------------ */
 
-function validateZipkin() {
-    const before = failures;
+/* ajv compiled for ListOfSpans of zipkin2-api.yaml: {ajv, published, strict}. */
+function zipkinSchemas() {
     const Ajv = require('ajv');
     const addFormats = require('ajv-formats');
     const yaml = require('js-yaml');
@@ -96,6 +99,12 @@ function validateZipkin() {
     strictDefs.Annotation.properties.timestamp.minimum = 1;
     strictDefs.Span.properties.timestamp.minimum = 1;
     const strict = ajv.compile({definitions: strictDefs, $ref: '#/definitions/ListOfSpans'});
+    return {ajv, published, strict};
+}
+
+function validateZipkin() {
+    const before = failures;
+    const {ajv, published, strict} = zipkinSchemas();
 
     const seen = new Map();
     const files = bodies('zipkin');
@@ -172,10 +181,23 @@ function sameValue(a, b, where, problems) {
     if (!Object.is(a, b)) problems.push(`${where}: sent ${JSON.stringify(a)}, decoded ${JSON.stringify(b)}`);
 }
 
+/* An OTLP/JSON document through opentelemetry-proto's classes and protobuf
+ * binary, back in OTLP/JSON form; throws when it does not decode or verify. */
+function otlpRoundTrip(sent) {
+    const root = require('@opentelemetry/otlp-transformer/build/src/generated/root');
+    const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+    const message = Request.fromObject(mapIds(sent, hexToBase64));
+    const error = Request.verify(message);
+    if (error) throw new Error(`verify: ${error}`);
+    const wire = Request.encode(message).finish();
+    return mapIds(Request.toObject(Request.decode(wire), {
+        longs: String, enums: Number, bytes: String, json: true,
+    }), base64ToHex);
+}
+
 function validateOtlp() {
     const before = failures;
     const root = require('@opentelemetry/otlp-transformer/build/src/generated/root');
-    const Request = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
     const SpanKind = root.opentelemetry.proto.trace.v1.Span.SpanKind;
     const seen = new Map();
     const files = bodies('otlp');
@@ -190,13 +212,7 @@ function validateOtlp() {
         }
         let decoded;
         try {
-            const message = Request.fromObject(mapIds(sent, hexToBase64));
-            const error = Request.verify(message);
-            if (error) throw new Error(`verify: ${error}`);
-            const wire = Request.encode(message).finish();
-            decoded = mapIds(Request.toObject(Request.decode(wire), {
-                longs: String, enums: Number, bytes: String, json: true,
-            }), base64ToHex);
+            decoded = otlpRoundTrip(sent);
         } catch (e) {
             fail(file, e.message);
             continue;
@@ -225,14 +241,19 @@ function validateOtlp() {
                 'ExportTraceServiceRequest and round-trips through protobuf binary unchanged');
 }
 
-for (const [label, run] of [['zipkin', validateZipkin], ['otlp', validateOtlp]]) {
-    try {
-        run();
-    } catch (e) {
-        fail(label, e.stack || String(e));
+module.exports = {zipkinSchemas, otlpRoundTrip, sameValue};
+
+if (require.main === module) {
+    expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+    for (const [label, run] of [['zipkin', validateZipkin], ['otlp', validateOtlp]]) {
+        try {
+            run();
+        } catch (e) {
+            fail(label, e.stack || String(e));
+        }
     }
-}
-if (failures) {
-    console.log(`${failures} problem(s)`);
-    process.exit(1);
+    if (failures) {
+        console.log(`${failures} problem(s)`);
+        process.exit(1);
+    }
 }
