@@ -273,4 +273,25 @@ typedef enum twb_json_next {
 twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why);
 
+/*
+ * The record loop of the JSON readers. One record of the input: @record is
+ * the parsed value (the driver frees it after the call), or NULL when @raw
+ * is not valid JSON (@parse_error then holds Jansson's reason and line);
+ * @raw and @line_no are for messages and rejects. Returns TW_OK to go on,
+ * TW_E_STATE to stop because emit or reject said so, or another status with
+ * *err set (e.g. TW_E_NOMEM) to end the run with it.
+ */
+struct json_error_t;
+typedef tw_status (*twb_json_record_fn)(void *arg, struct json_t *record, const char *raw,
+                                        size_t raw_len, size_t line_no,
+                                        const struct json_error_t *parse_error, tw_error **err);
+/* Splits @stream with twb_json_stream (records up to @max_record_bytes),
+ * rejects each BAD region with the splitter's reason, json_loadb's each
+ * record with @json_flags and hands it to @fn. Returns TW_OK at the end of
+ * the input, TW_E_IO on a read error, TW_E_NOMEM, or what @fn returned when
+ * it was not TW_OK. */
+tw_status twb_json_read_records(FILE *stream, twb_input *in, size_t max_record_bytes,
+                                size_t json_flags, twb_json_record_fn fn, void *arg,
+                                tw_error **err);
+
 #endif /* TW_BRIDGE_CONVERT_H */

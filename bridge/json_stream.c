@@ -19,12 +19,19 @@
  *
  * Memory: one read chunk plus the current record (at most max_record_bytes).
  * Single-threaded; one stream per input.
+ *
+ * twb_json_read_records is the record loop the JSON readers share on top of
+ * it: BAD regions rejected, each record parsed with json_loadb and handed to
+ * the reader's per-record function, the run ending on a read error or when
+ * that function says stop.
  */
 #include "convert.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #define CHUNK_BYTES ((size_t)64 * 1024)
 #define DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
@@ -294,4 +301,38 @@ twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t
             return bad_element(js, rec, len);
         return bad_line(js, "expected a JSON object or array", rec, len);
     }
+}
+
+/* ---- the record loop of the JSON readers ---------------------------------------------------- */
+
+tw_status twb_json_read_records(FILE *stream, twb_input *in, size_t max_record_bytes,
+                                size_t json_flags, twb_json_record_fn fn, void *arg, tw_error **err)
+{
+    twb_json_stream *js = twb_json_stream_new(stream, max_record_bytes);
+    if (!js) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+        return TW_E_NOMEM;
+    }
+    tw_status status = TW_OK;
+    while (status == TW_OK) {
+        const char *rec, *why;
+        size_t len, line_no;
+        twb_json_next next = twb_json_stream_next(js, &rec, &len, &line_no, &why);
+        if (next == TWB_JSON_END)
+            break;
+        if (next == TWB_JSON_IO) {
+            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
+            status = TW_E_IO;
+        } else if (next == TWB_JSON_BAD) {
+            if (!in->reject(in, line_no, rec, len, why))
+                status = TW_E_STATE;
+        } else {
+            json_error_t jerr;
+            json_t *record = json_loadb(rec, len, json_flags, &jerr);
+            status = fn(arg, record, rec, len, line_no, record ? NULL : &jerr, err);
+            json_decref(record);
+        }
+    }
+    twb_json_stream_free(js);
+    return status;
 }

@@ -673,55 +673,33 @@ static void read_document(doc_ctx *dc, const json_t *doc, const char *raw, size_
     /* "data": null is an empty query result: nothing to read. */
 }
 
-static tw_status read_jaeger_json(FILE *stream, twb_input *in, tw_error **err)
+/* One document (twb_json_record_fn). */
+static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len, size_t line_no,
+                             const json_error_t *parse_error, tw_error **err)
 {
-    twb_json_stream *js = twb_json_stream_new(stream, MAX_DOCUMENT_BYTES);
-    if (!js) {
-        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+    doc_ctx *dc = arg;
+    dc->line_no = line_no;
+    if (!doc)
+        return twb_reject(dc->in, line_no, rec, len, "not valid JSON: %s", parse_error->text)
+                   ? TW_OK
+                   : TW_E_STATE;
+    read_document(dc, doc, rec, len);
+    if (dc->is_nomem) {
+        tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", dc->in->name, line_no);
         return TW_E_NOMEM;
     }
+    return dc->is_stopped ? TW_E_STATE : TW_OK;
+}
+
+static tw_status read_jaeger_json(FILE *stream, twb_input *in, tw_error **err)
+{
     doc_ctx dc = {.in = in, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
     if (in->opts && in->opts->time_unit != TWB_TIME_AUTO)
         dc.unit = in->opts->time_unit;
     if (in->opts && in->opts->id_base != TWB_ID_AUTO)
         dc.base = in->opts->id_base;
-    tw_status status = TW_OK;
-    while (status == TW_OK) {
-        const char *rec, *why;
-        size_t len;
-        twb_json_next next = twb_json_stream_next(js, &rec, &len, &dc.line_no, &why);
-        if (next == TWB_JSON_END)
-            break;
-        if (next == TWB_JSON_IO) {
-            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
-            status = TW_E_IO;
-            break;
-        }
-        if (next == TWB_JSON_BAD) {
-            if (!in->reject(in, dc.line_no, rec, len, why))
-                status = TW_E_STATE;
-            continue;
-        }
-        json_error_t jerr;
-        json_t *doc = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
-        if (!doc) {
-            char reason[256];
-            snprintf(reason, sizeof reason, "not valid JSON: %s", jerr.text);
-            if (!in->reject(in, dc.line_no, rec, len, reason))
-                status = TW_E_STATE;
-            continue;
-        }
-        read_document(&dc, doc, rec, len);
-        json_decref(doc);
-        if (dc.is_nomem) {
-            tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, dc.line_no);
-            status = TW_E_NOMEM;
-        } else if (dc.is_stopped) {
-            status = TW_E_STATE;
-        }
-    }
-    twb_json_stream_free(js);
-    return status;
+    return twb_json_read_records(stream, in, MAX_DOCUMENT_BYTES, JSON_ALLOW_NUL, read_record, &dc,
+                                 err);
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */

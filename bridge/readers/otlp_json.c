@@ -785,65 +785,32 @@ static tw_status read_document(ctx *c, json_t *doc)
     return TW_OK;
 }
 
+/* One document (twb_json_record_fn). */
+static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len, size_t line_no,
+                             const json_error_t *parse_error, tw_error **err)
+{
+    ctx *c = arg;
+    c->line = line_no;
+    c->is_nomem = false;
+    c->why[0] = '\0';
+    tw_status st;
+    if (!doc) {
+        fail(c, "invalid JSON: %s (line %d of the document)", parse_error->text, parse_error->line);
+        st = TW_E_MALFORMED;
+    } else {
+        st = read_document(c, doc);
+    }
+    if (st == TW_E_MALFORMED)
+        return twb_reject(c->in, line_no, rec, len, "%s", c->why) ? TW_OK : TW_E_STATE;
+    if (st == TW_E_NOMEM)
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", c->in->name);
+    return st;
+}
+
 static tw_status read_otlp_json(FILE *stream, twb_input *in, tw_error **err)
 {
-    twb_json_stream *js = twb_json_stream_new(stream, MAX_DOC_BYTES);
-    if (!js) {
-        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
-        return TW_E_NOMEM;
-    }
     ctx c = {.in = in};
-    tw_status rc = TW_OK;
-    for (;;) {
-        const char *rec, *why;
-        size_t len, line;
-        twb_json_next next = twb_json_stream_next(js, &rec, &len, &line, &why);
-        if (next == TWB_JSON_END)
-            break;
-        if (next == TWB_JSON_IO) {
-            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
-            rc = TW_E_IO;
-            break;
-        }
-        if (next == TWB_JSON_BAD) {
-            if (!twb_reject(in, line, rec, len, "%s", why)) {
-                rc = TW_E_STATE;
-                break;
-            }
-            continue;
-        }
-        json_error_t jerr;
-        json_t *doc = json_loadb(rec, len, 0, &jerr);
-        c.line = line;
-        c.is_nomem = false;
-        c.why[0] = '\0';
-        tw_status st;
-        if (!doc) {
-            fail(&c, "invalid JSON: %s (line %d of the document)", jerr.text, jerr.line);
-            st = TW_E_MALFORMED;
-        } else {
-            st = read_document(&c, doc);
-            json_decref(doc);
-        }
-        if (st == TW_E_MALFORMED) {
-            if (!twb_reject(in, line, rec, len, "%s", c.why)) {
-                rc = TW_E_STATE;
-                break;
-            }
-            continue;
-        }
-        if (st == TW_E_NOMEM) {
-            tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
-            rc = st;
-            break;
-        }
-        if (st != TW_OK) {
-            rc = st;
-            break;
-        }
-    }
-    twb_json_stream_free(js);
-    return rc;
+    return twb_json_read_records(stream, in, MAX_DOC_BYTES, 0, read_record, &c, err);
 }
 
 /* "resourceSpans" near the start (after an optional '[' and whitespace). */

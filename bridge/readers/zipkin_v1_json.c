@@ -520,13 +520,34 @@ static bool read_span(record *rec, const json_t *obj)
     return true;
 }
 
+/* One record (twb_json_record_fn): decoded into rec->span, then emitted. */
+static tw_status read_record(void *arg, json_t *obj, const char *raw, size_t len, size_t line_no,
+                             const json_error_t *parse_error, tw_error **err)
+{
+    (void)err;
+    record *rec = arg;
+    twb_input *in = rec->in;
+    rec->line_no = line_no;
+    tw__zipkin_v1_span_clear(rec->span);
+    rec->is_nomem = false;
+    bool go_on;
+    if (!obj) {
+        go_on = twb_reject(in, line_no, raw, len, "not valid JSON: %s", parse_error->text);
+    } else if (!read_span(rec, obj)) {
+        go_on = rec->is_nomem ? twb_reject(in, line_no, raw, len, "out of memory")
+                              : in->reject(in, line_no, raw, len, rec->why);
+    } else if (rec->is_nomem) {
+        go_on = twb_reject(in, line_no, raw, len, "out of memory");
+    } else {
+        go_on = twb_zipkin_v1_emit(in, line_no, rec->span, raw, len);
+    }
+    return go_on ? TW_OK : TW_E_STATE;
+}
+
 static tw_status read_zipkin_v1_json(FILE *stream, twb_input *in, tw_error **err)
 {
-    twb_json_stream *js = twb_json_stream_new(stream, MAX_RECORD_BYTES);
     tw__zipkin_v1_span *span = malloc(sizeof *span);
-    if (!js || !span) {
-        twb_json_stream_free(js);
-        free(span);
+    if (!span) {
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         return TW_E_NOMEM;
     }
@@ -534,46 +555,10 @@ static tw_status read_zipkin_v1_json(FILE *stream, twb_input *in, tw_error **err
     record rec = {.in = in, .span = span, .base = TWB_ID_AUTO};
     if (in->opts)
         rec.base = in->opts->id_base;
-    tw_status status = TW_OK;
-    for (;;) {
-        const char *raw, *why_stream;
-        size_t len;
-        twb_json_next next = twb_json_stream_next(js, &raw, &len, &rec.line_no, &why_stream);
-        if (next == TWB_JSON_END)
-            break;
-        if (next == TWB_JSON_IO) {
-            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why_stream);
-            status = TW_E_IO;
-            break;
-        }
-        bool go_on;
-        if (next == TWB_JSON_BAD) {
-            go_on = in->reject(in, rec.line_no, raw, len, why_stream);
-        } else {
-            json_error_t jerr;
-            json_t *obj = json_loadb(raw, len, 0, &jerr);
-            tw__zipkin_v1_span_clear(span);
-            rec.is_nomem = false;
-            if (!obj) {
-                go_on = twb_reject(in, rec.line_no, raw, len, "not valid JSON: %s", jerr.text);
-            } else if (!read_span(&rec, obj)) {
-                go_on = rec.is_nomem ? twb_reject(in, rec.line_no, raw, len, "out of memory")
-                                     : in->reject(in, rec.line_no, raw, len, rec.why);
-            } else if (rec.is_nomem) {
-                go_on = twb_reject(in, rec.line_no, raw, len, "out of memory");
-            } else {
-                go_on = twb_zipkin_v1_emit(in, rec.line_no, span, raw, len);
-            }
-            json_decref(obj);
-        }
-        if (!go_on) {
-            status = TW_E_STATE;
-            break;
-        }
-    }
+    tw_status status =
+        twb_json_read_records(stream, in, MAX_RECORD_BYTES, 0, read_record, &rec, err);
     tw__zipkin_v1_span_clear(span);
     free(span);
-    twb_json_stream_free(js);
     return status;
 }
 

@@ -425,64 +425,40 @@ nomem:
     return NULL;
 }
 
-static tw_status read_zipkin_v2(FILE *stream, twb_input *in, tw_error **err)
+/* One record (twb_json_record_fn): a span emitted, or the record rejected. */
+static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len, size_t line_no,
+                             const json_error_t *parse_error, tw_error **err)
 {
-    twb_json_stream *js = twb_json_stream_new(stream, MAX_RECORD_BYTES);
-    if (!js) {
-        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+    record_ctx *rc = arg;
+    twb_input *in = rc->in;
+    rc->line_no = line_no;
+    char why[256];
+    tw__span_data *span = NULL;
+    tw__process process;
+    tw__process_init(&process);
+    if (!obj)
+        snprintf(why, sizeof why, "not valid JSON: %s", parse_error->text);
+    else
+        span = decode_span(rc, obj, &process, why, sizeof why);
+    if (rc->is_nomem) {
+        tw__process_clear(&process);
+        tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, line_no);
         return TW_E_NOMEM;
     }
+    bool go_on = span ? in->emit(in, span, &process) : in->reject(in, line_no, rec, len, why);
+    tw__process_clear(&process);
+    return go_on ? TW_OK : TW_E_STATE;
+}
+
+static tw_status read_zipkin_v2(FILE *stream, twb_input *in, tw_error **err)
+{
     record_ctx rc = {.in = in, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
     if (in->opts && in->opts->time_unit != TWB_TIME_AUTO)
         rc.unit = in->opts->time_unit;
     if (in->opts && in->opts->id_base != TWB_ID_AUTO)
         rc.base = in->opts->id_base;
-    tw_status status = TW_OK;
-    for (;;) {
-        const char *rec, *why_stream;
-        size_t len;
-        twb_json_next next = twb_json_stream_next(js, &rec, &len, &rc.line_no, &why_stream);
-        if (next == TWB_JSON_END)
-            break;
-        if (next == TWB_JSON_IO) {
-            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why_stream);
-            status = TW_E_IO;
-            break;
-        }
-        if (next == TWB_JSON_BAD) {
-            if (!in->reject(in, rc.line_no, rec, len, why_stream)) {
-                status = TW_E_STATE;
-                break;
-            }
-            continue;
-        }
-        json_error_t jerr;
-        json_t *obj = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
-        char why[256];
-        tw__span_data *span = NULL;
-        tw__process process;
-        tw__process_init(&process);
-        if (!obj)
-            snprintf(why, sizeof why, "not valid JSON: %s", jerr.text);
-        else
-            span = decode_span(&rc, obj, &process, why, sizeof why);
-        json_decref(obj);
-        if (rc.is_nomem) {
-            tw__process_clear(&process);
-            tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, rc.line_no);
-            status = TW_E_NOMEM;
-            break;
-        }
-        bool go_on =
-            span ? in->emit(in, span, &process) : in->reject(in, rc.line_no, rec, len, why);
-        tw__process_clear(&process);
-        if (!go_on) {
-            status = TW_E_STATE;
-            break;
-        }
-    }
-    twb_json_stream_free(js);
-    return status;
+    return twb_json_read_records(stream, in, MAX_RECORD_BYTES, JSON_ALLOW_NUL, read_record, &rc,
+                                 err);
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */

@@ -25,7 +25,6 @@
 #include "convert.h"
 #include "sinks/jaeger_view.h"
 
-#include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,11 +77,7 @@ static void writer_free(twb_writer *w)
 
 static tw_status put(twb_writer *w, const void *data, size_t len, tw_error **err)
 {
-    if (len && fwrite(data, 1, len, w->out) != len) {
-        tw__set_error(err, TW_E_IO, "write error: %s", strerror(errno));
-        return TW_E_IO;
-    }
-    return TW_OK;
+    return twb_write_out(w->out, data, len, err);
 }
 
 static tw_status put_str(twb_writer *w, const char *s, tw_error **err)
@@ -92,11 +87,7 @@ static tw_status put_str(twb_writer *w, const char *s, tw_error **err)
 
 static tw_status flush_out(twb_writer *w, tw_error **err)
 {
-    if (fflush(w->out) != 0 || ferror(w->out)) {
-        tw__set_error(err, TW_E_IO, "write error: %s", strerror(errno));
-        return TW_E_IO;
-    }
-    return TW_OK;
+    return twb_flush_out(w->out, err);
 }
 
 static tw_status put_json(twb_writer *w, json_t *json, tw_error **err)
