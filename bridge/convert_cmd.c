@@ -60,8 +60,8 @@ typedef struct run {
     uint64_t shown_rejects, shown_warnings;
     int64_t last_progress_ms, start_ms;
     uint64_t total_bytes, bytes_read; /* of the inputs that are regular files (progress) */
-    const char *current; /* the input being read, for messages */
-    tw_error *fatal;     /* what stopped the run */
+    const char *current;              /* the input being read, for messages */
+    tw_error *fatal;                  /* what stopped the run */
 } run;
 
 typedef struct run_input {

@@ -95,8 +95,7 @@ const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data 
     return &v->span;
 }
 
-const tw__process *twb_process_named(const tw__process *p, const char *name,
-                                     tw__process *scratch)
+const tw__process *twb_process_named(const tw__process *p, const char *name, tw__process *scratch)
 {
     if (p && p->service_name && *p->service_name)
         return p;

@@ -47,7 +47,6 @@ const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch
  * OpenTelemetry specification gives a resource without service.name. */
 #define TWB_OTLP_EMPTY_SERVICE "unknown_service"
 /* @p, or @scratch (a shallow copy named @name) when its service is empty. */
-const tw__process *twb_process_named(const tw__process *p, const char *name,
-                                     tw__process *scratch);
+const tw__process *twb_process_named(const tw__process *p, const char *name, tw__process *scratch);
 
 #endif /* TW_BRIDGE_SINKS_JAEGER_VIEW_H */
