@@ -512,7 +512,8 @@ int tw__convert_cmd_main(int argc, char **argv)
          NULL},
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &c.files, NULL, "[FILE...]"},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
-    GOptionContext *ctx = g_option_context_new("[FILE...] - translate span logs between formats");
+    g_set_prgname(TW_CLI_PROGRAM " convert"); /* usage reads "tracewire convert ..." */
+    GOptionContext *ctx = g_option_context_new("- translate span logs between formats");
     g_option_context_set_summary(
         ctx, "Reads span logs (stdin when no FILE is named; '-' is stdin) and writes them in "
              "another format, or ships them to a backend with --send. Exit status: 0 when every "
