@@ -262,7 +262,7 @@ static tw__span_data *decode_ok(const char *line, tw__process *process)
 static void test_tolerant_forms_of_other_writers_are_read(void)
 {
     /* Upper-case and short ids, int64 as a decimal string, a float64 as an
-     * integer, no flags, kind only in the annotations, a plain annotation, a
+     * integer, an empty tag key, no flags, kind only in the annotations, a plain annotation, a
      * process with host/ip members but no tags, CRLF line end. */
     const char *line =
         "{\"v\":1,\"trace_id\":\"ABC\",\"span_id\":\"1F\",\"parent_id\":\"0\",\"name\":\"rpc\","
@@ -270,7 +270,8 @@ static void test_tolerant_forms_of_other_writers_are_read(void)
         "\"annotations\":[{\"ts_us\":10,\"value\":\"sr\"},{\"ts_us\":20,\"value\":\"cache miss\"},"
         "{\"ts_us\":30,\"value\":\"ss\"}],"
         "\"tags\":[{\"key\":\"n\",\"type\":\"int64\",\"value\":\"-42\"},"
-        "{\"key\":\"x\",\"type\":\"float64\",\"value\":2}],"
+        "{\"key\":\"x\",\"type\":\"float64\",\"value\":2},"
+        "{\"key\":\"\",\"type\":\"bool\",\"value\":true}],"
         "\"future_member\":{\"ignored\":true},"
         "\"process\":{\"service\":\"legacy\",\"host\":\"h1\",\"ip\":\"192.0.2.1\"}}\r\n";
     tw__process p;
@@ -286,6 +287,8 @@ static void test_tolerant_forms_of_other_writers_are_read(void)
     CU_ASSERT(t && t->type == TW_VALUE_INT64 && t->v.i64 == -42);
     t = tw__span_data_find_tag(s, "x");
     CU_ASSERT(t && t->type == TW_VALUE_DOUBLE && t->v.dbl == 2.0);
+    t = tw__span_data_find_tag(s, ""); /* an empty key, as the SDK may write one */
+    CU_ASSERT(t && t->type == TW_VALUE_BOOL && t->v.boolean);
     t = tw__span_data_find_tag(s, "span.kind");
     CU_ASSERT(t && t->type == TW_VALUE_STRING && strcmp(t->v.str, "server") == 0);
     CU_ASSERT_EQUAL_FATAL(s->n_logs, 1);
