@@ -3,7 +3,7 @@
  *
  * Flow (DESIGN.md, "bridge:" row):
  *
- *   reader (readers/ files) --twb_emit--> pipeline (convert_cmd.c: sanitize, limits,
+ *   reader (readers/ files) -- in->emit --> pipeline (convert_cmd.c: sanitize, limits,
  *   trace-hash sampling) --> assembler (assemble/: window, merge, dedup,
  *   skew, Jaeger shared-span ids) --> writer (sinks/: one per output format)
  *   or sender (sinks/send.c: HTTP / UDP backends)
