@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/bridge/test_context_cmd.sh: the contract of `tracewire context extract|inject`
 # (docs/bridge.md), driven through the built command as a user would (make check).
 #

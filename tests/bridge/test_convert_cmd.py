@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/bridge/test_convert_cmd.py: the contract of `tracewire convert` (docs/bridge.md),
 driven through the built command as a user would (make check, via test_convert_cmd.sh).
 
 Covers: usage errors (exit 2) and --list-formats; every real fixture of a supported format
-(../shared/fixtures/real, INDEX.md) converts to every output format without a crash, with
+(tests/fixtures/real, INDEX.md) converts to every output format without a crash, with
 auto-detection agreeing with --from, and every output parses; round trips A -> B -> A where
 B can hold A; bad records reported as file:line, copied verbatim to --rejects, exit 1, and
 --strict stopping at the first; the summary's counts; collection-time sampling keeping whole
@@ -21,7 +22,7 @@ import sys
 import tempfile
 
 TW = sys.argv[1] if len(sys.argv) > 1 else "./bridge/tracewire"
-FIX = sys.argv[2] if len(sys.argv) > 2 else "../shared/fixtures/real"
+FIX = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "real")
 WRAP = shlex.split(os.environ.get("TW_TEST_WRAPPER", ""))
 WORK = tempfile.mkdtemp(prefix="tw-convert-cmd.")
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/interop_json.h: writes the canonical JSON of
  * jaeger_thrift_decode.py (what the interop driver expects the independent

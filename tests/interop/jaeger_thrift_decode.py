@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Decode Jaeger agent datagrams with Apache Thrift's Python library.
 
 tests/interop/jaeger_thrift_decode.py: the independent reader of the Jaeger

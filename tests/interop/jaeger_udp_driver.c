@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/jaeger_udp_driver.c: the C side of the Jaeger Thrift interop
  * test (run_jaeger_udp.sh), in two modes. Each writes datagrams and, next to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/reporter_capture.c: the reporter mode of jaeger_udp_driver
  * (run_jaeger_udp.sh): what the real Jaeger agent UDP reporter puts on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/reporter_capture.h: the reporter mode of jaeger_udp_driver
  * (see reporter_capture.c).

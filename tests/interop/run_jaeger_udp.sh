@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/run_jaeger_udp.sh: the Jaeger Thrift interop test (make check).
 #
 # Runs the C driver twice, each run writing datagrams plus expected.json

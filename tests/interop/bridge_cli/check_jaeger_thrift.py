@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Decode `tracewire convert --to jaeger-thrift` output with Jaeger's IDL and Apache Thrift.
 
 tests/interop/bridge_cli/check_jaeger_thrift.py: the Jaeger Thrift part of

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tests/interop/bridge_cli/check_outputs.js: checks what the built
  * `tracewire convert` wrote for each real fixture (run_convert_interop.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/bridge_cli/run_convert_interop.sh: the built `tracewire
 # convert` on every real fixture of a supported input format, its outputs
 # checked by tools that share no code with tracewire (make check runs it):
@@ -43,7 +44,7 @@ IDL_PATH=package/dist/src/jaeger-idl/thrift
 
 here=$(cd "$(dirname "$0")" && pwd)
 tracewire=${1:-./bridge/tracewire}
-fixtures=${2:-${TW_FIXTURES_DIR:-$here/../../../../shared/fixtures/real}}
+fixtures=${2:-${TW_FIXTURES_DIR:-$here/../../fixtures/real}}
 node=${NODE:-node}
 npm=${NPM:-npm}
 python=${TW_PYTHON3:-/usr/bin/python3}

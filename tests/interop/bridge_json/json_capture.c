@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/bridge_json/json_capture.c: writes what the zipkin-v1-json
  * and jaeger-json writers make of every real fixture, for validate.js.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/bridge_json/run_bridge_json_interop.sh: the zipkin-v1-json and
 # jaeger-json writers' output on every real fixture, checked by validate.js
 # (ajv against Zipkin's v1 API schema, tests/interop/http/zipkin-api.yaml;
@@ -20,7 +21,7 @@ PACKAGES="ajv@8.17.1 ajv-formats@3.0.1 js-yaml@4.1.0"
 
 here=$(cd "$(dirname "$0")" && pwd)
 driver=${1:-./tests/interop/bridge_json/json_capture}
-fixtures=${2:-${TW_FIXTURES_DIR:-$here/../../../../shared/fixtures/real}}
+fixtures=${2:-${TW_FIXTURES_DIR:-$here/../../fixtures/real}}
 node=${NODE:-node}
 npm=${NPM:-npm}
 cache_dir=${TW_INTEROP_CACHE:-./tests/interop/.cache}/bridge_json

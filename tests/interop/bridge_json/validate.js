@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tests/interop/bridge_json/validate.js: checks what `tracewire convert`'s
  * zipkin-v1-json and jaeger-json writers made of the real fixtures

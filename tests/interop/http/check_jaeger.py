@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Check the Jaeger collector bodies that jaeger_thrift_decode.py decoded.
 
 tests/interop/http/check_jaeger.py DECODED_JSON EXPECTED_JSON: the decoder

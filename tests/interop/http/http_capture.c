@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/http/http_capture.c: what the real Zipkin, OTLP/HTTP and
  * Jaeger collector reporters POST, for run_http_interop.sh to validate with

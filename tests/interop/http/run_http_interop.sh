@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/http/run_http_interop.sh: the Zipkin and OTLP/HTTP interop test
 # (make check, with libmicrohttpd).
 #

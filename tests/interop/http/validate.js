@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tests/interop/http/validate.js: validates what the tracewire HTTP
  * reporters sent (http_capture writes the bodies) with tools that share no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/jaeger_thrift/read_driver.c: reads a file with the
  * `--from jaeger-thrift` reader (bridge/readers/jaeger_thrift.c) and prints

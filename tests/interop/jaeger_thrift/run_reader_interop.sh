@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/jaeger_thrift/run_reader_interop.sh: the jaeger-thrift reader
 # against an independent encoder (make check). Apache Thrift's Python library
 # (Debian's python3-thrift) with code that `thrift --gen py` generates here

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/propagation/install_peers.sh DIR: installs the npm packages that the
 # propagation interop test (peers.js) and the propagation benchmark peer
 # (tests/bench/peer/propagation_bench.js) run against, into DIR/node_modules.

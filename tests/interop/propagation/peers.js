@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/interop/propagation/peers.js: trace-context headers, tracewire against
 // independent implementations, both directions (run by run_peers.sh in make check).
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/interop/propagation/run_peers.sh: the propagation interop test (make check).
 #
 # Installs the pinned npm peers (install_peers.sh: jaeger-client and the

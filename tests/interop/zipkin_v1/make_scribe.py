@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/interop/zipkin_v1/make_scribe.py: Scribe log lines written by an
 independent Thrift implementation (Apache Thrift's Python library, Debian's
 python3-thrift, with code generated from thrift/zipkincore.thrift by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/zipkin_v1/scribe_dump.c: runs one of the Zipkin v1 readers
  * (bridge/readers/zipkin_v1_*.c) over a file and prints every model span it
