@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/cli.h: what the `tracewire` command's files share: exit codes, the
  * subcommand entry points that main.c dispatches to, and the message helpers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/context_cmd.c: `tracewire context extract` and `tracewire context
  * inject`, the command-line face of the SDK's propagators

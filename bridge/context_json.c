@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/context_json.c: span context <-> JSON object for `tracewire
  * context` (schema in context_json.h and docs/bridge.md). Jansson does all

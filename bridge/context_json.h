@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/context_json.h: a span context as one JSON object, the form
  * `tracewire context extract` prints and `inject` reads (docs/bridge.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/convert.h: what the parts of `tracewire convert` share (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/convert_cmd.c: `tracewire convert`, which translates span logs
  * between formats and ships them to backends (issue 5; docs/bridge.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/convert_util.c: the parsing rules every reader of `tracewire convert`
  * shares (bridge/convert.h): ids (64/128-bit, hex of any case and length,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/formats.c: the registry of `tracewire convert`'s formats: every
  * reader (--from) and writer (--to) is one row here and one file in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/header_lines.c: reads a block of HTTP header lines from a stream
  * into a tw_headers carrier, and writes a carrier back as lines. It is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/header_lines.h: HTTP header blocks as text (`Name: value` lines),
  * read into and written from the SDK's tw_headers carrier.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/json_stream.c: splits a JSON input into records without loading
  * it whole (bridge/convert.h, twb_json_stream_*), for the JSON readers of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/main.c: the `tracewire` command: picks the subcommand named by the
  * first argument and hands it the rest (docs/bridge.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/procs.c: the process table of one `tracewire convert` run
  * (bridge/convert.h). Readers describe the process of every span they read

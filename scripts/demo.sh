@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 #
 # scripts/demo.sh: build tracewire and run the three-process demo (examples/demo/): a
 # `frontend` HTTP service (libmicrohttpd) that calls `backend-a` and `backend-b` over HTTP

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 #
 # scripts/deps.sh: install every Debian 12 package that tracewire's build, tests, demo and
 # benchmarks need (docs/DEPENDENCIES.md says why each one is there).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 #
 # scripts/test.sh: the whole test suite, as CI runs it (.ci/run). Installs the Debian
 # packages (scripts/deps.sh), bootstraps the source tree once (autoreconf) and then runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # agent.thrift: the interface of the Jaeger agent's UDP listeners, written for
 # tracewire from the public wire specification (jaeger-idl thrift/agent.thrift;
 # see docs WIRE-NOTES section 6.2).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # jaeger.thrift: the span model that Jaeger clients send to the agent and the
 # collector, written for tracewire from the public wire specification (the
 # jaeger-idl repository, thrift/jaeger.thrift; see docs WIRE-NOTES section 6.1).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # zipkincore.thrift: the Zipkin v1 span model, as the Jaeger agent accepts it
 # in Agent.emitZipkinBatch, written for tracewire from the public wire
 # specification (jaeger-idl thrift/zipkincore.thrift, which follows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/assemble/assemble.c: the assembler's holding side: the window (a
  * hash table from trace id to the trace's spans, plus a list in order of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/assemble/assemble.h: the trace assembler of `tracewire convert`
  * (internal), between the readers and the writers (convert.h flow:

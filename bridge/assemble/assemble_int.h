@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/assemble/assemble_int.h: what assemble.c (holding: window,
  * pass-through groups, sampling) and group.c (the per-group rules: trace id,

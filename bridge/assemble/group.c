@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/assemble/group.c: the rules the assembler applies to one group of
  * spans of one trace (assemble.h, top comment): longest trace id, exact

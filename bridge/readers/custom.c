@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/custom.c: `--from custom`: any JSON-lines or TSV span log,
  * read through a field mapping given with --map / --map-file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/dapper.c: `--from dapper`, the Dapper-style span log
  * (docs/dapper-log-format.md) that the SDK's file reporter writes. A thin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/jaeger_json.c: `--from jaeger-json`, the JSON of Jaeger's
  * query API and UI (WIRE-NOTES Part B 2.8, [J-UIM]). First stage of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/jaeger_thrift.c: `--from jaeger-thrift`: a stream of
  * concatenated jaeger.thrift Batch structs (binary or compact protocol, as

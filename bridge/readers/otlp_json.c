@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/otlp_json.c: `--from otlp-json`: OpenTelemetry
  * ExportTraceServiceRequest documents in the OTLP/JSON encoding (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/zipkin_v1.c: Zipkin v1 span -> span-model spans (the
  * V1 -> V2 conversion of WIRE-NOTES Part B 2.4 [Z-V1C], written from the

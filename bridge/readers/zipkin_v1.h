@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/zipkin_v1.h: Zipkin v1 -> span model, shared by the
  * zipkin-v1-json and zipkin-v1-thrift readers (internal to the bridge).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/zipkin_v1_json.c: `--from zipkin-v1-json`, Zipkin v1 span
  * JSON, in its two shapes found in real files (WIRE-NOTES Part B 2.2):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/zipkin_v1_thrift.c: `--from zipkin-v1-thrift`, Zipkin v1
  * Thrift spans (TBinaryProtocol, wire/zipkin_thrift.h) in the two forms

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/readers/zipkin_v2_json.c: `--from zipkin-v2-json`, Zipkin's v2 span
  * JSON (the /api/v2/spans body; zipkin2-api.yaml definition Span, WIRE-NOTES

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/jaeger_json.c: `--to jaeger-json`, the JSON of Jaeger's query
  * API (GET /api/traces; WIRE-NOTES Part B 2.8 [J-UIM]), which Jaeger UI's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/jaeger_view.c: the Jaeger targets' error and service rules
  * (jaeger_view.h has them).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/jaeger_view.h: what every Jaeger target (jaeger-thrift,
  * jaeger-json, the collector and agent senders) applies to a span before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/send.c: `--send URL` (send.h): the bridge's spans to a
  * backend through the SDK's own senders (report/http_sender.c with the

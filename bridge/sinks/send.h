@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/send.h: `tracewire convert --send URL`: ships converted spans
  * straight to a backend instead of writing a file (issue 5, "Shipping"):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/writers.c: the `--to` writers that are thin framings around
  * the SDK's own encoders (one encoder per format in the project):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/zipkin_v1_json.c: `--to zipkin-v1-json`, Zipkin's v1 JSON
  * (zipkin-api.yaml definitions Span, Annotation, BinaryAnnotation,

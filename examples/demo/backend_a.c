@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * examples/demo/backend_a.c: the "backend-a" service of the demo (demo.h):
  * GET /price answers a price. Its SERVER span continues the caller's trace

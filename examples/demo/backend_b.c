@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * examples/demo/backend_b.c: the "backend-b" service of the demo (demo.h):
  * GET /stock asks three warehouses at once, on a GLib thread pool. The pool

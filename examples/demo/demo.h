@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * examples/demo/demo.h: what the three demo services share: command line and
  * environment, the tracer from the Jaeger variables, a libmicrohttpd server

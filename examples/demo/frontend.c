@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * examples/demo/frontend.c: the "frontend" service of the demo (demo.h):
  * GET /checkout asks backend-a for the price and backend-b for the stock,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clock.h: the two clocks of a span (internal, header-only so the hot path
  * inlines them). Wall time stamps the start (µs since the epoch, what every

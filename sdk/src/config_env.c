@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_env.c: tw_tracer_new_from_env(), a tracer configured by the Jaeger
  * client environment variables with Jaeger's names and meanings (see

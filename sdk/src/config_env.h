@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config_env.h: the value parsers of config_env.c, shared with the unit tests
  * (tests/unit/core/test_config_env.c) and the fuzz target

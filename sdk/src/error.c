@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * error.c: status strings (from the X-macro table in common.h), tw_error
  * objects, and version queries. No shared state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host_info.c: what a tracer says about its process: host name, the first
  * non-loopback IPv4 address (Jaeger's `ip` process tag), and a random

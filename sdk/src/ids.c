@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ids.c: id generation. Each thread has its own xoshiro256** state, derived
  * on first use from a process-wide master seed drawn from the kernel

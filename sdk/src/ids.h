@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ids.h: trace and span ids (internal). A fast per-thread generator
  * (xoshiro256**, never rand()) seeded from OpenSSL's CSPRNG, reseeded in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h: the core's private types (tracer, span, context, baggage) and
  * the tw__ functions shared between core files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * log.c: the process-wide diagnostics logger (tw_set_logger) and the
  * ready-made stderr/stdout sinks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * span.c: the span lifecycle on the application thread: start (parent
  * selection, ids, the sampling decision), tags, logs, baggage, finish.

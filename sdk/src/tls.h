@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tls.h: the thread-local storage class of the hot path (internal).
  */

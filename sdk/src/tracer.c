@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer.c: tracer options, creation (process tags, sampler, reporter
  * start), flush, close and free.

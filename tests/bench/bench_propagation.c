@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/bench_propagation.c: the cost of carrying a span context across
  * a process boundary (run by `make bench` through run_bench.sh; never part of

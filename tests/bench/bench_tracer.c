@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/bench_tracer.c: the foundation's benchmark (run by
  * `make bench` through run_bench.sh; never part of `make check`).

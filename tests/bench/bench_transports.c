@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/bench_transports.c: spans per second delivered by each
  * transport to a receiver on loopback (make bench; never make check).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/run_bench.sh BUILDDIR SRCDIR: what `make bench` runs.
 #
 # 1. The peer: jaeger-client for Node.js, measured now on this machine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/demo/demo_trace.c: runs the three-process demo (examples/demo/) and
  * checks the one trace it produces; `make check` runs it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_config_env.c: libFuzzer target for the parsers of the
  * Jaeger environment variables (sdk/src/config_env.h). The environment is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_custom.c: libFuzzer target for the `--from custom` reader
  * and its mapping parser (bridge/readers/custom.c). The first input line is

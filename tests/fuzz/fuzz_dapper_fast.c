@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_dapper_fast.c: libFuzzer target for the fast Dapper log
  * decoder (sdk/src/wire/dapper_log_fast.c on wire/json_scan.c). Its one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_dapper_log.c: libFuzzer target for the Dapper-style span
  * log decoder and line reader (sdk/src/wire/dapper_log.h). The bridge reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_extract_b3.c: libFuzzer target for extract with the
  * B3 codecs (the b3 header and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_extract_binary.c: libFuzzer target for tw_binary_extract
  * (Jaeger's binary layout, sdk/src/propagation/binary.c). The input is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_extract_common.h: the shared body of the text-codec
  * extract fuzz targets (fuzz_extract_jaeger.c, _b3.c, _w3c.c) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_extract_jaeger.c: libFuzzer target for extract with the
  * Jaeger codec (uber-trace-id, uberctx-*, jaeger-baggage, jaeger-debug-id). Input format and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_extract_w3c.c: libFuzzer target for extract with the
  * W3C codec (traceparent, tracestate, baggage). Input format and the invariants checked:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_jaeger_json.c: libFuzzer target for the jaeger-json reader
  * (bridge/readers/jaeger_json.c) and writer (bridge/sinks/jaeger_json.c).

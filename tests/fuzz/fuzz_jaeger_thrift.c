@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_jaeger_thrift.c: libFuzzer target for the Jaeger Thrift
  * decoder (sdk/src/wire/jaeger_thrift_decode.c) and the `--from

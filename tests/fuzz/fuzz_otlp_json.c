@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_otlp_json.c: libFuzzer target for the `--from otlp-json`
  * reader (bridge/readers/otlp_json.c): any bytes, as one document or NDJSON,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_sampling_strategy.c: libFuzzer target for the parser of
  * Jaeger sampling strategies (sdk/src/sampling/strategy.h): the remote

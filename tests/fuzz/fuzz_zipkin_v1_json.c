@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v1_json.c: libFuzzer target for the zipkin-v1-json
  * reader (bridge/readers/zipkin_v1_json.c) and the V1 -> model conversion

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v1_thrift.c: libFuzzer target for the Zipkin v1
  * Thrift decoder (sdk/src/wire/zipkin_thrift.c), the zipkin-v1-thrift

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v2_json.c: libFuzzer target for the zipkin-v2-json
  * reader (bridge/readers/zipkin_v2_json.c) and, on what it reads, the

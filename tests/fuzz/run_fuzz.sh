@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 #
 # tests/fuzz/run_fuzz.sh: builds each libFuzzer target (tests/fuzz/fuzz_<name>.c) with clang
 # and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.

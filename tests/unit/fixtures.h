@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/fixtures.h: shared fixtures for the core suites: a tracer that
  * samples everything into a memory reporter, and small helpers to read what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/harness.c: main() of every unit test program (see harness.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/harness.h: the contract between a CUnit test program and the
  * shared main() in harness.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/jaeger_decode.c: see jaeger_decode.h.
  */

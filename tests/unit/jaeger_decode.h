@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/jaeger_decode.h: decodes an Agent.emitBatch datagram (Thrift
  * compact) with the c_glib code generated from thrift/agent.thrift, for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/model_equal.h: what "the same span model" means, for round-trip
  * tests and fuzz targets (header-only, so a libFuzzer target can include it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/span_builder.h: builds model records (model/span_data.h) by hand
  * for the wire tests and the interop driver, the way span.c fills them:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/udp_sink.h: a UDP receiver on loopback for reporter tests and
  * benchmarks: binds an ephemeral port on 127.0.0.1 or ::1 and collects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/common.h: status codes, errors, typed values and the logger hook
  * shared by every tracewire header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/context.h: span contexts, the part of a span that crosses
  * threads and processes (OpenTracing SpanContext).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/curl.h: CLIENT spans around libcurl easy transfers, with the
  * trace context injected into the request headers through the tracer's

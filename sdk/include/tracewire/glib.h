@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/glib.h: GLib's thread pools and main-loop sources that carry the
  * active context (tracewire/scope.h) from where work is queued to where it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/handler.h: finished-span handlers (Brave's SpanHandler, formerly
  * FinishedSpanHandler): a chain of callbacks that sees each span as it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/microhttpd.h: SERVER spans for requests served with
  * libmicrohttpd, continuing the trace the caller sent in its headers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/propagation.h: carrying span contexts across process boundaries
  * (OpenTracing inject/extract) in the Jaeger, Zipkin B3 and W3C Trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/pthread.h: pthread_create() that carries the creating thread's
  * active context (tracewire/scope.h) into the new thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/sampler.h: sampling decisions, made once per trace at its root
  * span and propagated to every child through the context's sampled flag.

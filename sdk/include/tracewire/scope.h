@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/scope.h: the in-process context (Dapper's thread-local trace
  * context that follows control flow, OpenTracing's ScopeManager).

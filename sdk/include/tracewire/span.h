@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/span.h: spans (OpenTracing Span): start, tag, log, baggage,
  * finish.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/tracer.h: the tracer: service identity, sampler, reporter and
  * limits, shared by every thread of the process.

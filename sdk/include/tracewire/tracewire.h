@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracewire/tracewire.h: the whole public API of libtracewire.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * contrib/curl.c: CLIENT spans around libcurl easy transfers (tracewire/curl.h).
  *

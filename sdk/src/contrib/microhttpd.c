@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * contrib/microhttpd.c: SERVER spans for libmicrohttpd requests
  * (tracewire/microhttpd.h).

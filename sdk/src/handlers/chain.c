@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/chain.c: the finished-span handler chain: adding handlers to the
  * tracer options, running them at finish, destroying them at free.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/drop_names.c: the drop-by-name handler (tw_handler_drop_names_new):
  * drops finished spans whose operation name is in a fixed list, such as

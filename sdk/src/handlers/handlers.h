@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/handlers.h: the finished-span handler chain (internal; the public
  * side is tracewire/handler.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/latency_metrics.c: per-operation latency metrics fed by a
  * finished-span handler that wants unsampled spans, so they count every span

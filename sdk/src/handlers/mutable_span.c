@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/mutable_span.c: tw_mutable_span, the editable view a finished-span
  * handler gets of the record (tracewire/handler.h).

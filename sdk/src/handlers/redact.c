@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handlers/redact.c: the redaction handler (tw_handler_redact_new): replaces
  * the substrings of string tag values and string log field values that match

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model/span_data.c: span records, their arenas, and process records.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/b3.c: Zipkin's B3 propagation (openzipkin/b3-propagation,
  * WIRE-NOTES 5.5), two codecs that read alike and write differently:

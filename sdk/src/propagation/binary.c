@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/binary.c: the OpenTracing BINARY format in Jaeger's layout
  * (jaeger-client-go propagation.go, binaryPropagator; WIRE-NOTES 5.4).

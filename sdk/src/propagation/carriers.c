@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/carriers.c: tw_headers, the ready-made carrier: an ordered
  * list of key/value pairs (duplicates allowed, as in HTTP), with a reader

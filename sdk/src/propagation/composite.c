@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/composite.c: propagators: an ordered list of text codecs
  * (jaeger.c, b3.c, w3c.c) behind tw_propagator_inject/extract, and the

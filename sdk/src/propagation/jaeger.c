@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/jaeger.c: the Jaeger text codec (TW_CODEC_JAEGER): the
  * uber-trace-id header, baggage as uberctx-{key} headers and the

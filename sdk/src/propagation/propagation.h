@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/propagation.h: the internal interface of the propagation
  * codecs (Jaeger, B3, W3C, binary) and of the propagator that combines them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/support.c: what the codecs share: table-driven hex and
  * percent coding, the stack-first scratch buffer, safe excerpts of untrusted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/w3c.c: W3C Trace Context (traceparent, tracestate; W3C
  * Recommendation "Trace Context" Level 1, WIRE-NOTES 5.6) and the W3C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/async.c: the asynchronous reporter: a bounded queue filled by
  * application threads and drained by one background thread per reporter

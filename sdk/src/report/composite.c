@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/composite.c: fans every span out to several reporters (each takes
  * its own reference on the shared, immutable record). Counters are the sum

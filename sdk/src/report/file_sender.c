@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/file_sender.c: the Dapper-style local span log (DESIGN.md "Out-of-
  * band collection"): a tw__sender that appends one JSON line per span

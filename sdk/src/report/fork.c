@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/fork.c: fork() safety for the reporters that own threads and locks
  * (the async reporter, async.c, and through it every sender). One

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http.h: the HTTP senders (internal): one transport (http_sender.c,
  * libcurl) and three body formats (http_formats.c): the Jaeger collector's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_formats.c: the three HTTP body formats of report/http.h, thin
  * adapters over the project's one encoder per wire format (wire/):

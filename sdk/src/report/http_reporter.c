@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_reporter.c: the public side of the HTTP reporters (Jaeger
  * collector, Zipkin, OTLP/HTTP): their tw_reporter_options setters and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_sender.c: the HTTP transport shared by the Jaeger collector,
  * Zipkin and OTLP reporters: batches spans by the exact size of the body a

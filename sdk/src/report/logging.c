@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/logging.c: the logging reporter: one line per finished span to a
  * tw_log_fn, on the finishing thread (as Jaeger's LoggingReporter). Meant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/memory.c: the in-memory reporter, for tests (ours and the users').
  * Synchronous: report() appends under `lock`, so a span is readable as soon

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/null.c: the null reporter: accepts every span and keeps none (the
  * reporter of a disabled tracer, JAEGER_DISABLED=true). A span it receives

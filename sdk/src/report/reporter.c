@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/reporter.c: the public reporter API: options, dispatch through the
  * reporter vtable, and counters. No state of its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/udp_sender.c: the Jaeger agent UDP transport: batches spans into
  * Thrift compact Agent.emitBatch datagrams (wire/jaeger_thrift.h) and sends

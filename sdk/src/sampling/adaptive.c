@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/adaptive.c: Dapper's adaptive sampling: the user names a target
  * rate of sampled traces per second, and each operation's probability

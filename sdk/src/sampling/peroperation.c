@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/peroperation.c: the per-operation, guaranteed-throughput sampler
  * (Jaeger's "operationSampling" strategy; jaeger-client-go

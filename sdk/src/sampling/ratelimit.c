@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/ratelimit.c: the token bucket shared by samplers, and the
  * rate-limiting sampler (at most N traces per second, N may be fractional:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/remote.c: the remote sampler: the strategy is served by the
  * Jaeger agent or collector (GET <endpoint>?service=NAME, WIRE-NOTES 6.4)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/sampler.c: the public sampler API, and the const and
  * probabilistic samplers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/sampling.h: sampler internals shared with the core.
  *

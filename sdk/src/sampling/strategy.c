@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/strategy.c: parses Jaeger's sampling strategy JSON (with Jansson,
  * the project's JSON library) and builds the matching sampler.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/strategy.h: a Jaeger sampling strategy as served by the agent's
  * or collector's HTTP sampling endpoint (GET .../sampling?service=NAME),

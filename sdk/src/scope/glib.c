@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scope/glib.c: GThreadPool and GMainContext sources that carry the active
  * context from where work is queued to where it runs (tracewire/glib.h).

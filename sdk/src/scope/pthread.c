@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scope/pthread.c: tw_pthread_create, pthread_create() that carries the
  * creator's active context into the new thread (tracewire/pthread.h).

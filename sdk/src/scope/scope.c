@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scope/scope.c: the in-process context: per-thread, per-tracer stacks of
  * active scopes, the implicit parent of tw_span_start, and captures that

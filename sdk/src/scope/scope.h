@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scope/scope.h: the tw__ functions of the in-process context (scope.c) that
  * the core (span.c, tracer.c) and the thread wrappers (pthread.c, glib.c)

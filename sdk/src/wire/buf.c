@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/buf.c: tw__buf, the growable byte buffer that the wire encoders fill
  * and the senders hand to their transports (UDP datagrams, HTTP bodies).

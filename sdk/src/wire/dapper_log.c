@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/dapper_log.c: encodes finished spans (model/span_data.h) as Dapper-style
  * span log records, one JSON object per line, and decodes such lines back

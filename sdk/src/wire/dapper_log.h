@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/dapper_log.h: the project's one encoder and one decoder of the
  * Dapper-style local span log (internal). The SDK's file reporter

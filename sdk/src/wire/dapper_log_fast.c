@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/dapper_log_fast.c: the fast decoder of Dapper log lines (the bridge's
  * `--from dapper` hot path). It scans a line with wire/json_scan.h and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/dapper_log_int.h: what the Dapper log's two decoders share (internal
  * to wire/): the general decoder on a Jansson tree (dapper_log.c), which

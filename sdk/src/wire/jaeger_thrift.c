@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/jaeger_thrift.c: encodes finished spans (model/span_data.h) as
  * jaeger.thrift structs and assembles Agent.emitBatch messages and bare

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/jaeger_thrift.h: the project's one Jaeger Thrift encoder (internal).
  *

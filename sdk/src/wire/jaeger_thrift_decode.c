@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/jaeger_thrift_decode.c: decodes jaeger.thrift Batch structs and
  * Agent.emitBatch messages (binary and compact protocols) into the span

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/jaeger_thrift_decode.h: the project's one Jaeger Thrift decoder
  * (internal): a jaeger.thrift Batch struct, or a whole Agent.emitBatch

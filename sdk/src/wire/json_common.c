@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/json_common.c: helpers shared by the Zipkin and OTLP JSON encoders
  * (see json_common.h). They sit between the span model and Jansson: ids as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/json_common.h: what the JSON encoders (zipkin_json.c, otlp_json.c)
  * share: hex ids, base64, the shortest round-trip text of a double, strings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/json_scan.c: the strict one-pass JSON scanner of json_scan.h. It
  * sits in front of Jansson on the bridge's hot input path (a Dapper log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/json_scan.h: a strict, allocation-light JSON scanner for the fast
  * decode paths (first user: the Dapper log's fast decoder, wire/

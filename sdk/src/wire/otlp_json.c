@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/otlp_json.c: span model -> OTLP/JSON ExportTraceServiceRequest
  * (Jansson values). The field table and mapping rules are in otlp_json.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/otlp_json.h: the project's one OTLP/JSON trace encoder (internal).
  *

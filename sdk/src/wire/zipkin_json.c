@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/zipkin_json.c: span model -> Zipkin v2 JSON (Jansson values). The
  * field table and every mapping rule are in zipkin_json.h; this file follows

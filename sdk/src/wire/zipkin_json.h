@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/zipkin_json.h: the project's one Zipkin v2 JSON encoder (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/zipkin_text.c: the direct Zipkin v2 writer: appends to a buffer
  * exactly the bytes of tw__json_dump(tw__zipkin_span_json(span, process)),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/zipkin_thrift.c: the Zipkin v1 Thrift (TBinaryProtocol) decoder and
  * the v1 span builders; see zipkin_thrift.h for the layout, the rules and

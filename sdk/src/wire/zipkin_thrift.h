@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/zipkin_thrift.h: the project's one Zipkin v1 Thrift decoder, and the
  * plain-C "v1 span" both Zipkin v1 readers of the bridge fill (internal).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/bench/convert/check_output.py: checks the outputs of the conversion benchmark
 (run_convert_bench.sh, `make bench`), outside the timed runs.
 

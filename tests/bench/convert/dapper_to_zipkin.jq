@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/convert/dapper_to_zipkin.jq: the peer of `tracewire convert --from dapper
 # --to zipkin-v2-json` in the conversion benchmark (run_convert_bench.sh, `make bench`;
 # issue 5, "Tests and benchmark"). It maps one Dapper-style record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/convert/gen_spans.c: writes the inputs of the conversion
  * benchmark (`make bench`, run_convert_bench.sh; issue 5, "Tests and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/convert/measure.c: runs one timed command of the conversion
  * benchmark (run_convert_bench.sh, `make bench`) and reports its cost. GNU

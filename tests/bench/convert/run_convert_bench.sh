@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/convert/run_convert_bench.sh BUILDDIR SRCDIR: the conversion benchmark of
 # `make bench` (issue 5, "Tests and benchmark"). For each of
 #

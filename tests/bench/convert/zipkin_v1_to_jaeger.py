@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/bench/convert/zipkin_v1_to_jaeger.py: the peer of `tracewire convert --from
 zipkin-v1-thrift --to jaeger-thrift` in the conversion benchmark (run_convert_bench.sh,
 `make bench`; issue 5, "Tests and benchmark").

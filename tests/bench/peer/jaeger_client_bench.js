@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/bench/peer/jaeger_client_bench.js: the peer half of `make bench`.
 //
 // tracewire reports its benchmark figures as ratios against the official

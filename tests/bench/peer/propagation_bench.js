@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/bench/peer/propagation_bench.js: the peer half of the propagation rows of
 // `make bench` (tests/bench/bench_propagation.c divides this script's times by its own).
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/peer/run_peer.sh: runs the Jaeger Node.js client benchmark, the
 # peer that `make bench` divides tracewire's figures by.
 #

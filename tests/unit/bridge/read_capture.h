@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/read_capture.h: a twb_input that keeps what a reader
  * reports (spans with their interned processes, rejects with their raw

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_assemble.c: suite "bridge/assemble": the trace
  * assembler (bridge/assemble/assemble.h). Pass-through groups and window

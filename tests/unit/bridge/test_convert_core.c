@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_convert_core.c: suite "bridge/convert_core": the
  * rules every part of `tracewire convert` shares (bridge/convert.h): id

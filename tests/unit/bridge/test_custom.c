@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_custom.c: `--from custom` (bridge/readers/custom.c):
  * the mapping parser (--map text and mapping files), JSON lines with dotted

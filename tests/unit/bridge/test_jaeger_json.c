@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_json.c: suite "bridge/jaeger_json": the
  * jaeger-json reader (bridge/readers/jaeger_json.c) and writer

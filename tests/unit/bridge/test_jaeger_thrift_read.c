@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_thrift_read.c: `--from jaeger-thrift`
  * (bridge/readers/jaeger_thrift.c) and the SDK's Jaeger Thrift decoder

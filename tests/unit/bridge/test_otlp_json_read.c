@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_otlp_json_read.c: `--from otlp-json`
  * (bridge/readers/otlp_json.c): the two real OTLP/JSON files (one document;

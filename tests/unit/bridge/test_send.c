@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_send.c: suite "bridge/send": `tracewire convert
  * --send URL` (bridge/sinks/send.c) against real receivers on loopback: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_zipkin_v1.c: suite "bridge/zipkin_v1": the Zipkin
  * v1 readers (bridge/readers/zipkin_v1_json.c, zipkin_v1_thrift.c), the

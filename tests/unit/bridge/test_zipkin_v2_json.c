@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_zipkin_v2_json.c: suite "bridge/zipkin_v2_json": the
  * zipkin-v2-json reader (bridge/readers/zipkin_v2_json.c) and the

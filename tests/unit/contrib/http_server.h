@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/contrib/http_server.h: a libmicrohttpd server on a loopback
  * ephemeral port (127.0.0.1 or ::1) for the contrib tests. By default it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/contrib/test_curl.c: suite "contrib/curl": CLIENT spans around
  * real libcurl transfers to a loopback libmicrohttpd server

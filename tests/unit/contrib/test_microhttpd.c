@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/contrib/test_microhttpd.c: suite "contrib/microhttpd": SERVER
  * spans started by tw_mhd_start_span() inside a real libmicrohttpd access

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/core/test_config_env.c: suite "core/config_env": the Jaeger
  * environment variables read by tw_tracer_new_from_env(), their defaults,

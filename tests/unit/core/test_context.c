@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/core/test_context.c: suite "core/context": construction
  * rules, reference counting (owned vs borrowed), baggage copy-on-write and

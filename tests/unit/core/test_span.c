@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/core/test_span.c: suite "core/span": what a span records
  * (ids, references, typed tags, logs, baggage, errors, times), what an

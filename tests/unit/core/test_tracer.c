@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/core/test_tracer.c: suite "core/tracer": creation errors,
  * process tags, 64-bit mode, close/free contract (close twice, use after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/handlers/test_chain.c: suite "handlers/chain": the finished-span
  * handler chain: order, what a drop does and how it is counted, sample local

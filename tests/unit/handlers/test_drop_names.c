@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/handlers/test_drop_names.c: suite "handlers/drop_names": spans
  * whose operation name is in the list are dropped (exact, case-sensitive),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/handlers/test_latency_metrics.c: suite "handlers/latency_metrics":
  * the metrics count 100% of spans while the sampler reports 1%; count, sum and

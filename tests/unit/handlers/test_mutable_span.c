@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/handlers/test_mutable_span.c: suite "handlers/mutable_span": what
  * a handler reads from the finishing span and what its writes do, as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/handlers/test_redact.c: suite "handlers/redact": the redaction
  * handler replaces US social security numbers (and whatever else its pattern

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/model/test_span_data.c: suite "model/span_data": the arena
  * (inline block, growth, alignment), tag storage and truncation, references

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/prop_test.h: helpers shared by the propagation
  * suites (test_jaeger.c, test_b3.c, test_w3c.c, test_binary.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/test_b3.c: suite "propagation/b3": the X-B3-*
  * headers (TW_CODEC_B3) and the single b3 header (TW_CODEC_B3_SINGLE):

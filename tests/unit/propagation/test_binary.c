@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/test_binary.c: suite "propagation/binary": Jaeger's
  * binary layout byte by byte, the size query, round trips, and extract's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/test_composite.c: suite "propagation/composite":
  * building propagators (tw_propagator_new/parse), inject with several

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/test_jaeger.c: suite "propagation/jaeger": the
  * uber-trace-id header (what inject writes, what extract accepts, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/propagation/test_w3c.c: suite "propagation/w3c": traceparent
  * (what inject writes, the flag mapping, versions, every malformed form the

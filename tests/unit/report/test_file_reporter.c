@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_file_reporter.c: suite "report/file": the
  * Dapper-style span log reporter (tw_reporter_file_new, report/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_fork.c: suite "report/fork": the queued reporters
  * after fork() (report/fork.c, async.c). A parent and its child both report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_http_receiver.c: see test_http_receiver.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_http_receiver.h: a scriptable HTTP(S) receiver on a
  * loopback ephemeral port (libmicrohttpd, one thread per connection) for

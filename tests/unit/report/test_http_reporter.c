@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_http_reporter.c: suite "report/http": the Jaeger
  * collector, Zipkin and OTLP/HTTP reporters end to end, through the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_http_tls.c: suite "report/http_tls": the HTTP
  * reporters over HTTPS (libcurl with OpenSSL) against an HTTPS receiver

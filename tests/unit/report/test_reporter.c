@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_reporter.c: suite "report/reporter": the
  * asynchronous reporter over a scripted sender (queue bound, drops counted,

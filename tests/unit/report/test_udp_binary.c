@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_udp_binary.c: suite "report/udp_binary": the Jaeger
  * agent UDP reporter in its Thrift binary form (tw_reporter_jaeger_udp_binary_new,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/report/test_udp_reporter.c: suite "report/udp": the Jaeger agent
  * UDP reporter end to end over real loopback sockets (IPv4, IPv6, a host

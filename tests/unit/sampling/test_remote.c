@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/sampling/test_remote.c: suite "sampling/remote": the remote
  * sampler against a real HTTP server on loopback (libmicrohttpd) serving

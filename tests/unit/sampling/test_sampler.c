@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/sampling/test_sampler.c: suite "sampling/sampler": the const,
  * probabilistic, rate-limiting, per-operation and adaptive samplers, the

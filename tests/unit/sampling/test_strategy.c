@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/sampling/test_strategy.c: suite "sampling/strategy": parsing
  * Jaeger's sampling strategy JSON (both enum spellings, operationSampling

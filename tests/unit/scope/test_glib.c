@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/scope/test_glib.c: suite "scope/glib": work queued through
  * tracewire/glib.h runs under the context active where it was queued. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/scope/test_scope.c: suite "scope/scope": the in-process context.
  * Activation makes the implicit parent; nesting and LIFO close; misuse (out

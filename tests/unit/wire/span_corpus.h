@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/span_corpus.h: a large, varied, reproducible corpus of
  * span models and processes for the differential tests of the fast paths

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_buf.c: suite "wire/buf", the growable byte buffer
  * of sdk/src/wire/buf.c that encoders fill and senders transmit.

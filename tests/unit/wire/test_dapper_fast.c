@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_dapper_fast.c: suite "wire/dapper_fast": the
  * scanner-based Dapper log decoder (sdk/src/wire/dapper_log_fast.c, on

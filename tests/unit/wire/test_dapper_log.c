@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_dapper_log.c: suite "wire/dapper_log": the span log's
  * one encoder and one decoder (sdk/src/wire/dapper_log.h,

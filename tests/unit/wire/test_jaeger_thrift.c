@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_jaeger_thrift.c: suite "wire/jaeger_thrift", the
  * contract of the Jaeger Thrift encoder (sdk/src/wire/jaeger_thrift.h).

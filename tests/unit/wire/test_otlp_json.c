@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_otlp_json.c: suite "wire/otlp_json", the contract of
  * the OTLP/JSON encoder (sdk/src/wire/otlp_json.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_zipkin_json.c: suite "wire/zipkin_json", the contract
  * of the Zipkin v2 JSON encoder (sdk/src/wire/zipkin_json.h).

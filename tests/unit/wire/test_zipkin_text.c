@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_zipkin_text.c: suite "wire/zipkin_text": the direct
  * Zipkin v2 writer (tw__zipkin_encode_span_text, sdk/src/wire/zipkin_text.c)
