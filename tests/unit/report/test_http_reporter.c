@@ -883,7 +883,7 @@ static void test_fork_child_sends_on_its_own_connection(void)
     CU_ASSERT_EQUAL(per_value[3], 1);
     CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 6); /* the parent's own */
     /* The parent kept its connection; the child made the only other one. */
-    CU_ASSERT_EQUAL(http_receiver_connections(&receiver_202), 2);
+    CU_ASSERT_EQUAL(http_receiver_connections_settled(&receiver_202), 2);
     assert_accounted(r);
     tw_tracer_free(t);
 }
