@@ -351,6 +351,15 @@ static bool common_reporter_options(tw_reporter_options *ro, tw_error **err)
         }
         tw_reporter_options_set_flush_interval_ms(ro, ms);
     }
+    if ((v = env("TRACEWIRE_REPORTER_CLOSE_TIMEOUT"))) {
+        if (!tw__parse_interval_ms("TRACEWIRE_REPORTER_CLOSE_TIMEOUT", v, &ms, err))
+            return false;
+        if (tw_reporter_options_set_close_timeout_ms(ro, ms) != TW_OK) {
+            tw__set_error(err, TW_E_CONFIG,
+                          "TRACEWIRE_REPORTER_CLOSE_TIMEOUT=\"%s\": must be from 1 ms to 1 h", v);
+            return false;
+        }
+    }
     if ((v = env("TRACEWIRE_TLS_CA_FILE")) && tw_reporter_options_set_ca_file(ro, v) != TW_OK) {
         tw__set_error(err, TW_E_CONFIG, "TRACEWIRE_TLS_CA_FILE=\"%s\": not accepted", v);
         return false;

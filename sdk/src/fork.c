@@ -1,59 +1,66 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report/fork.c: fork() safety for the reporters that own threads and locks
- * (the async reporter, async.c, and through it every sender). One
- * pthread_atfork registration, installed on first use, walks a registry of
- * entries: prepare hooks in registration order before the fork, parent or
- * child hooks in reverse order after it, which is the nesting POSIX's
- * rationale for pthread_atfork describes (take every lock before the fork,
- * release them all on both sides), so that no lock is copied into the child
- * held by a thread that does not exist there.
+ * fork.c: the library's one pthread_atfork registration and the registry of
+ * fork hooks (fork.h): every lock that a thread other than the forking one
+ * may hold at a fork, taken before it and released on both sides after it,
+ * outermost level first on the way in and innermost first on the way out,
+ * which is the nesting POSIX's rationale for pthread_atfork describes.
  *
- * Why a registry rather than one pthread_atfork call per reporter:
- * pthread_atfork handlers can never be removed, and a reporter is freed
- * long before the process exits.
+ * Why one registration with levels: pthread_atfork runs prepare handlers in
+ * the reverse order of their registration and the others in order, so with
+ * one registration per module the nesting depended on which module happened
+ * to register first. The record pool registered lazily, after the
+ * reporters, so in the child the reporters' hook freed queued spans into a
+ * pool whose lock was still held: the child never returned from fork().
+ * Here the order is the level's, whatever the order of registration. And
+ * pthread_atfork handlers can never be removed, while reporters and
+ * samplers are freed long before the process exits.
  *
- * Locking: `registry_lock` guards the list. Lock order: registry_lock, then
- * the locks an entry's prepare hook takes; nobody takes registry_lock while
- * holding a reporter lock, so the order is acyclic. The hooks run with
- * registry_lock held; in the child it is released by the child handler,
- * which runs in the thread that locked it (the only thread left).
+ * Locking: `registry_lock` guards the list; it is held from prepare to
+ * parent/child (in the child it is made anew: the forking thread held it).
+ * Lock order: registry_lock, then the entries' locks by level, then the
+ * built-in leaves: the record pool, the id seed, the logger.
  */
-#include "report/report.h"
+#include "fork.h"
 
 #include <pthread.h>
+#include <stddef.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static tw__fork_entry *head; /* guarded by registry_lock: oldest first */
+static tw__fork_entry *head; /* guarded by registry_lock: by level, then age */
 static tw__fork_entry *tail; /* guarded by registry_lock */
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
-static int install_rc; /* pthread_atfork's result, written once under install_once */
+static int install_rc = -1; /* pthread_atfork's result, written once under install_once */
 
 static void on_prepare(void)
 {
     pthread_mutex_lock(&registry_lock);
-    for (tw__fork_entry *e = head; e; e = e->next) {
-        if (e->prepare)
-            e->prepare(e->arg);
-    }
+    for (tw__fork_entry *e = head; e; e = e->next)
+        e->prepare(e->arg);
+    /* The leaves, innermost last: anything above may log or free spans. */
+    tw__span_data_pool_fork_prepare();
+    tw__ids_fork_prepare();
+    tw__log_fork_prepare();
 }
 
 static void on_parent(void)
 {
-    for (tw__fork_entry *e = tail; e; e = e->prev) {
-        if (e->parent)
-            e->parent(e->arg);
-    }
+    tw__log_fork_parent();
+    tw__ids_fork_parent();
+    tw__span_data_pool_fork_parent();
+    for (tw__fork_entry *e = tail; e; e = e->prev)
+        e->parent(e->arg);
     pthread_mutex_unlock(&registry_lock);
 }
 
 static void on_child(void)
 {
-    for (tw__fork_entry *e = tail; e; e = e->prev) {
-        if (e->child)
-            e->child(e->arg);
-    }
-    pthread_mutex_unlock(&registry_lock);
+    tw__log_fork_child();
+    tw__ids_fork_child();
+    tw__span_data_pool_fork_child();
+    for (tw__fork_entry *e = tail; e; e = e->prev)
+        e->child(e->arg);
+    pthread_mutex_init(&registry_lock, NULL);
 }
 
 static void install(void)
@@ -61,19 +68,39 @@ static void install(void)
     install_rc = pthread_atfork(on_prepare, on_parent, on_child);
 }
 
-bool tw__fork_register(tw__fork_entry *e)
+bool tw__fork_install(void)
 {
     pthread_once(&install_once, install);
-    if (install_rc != 0)
+    return install_rc == 0;
+}
+
+/* At load time, so the hooks exist before any thread of the library can
+ * hold a lock; the calls on first use cover a library whose constructors
+ * did not run. */
+__attribute__((constructor)) static void install_at_load(void)
+{
+    tw__fork_install();
+}
+
+bool tw__fork_register(tw__fork_entry *e)
+{
+    if (!tw__fork_install())
         return false;
     pthread_mutex_lock(&registry_lock);
-    e->next = NULL;
-    e->prev = tail;
-    if (tail)
-        tail->next = e;
+    /* After the last entry of the same or a shallower level. */
+    tw__fork_entry *before = tail;
+    while (before && before->level > e->level)
+        before = before->prev;
+    e->prev = before;
+    e->next = before ? before->next : head;
+    if (e->next)
+        e->next->prev = e;
+    else
+        tail = e;
+    if (before)
+        before->next = e;
     else
         head = e;
-    tail = e;
     pthread_mutex_unlock(&registry_lock);
     return true;
 }

@@ -14,6 +14,8 @@
  */
 #include "internal.h"
 
+#include "fork.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,27 +25,29 @@ static tw_log_fn logger_fn;       /* guarded by logger_lock */
 static void *logger_user_data;    /* guarded by logger_lock */
 static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
 
-/* fork(): keep logger_lock from being copied into the child held by a
- * thread that does not exist there. */
-static void logger_prepare_fork(void)
+/* fork(): logger_lock is the innermost of fork.h's locks (a logger may be
+ * called with any other lock of the library held), taken by fork.c around
+ * fork() so the child never inherits it held. It is made anew in the child,
+ * not unlocked: glibc tells a writer's unlock from a reader's by thread id,
+ * and the forking thread's id is not the same in the child. */
+void tw__log_fork_prepare(void)
 {
     pthread_rwlock_wrlock(&logger_lock);
 }
 
-static void logger_after_fork(void)
+void tw__log_fork_parent(void)
 {
     pthread_rwlock_unlock(&logger_lock);
 }
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void install_atfork(void)
+void tw__log_fork_child(void)
 {
-    pthread_atfork(logger_prepare_fork, logger_after_fork, logger_after_fork);
+    pthread_rwlock_init(&logger_lock, NULL);
 }
 
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
 {
-    pthread_once(&atfork_once, install_atfork);
+    tw__fork_install();
     pthread_rwlock_wrlock(&logger_lock);
     logger_fn = fn;
     logger_user_data = user_data;
