@@ -17,7 +17,7 @@
  * samplers are freed long before the process exits.
  *
  * Locking: `registry_lock` guards the list; it is held from prepare to
- * parent/child (in the child it is made anew: the forking thread held it).
+ * parent/child (in the child the forking thread, which holds it, unlocks).
  * Lock order: registry_lock, then the entries' locks by level, then the
  * built-in leaves: the record pool, the id seed, the logger.
  */
@@ -60,12 +60,18 @@ static void on_child(void)
     tw__span_data_pool_fork_child();
     for (tw__fork_entry *e = tail; e; e = e->prev)
         e->child(e->arg);
-    pthread_mutex_init(&registry_lock, NULL);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 static void install(void)
 {
     install_rc = pthread_atfork(on_prepare, on_parent, on_child);
+}
+
+void tw__rwlock_reset_in_child(pthread_rwlock_t *lock, const pthread_rwlockattr_t *attr)
+{
+    pthread_rwlock_unlock(lock);
+    pthread_rwlock_init(lock, attr);
 }
 
 bool tw__fork_install(void)

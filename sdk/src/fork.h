@@ -19,11 +19,12 @@
  * pool, the id seed and the logger (fork.c calls them itself).
  *
  * Rules for a hook: prepare only takes its locks (it never waits for I/O:
- * fork() must not wait on the network). Child hooks run single-threaded;
- * they re-initialise their locks rather than unlock them (glibc records a
- * rwlock's writer by thread id, and the forking thread's id changes in the
- * child, so an unlock there is taken for a reader's and leaves the lock
- * held) and may allocate. Nobody may register or unregister an entry while
+ * fork() must not wait on the network). Child hooks run single-threaded
+ * and may allocate; they unlock their mutexes (the forking thread holds
+ * them) and reset their rwlocks with tw__rwlock_reset_in_child, because
+ * glibc tells a rwlock writer's unlock from a reader's by thread id, which
+ * is not the same in the child: a plain unlock there is taken for a
+ * reader's and leaves the lock held. Nobody may register or unregister an entry while
  * holding a lock that a prepare hook takes (registration waits for a fork
  * in progress, whose prepare waits for that lock).
  *
@@ -32,6 +33,7 @@
 #ifndef TW_FORK_H
 #define TW_FORK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 /* Levels, outermost first. A lock's level is deeper than that of every lock
@@ -57,6 +59,14 @@ typedef struct tw__fork_entry {
     void *arg;
     struct tw__fork_entry *prev, *next; /* guarded by the registry lock */
 } tw__fork_entry;
+
+/* In a fork child hook: makes @lock, which prepare took for writing, free
+ * again. Unlocked (what ThreadSanitizer expects of the thread that locked
+ * it) and then initialised anew (what glibc needs: the unlock alone is
+ * taken for a reader's, the thread id having changed, and leaves the lock
+ * write-held). The caller's rwlock attributes are not kept: pass them in
+ * @attr (NULL: defaults). */
+void tw__rwlock_reset_in_child(pthread_rwlock_t *lock, const pthread_rwlockattr_t *attr);
 
 /* Installs the library's one pthread_atfork registration (once; also done
  * when the library is loaded). False when pthread_atfork failed. */

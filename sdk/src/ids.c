@@ -45,7 +45,7 @@ void tw__ids_fork_parent(void)
 
 void tw__ids_fork_child(void)
 {
-    pthread_mutex_init(&master_lock, NULL);
+    pthread_mutex_unlock(&master_lock);
     /* Relaxed: the child is single-threaded right after fork. */
     atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed);
 }

@@ -27,9 +27,8 @@ static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
 
 /* fork(): logger_lock is the innermost of fork.h's locks (a logger may be
  * called with any other lock of the library held), taken by fork.c around
- * fork() so the child never inherits it held. It is made anew in the child,
- * not unlocked: glibc tells a writer's unlock from a reader's by thread id,
- * and the forking thread's id is not the same in the child. */
+ * fork() so the child never inherits it held (a rwlock: see
+ * tw__rwlock_reset_in_child). */
 void tw__log_fork_prepare(void)
 {
     pthread_rwlock_wrlock(&logger_lock);
@@ -42,7 +41,7 @@ void tw__log_fork_parent(void)
 
 void tw__log_fork_child(void)
 {
-    pthread_rwlock_init(&logger_lock, NULL);
+    tw__rwlock_reset_in_child(&logger_lock, NULL);
 }
 
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)

@@ -77,7 +77,7 @@ static void metrics_fork_parent(void *arg)
 
 static void metrics_fork_child(void *arg)
 {
-    pthread_mutex_init(&((tw_latency_metrics *)arg)->add_lock, NULL);
+    pthread_mutex_unlock(&((tw_latency_metrics *)arg)->add_lock);
 }
 
 /* ---- histogram ------------------------------------------------------------------------------ */

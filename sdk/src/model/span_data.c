@@ -230,7 +230,7 @@ void tw__span_data_pool_fork_parent(void)
 
 void tw__span_data_pool_fork_child(void)
 {
-    pthread_mutex_init(&shared_lock, NULL); /* held by this thread only: the list is whole */
+    pthread_mutex_unlock(&shared_lock); /* held by this thread only: the list is whole */
 }
 
 static void local_key_create(void)

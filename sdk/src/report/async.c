@@ -437,9 +437,8 @@ static void fork_child(void *arg)
     /* One thread now, the one that took the lock in fork_prepare. The
      * condition variables may still count the parent's waiters (its reporter
      * thread, flushers), for whom glibc's signal and broadcast can wait:
-     * they are made anew, as is the lock. */
+     * they are made anew. */
     init_conds(a);
-    pthread_mutex_init(&a->lock, NULL);
     /* fork.c released the record pool before this hook: dropping is safe. */
     for (size_t i = 0; i < a->len; i++)
         tw__span_data_unref(a->ring[(a->head + i) % a->cap]);
@@ -465,6 +464,7 @@ static void fork_child(void *arg)
             a->sender->vtable->after_fork_child(a->sender);
     }
     a->is_sender_busy = false;
+    pthread_mutex_unlock(&a->lock);
 }
 
 static const tw__reporter_vtable async_vtable = {

@@ -33,7 +33,7 @@ static void memory_fork_parent(void *arg)
 
 static void memory_fork_child(void *arg)
 {
-    pthread_mutex_init(&((memory_reporter *)arg)->lock, NULL);
+    pthread_mutex_unlock(&((memory_reporter *)arg)->lock);
 }
 
 static void memory_report(tw_reporter *r, tw__span_data *span)

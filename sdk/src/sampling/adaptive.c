@@ -64,7 +64,7 @@ static void adaptive_fork_parent(void *arg)
 
 static void adaptive_fork_child(void *arg)
 {
-    pthread_mutex_init(&((adaptive_sampler *)arg)->lock, NULL);
+    pthread_mutex_unlock(&((adaptive_sampler *)arg)->lock);
 }
 
 static void set_probability(adaptive_entry *e, double p)

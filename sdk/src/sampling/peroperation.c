@@ -58,7 +58,7 @@ static void per_operation_fork_parent(void *arg)
 
 static void per_operation_fork_child(void *arg)
 {
-    tw__sampling_rwlock_init(&((per_operation_sampler *)arg)->lock);
+    tw__sampling_rwlock_reset_in_child(&((per_operation_sampler *)arg)->lock);
 }
 
 static void entry_free(gpointer p)

@@ -31,6 +31,17 @@ void tw__sampling_rwlock_init(pthread_rwlock_t *lock)
     pthread_rwlockattr_destroy(&attr);
 }
 
+void tw__sampling_rwlock_reset_in_child(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    tw__rwlock_reset_in_child(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+}
+
 void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second)
 {
     pthread_mutex_init(&rl->lock, NULL);
@@ -81,7 +92,7 @@ static void limiter_fork_parent(void *arg)
 
 static void limiter_fork_child(void *arg)
 {
-    pthread_mutex_init(&((rate_limiting_sampler *)arg)->limiter.lock, NULL);
+    pthread_mutex_unlock(&((rate_limiting_sampler *)arg)->limiter.lock);
 }
 
 static void rate_limiting_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,

@@ -422,8 +422,8 @@ static void remote_fork_parent(void *arg)
 static void remote_fork_child(void *arg)
 {
     remote_sampler *r = arg;
-    tw__sampling_rwlock_init(&r->lock);
-    pthread_mutex_init(&r->wait_lock, NULL);
+    tw__sampling_rwlock_reset_in_child(&r->lock);
+    pthread_mutex_unlock(&r->wait_lock);
     init_wake(r); /* the parent's poller may be counted as its waiter */
     if (r->is_polling) {
         /* Mid-poll: the handle, the body and the strategy are the

@@ -607,6 +607,10 @@ static void call_close(void *arg)
 static int fifo_child(void *arg)
 {
     tw_tracer *t = arg;
+    if (counter(t, TW_COUNTER_SPANS_REPORTED) != 0)
+        return 2;
+    if (!CHILD_CAN_START_THREADS)
+        return 0;
     emit_span(t, "child", 1, NULL);
     tw_status st = tw_tracer_flush(t, 5000);
     bool ok = st == TW_OK && counter(t, TW_COUNTER_SPANS_REPORTED) == 1 &&
