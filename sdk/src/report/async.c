@@ -51,7 +51,7 @@
 typedef struct {
     tw_reporter base;
     const char *name;
-    tw__sender *sender; /* guarded by lock for replacement; run by the reporter thread only */
+    tw__sender *sender;       /* guarded by lock for replacement; run by the reporter thread only */
     tw__sender *stale_sender; /* a forked child's abandoned sender: fork_clone's model */
     const tw__process *process; /* from start: what a forked child's new sender opens with */
     tw__report_counters counters;
@@ -179,9 +179,9 @@ static void replace_sender_locked(async_reporter *a)
 {
     tw__sender *old = a->stale_sender;
     a->stale_sender = NULL;
-    tw__sender *fresh =
-        TW__VTABLE_HAS(old->vtable, tw__sender_vtable, fork_clone) ? old->vtable->fork_clone(old)
-                                                                   : NULL;
+    tw__sender *fresh = TW__VTABLE_HAS(old->vtable, tw__sender_vtable, fork_clone)
+                            ? old->vtable->fork_clone(old)
+                            : NULL;
     if (!fresh) {
         tw__log_msg(TW_LOG_WARN,
                     "%s reporter: its sender was busy when the process forked and cannot be "
@@ -501,8 +501,8 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     a->cap = opts->max_queue_size;
     a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
     a->flush_interval_ms = opts->flush_interval_ms;
-    a->close_timeout_ms = opts->close_timeout_ms ? opts->close_timeout_ms
-                                                 : TW__DEFAULT_CLOSE_TIMEOUT_MS;
+    a->close_timeout_ms =
+        opts->close_timeout_ms ? opts->close_timeout_ms : TW__DEFAULT_CLOSE_TIMEOUT_MS;
     a->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_REPORTER,
                                      .prepare = fork_prepare,
                                      .parent = fork_parent,

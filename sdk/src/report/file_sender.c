@@ -129,8 +129,7 @@ static bool open_file(file_sender *f)
 {
     if (f->fd >= 0)
         return true;
-    int fd =
-        open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     if (fd < 0) {
         log_errno(f, "cannot open", f->path, errno);
         return false;

@@ -115,8 +115,8 @@ typedef struct {
     unsigned int max_split_requests;
     bool is_gzip;
 
-    CURL *curl;   /* NULL until the first send, and after a fork in the child */
-    CURLM *multi; /* the sender thread's; created with curl */
+    CURL *curl;                /* NULL until the first send, and after a fork in the child */
+    CURLM *multi;              /* the sender thread's; created with curl */
     _Atomic(CURLM *) wakeable; /* multi, published for interrupt (another thread) */
     bool is_attached;          /* curl is added to multi */
     char errbuf[CURL_ERROR_SIZE];
@@ -224,8 +224,7 @@ static bool make_handle(http_sender *h)
     if (!h->multi) {
         h->multi = curl_multi_init();
         if (!h->multi) {
-            tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl multi handle",
-                        h->fmt_vt->name);
+            tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl multi handle", h->fmt_vt->name);
             curl_easy_cleanup(c);
             h->curl = NULL;
             return false;

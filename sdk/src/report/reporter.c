@@ -72,7 +72,8 @@ tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
 tw_status tw_reporter_options_set_close_timeout_ms(tw_reporter_options *opts,
                                                    unsigned int timeout_ms)
 {
-    TW_CHECK_ARG(opts && timeout_ms >= 1 && timeout_ms <= TW__MAX_CLOSE_TIMEOUT_MS, TW_E_INVALID_ARG);
+    TW_CHECK_ARG(opts && timeout_ms >= 1 && timeout_ms <= TW__MAX_CLOSE_TIMEOUT_MS,
+                 TW_E_INVALID_ARG);
     opts->close_timeout_ms = timeout_ms;
     return TW_OK;
 }

@@ -149,9 +149,8 @@ static void emit(udp_sender *u)
     /* No name lookup while closing: getaddrinfo cannot be interrupted, and
      * a DNS server that does not answer would hold close past its deadline. */
     bool is_closing = atomic_load_explicit(&u->base.give_up_at_ns, memory_order_relaxed) != 0;
-    if (!is_closing &&
-        (!u->has_address ||
-         (u->resolve_interval_ns > 0 && now - u->last_resolve_ns >= u->resolve_interval_ns)))
+    if (!is_closing && (!u->has_address || (u->resolve_interval_ns > 0 &&
+                                            now - u->last_resolve_ns >= u->resolve_interval_ns)))
         resolve(u);
     bool ok = false;
     if (u->has_address &&

@@ -63,13 +63,13 @@ typedef struct {
     char *url;
     unsigned int refresh_interval_ms;
     size_t max_operations;
-    CURL *curl;   /* poller thread only (and the first poll, before it starts) */
-    CURLM *multi; /* runs curl's query, so that free() can end a wait at once */
+    CURL *curl;                /* poller thread only (and the first poll, before it starts) */
+    CURLM *multi;              /* runs curl's query, so that free() can end a wait at once */
     _Atomic(CURLM *) wakeable; /* multi, published for free() */
     atomic_bool is_quitting;   /* free() started: a query in flight is abandoned */
     bool is_attached;          /* curl is added to multi (kept between queries, so a
                                 * forked child can find the connection's socket) */
-    tw__buf body; /* poller thread only */
+    tw__buf body;              /* poller thread only */
 
     pthread_mutex_t wait_lock;
     pthread_cond_t wake;
@@ -434,8 +434,7 @@ static void remote_fork_child(void *arg)
         memset(&r->strategy, 0, sizeof r->strategy);
     } else if (r->curl) {
         curl_socket_t fd = CURL_SOCKET_BAD;
-        if (r->is_attached &&
-            curl_easy_getinfo(r->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+        if (r->is_attached && curl_easy_getinfo(r->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
             fd != CURL_SOCKET_BAD)
             close(fd);
         r->abandoned_curl = r->curl;

@@ -351,8 +351,9 @@ size_t http_receiver_connections_settled(http_receiver *r)
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     struct sockaddr_in local;
     socklen_t len = sizeof local;
-    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&(struct sockaddr_in){.sin_family = AF_INET},
-                              sizeof(struct sockaddr_in)) == 0 &&
+    bool ok = fd >= 0 &&
+              bind(fd, (struct sockaddr *)&(struct sockaddr_in){.sin_family = AF_INET},
+                   sizeof(struct sockaddr_in)) == 0 &&
               getsockname(fd, (struct sockaddr *)&local, &len) == 0;
     pthread_mutex_lock(&r->lock);
     r->sentinel_port = ok ? ntohs(local.sin_port) : 0;

@@ -73,7 +73,7 @@ typedef struct http_receiver {
     unsigned int sentinel_port;
     bool is_sentinel_seen;
     size_t connections_before_sentinel;
-    size_t n_holding;     /* requests waiting in a hold step now */
+    size_t n_holding; /* requests waiting in a hold step now */
     bool is_released;
     bool is_stopping;
 } http_receiver;

@@ -944,8 +944,8 @@ static void test_fork_during_a_send_that_never_ends_returns_at_once(void)
     CU_ASSERT_EQUAL(tw_tracer_flush(t, 1), TW_E_TIMEOUT); /* wakes the thread */
     CU_ASSERT_FATAL(http_receiver_wait_holding(&receiver_202, 1, 5000));
     http_call c = {.tracer = t, .reporter = r};
-    bool in_time = bounded_call(call_fork_during_send, &c, 15000, release_receiver,
-                                &receiver_202, NULL);
+    bool in_time =
+        bounded_call(call_fork_during_send, &c, 15000, release_receiver, &receiver_202, NULL);
     CU_ASSERT(in_time);
     CU_ASSERT_EQUAL(c.child_status, 0);
     fprintf(stderr, "(fork() during a held request took %lld ms) ", (long long)c.fork_ms);
@@ -988,7 +988,7 @@ static void test_close_with_a_collector_that_never_answers_ends_by_its_deadline(
         bounded_call(call_tracer_close, &c, 20000, release_receiver, &receiver_202, &elapsed_ms);
     CU_ASSERT(in_time);
     CU_ASSERT_EQUAL(c.status, TW_OK);
-    CU_ASSERT(elapsed_ms >= 450);  /* it did wait for the collector... */
+    CU_ASSERT(elapsed_ms >= 450); /* it did wait for the collector... */
     CU_ASSERT(elapsed_ms < 5000); /* ...until its deadline, not the request's 60 s */
     fprintf(stderr, "(close took %lld ms) ", (long long)elapsed_ms);
     CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 100);
