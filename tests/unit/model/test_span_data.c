@@ -2,7 +2,9 @@
 /*
  * tests/unit/model/test_span_data.c: suite "model/span_data": the arena
  * (inline block, growth, alignment), tag storage and truncation, references
- * and reference counting of records.
+ * and reference counting of records, and the record pool: a released
+ * record is kept for reuse and, under AddressSanitizer or memcheck,
+ * poisoned until then (all but its pool link).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +12,23 @@
 
 #include "harness.h"
 #include "model/span_data.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define TEST_VALGRIND 1
+#endif
+#endif
 
 static void test_arena_grows_past_inline_block_and_aligns(void)
 {
@@ -115,6 +134,38 @@ static void test_process_tags(void)
     tw__process_clear(&p);
 }
 
+/* The pool is on in sanitizer builds; what it keeps is off limits to the
+ * tools until it is handed out again (the check is the tool's own: under
+ * neither, only the reuse is checked). */
+static void test_released_record_is_off_limits_until_reused(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw__span_data_unref(s); /* kept: this thread's list has room */
+#ifdef TEST_ASAN
+    CU_ASSERT(__asan_address_is_poisoned(&s->operation));
+    CU_ASSERT(__asan_address_is_poisoned(&s->inline_tags[5]));
+    CU_ASSERT(!__asan_address_is_poisoned(&s->next_free));
+#endif
+#ifdef TEST_VALGRIND
+    if (RUNNING_ON_VALGRIND) {
+        unsigned char vbits[sizeof s->operation];
+        /* 3: not addressable (memcheck's client request says so without
+         * reporting an error) */
+        CU_ASSERT_EQUAL(VALGRIND_GET_VBITS(&s->operation, vbits, sizeof vbits), 3);
+    }
+#endif
+    tw__span_data *again = tw__span_data_new(); /* the same record, usable again */
+    CU_ASSERT_PTR_EQUAL(again, s);
+#ifdef TEST_ASAN
+    CU_ASSERT(!__asan_address_is_poisoned(&again->operation));
+#endif
+    CU_ASSERT(tw__span_data_set_operation(again, "reused", 6));
+    CU_ASSERT_STRING_EQUAL(again->operation, "reused");
+    tw__span_data_unref(again);
+    tw__span_data_pool_trim();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("model/span_data", NULL, NULL);
@@ -126,4 +177,6 @@ void tw_test_register(void)
                 test_truncation_marks_and_respects_utf8);
     CU_add_test(suite, "references_and_logs_accumulate", test_references_and_logs_accumulate);
     CU_add_test(suite, "process_tags", test_process_tags);
+    CU_add_test(suite, "released_record_is_off_limits_until_reused",
+                test_released_record_is_off_limits_until_reused);
 }

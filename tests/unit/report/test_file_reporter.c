@@ -79,7 +79,11 @@ static tw_tracer *make_file_tracer(const char *path, size_t max_bytes, size_t ma
               tw_reporter_options_set_max_file_bytes(ro, max_bytes) == TW_OK &&
               tw_reporter_options_set_max_files(ro, max_files) == TW_OK &&
               /* Flushes come from the tests (tw_tracer_flush, close), not the clock. */
-              tw_reporter_options_set_flush_interval_ms(ro, 60000) == TW_OK;
+              tw_reporter_options_set_flush_interval_ms(ro, 60000) == TW_OK &&
+              /* Close writes everything (a rotation syncs the file, which on a busy
+               * disk can take longer than the default 5 s deadline); the tests of
+               * the deadline are the FIFO ones, which never wait that long. */
+              tw_reporter_options_set_close_timeout_ms(ro, 60000) == TW_OK;
     tw_reporter *r = ok ? tw_reporter_file_new(ro, NULL) : NULL;
     tw_reporter_options_free(ro);
     if (!r)

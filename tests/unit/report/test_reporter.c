@@ -308,9 +308,7 @@ static void test_composite_flush_respects_the_callers_timeout(void)
     int64_t elapsed_ms = bounded_now_ms() - start;
     /* One budget for all: 400 ms and scheduling, far from 4 x 400 ms. */
     CU_ASSERT(elapsed_ms < 1200);
-    if (elapsed_ms >= 1200)
-        fprintf(stderr, "composite flush took %lld ms for a 400 ms timeout\n",
-                (long long)elapsed_ms);
+    fprintf(stderr, "(composite flush took %lld ms for a 400 ms timeout) ", (long long)elapsed_ms);
     for (int i = 0; i < N; i++)
         set_stuck(senders[i], false);
     CU_ASSERT_EQUAL(tw__reporter_flush(c, tw__flush_deadline(5000)), TW_OK);
@@ -400,8 +398,8 @@ static void test_close_ends_at_its_deadline_and_counts_what_was_not_sent(void)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&x->cond, &attr);
     pthread_condattr_destroy(&attr);
-    tw__async_options ao = {.max_queue_size = 256, .flush_interval_ms = 60000,
-                            .close_timeout_ms = 300};
+    tw__async_options ao = {
+        .max_queue_size = 256, .flush_interval_ms = 60000, .close_timeout_ms = 300};
     tw_reporter *r = tw__async_reporter_new("patient", &x->base, &ao, NULL);
     CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
     tw__span_data *span = tw__span_data_new();
