@@ -24,9 +24,9 @@
  * them) and reset their rwlocks with tw__rwlock_reset_in_child, because
  * glibc tells a rwlock writer's unlock from a reader's by thread id, which
  * is not the same in the child: a plain unlock there is taken for a
- * reader's and leaves the lock held. Nobody may register or unregister an entry while
- * holding a lock that a prepare hook takes (registration waits for a fork
- * in progress, whose prepare waits for that lock).
+ * reader's and leaves the lock held. Nobody may register or unregister an
+ * entry while holding a lock that a prepare hook takes (registration waits
+ * for a fork in progress, whose prepare waits for that lock).
  *
  * Thread safety: register and unregister from any thread.
  */
@@ -55,7 +55,7 @@ typedef struct tw__fork_entry {
     tw__fork_level level;
     void (*prepare)(void *arg); /* takes the locks */
     void (*parent)(void *arg);  /* releases them in the parent */
-    void (*child)(void *arg);   /* makes them anew in the child */
+    void (*child)(void *arg);   /* frees them in the child */
     void *arg;
     struct tw__fork_entry *prev, *next; /* guarded by the registry lock */
 } tw__fork_entry;
