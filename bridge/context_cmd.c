@@ -57,6 +57,32 @@ static void log_warning(tw_log_level level, const char *message, void *user_data
     tw__cli_warn("%s", message);
 }
 
+/* stdin for Jansson with a byte budget: the bound applies to what is read,
+ * so an endless input (/dev/zero) stops after the budget instead of growing
+ * Jansson's buffer (the same limit as extract's header block). */
+typedef struct bounded_input {
+    FILE *in;
+    size_t budget; /* bytes still allowed */
+    bool is_over;  /* the input went past the limit */
+} bounded_input;
+
+static size_t read_bounded(void *buffer, size_t size, void *data)
+{
+    bounded_input *b = data;
+    if (b->budget == 0) {
+        /* One byte more tells the end of input from an overlong one. */
+        if (getc(b->in) == EOF)
+            return 0;
+        b->is_over = true;
+        return (size_t)-1;
+    }
+    size_t n = fread(buffer, 1, size < b->budget ? size : b->budget, b->in);
+    b->budget -= n;
+    if (n == 0 && ferror(b->in))
+        return (size_t)-1;
+    return n;
+}
+
 /* Parses the options of one subcommand. Returns -1 to go on, or an exit
  * status (GOption has printed --help itself and exited). */
 static int parse_options(const char *name, const char *summary, GOptionEntry *entries, int *argc,
@@ -201,9 +227,14 @@ static int inject_main(int argc, char **argv)
     /* Duplicate keys would make the input ambiguous; Jansson rejects them,
      * trailing text after the object, \u0000, invalid UTF-8 and nesting
      * past 2048 levels. */
-    json_t *obj = json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+    bounded_input input = {stdin, TW__HEADER_LINES_MAX_BYTES, false};
+    json_t *obj = json_load_callback(read_bounded, &input, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
-        tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column, jerr.text);
+        if (input.is_over)
+            tw__cli_error("context inject: stdin: input longer than %u bytes",
+                          TW__HEADER_LINES_MAX_BYTES);
+        else
+            tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column, jerr.text);
         goto fail_json;
     }
     tw_error *err = NULL;

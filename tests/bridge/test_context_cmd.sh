@@ -256,6 +256,34 @@ head -c 1100000 /dev/zero | tr '\0' 'a' | sed 's/^/x-big: /' >"$work/big"
 big=$(cat "$work/big")
 bad "extract: more than 1 MiB of headers" 1 "longer than 1048576 bytes" "$big\n" context extract
 
+# endless NAME ARGS...: the command reads an endless input (from a generator on a pipe)
+# and must stop at the 1 MiB bound with exit 1 and the reason, within 60 s (before the
+# bound applied to the read, /dev/zero grew one line to 1.4 GB in 10 s). The generator's
+# output is given as a shell word list in $gen.
+endless() {
+    name=$1
+    shift
+    # shellcheck disable=SC2086 # the wrapper and the generator are word lists
+    sh -c "$gen" 2>/dev/null | timeout -k 5 60 ${TW_TEST_WRAPPER:-} "$tw" "$@" \
+        >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ "$rc" -ne 1 ]; then
+        fail "$name" "exit $rc, expected 1 (124: it did not stop at the bound)"
+    elif ! grep -q "longer than 1048576 bytes" "$work/err"; then
+        fail "$name" "stderr does not give the bound"
+    elif [ -s "$work/out" ]; then
+        fail "$name" "unexpected stdout"
+    else
+        pass "$name"
+    fi
+}
+gen="cat /dev/zero"
+endless "extract: an endless line (/dev/zero) stops at the bound" context extract
+gen="printf 'x-a: '; cat /dev/zero | tr '\\000' a"
+endless "extract: an endless header value stops at the bound" context extract
+gen="printf '{\"trace_id\": \"'; cat /dev/zero | tr '\\000' a"
+endless "inject: an endless JSON string stops at the bound" context inject --format jaeger
+
 # ---- inject ------------------------------------------------------------------------------
 full="{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"parent_id\": \"$PARENT\", \"sampled\": true, \"baggage\": {\"user-id\": \"alice smith\", \"q\": \"a=1,b\"}, \"tracestate\": \"congo=t61rcWkgMzE\"}"
 ok "inject jaeger: 128-bit, parent, %%-encoded baggage" "$full" \
