@@ -42,6 +42,21 @@
 #define SNIFF_BYTES 4096
 #define IO_BUFFER_BYTES ((size_t)1 << 20) /* stdio buffers of inputs and the output */
 #define TRUNCATION_MARKER "...[truncated]"
+/* A numeric option the user did not give (GOption cannot say; no valid value is this). */
+#define OPTION_UNSET INT64_MIN
+
+/* The accepted range of each numeric option (docs/bridge.md). Out of range is a usage
+ * error naming the option: a value is never wrapped, clamped or ignored. */
+typedef struct option_range {
+    const char *name;
+    int64_t min, max;
+} option_range;
+static const option_range RANGE_WINDOW = {"--window", 0, 10000000};
+static const option_range RANGE_MAX_ANNOTATIONS = {"--max-annotations", 0, 1000000};
+static const option_range RANGE_MAX_VALUE_BYTES = {"--max-value-bytes", 16, 16 << 20};
+static const option_range RANGE_MAX_BODY_BYTES = {"--max-body-bytes", 1024, 256 << 20};
+static const option_range RANGE_RETRIES = {"--retries", 0, 100};
+static const option_range RANGE_TIMEOUT_MS = {"--timeout-ms", 1, 3600 * 1000};
 
 typedef struct run_counts {
     uint64_t read, written, rejected, warnings, truncated, dropped_annotations, fixed_durations;
@@ -62,6 +77,7 @@ typedef struct run {
     int64_t last_progress_ms, start_ms;
     uint64_t total_bytes, bytes_read; /* of the inputs that are regular files (progress) */
     const char *current;              /* the input being read, for messages */
+    const char *out_name;             /* the output, for messages ("standard output") */
     tw_error *fatal;                  /* what stopped the run */
 } run;
 
@@ -273,11 +289,27 @@ static bool on_emit(twb_input *in, tw__span_data *span, const tw__process *proce
 }
 
 /* The assembler's groups go to the writer or the sender. */
+/* A writer's failure names the output it could not write ("out.json: write
+ * error: No space left on device"): the writer only knows its FILE. */
+static tw_status name_output(const run *r, tw_status st, tw_error **err)
+{
+    if (st == TW_OK || !err || !*err)
+        return st;
+    tw_error *named = NULL;
+    tw__set_error(&named, tw_error_status(*err), "%s: %s", r->out_name,
+                  tw_error_message(*err));
+    if (named) {
+        tw_error_free(*err);
+        *err = named;
+    }
+    return st;
+}
+
 static tw_status on_group(void *arg, const twb_span *spans, size_t n, tw_error **err)
 {
     run *r = arg;
     tw_status st = r->sender ? twb_sender_send(r->sender, spans, n, err)
-                             : r->writer_vt->write(r->writer, spans, n, err);
+                             : name_output(r, r->writer_vt->write(r->writer, spans, n, err), err);
     if (st == TW_OK)
         r->n.written += n;
     return st;
@@ -401,6 +433,31 @@ typedef struct cli {
     char **files;
 } cli;
 
+/* The --to format whose bytes a --send destination format takes (NULL: none). */
+static const char *send_format_output(const char *send_format)
+{
+    static const struct {
+        const char *send, *to;
+    } map[] = {{"zipkin", "zipkin-v2-json"},
+               {"jaeger-http", "jaeger-thrift"},
+               {"otlp-http", "otlp-json"},
+               {"jaeger-udp", "jaeger-thrift"},
+               {"jaeger-udp-binary", "jaeger-thrift"}};
+    for (size_t i = 0; send_format && i < sizeof map / sizeof map[0]; i++) {
+        if (strcmp(map[i].send, send_format) == 0)
+            return map[i].to;
+    }
+    return NULL;
+}
+
+/* True when @a and @b name one existing file (the same device and inode). */
+static bool is_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 static void list_formats(void)
 {
     printf("Input formats (--from):\n");
@@ -457,8 +514,9 @@ int tw__convert_cmd_main(int argc, char **argv)
              .window = DEFAULT_WINDOW_SPANS,
              .max_annotations = DEFAULT_MAX_ANNOTATIONS,
              .max_value_bytes = (gint64)DEFAULT_MAX_VALUE_BYTES,
-             .retries = -1,
-             .timeout_ms = -1};
+             .max_body_bytes = OPTION_UNSET,
+             .retries = OPTION_UNSET,
+             .timeout_ms = OPTION_UNSET};
     GOptionEntry entries[] = {
         {"from", 'f', 0, G_OPTION_ARG_STRING, &c.from,
          "Input format (default: detected per file; --list-formats)", "FORMAT"},
@@ -552,14 +610,27 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "name an output format with --to, or a backend with --send");
         goto free_cli;
     }
-    if (c.send && (c.to || c.output)) {
-        rc = usage_error(ctx, "--send ships to a backend: it takes no --to or --output");
+    if (c.send && c.output) {
+        rc = usage_error(ctx, "--send ships to a backend: it takes no --output");
         goto free_cli;
     }
-    if (c.window < 0 || c.max_annotations < 0 || c.max_value_bytes < 16) {
-        rc = usage_error(ctx, "--window and --max-annotations must be >= 0, --max-value-bytes "
-                              ">= 16");
-        goto free_cli;
+    const struct {
+        const option_range *range;
+        int64_t value;
+    } numeric[] = {{&RANGE_WINDOW, c.window},
+                   {&RANGE_MAX_ANNOTATIONS, c.max_annotations},
+                   {&RANGE_MAX_VALUE_BYTES, c.max_value_bytes},
+                   {&RANGE_MAX_BODY_BYTES, c.max_body_bytes},
+                   {&RANGE_RETRIES, c.retries},
+                   {&RANGE_TIMEOUT_MS, c.timeout_ms}};
+    for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
+        const option_range *range = numeric[i].range;
+        int64_t v = numeric[i].value;
+        if (v != OPTION_UNSET && (v < range->min || v > range->max)) {
+            rc = usage_error(ctx, "%s takes %" PRId64 " to %" PRId64 ", not %" PRId64,
+                             range->name, range->min, range->max, v);
+            goto free_cli;
+        }
     }
     if (!(c.sample >= 0.0 && c.sample <= 1.0)) {
         rc = usage_error(ctx, "--sample must be between 0 and 1");
@@ -615,6 +686,22 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "--from custom needs a field mapping: --map or --map-file");
         goto free_cli;
     }
+    /* Opening -o or --rejects truncates it: naming an input there would empty the
+     * input before it is read. */
+    for (size_t i = 0; c.files && c.files[i]; i++) {
+        const char *clash = c.output && is_same_file(c.files[i], c.output)     ? "--output"
+                            : c.rejects && is_same_file(c.files[i], c.rejects) ? "--rejects"
+                                                                               : NULL;
+        if (clash) {
+            rc = usage_error(ctx, "%s names the input %s: it would be emptied before it is read",
+                             clash, c.files[i]);
+            goto free_custom_early;
+        }
+    }
+    if (c.output && c.rejects && is_same_file(c.output, c.rejects)) {
+        rc = usage_error(ctx, "--output and --rejects name the same file");
+        goto free_custom_early;
+    }
     g_option_context_free(ctx);
 
     FILE *out = stdout;
@@ -623,11 +710,11 @@ int tw__convert_cmd_main(int argc, char **argv)
     if (c.send) {
         twb_send_options so;
         twb_send_options_init(&so);
-        if (c.max_body_bytes > 0)
+        if (c.max_body_bytes != OPTION_UNSET)
             so.max_body_bytes = (size_t)c.max_body_bytes;
-        if (c.retries >= 0)
+        if (c.retries != OPTION_UNSET)
             so.max_retries = (unsigned int)c.retries;
-        if (c.timeout_ms > 0)
+        if (c.timeout_ms != OPTION_UNSET)
             so.timeout_ms = (unsigned int)c.timeout_ms;
         so.is_gzip = !c.no_gzip;
         so.headers = (const char *const *)c.headers;
@@ -641,6 +728,15 @@ int tw__convert_cmd_main(int argc, char **argv)
             rc = TW_CLI_EXIT_USAGE;
             goto free_custom;
         }
+        /* A --to is welcome when it names what the destination takes. */
+        const char *takes = send_format_output(twb_sender_format(r.sender));
+        if (c.to && (!takes || strcmp(c.to, takes) != 0)) {
+            tw__cli_error("convert: --to %s conflicts with --send: %s takes %s (name the "
+                          "matching --to, or none)",
+                          c.to, twb_sender_format(r.sender), takes ? takes : "no --to format");
+            rc = TW_CLI_EXIT_USAGE;
+            goto free_custom;
+        }
         /* The SDK's senders report failed requests through its logger. */
         tw_set_logger(tw_log_to_stderr, NULL, TW_LOG_WARN);
         target_flags = twb_sender_target_flags(r.sender);
@@ -649,6 +745,7 @@ int tw__convert_cmd_main(int argc, char **argv)
             tw__cli_error("convert: %s: cannot open for writing: %s", c.output, strerror(errno));
             goto free_custom;
         }
+        r.out_name = c.output ? c.output : "standard output";
         setvbuf(out, NULL, _IOFBF, IO_BUFFER_BYTES);
         r.writer = r.writer_vt->new_writer(out, &r.opts, &e);
         if (!r.writer) {
@@ -695,7 +792,7 @@ int tw__convert_cmd_main(int argc, char **argv)
         if (r.sender)
             twb_sender_finish(r.sender, &r.fatal);
         else
-            r.writer_vt->finish(r.writer, &r.fatal);
+            name_output(&r, r.writer_vt->finish(r.writer, &r.fatal), &r.fatal);
     }
     progress(&r, true);
 
@@ -719,16 +816,28 @@ close_out:
     if (r.writer)
         r.writer_vt->free_writer(r.writer);
     twb_sender_free(r.sender);
-    if (r.rejects && fclose(r.rejects) != 0 && rc == TW_CLI_EXIT_OK) {
+    /* A write error shows at the latest when the buffer is flushed here: say it
+     * whatever the exit status already is (a run with rejects exits 1 anyway, and a
+     * lost --rejects file must not go unnoticed). */
+    if (r.rejects && fclose(r.rejects) != 0) {
         tw__cli_error("convert: %s: write error: %s", c.rejects, strerror(errno));
-        rc = TW_CLI_EXIT_FAILURE;
+        if (rc == TW_CLI_EXIT_OK)
+            rc = TW_CLI_EXIT_FAILURE;
     }
-    if (out != stdout && fclose(out) != 0 && rc == TW_CLI_EXIT_OK) {
+    if (out == stdout && fflush(stdout) != 0) {
+        tw__cli_error("convert: standard output: write error: %s", strerror(errno));
+        if (rc == TW_CLI_EXIT_OK)
+            rc = TW_CLI_EXIT_FAILURE;
+    } else if (out != stdout && fclose(out) != 0) {
         tw__cli_error("convert: %s: write error: %s", c.output, strerror(errno));
-        rc = TW_CLI_EXIT_FAILURE;
+        if (rc == TW_CLI_EXIT_OK)
+            rc = TW_CLI_EXIT_FAILURE;
     }
     tw_error_free(r.fatal);
 free_custom:
+    twb_custom_map_clear(&custom);
+    goto free_cli;
+free_custom_early:
     twb_custom_map_clear(&custom);
 free_cli:
     g_free(c.from);

@@ -157,6 +157,47 @@ check("--sample outside 0..1 is a usage error", rc == 2, rc, err)
 rc, out, err = run(["--to", "dapper", os.path.join(WORK, "absent")])
 check("a missing file fails with its name", rc == 1 and "absent" in err, rc, err)
 
+# Numeric options are range-checked and refused with the option's name, never wrapped,
+# clamped or ignored (4294967297 used to become 1, -7 was ignored).
+SKEW = fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")
+for opt, value, send in [("--retries", "4294967297", True), ("--timeout-ms", "4294967297", True),
+                         ("--max-body-bytes", "-7", True), ("--retries", "-1", True),
+                         ("--window", "-1", False), ("--window", "99999999999", False),
+                         ("--max-value-bytes", "15", False), ("--max-annotations", "-3", False)]:
+    target = ["--send", "http://127.0.0.1:1/api/v2/spans"] if send else ["--to", "dapper"]
+    rc, out, err = run(target + [opt, value, SKEW])
+    check("%s %s is a usage error naming the option" % (opt, value),
+          rc == 2 and opt in err and value in err and out == b"", rc, err)
+
+# -o or --rejects naming an input would empty it before it is read: refused, input intact.
+victim = write("victim.json", open(SKEW, "rb").read())
+for opt in ["-o", "--rejects"]:
+    rc, out, err = run(["--to", "zipkin-v2-json", opt, victim, victim])
+    check("%s naming the input is refused and the input is kept" % opt,
+          rc == 2 and "names the input" in err and
+          open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
+
+# --to with --send: accepted when it is what the destination takes, refused on a conflict.
+rc, out, err = run(["--to", "zipkin-v2-json", "--send", "http://127.0.0.1:1/api/v2/spans",
+                    "--retries", "0", SKEW])
+check("--to matching the --send destination is accepted",
+      rc == 1 and "conflicts" not in err and "failed 4" in err, rc, err)
+rc, out, err = run(["--to", "jaeger-json", "--send", "http://127.0.0.1:1/api/v2/spans", SKEW])
+check("--to conflicting with the --send destination is a usage error",
+      rc == 2 and "conflicts" in err and "zipkin-v2-json" in err, rc, err)
+
+# Write errors are said even when the run already failed for another reason (rejects).
+if os.path.exists("/dev/full"):
+    bad = write("bad.json", "garbage\n")
+    rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "--rejects", "/dev/full",
+                        bad])
+    check("a --rejects file that cannot be written is reported",
+          rc == 1 and "/dev/full: write error" in err, rc, err)
+    rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "-o", "/dev/full", SKEW,
+                        bad])
+    check("an output that cannot be written is reported with rejects too",
+          rc == 1 and "/dev/full: write error" in err, rc, err)
+
 # ---- every fixture, every output ---------------------------------------------------------
 
 for fmt, files in sorted(FIXTURES.items()):
