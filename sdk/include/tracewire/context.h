@@ -86,6 +86,18 @@ TW_EXTERN const char *tw_span_context_debug_id(const tw_span_context *ctx);
 TW_EXTERN const char *tw_span_context_tracestate(const tw_span_context *ctx);
 
 /**
+ * tw_span_context_is_trace_id_random: whether at least the right-most 7 bytes
+ * of the trace id are known to be random (W3C Trace Context Level 2
+ * "random-trace-id", traceparent flag 0x02). True for every trace tracewire
+ * starts and for contexts extracted from a traceparent with the flag; child
+ * spans keep their parent's value. Jaeger, B3 and the binary format have no
+ * such bit: contexts they extract say false, and they never write it (Jaeger's
+ * debug flag, also 0x02 in its own byte, is a different thing).
+ * Since: 0.1
+ */
+TW_EXTERN bool tw_span_context_is_trace_id_random(const tw_span_context *ctx);
+
+/**
  * tw_span_context_trace_id_hex: writes the trace id as lower-case hex: 32
  * digits for a 128-bit id, 16 when the high half is 0, plus a NUL.
  * @buf must hold at least 33 bytes. Returns: @buf, or NULL for NULL args.
