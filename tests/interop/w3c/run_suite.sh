@@ -110,13 +110,21 @@ while :; do
     break
 done
 
+# Stop the service the way an operator would (SIGTERM): it must exit cleanly, which under
+# the sanitizers also means without a leak report.
+kill "$pid" 2>/dev/null
+wait "$pid"
+service_rc=$?
+pid=
+
 ran=$(grep -E '^Ran [0-9]+ tests? in' "$work/suite.log")
 result=$(grep -E '^(OK|FAILED)' "$work/suite.log" | tail -n 1)
 echo "STRICT_LEVEL=${STRICT_LEVEL:-2} SPEC_LEVEL=${SPEC_LEVEL:-2}: $ran: $result"
 # Every test must run and pass: "OK (skipped=N)" is not a pass at these settings.
-if [ $rc -eq 0 ] && [ "$result" = "OK" ]; then
+if [ $rc -eq 0 ] && [ "$result" = "OK" ] && [ $service_rc -eq 0 ]; then
     exit 0
 fi
+[ $service_rc -eq 0 ] || echo "FAIL: $service exited with status $service_rc"
 cat "$work/suite.log"
 echo "--- $service stderr:"
 cat "$work/service.err"
