@@ -80,8 +80,9 @@ TW_EXTERN bool tw_span_context_is_sampling_deferred(const tw_span_context *ctx);
  * with, or NULL. Borrowed as long as the caller holds @ctx. Since: 0.1 */
 TW_EXTERN const char *tw_span_context_debug_id(const tw_span_context *ctx);
 
-/** tw_span_context_tracestate: the W3C tracestate received (and inherited
- * by child spans, re-emitted unchanged), or NULL. Borrowed as long as the
+/** tw_span_context_tracestate: the W3C tracestate received (inherited by
+ * child spans and re-emitted as held; tw_span_context_with_tracestate() in
+ * tracewire/propagation.h sets a member), or NULL. Borrowed as long as the
  * caller holds @ctx. Since: 0.1 */
 TW_EXTERN const char *tw_span_context_tracestate(const tw_span_context *ctx);
 
