@@ -140,7 +140,7 @@ tw_span_context *tw__span_context_build(const tw__context_parts *parts)
     c->trace_id_low = parts->trace_id_low;
     c->span_id = parts->span_id;
     c->parent_id = parts->parent_id;
-    c->flags = parts->flags & (TW__FLAGS_WIRE | TW__FLAG_DEFERRED);
+    c->flags = parts->flags & (TW__FLAGS_WIRE | TW__FLAG_DEFERRED | TW__FLAG_RANDOM);
     c->baggage = tw__baggage_ref(parts->baggage);
     return c;
 }
@@ -265,6 +265,11 @@ bool tw_span_context_is_sampled(const tw_span_context *ctx)
 bool tw_span_context_is_debug(const tw_span_context *ctx)
 {
     return ctx && (ctx->flags & TW_FLAG_DEBUG);
+}
+
+bool tw_span_context_is_trace_id_random(const tw_span_context *ctx)
+{
+    return ctx && (ctx->flags & TW__FLAG_RANDOM);
 }
 
 char *tw_span_context_trace_id_hex(const tw_span_context *ctx, char *buf, size_t size)

@@ -503,7 +503,8 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
             is_sampler_decision = true;
             tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
                                operation, &decision);
-            s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
+            s->context.flags = (decision.is_sampled ? TW_FLAG_SAMPLED : 0) |
+                               (parent->flags & TW__FLAG_RANDOM); /* W3C: kept in the trace */
         }
     } else {
         /* A root's span id is its trace id's low half, as in Jaeger's Go
@@ -533,6 +534,9 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
                                operation, &decision);
             s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
         }
+        /* The trace id is ours and random where W3C Level 2 asks (its low 7 bytes, drawn
+         * uniformly by tw__random_id in both id sizes): traceparent says so (flag 0x02). */
+        s->context.flags |= TW__FLAG_RANDOM;
     }
     bool has_start = opts && opts->has_start;
     int64_t start_us = has_start ? opts->start_us : 0;
@@ -662,7 +666,7 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
             d->duration_us = tw__now_us() - d->start_us;
         if (d->duration_us < 0)
             d->duration_us = 0;
-        d->flags = s->context.flags;
+        d->flags = s->context.flags & TW__FLAGS_WIRE; /* Jaeger's byte only */
         if (s->context.flags & TW_FLAG_SAMPLED) {
             mark_limits(s);
             if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {

@@ -80,10 +80,23 @@ TW_EXTERN bool tw_span_context_is_sampling_deferred(const tw_span_context *ctx);
  * with, or NULL. Borrowed as long as the caller holds @ctx. Since: 0.1 */
 TW_EXTERN const char *tw_span_context_debug_id(const tw_span_context *ctx);
 
-/** tw_span_context_tracestate: the W3C tracestate received (and inherited
- * by child spans, re-emitted unchanged), or NULL. Borrowed as long as the
+/** tw_span_context_tracestate: the W3C tracestate received (inherited by
+ * child spans and re-emitted as held; tw_span_context_with_tracestate() in
+ * tracewire/propagation.h sets a member), or NULL. Borrowed as long as the
  * caller holds @ctx. Since: 0.1 */
 TW_EXTERN const char *tw_span_context_tracestate(const tw_span_context *ctx);
+
+/**
+ * tw_span_context_is_trace_id_random: whether at least the right-most 7 bytes
+ * of the trace id are known to be random (W3C Trace Context Level 2
+ * "random-trace-id", traceparent flag 0x02). True for every trace tracewire
+ * starts and for contexts extracted from a traceparent with the flag; child
+ * spans keep their parent's value. Jaeger, B3 and the binary format have no
+ * such bit: contexts they extract say false, and they never write it (Jaeger's
+ * debug flag, also 0x02 in its own byte, is a different thing).
+ * Since: 0.1
+ */
+TW_EXTERN bool tw_span_context_is_trace_id_random(const tw_span_context *ctx);
 
 /**
  * tw_span_context_trace_id_hex: writes the trace id as lower-case hex: 32

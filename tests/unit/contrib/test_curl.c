@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "contrib/http_server.h"
 #include "fixtures.h"
 #include "harness.h"
+#include "propagation/w3c_rules.h"
 #include "tracewire/curl.h"
 #include "tracewire/scope.h"
 #include "tracewire/tracewire.h"
@@ -496,10 +498,79 @@ static void test_slist_carriers_round_trip(void)
     tw_propagator_free(p);
 }
 
+/* ---- the W3C rules through the curl_slist carriers (propagation/w3c_rules.h) ---------------- */
+
+static void *slist_in(const char *const *pairs)
+{
+    struct curl_slist *list = curl_slist_append(NULL, "HTTP/1.1 200 OK"); /* skipped */
+    for (size_t i = 0; list && pairs[i]; i += 2) {
+        char line[1024];
+        snprintf(line, sizeof line, "%s: %s", pairs[i], pairs[i + 1]);
+        list = curl_slist_append(list, line);
+    }
+    return list;
+}
+
+static tw_carrier_reader slist_reader(void *in)
+{
+    return tw_curl_slist_reader(in);
+}
+
+static void slist_free(void *list)
+{
+    curl_slist_free_all(list);
+}
+
+typedef struct slist_out {
+    struct curl_slist *list;
+    char values[2][1024]; /* what slist_get returned, for the last two calls */
+    size_t next;
+} slist_out;
+
+static void *slist_out_new(void)
+{
+    return calloc(1, sizeof(slist_out));
+}
+
+static tw_carrier_writer slist_writer(void *out)
+{
+    return tw_curl_slist_writer(&((slist_out *)out)->list);
+}
+
+/* The value of the "Name: value" lines of @name, as a server would read them. */
+static const char *slist_get(void *out, const char *name, size_t *count)
+{
+    slist_out *o = out;
+    char *value = o->values[o->next++ % 2];
+    size_t n = strlen(name);
+    *count = 0;
+    for (const struct curl_slist *l = o->list; l; l = l->next) {
+        if (strncasecmp(l->data, name, n) == 0 && l->data[n] == ':' && (*count)++ == 0)
+            snprintf(value, sizeof o->values[0], "%s", l->data + n + 1 + (l->data[n + 1] == ' '));
+    }
+    return *count ? value : NULL;
+}
+
+static void slist_out_free(void *out)
+{
+    curl_slist_free_all(((slist_out *)out)->list);
+    free(out);
+}
+
+static void test_w3c_rules_through_slist_carriers(void)
+{
+    const w3c_carrier_ops ops = {"curl_slist",  TW_FORMAT_HTTP_HEADERS, slist_in,     slist_reader,
+                                 slist_free,    slist_out_new,          slist_writer, slist_get,
+                                 slist_out_free};
+    w3c_rules_run(&ops);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("contrib/curl", suite_init, suite_cleanup);
     CU_add_test(suite, "slist carriers round trip a context", test_slist_carriers_round_trip);
+    CU_add_test(suite, "the W3C rules hold through the slist carriers",
+                test_w3c_rules_through_slist_carriers);
     CU_add_test(suite, "perform runs in a client span, child of the given parent",
                 test_perform_runs_in_client_span_child_of_given_parent);
     CU_add_test(suite, "user headers merged, a stale trace header replaced",
