@@ -197,7 +197,7 @@ else
     }
     # shellcheck disable=SC2086 # the list of commands
     offers "every command of tracewire --help" "$(echo $commands) --help --version" ""
-    exactly "a command prefix" "context convert" co
+    offers "a command prefix" "context convert" co
     exactly "context's subcommands" "extract inject" context ""
     exactly "an option of context extract" "--format" context extract --f
     offers "context --format values" "auto jaeger b3 b3-single w3c" context extract --format ""
