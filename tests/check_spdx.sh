@@ -10,14 +10,18 @@
 # in NOTICE instead.
 #
 # The list comes from `git ls-files` in a git checkout (what would be committed, untracked
-# files included), else from the files under the source directory (a release tarball).
+# files included), else from the files under the source directory (a release tarball, also
+# one that make distcheck unpacked inside a checkout).
 # Exit 1 with the names of the files that lack the line.
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 99
 
 list() {
-    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # git only when this directory is a checkout's top: a tarball unpacked inside another
+    # checkout (make distcheck under _build/) would otherwise list nothing, every file
+    # being ignored there.
+    if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
         git ls-files --cached --others --exclude-standard
     else
         find . -type f ! -path './_build/*' ! -path './autom4te.cache/*' ! -path './build-aux/*' \

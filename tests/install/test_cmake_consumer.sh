@@ -37,7 +37,8 @@ build() {
     shift
     dir=$work/$name
     if ! "$CMAKE" -S "$src" -B "$dir" -DCMAKE_C_COMPILER="${CC%% *}" \
-        -DCMAKE_PREFIX_PATH="$TW_STAGE$TW_PREFIX" -DTW_EXPECT_VERSION="$TW_VERSION" "$@" \
+        -DCMAKE_PREFIX_PATH="$TW_STAGE$TW_PREFIX" -DTW_EXPECT_VERSION="$TW_VERSION" \
+        -DCMAKE_C_FLAGS="${TW_SAN_CFLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${TW_SAN_CFLAGS:-}" "$@" \
         >"$work/$name.configure.log" 2>&1; then
         fail "$name: cmake configure"
         sed 's/^/    /' "$work/$name.configure.log" | tail -n 30

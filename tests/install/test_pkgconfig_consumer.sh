@@ -10,6 +10,7 @@
 # proves the localized archive still links. With libmicrohttpd, a program using
 # tracewire/microhttpd.h is compiled and linked through tracewire-microhttpd.pc.
 #
+# In a sanitizer build the programs get the library's sanitizer flags (TW_SAN_CFLAGS).
 # pkg-config sees the stage through PKG_CONFIG_SYSROOT_DIR, its mechanism for staged trees:
 # the -I and -L paths of the .pc files get the stage in front.
 set -u
@@ -68,7 +69,7 @@ run_hello() {
 cflags=$($PKG_CONFIG --cflags tracewire) && libs=$($PKG_CONFIG --libs tracewire) ||
     { echo "FAIL: pkg-config --cflags --libs tracewire"; exit 1; }
 # shellcheck disable=SC2086 # word lists from pkg-config
-if $CC -std=c11 -o "$work/hello" "$top_srcdir/examples/hello.c" $cflags $libs 2>"$work/cc.err"; then
+if $CC -std=c11 ${TW_SAN_CFLAGS:-} -o "$work/hello" "$top_srcdir/examples/hello.c" $cflags $libs 2>"$work/cc.err"; then
     echo "PASS: cc hello.c \$(pkg-config --cflags --libs tracewire)"
     run_hello shared "$work/hello"
     if command -v ldd >/dev/null 2>&1; then
@@ -91,7 +92,7 @@ if [ -f "$archive" ]; then
         $($PKG_CONFIG --libs-only-L tracewire) \
         $($PKG_CONFIG --libs $($PKG_CONFIG --print-requires-private tracewire)) -lpthread -lm"
     # shellcheck disable=SC2086
-    if $CC -std=c11 -o "$work/hello-static" "$top_srcdir/examples/hello.c" $cflags \
+    if $CC -std=c11 ${TW_SAN_CFLAGS:-} -o "$work/hello-static" "$top_srcdir/examples/hello.c" $cflags \
         $static_libs 2>"$work/cc-static.err"; then
         echo "PASS: hello linked with libtracewire.a (-Wl,-Bstatic -ltracewire)"
         if command -v ldd >/dev/null 2>&1 && ldd "$work/hello-static" | grep -q libtracewire; then
@@ -118,7 +119,7 @@ int main(void)
 }
 EOC
     # shellcheck disable=SC2046
-    if $CC -std=c11 -o "$work/mhd" "$work/mhd.c" $($PKG_CONFIG --cflags --libs tracewire-microhttpd) \
+    if $CC -std=c11 ${TW_SAN_CFLAGS:-} -o "$work/mhd" "$work/mhd.c" $($PKG_CONFIG --cflags --libs tracewire-microhttpd) \
         2>"$work/cc-mhd.err" && LD_LIBRARY_PATH="$TW_STAGE$TW_LIBDIR" "$work/mhd"; then
         echo "PASS: a libmicrohttpd program builds and runs with tracewire-microhttpd.pc"
     else
