@@ -28,6 +28,16 @@ int tw__context_cmd_main(int argc, char **argv);
 /* `tracewire convert ...` (convert_cmd.c). */
 int tw__convert_cmd_main(int argc, char **argv);
 
+/* The candidate nearest to @word (a typo: at most 2 edits; or a prefix of 3
+ * or more characters), or NULL when none is close. For "did you mean". */
+const char *tw__cli_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* After GOption refused @argv: " (did you mean --NAME?)" for the first long
+ * option that @entries (GLib's GOptionEntry array, NULL-terminated) does not
+ * know, when one of theirs is near; else "". Static storage. */
+struct _GOptionEntry;
+const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
+
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);
 /* Prints "tracewire: warning: " + the message + newline on stderr. */

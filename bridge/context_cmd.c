@@ -44,7 +44,8 @@ static const char json_schema_help[] =
     "A hint has no ids (trace_id and span_id null) and carries a debug_id, a sampling\n"
     "decision and/or baggage, as the headers 'jaeger-debug-id: x' or 'b3: 1' alone give.\n"
     "\n"
-    "Exit status: 0 success, 1 no context or bad input (reason on stderr), 2 usage error.\n";
+    "Exit status: 0 success, 1 no context or bad input (reason on stderr), 2 usage error.\n"
+    "Manual page: tracewire-context(1).\n";
 
 static void print_warning(const char *message, void *user_data)
 {
@@ -101,7 +102,8 @@ static int parse_options(const char *name, const char *summary, GOptionEntry *en
     bool ok = g_option_context_parse(options, argc, argv, &error);
     g_option_context_free(options);
     if (!ok) {
-        tw__cli_error("context %s: %s (see --help)", name, error->message);
+        tw__cli_error("context %s: %s%s (see --help)", name, error->message,
+                      tw__cli_option_hint(*argc, *argv, entries));
         g_error_free(error);
         return TW_CLI_EXIT_USAGE;
     }
@@ -299,7 +301,7 @@ static void context_usage(FILE *out)
             "extract reads HTTP header lines and prints the trace context as JSON;\n"
             "inject reads that JSON and prints the header lines. FORMAT: auto (extract\n"
             "only; = " AUTO_CODECS "), jaeger, b3, b3-single, w3c, or a comma list.\n"
-            "'%s context extract --help' has the details.\n",
+            "'%s context extract --help' has the details; manual page: tracewire-context(1).\n",
             TW_CLI_PROGRAM, TW_CLI_PROGRAM, TW_CLI_PROGRAM);
 }
 
@@ -319,6 +321,12 @@ int tw__context_cmd_main(int argc, char **argv)
         return extract_main(argc - 1, argv + 1);
     if (strcmp(sub, "inject") == 0)
         return inject_main(argc - 1, argv + 1);
+    static const char *const subs[] = {"extract", "inject"};
+    const char *near = tw__cli_nearest(sub, subs, 2);
+    if (near) {
+        tw__cli_error("context: unknown subcommand '%s'; did you mean '%s'?", sub, near);
+        return TW_CLI_EXIT_USAGE;
+    }
     tw__cli_error("context: unknown subcommand '%s' (extract or inject)", sub);
     context_usage(stderr);
     return TW_CLI_EXIT_USAGE;

@@ -420,6 +420,31 @@ done:
     return !r->is_stopped && !r->fatal;
 }
 
+/* True when stdin is among the inputs or one named file can be read. When
+ * none can, each is reported and nothing may be written: a typo in the only
+ * file name must not leave an empty or truncated --output behind. Checked
+ * with stat and access, not open, so that a FIFO is not opened twice. */
+static bool any_input_opens(char **files)
+{
+    if (!files || !files[0])
+        return true;
+    for (size_t i = 0; files[i]; i++) {
+        struct stat st;
+        if (strcmp(files[i], "-") == 0 ||
+            (access(files[i], R_OK) == 0 && stat(files[i], &st) == 0 && !S_ISDIR(st.st_mode)))
+            return true;
+    }
+    for (size_t i = 0; files[i]; i++) {
+        struct stat st;
+        int why = EISDIR; /* readable, so a directory, unless stat itself fails */
+        if (access(files[i], R_OK) != 0 || stat(files[i], &st) != 0)
+            why = errno;
+        tw__cli_error("%s: cannot open: %s", files[i], strerror(why));
+    }
+    tw__cli_error("convert: no input could be opened: nothing written");
+    return false;
+}
+
 /* ---- options
  * -------------------------------------------------------------------------------------------- */
 
@@ -578,10 +603,12 @@ int tw__convert_cmd_main(int argc, char **argv)
              "another format, or ships them to a backend with --send. Exit status: 0 when every "
              "record converted, 1 when a record was rejected or the run failed, 2 on a usage "
              "error. Rules: docs/bridge.md.");
+    g_option_context_set_description(ctx, "Manual page: tracewire-convert(1).");
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        tw__cli_error("convert: %s (see 'tracewire convert --help')", gerr->message);
+        tw__cli_error("convert: %s%s (see 'tracewire convert --help')", gerr->message,
+                      tw__cli_option_hint(argc, argv, entries));
         g_error_free(gerr);
         g_option_context_free(ctx);
         return TW_CLI_EXIT_USAGE;
@@ -703,6 +730,10 @@ int tw__convert_cmd_main(int argc, char **argv)
         goto free_custom_early;
     }
     g_option_context_free(ctx);
+    if (!any_input_opens(c.files)) {
+        rc = TW_CLI_EXIT_USAGE; /* nothing written: --output is not even created */
+        goto free_custom;
+    }
 
     FILE *out = stdout;
     tw_error *e = NULL;

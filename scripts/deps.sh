@@ -33,6 +33,11 @@ packages=(
     libcunit1-dev python3 python3-thrift valgrind clang libclang-rt-14-dev clang-format
     # benchmarks: jq is the peer that `make bench` runs against `tracewire convert`
     jq
+    # manual pages (built by scdoc, linted by groff and mandoc), bash completion's
+    # directory, the API reference (make docs), the CMake consumer test
+    scdoc groff-base mandoc bash-completion doxygen cmake
+    # the package stage: Debian packages, built and checked
+    debhelper dpkg-dev fakeroot lintian
 )
 
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -155,7 +155,8 @@ check("--list-formats names every format",
 rc, out, err = run(["--to", "dapper", "--sample", "2"])
 check("--sample outside 0..1 is a usage error", rc == 2, rc, err)
 rc, out, err = run(["--to", "dapper", os.path.join(WORK, "absent")])
-check("a missing file fails with its name", rc == 1 and "absent" in err, rc, err)
+check("a missing file fails with its name, before any output", rc == 2 and "absent" in err and not out,
+      rc, err)
 
 # Numeric options are range-checked and refused with the option's name, never wrapped,
 # clamped or ignored (4294967297 used to become 1, -7 was ignored).

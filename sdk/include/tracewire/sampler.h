@@ -60,7 +60,7 @@ TW_EXTERN tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_
  * are tracked; further ones use the default probability alone. A bound of
  * 0 means none (Jaeger's Go client would still let one trace of each
  * operation through its full token bucket). Tags:
- * probabilistic/<rate> or lowerbound/<rate>, whichever decided.
+ * probabilistic/RATE or lowerbound/RATE, whichever decided.
  * Returns: (transfer full) (nullable) NULL with @err set for a probability
  * outside [0, 1] or a negative bound. Since: 0.1
  */
@@ -82,7 +82,7 @@ TW_EXTERN tw_status tw_sampler_per_operation_set(tw_sampler *sampler, const char
  * @target_traces_per_second sampled traces per second for the whole process,
  * raising the probability of quiet operations and lowering that of busy
  * ones (re-balanced every second from each operation's measured rate; new
- * operations start at 0.001). Tags: probabilistic/<current probability>.
+ * operations start at 0.001). Tags: probabilistic/CURRENT_PROBABILITY.
  * At most @max_operations (0 = 2000) operations are tracked separately.
  * Returns: (transfer full) (nullable) NULL with @err set unless the target
  * is a positive finite number. Since: 0.1

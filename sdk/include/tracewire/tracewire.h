@@ -2,8 +2,8 @@
 /*
  * tracewire/tracewire.h: the whole public API of libtracewire.
  *
- *   #include <tracewire/tracewire.h>
- *   cc app.c $(pkg-config --cflags --libs tracewire)
+ *     #include <tracewire/tracewire.h>
+ *     cc app.c $(pkg-config --cflags --libs tracewire)
  *
  * See docs/API.md for the conventions (ownership, errors, thread safety).
  */
