@@ -303,6 +303,10 @@ static inline unsigned int tw__wire_flags(const tw_span_context *ctx)
     return flags;
 }
 
+/* W3C traceparent "00-<32 hex>-<16 hex>-<flags>" of a context with ids
+ * (w3c.c), NUL-terminated in @v. */
+void tw__w3c_traceparent(const tw_span_context *ctx, char v[56]);
+
 /* ---- propagator (composite.c) -------------------------------------------------------------- */
 
 /* tw_propagator_extract, also returning the number of problems found (the
