@@ -13,6 +13,8 @@
 #ifndef TW_BRIDGE_CLI_H
 #define TW_BRIDGE_CLI_H
 
+#include <stdio.h>
+
 #include "tracewire/common.h"
 
 /* Exit statuses of every subcommand (documented in docs/bridge.md). */
@@ -27,7 +29,14 @@
 int tw__context_cmd_main(int argc, char **argv);
 /* `tracewire convert ...` (convert_cmd.c). */
 int tw__convert_cmd_main(int argc, char **argv);
+/* `tracewire config ...` (config_cmd.c). */
+int tw__config_cmd_main(int argc, char **argv);
 
+/* Every message below is one line: control bytes in it are written as \xNN
+ * and URL credentials (scheme://user:password@) as ***. */
+
+/* Prints the message + newline on @out (results: stdout). */
+void tw__cli_print(FILE *out, const char *fmt, ...) TW_PRINTF(2, 3);
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);
 /* Prints "tracewire: warning: " + the message + newline on stderr. */

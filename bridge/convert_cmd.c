@@ -136,7 +136,7 @@ static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw
         where(at, sizeof at, in->name, line_no);
         if (r->has_progress)
             fputs("\r\x1b[K", stderr);
-        fprintf(stderr, "%s: %s: %s\n", TW_CLI_PROGRAM, at, reason);
+        tw__cli_error("%s: %s", at, reason); /* quotes input: escaped */
     }
     if (r->rejects && raw_len) {
         if (fwrite(raw, 1, raw_len, r->rejects) != raw_len || fputc('\n', r->rejects) == EOF) {
@@ -161,7 +161,7 @@ static void on_warn(twb_input *in, size_t line_no, const char *reason)
         where(at, sizeof at, in->name, line_no);
         if (r->has_progress)
             fputs("\r\x1b[K", stderr);
-        fprintf(stderr, "%s: %s: warning: %s\n", TW_CLI_PROGRAM, at, reason);
+        tw__cli_print(stderr, "%s: %s: warning: %s", TW_CLI_PROGRAM, at, reason);
     }
 }
 

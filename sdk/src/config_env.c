@@ -700,6 +700,7 @@ static void read_identity(tw_config *c, const char *default_service)
         add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
                     "JAEGER_SERVICE_NAME (or OTEL_SERVICE_NAME) is not set and no default "
                     "service name was given");
+        add_row(c, "service.name", "none", "(not set)");
     } else {
         c->service = dup_or_flag(c, service);
         tw_tracer_options_set_service(c->opts, service);
