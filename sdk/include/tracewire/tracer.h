@@ -230,6 +230,9 @@ TW_EXTERN bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, t
 /**
  * tw_tracer_inject: writes @ctx into @carrier with the tracer's propagator
  * (tw_propagator_inject()). Works until tw_tracer_free(), also after close.
+ * A tracer that propagates nothing (OTEL_PROPAGATORS=none, the no-op
+ * global tracer) writes nothing and returns TW_OK; its extract finds
+ * nothing (TW_E_NOT_FOUND).
  * Returns: TW_OK; TW_E_INVALID_ARG for NULL arguments, TW_FORMAT_BINARY
  * (use tw_binary_inject) or a context without ids; TW_E_NOMEM; the carrier's
  * error. Thread safety: any thread. Since: 0.1
