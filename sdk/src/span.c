@@ -980,11 +980,10 @@ tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value)
     if (why)
         return refuse_baggage(span, key, why, TW_E_LIMIT);
     tw__baggage *old = span->context.baggage;
-    /* The values lent from the old baggage must outlive this change when
-     * nothing else (a child, a scope, a copy) holds it. */
-    bool must_keep_old = old &&
-                         atomic_load_explicit(&span->is_baggage_lent, memory_order_relaxed) &&
-                         atomic_load_explicit(&old->refcount, memory_order_acquire) == 1;
+    /* The values lent from the old baggage must outlive this change: the
+     * span keeps its reference (a child or scope sharing it may finish
+     * before the span does, so their references are no guarantee). */
+    bool must_keep_old = old && atomic_load_explicit(&span->is_baggage_lent, memory_order_relaxed);
     if (must_keep_old && span->n_retired >= TW__SPAN_RETIRED_MAX)
         return refuse_baggage(span, key,
                               "the span's baggage was read and then changed more than " TW__STR(

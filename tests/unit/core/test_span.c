@@ -551,6 +551,13 @@ static void test_context_and_baggage_values_stay_valid_for_the_span_life(void)
     }
     CU_ASSERT_STRING_EQUAL(tenant, "acme");
     CU_ASSERT_STRING_EQUAL(via_span, "acme");
+    /* A child shares the baggage; it may finish first: the lent value stays. */
+    tw_span_set_baggage(s, "shared", "yes");
+    const char *shared = tw_span_get_baggage(s, "shared");
+    tw_span *child = tw_span_start_child(tracer, "child", ctx);
+    tw_span_set_baggage(s, "shared", "changed");
+    tw_span_finish(child);
+    CU_ASSERT_STRING_EQUAL(shared, "yes");
     CU_ASSERT_PTR_EQUAL(tw_span_get_context(s), ctx); /* the same pointer all along */
     /* Memory stays bounded: a span that lends and changes without end is
      * refused after 32 kept baggages, and counted. */
