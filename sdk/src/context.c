@@ -34,21 +34,24 @@ void tw__baggage_unref(tw__baggage *b)
 
 const char *tw__baggage_refusal(const tw__baggage *b, const char *key, const char *value)
 {
-    size_t kl = strlen(key), vl = value ? strlen(value) : 0;
     if (!value)
         return NULL; /* a removal is always allowed */
+    size_t kl = strlen(key), vl = strlen(value);
     if (kl + vl > TW_BAGGAGE_MAX_ITEM_BYTES)
         return "key and value exceed " TW__STR(TW_BAGGAGE_MAX_ITEM_BYTES) " bytes";
-    size_t n = 0, bytes = kl + vl;
-    for (size_t i = 0; b && i < b->n; i++) {
-        if (strcmp(b->items[i].key, key) == 0)
-            continue; /* replaced */
-        n++;
-        bytes += strlen(b->items[i].key) + strlen(b->items[i].value);
+    /* What stays of @b: all of it, less the item @key replaces (one lookup
+     * of at most TW_BAGGAGE_MAX_ITEMS keys; sizes are kept, not summed). */
+    size_t n = b ? b->n : 0, bytes = b ? b->n_bytes : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(b->items[i].key, key) == 0) {
+            n--;
+            bytes -= kl + strlen(b->items[i].value);
+            break;
+        }
     }
     if (n + 1 > TW_BAGGAGE_MAX_ITEMS)
         return "more than " TW__STR(TW_BAGGAGE_MAX_ITEMS) " items";
-    if (bytes > TW_BAGGAGE_MAX_TOTAL_BYTES)
+    if (bytes + kl + vl > TW_BAGGAGE_MAX_TOTAL_BYTES)
         return "the baggage would exceed " TW__STR(TW_BAGGAGE_MAX_TOTAL_BYTES) " bytes";
     return NULL;
 }
@@ -89,6 +92,7 @@ tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char 
         return NULL;
     atomic_init(&nb->refcount, 1);
     nb->n = 0;
+    nb->n_bytes = bytes - 2 * n; /* bytes counted the two NULs of each item */
     char *strings = (char *)nb + head;
     for (size_t i = 0; i <= old_n; i++) {
         const char *k, *v;

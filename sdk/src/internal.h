@@ -77,6 +77,7 @@ void tw__log_rate_reset(void);
 typedef struct tw__baggage {
     atomic_uint refcount;
     size_t n;
+    size_t n_bytes; /* keys and values, without NULs: what the limits measure */
     struct {
         const char *key;
         const char *value;

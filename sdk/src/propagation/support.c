@@ -485,6 +485,7 @@ tw__baggage *tw__scan_build_baggage(tw__scan *scan, const tw__source *sources, s
         return NULL;
     atomic_init(&b->refcount, 1);
     b->n = n;
+    b->n_bytes = bytes;
     char *strings = (char *)b + head;
     for (size_t i = 0; i < n; i++) {
         const char *k, *v;
