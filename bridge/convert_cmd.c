@@ -122,11 +122,21 @@ static void progress(run *r, bool is_final)
             bar[1 + i] = i < filled ? '#' : '.';
         snprintf(bar + 21, sizeof bar - 21, "] %3.0f%% ", share * 100.0);
     }
+    /* The file name is input: control bytes in it must not drive the terminal. */
+    char name[256];
+    size_t w = 0;
+    for (const char *c = r->current ? r->current : ""; *c && w + 5 < sizeof name; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            w += (size_t)snprintf(name + w, sizeof name - w, "\\x%02x", (unsigned char)*c);
+        else
+            name[w++] = *c;
+    }
+    name[w] = '\0';
     fprintf(stderr,
             "\r%s: convert: %s%s: %" PRIu64 " spans read, %" PRIu64 " converted, %" PRIu64
             " rejected (%.0f spans/s)\x1b[K",
-            TW_CLI_PROGRAM, bar, r->current ? r->current : "", r->n.read, r->n.written,
-            r->n.rejected, secs > 0 ? (double)r->n.read / secs : 0.0);
+            TW_CLI_PROGRAM, bar, name, r->n.read, r->n.written, r->n.rejected,
+            secs > 0 ? (double)r->n.read / secs : 0.0);
     if (is_final)
         fputc('\n', stderr);
 }
@@ -152,7 +162,7 @@ static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw
         where(at, sizeof at, in->name, line_no);
         if (r->has_progress)
             fputs("\r\x1b[K", stderr);
-        fprintf(stderr, "%s: %s: %s\n", TW_CLI_PROGRAM, at, reason);
+        tw__cli_error("%s: %s", at, reason); /* quotes input: escaped */
     }
     if (r->rejects && raw_len) {
         if (fwrite(raw, 1, raw_len, r->rejects) != raw_len || fputc('\n', r->rejects) == EOF) {
@@ -177,7 +187,7 @@ static void on_warn(twb_input *in, size_t line_no, const char *reason)
         where(at, sizeof at, in->name, line_no);
         if (r->has_progress)
             fputs("\r\x1b[K", stderr);
-        fprintf(stderr, "%s: %s: warning: %s\n", TW_CLI_PROGRAM, at, reason);
+        tw__cli_print(stderr, "%s: %s: warning: %s", TW_CLI_PROGRAM, at, reason);
     }
 }
 

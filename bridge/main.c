@@ -37,15 +37,60 @@ static const command commands[] = {
      "convert trace context headers (Jaeger, B3, W3C) to and from JSON"},
     {"convert", tw__convert_cmd_main,
      "translate span logs (Dapper, Zipkin v1/v2, Jaeger, OTLP, custom) and ship them"},
+    {"config", tw__config_cmd_main,
+     "show and check the tracer configuration of this environment (--probe: endpoints)"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Writes one line: control bytes of the text (which quotes input: file
+ * names, header values, URLs) as \xNN, so that input cannot forge lines,
+ * and the user:password of "scheme://user:password@host" as ***, so that a
+ * URL on the command line is never echoed with its credentials. */
+static void put_sanitized(FILE *out, const char *text)
+{
+    for (const char *p = text; *p;) {
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
+            const char *at = NULL;
+            for (const char *q = p + 3; *q && !strchr("/?#\"' \t", *q); q++)
+                if (*q == '@')
+                    at = q;
+            if (at) {
+                fputs("://***", out);
+                p = at;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)*p++;
+        if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static void vline(FILE *out, const char *prefix, const char *fmt, va_list ap)
+{
+    char text[4096];
+    vsnprintf(text, sizeof text, fmt, ap);
+    fputs(prefix, out);
+    put_sanitized(out, text);
+    fputc('\n', out);
+}
+
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: %s", TW_CLI_PROGRAM, prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char head[64];
+    snprintf(head, sizeof head, "%s: %s", TW_CLI_PROGRAM, prefix);
+    vline(stderr, head, fmt, ap);
+}
+
+void tw__cli_print(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vline(out, "", fmt, ap);
+    va_end(ap);
 }
 
 void tw__cli_error(const char *fmt, ...)

@@ -214,6 +214,18 @@ TW_EXTERN tw_status tw_reporter_options_set_retry_backoff_ms(tw_reporter_options
                                                              unsigned int initial_ms,
                                                              unsigned int max_retry_time_ms);
 
+/**
+ * tw_reporter_options_set_gzip: sends HTTP bodies gzip-compressed
+ * (Content-Encoding: gzip; OTEL_EXPORTER_OTLP_COMPRESSION=gzip). Default
+ * off. The max body size still bounds the uncompressed body, so batching
+ * does not change. Turn it on only for a backend that takes gzip bodies
+ * (Zipkin and the OpenTelemetry Collector do).
+ * @opts: the options. @is_gzip: true to compress.
+ * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM (options unchanged).
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_gzip(tw_reporter_options *opts, bool is_gzip);
+
 /* ---- reporters ---------------------------------------------------------------------------- */
 
 /**
@@ -353,7 +365,9 @@ TW_EXTERN tw_reporter *tw_reporter_composite_get(const tw_reporter *reporter, si
 TW_EXTERN void tw_reporter_free(tw_reporter *reporter);
 
 /** tw_reporter_name: "jaeger-udp", "jaeger-udp-binary", "dapper-file", "jaeger-http",
- * "zipkin", "otlp-http", "memory", "logging", "composite". Since: 0.1 */
+ * "zipkin", "otlp-http", "memory", "logging", "null", "composite"; "" for NULL.
+ * The transport names are the names TRACEWIRE_REPORTER and `tracewire convert
+ * --send-format` take. Thread safety: any thread. Since: 0.1 */
 TW_EXTERN const char *tw_reporter_name(const tw_reporter *reporter);
 
 /* ---- counters ----------------------------------------------------------------------------- */

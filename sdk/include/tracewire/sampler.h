@@ -10,8 +10,13 @@
  * the options (and then to the tracer); otherwise free it with
  * tw_sampler_free().
  *
- * Thread safety: samplers are immutable once built and are consulted from
- * any thread.
+ * Thread safety: every sampler is consulted from any thread, and every
+ * function here may be called from any thread. Samplers are not all
+ * immutable: const and probabilistic never change; rate limiting spends
+ * tokens, per-operation learns operations and takes
+ * tw_sampler_per_operation_set(), adaptive re-balances every second, and
+ * remote swaps its strategy when the endpoint serves a new one. Those keep
+ * their state behind their own locks or atomics, so no caller locks.
  */
 #ifndef TRACEWIRE_SAMPLER_H
 #define TRACEWIRE_SAMPLER_H
@@ -145,7 +150,8 @@ typedef enum tw_remote_counter {
 TW_EXTERN uint64_t tw_sampler_remote_counter(const tw_sampler *sampler, tw_remote_counter counter);
 
 /** tw_sampler_type: "const", "probabilistic", "ratelimiting", "remote",
- * "per-operation", "adaptive"; "" for NULL. Since: 0.1 */
+ * "per-operation", "adaptive"; "" for NULL. Thread safety: any thread.
+ * Since: 0.1 */
 TW_EXTERN const char *tw_sampler_type(const tw_sampler *sampler);
 
 /**

@@ -331,6 +331,10 @@ void tw__ts_fit(tw__ts_member *m, size_t *n, size_t pinned,
  * + 1); returns the length. */
 size_t tw__ts_join(const tw__ts_member *m, size_t n, char *out);
 
+/* W3C traceparent "00-<32 hex>-<16 hex>-<flags>" of a context with ids
+ * (w3c.c), NUL-terminated in @v. */
+void tw__w3c_traceparent(const tw_span_context *ctx, char v[56]);
+
 /* ---- propagator (composite.c) -------------------------------------------------------------- */
 
 /* tw_propagator_extract, also returning the number of problems found (the

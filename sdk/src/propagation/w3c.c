@@ -97,11 +97,10 @@ static tw_status inject_baggage(const tw_span_context *ctx, const tw_carrier_wri
     return status;
 }
 
-static tw_status w3c_inject(const tw_span_context *ctx, tw_format format,
-                            const tw_carrier_writer *carrier)
+/* The traceparent value of @ctx (tw_span_context_traceparent shares it, so
+ * a log line shows exactly what inject sends). */
+void tw__w3c_traceparent(const tw_span_context *ctx, char v[56])
 {
-    (void)format;
-    char v[56];
     memcpy(v, "00-", 3);
     tw__hex_u64(v + 3, ctx->trace_id_high);
     tw__hex_u64(v + 19, ctx->trace_id_low);
@@ -113,6 +112,14 @@ static tw_status w3c_inject(const tw_span_context *ctx, tw_format format,
     v[54] = tw__hex_digits[((tw__wire_flags(ctx) & TW_FLAG_SAMPLED) ? 0x01 : 0) |
                            ((ctx->flags & TW__FLAG_RANDOM) ? 0x02 : 0)];
     v[55] = '\0';
+}
+
+static tw_status w3c_inject(const tw_span_context *ctx, tw_format format,
+                            const tw_carrier_writer *carrier)
+{
+    (void)format;
+    char v[56];
+    tw__w3c_traceparent(ctx, v);
     tw_status status = carrier->set(carrier->user_data, TRACEPARENT, v);
     const char *tracestate = ctx->extra ? ctx->extra->tracestate : NULL;
     if (status == TW_OK && tracestate && *tracestate)

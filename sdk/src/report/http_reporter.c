@@ -117,7 +117,9 @@ static bool is_header_value(const char *value)
 
 tw_status tw_reporter_options_set_bearer_token(tw_reporter_options *opts, const char *token)
 {
-    TW_CHECK_ARG(opts && (!token || (*token && is_header_value(token))), TW_E_INVALID_ARG);
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    if (token && (!*token || !is_header_value(token)))
+        return TW_E_INVALID_ARG; /* refused input: the caller says so, without the token */
     tw__http_options *h = http_part(opts);
     if (!h || !replace(&h->bearer_token, token))
         return TW_E_NOMEM;
@@ -191,9 +193,11 @@ static bool is_reserved(const char *name)
 tw_status tw_reporter_options_add_header(tw_reporter_options *opts, const char *name,
                                          const char *value)
 {
-    TW_CHECK_ARG(opts && name && value && is_token(name) && !is_reserved(name) &&
-                     is_header_value(value),
-                 TW_E_INVALID_ARG);
+    TW_CHECK_ARG(opts && name && value, TW_E_INVALID_ARG);
+    /* Refused input, not a programmer error: no log line (the caller names
+     * the variable; a value may be a secret). */
+    if (!is_token(name) || is_reserved(name) || !is_header_value(value))
+        return TW_E_INVALID_ARG;
     tw__http_options *h = http_part(opts);
     if (!h)
         return TW_E_NOMEM;
@@ -261,6 +265,16 @@ tw_status tw_reporter_options_set_retry_backoff_ms(tw_reporter_options *opts,
         return TW_E_NOMEM;
     h->initial_backoff_ms = initial_ms;
     h->max_retry_time_ms = max_retry_time_ms;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_gzip(tw_reporter_options *opts, bool is_gzip)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    tw__http_options *h = http_part(opts);
+    if (!h)
+        return TW_E_NOMEM;
+    h->is_gzip = is_gzip;
     return TW_OK;
 }
 

@@ -470,6 +470,79 @@ static void test_closed_tracer_never_fails_the_transfer(void)
     tw_tracer_free(tracer);
 }
 
+static void test_one_call_perform_leaves_nothing_to_release(void)
+{
+    tw_memory_reporter_clear(memory);
+    struct curl_slist *mine = curl_slist_append(NULL, "X-Custom: kept");
+    CURL *easy = easy_for(server_ok.base_url, "/one-call");
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, mine); /* as the application already does */
+    tw_span *parent = tw_span_start(tracer_sampled, "handler", NULL);
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, parent, mine, 0), CURLE_OK);
+    CU_ASSERT_STRING_EQUAL(http_server_header(&server_ok, "X-Custom"), "kept");
+    uber_id sent;
+    CU_ASSERT_FATAL(parse_uber_trace_id(http_server_header(&server_ok, "uber-trace-id"), &sent));
+    /* Nothing is kept: the handle is not instrumented, and holds the
+     * application's list again. */
+    CU_ASSERT_EQUAL(tw_curl_transfer_begin(easy), TW_E_NOT_FOUND);
+    CU_ASSERT_EQUAL(curl_easy_perform(easy), CURLE_OK);
+    CU_ASSERT_EQUAL(http_server_header_count(&server_ok, "uber-trace-id"), 0);
+    tw_span_finish(parent);
+    CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(memory), 2);
+    const tw_finished_span *client = finished_named(memory, "HTTP GET");
+    const tw_finished_span *handler = finished_named(memory, "handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(client);
+    CU_ASSERT_EQUAL(tw_finished_span_parent_id(client), tw_finished_span_span_id(handler));
+    CU_ASSERT_EQUAL(sent.span_id, tw_finished_span_span_id(client));
+    CU_ASSERT_FALSE(has_tag(handler, "error"));
+    curl_easy_cleanup(easy); /* plain cleanup: nothing to release first */
+    curl_slist_free_all(mine);
+}
+
+static void test_one_call_perform_marks_the_parent_when_asked(void)
+{
+    unsigned int port = closed_port();
+    char base[64];
+    snprintf(base, sizeof(base), "http://user:pw@127.0.0.1:%u", port);
+    /* The active span is the parent, and is marked. */
+    tw_memory_reporter_clear(memory);
+    tw_span *handler = tw_span_start(tracer_sampled, "handler", NULL);
+    tw_scope *scope = tw_scope_activate(handler, true);
+    CURL *easy = easy_for(base, "/down");
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, NULL, NULL, TW_CURL_MARK_PARENT_ERROR),
+                    CURLE_COULDNT_CONNECT);
+    tw_scope_close(scope);
+    const tw_finished_span *h = finished_named(memory, "handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT(tag_is_true(h, "error"));
+    CU_ASSERT_STRING_EQUAL(log_field(h, "error.kind"), "http");
+    const char *message = log_field(h, "message");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(message, "/down failed: "));
+    CU_ASSERT_PTR_NULL(strstr(message, "pw")); /* the URL without its credentials */
+    /* Without the flag the parent is left alone; with it, a 4xx does not mark. */
+    tw_memory_reporter_clear(memory);
+    handler = tw_span_start(tracer_sampled, "handler", NULL);
+    tw_curl_perform(tracer_sampled, easy, handler, NULL, 0);
+    tw_span_finish(handler);
+    CU_ASSERT_FALSE(has_tag(finished_named(memory, "handler"), "error"));
+    curl_easy_cleanup(easy);
+    http_server server;
+    CU_ASSERT_FATAL(http_server_start(&server, "127.0.0.1", 404, NULL, NULL));
+    tw_memory_reporter_clear(memory);
+    handler = tw_span_start(tracer_sampled, "handler", NULL);
+    easy = easy_for(server.base_url, "/missing");
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, handler, NULL, TW_CURL_MARK_PARENT_ERROR),
+                    CURLE_OK);
+    tw_span_finish(handler);
+    CU_ASSERT_FALSE(has_tag(finished_named(memory, "handler"), "error"));
+    curl_easy_cleanup(easy);
+    http_server_stop(&server);
+    /* A NULL tracer: the transfer still runs. */
+    easy = easy_for(server_ok.base_url, "/untraced");
+    CU_ASSERT_EQUAL(tw_curl_perform(NULL, easy, NULL, NULL, 0), CURLE_OK);
+    curl_easy_cleanup(easy);
+}
+
 static void test_slist_carriers_round_trip(void)
 {
     tw_codec codecs[2] = {TW_CODEC_JAEGER, TW_CODEC_W3C};
@@ -571,6 +644,10 @@ void tw_test_register(void)
     CU_add_test(suite, "slist carriers round trip a context", test_slist_carriers_round_trip);
     CU_add_test(suite, "the W3C rules hold through the slist carriers",
                 test_w3c_rules_through_slist_carriers);
+    CU_add_test(suite, "one-call perform leaves nothing to release",
+                test_one_call_perform_leaves_nothing_to_release);
+    CU_add_test(suite, "one-call perform marks the parent when asked",
+                test_one_call_perform_marks_the_parent_when_asked);
     CU_add_test(suite, "perform runs in a client span, child of the given parent",
                 test_perform_runs_in_client_span_child_of_given_parent);
     CU_add_test(suite, "user headers merged, a stale trace header replaced",
