@@ -34,7 +34,9 @@ static const char description[] =
     "endpoints that do not answer. UDP cannot prove an agent listens: a closed port on a\n"
     "host that answers with ICMP (loopback always does) is found, silence is said as such.\n"
     "\n"
-    "Exit status: 0 no problem, 1 at least one problem, 2 usage error.\n";
+    "Exit status: 0 no problem, 1 at least one problem, 2 usage error.\n"
+    "\n"
+    "Manual page: tracewire-config(1).";
 
 typedef struct probe_state {
     size_t n_failed;
