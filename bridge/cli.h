@@ -27,6 +27,11 @@
 int tw__context_cmd_main(int argc, char **argv);
 /* `tracewire convert ...` (convert_cmd.c). */
 int tw__convert_cmd_main(int argc, char **argv);
+/* The views of span logs (bridge/views/): show.c, deps.c, stats.c, diff.c. */
+int tw__show_cmd_main(int argc, char **argv);
+int tw__deps_cmd_main(int argc, char **argv);
+int tw__stats_cmd_main(int argc, char **argv);
+int tw__diff_cmd_main(int argc, char **argv);
 
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);
