@@ -158,6 +158,17 @@ GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *s
 
 bool twv_cli_parse(twv_cli *c, GOptionContext *ctx, int *argc, char ***argv)
 {
+    /* `--color` and `--unicode` alone mean "always": GOption would take the
+     * next argument (a FILE) as their optional value, so they are spelled out
+     * here before it parses; `--color=WHEN` is the form with a value. */
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp((*argv)[i], "--") == 0)
+            break;
+        if (strcmp((*argv)[i], "--color") == 0)
+            (*argv)[i] = (char *)"--color=always";
+        else if (strcmp((*argv)[i], "--unicode") == 0)
+            (*argv)[i] = (char *)"--unicode=always";
+    }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, argc, argv, &gerr)) {
         twv_usage_error(c, "%s", gerr->message);
