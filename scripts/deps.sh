@@ -33,6 +33,8 @@ packages=(
     libcunit1-dev python3 python3-thrift valgrind clang libclang-rt-14-dev clang-format
     # benchmarks: jq is the peer that `make bench` runs against `tracewire convert`
     jq
+    # tests of the views: `deps --svg` runs Graphviz's dot; the HTML page runs in Chromium
+    graphviz chromium
 )
 
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -228,8 +228,22 @@ static void put_row(twv_html *h, const twv_trace *t, uint32_t k, uint32_t depth,
             g_string_append_printf(g, "<i style=\"left:%.3f%%;width:%.3f%%\"></i>", a, b - a);
         }
         g_string_append(g, "</div>");
-        g_string_append_printf(g, "<span class=\"tw-dur\" style=\"left:%.3f%%\">%s</span>",
-                               right > 80 ? left - 12 > 0 ? left - 12 : 0 : right + 0.5, dur);
+        /* the duration after the bar, else before it, else inside it */
+        if (right <= 82)
+            g_string_append_printf(g,
+                                   "<span class=\"tw-dur\" style=\"left:calc(%.3f%% + "
+                                   "4px)\">%s</span>",
+                                   right, dur);
+        else if (left >= 18)
+            g_string_append_printf(g,
+                                   "<span class=\"tw-dur\" style=\"right:calc(%.3f%% + "
+                                   "4px)\">%s</span>",
+                                   100.0 - left, dur);
+        else
+            g_string_append_printf(g,
+                                   "<span class=\"tw-dur tw-dur-in\" style=\"left:calc(%.3f%% + "
+                                   "4px)\">%s</span>",
+                                   left, dur);
     } else {
         g_string_append_printf(g, "<span class=\"tw-dur\" style=\"left:0\">%s, no timestamp</span>",
                                dur);

@@ -23,11 +23,18 @@ FNR == 1 {
     print "const char *const " name "[] = {"
 }
 {
-    line = $0
-    gsub(/\\/, "\\\\", line)
-    gsub(/"/, "\\\"", line)
-    gsub(/\?/, "\\?", line)
-    print "    \"" line "\\n\","
+    # Character by character: gsub's handling of backslashes in replacements differs between
+    # awk implementations.
+    out = ""
+    n = length($0)
+    for (i = 1; i <= n; i++) {
+        c = substr($0, i, 1)
+        if (c == "\\" || c == "\"" || c == "?")
+            out = out "\\" c
+        else
+            out = out c
+    }
+    print "    \"" out "\\n\","
 }
 END {
     if (name != "")
