@@ -493,7 +493,7 @@ static void put_trace_header(show_ctx *x, const twv_trace *t)
             break; /* enough for a header; huge traces count the first 4096 */
     }
     GString *h = g_string_new(NULL);
-    g_string_printf(h, "trace %s: %zu span%s, %zu service%s, %s, started %s", id, t->n_spans,
+    g_string_printf(h, "trace %s  %zu span%s, %zu service%s, %s, %s", id, t->n_spans,
                     t->n_spans == 1 ? "" : "s", n_services, n_services == 1 ? "" : "s", dur, when);
     if (t->n_errors)
         g_string_append_printf(h, ", %zu error%s", t->n_errors, t->n_errors == 1 ? "" : "s");

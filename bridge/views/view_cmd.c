@@ -123,6 +123,10 @@ GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *s
         {"map", 0, 0, G_OPTION_ARG_STRING, &c->map,
          "custom: field mapping, e.g. trace_id=tid,span_id=sid,start=ts", "SPEC"},
         {"map-file", 0, 0, G_OPTION_ARG_FILENAME, &c->map_file, "custom: mapping file", "FILE"},
+        {"no-progress", 0, 0, G_OPTION_ARG_NONE, &c->no_progress,
+         "No progress line (stats, deps, diff show one on stderr when it is a terminal and the "
+         "run lasts over a second)",
+         NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
     const GOptionEntry output[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &c->output, "Write to FILE (default: stdout)",
