@@ -131,7 +131,7 @@ static void test_every_value_is_within_alpha_of_its_bucket_estimate(void)
 static void test_sketch_estimates_stay_within_the_documented_bound(void)
 {
     static const double ps[] = {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0};
-    const size_t n = 100000;
+    const size_t n = 40000;
     int64_t *values = malloc(n * sizeof *values);
     CU_ASSERT_PTR_NOT_NULL_FATAL(values);
     double worst = 0;
