@@ -62,10 +62,10 @@ static bool file_exists(const char *path)
 
 static void free_paths(side *s)
 {
-    for (size_t i = 0; i < s->n_paths; i++) {
-        free(s->paths[i].key);
-        free(s->paths[i].name);
-        free(s->paths[i].where);
+    for (size_t i = 0; i < s->n_paths; i++) { /* GLib strings (g_strdup_printf) */
+        g_free(s->paths[i].key);
+        g_free(s->paths[i].name);
+        g_free(s->paths[i].where);
     }
     free(s->paths);
     s->paths = NULL;
