@@ -269,6 +269,8 @@ int tw__deps_cmd_main(int argc, char **argv)
         twv_usage_error(&c, "--max-links must be >= 1");
         goto out;
     }
+    if (!twv_check_output(&c, c.output, "--output"))
+        goto out;
     twv_links_free(&x.links);
     twv_links_init(&x.links, (size_t)max_links);
     rc = TW_CLI_EXIT_FAILURE;

@@ -825,6 +825,8 @@ int tw__show_cmd_main(int argc, char **argv)
         twv_usage_error(&c, "--html writes its own file: it takes no --list or --output");
         goto out;
     }
+    if (!twv_check_output(&c, x.o.html ? x.o.html : c.output, x.o.html ? "--html" : "--output"))
+        goto out;
     rc = TW_CLI_EXIT_FAILURE;
     const char *path = x.o.html ? x.o.html : c.output;
     x.out = twv_open_output(&c, path);

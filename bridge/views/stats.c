@@ -286,6 +286,8 @@ int tw__stats_cmd_main(int argc, char **argv)
         twv_usage_error(&c, "--max-operations must be >= 1 and --top >= 0");
         goto out;
     }
+    if (!twv_check_output(&c, c.output, "--output"))
+        goto out;
     twv_opstats_free(&s);
     twv_opstats_init(&s, (size_t)max_ops);
     rc = TW_CLI_EXIT_FAILURE;

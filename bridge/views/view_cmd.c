@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -446,6 +447,22 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
             width = 120;
     }
     term->width = width;
+}
+
+bool twv_check_output(const twv_cli *c, const char *path, const char *option)
+{
+    struct stat out;
+    if (!path || strcmp(path, "-") == 0 || stat(path, &out) != 0)
+        return true;
+    for (size_t i = 0; c->files && c->files[i]; i++) {
+        struct stat in;
+        if (stat(c->files[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+            twv_usage_error(c, "%s names the input %s: it would be emptied before it is read",
+                            option, c->files[i]);
+            return false;
+        }
+    }
+    return true;
 }
 
 FILE *twv_open_output(const twv_cli *c, const char *path)

@@ -103,6 +103,10 @@ typedef struct twv_term {
  * the terminal's, else COLUMNS, else 80 on a terminal and 120 on a pipe. */
 void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out);
 
+/* False (with a usage error printed) when @path, the file an @option would
+ * write, is one of the inputs: opening it would empty the input before it
+ * is read. NULL and "-" are stdout. */
+bool twv_check_output(const twv_cli *c, const char *path, const char *option);
 /* Opens --output (or stdout). NULL on failure (reported). */
 FILE *twv_open_output(const twv_cli *c, const char *path);
 /* Flushes and closes @out (unless stdout); false on a write error (reported). */

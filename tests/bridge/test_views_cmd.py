@@ -327,6 +327,11 @@ bad = write("bad.json", '[{"traceId": "1", "id": "zz", "name": "x"}]\n')
 rc, out, err = run(["show", "--list", bad, ASCEND])
 check("a rejected record is reported, the rest shown, exit 1",
       rc == 1 and "ef86c83c0a05a6d6" in out and "bad.json:1" in err, err)
+copy = write("copy.json", open(ASCEND, "rb").read())
+for view, opt in (("show", "--html"), ("show", "-o"), ("stats", "-o"), ("deps", "-o")):
+    rc, out, err = run([view, opt, copy, copy])
+    check("%s %s naming an input is refused (exit 2) and the input kept" % (view, opt),
+          rc == 2 and "would be emptied" in err and os.path.getsize(copy) > 1000, err)
 rc, out, err = run(["show", "--limit", "1", "--list", ASCEND, SKEW])
 check("--limit stops after N traces", rc == 0 and len(out.splitlines()) == 2, out)
 evil = write("evil.json", json.dumps([{"traceId": "abc1", "id": "1", "name": "x\x1b[31mred\x07",
