@@ -32,6 +32,12 @@ int tw__convert_cmd_main(int argc, char **argv);
 /* `tracewire config ...` (config_cmd.c). */
 int tw__config_cmd_main(int argc, char **argv);
 
+/* The views of span logs (bridge/views/): show.c, deps.c, stats.c, diff.c. */
+int tw__show_cmd_main(int argc, char **argv);
+int tw__deps_cmd_main(int argc, char **argv);
+int tw__stats_cmd_main(int argc, char **argv);
+int tw__diff_cmd_main(int argc, char **argv);
+
 /* The candidate nearest to @word (a typo: at most 2 edits; or a prefix of 3
  * or more characters), or NULL when none is close. For "did you mean". */
 const char *tw__cli_nearest(const char *word, const char *const *candidates, size_t n);

@@ -4,14 +4,15 @@
  * between formats and ships them to backends (issue 5; docs/bridge.md).
  *
  * Flow (bridge/convert.h): for each input file, a reader (named by --from,
- * else detected from the file's first bytes) emits spans; this file checks
- * and bounds each span (durations, value sizes, the annotation cap), interns
- * its process, and hands it to the assembler (assemble/assemble.h: window,
- * merge, dedup, skew, trace-hash sampling, Jaeger ids), whose groups go to a
- * writer (sinks/, --to) or a sender (sinks/send.h, --send). Bad records are
- * reported as "file:line: reason", counted, copied verbatim to --rejects and
- * never stop the run unless --strict. A summary goes to stderr; a progress
- * line too, when stderr is a terminal.
+ * else detected from the file's first bytes) emits spans; the shared input
+ * pipeline (pipeline.h, also used by the views) checks and bounds each span
+ * (durations, value sizes, the annotation cap), interns its process, and
+ * hands it to the assembler (assemble/assemble.h: window, merge, dedup, skew,
+ * trace-hash sampling, Jaeger ids), whose groups this file sends to a writer
+ * (sinks/, --to) or a sender (sinks/send.h, --send). Bad records are reported
+ * as "file:line: reason", counted, copied verbatim to --rejects and never
+ * stop the run unless --strict. A summary goes to stderr; a progress line
+ * too, when stderr is a terminal.
  *
  * Exit status: 0 when every record converted, 1 when any record was
  * rejected or the run failed (the reason is on stderr), 2 on a usage error.
@@ -29,19 +30,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "assemble/assemble.h"
+#include "pipeline.h"
 #include "sinks/send.h"
 
 #define DEFAULT_WINDOW_SPANS 10000
 #define DEFAULT_MAX_ANNOTATIONS 1000
 #define DEFAULT_MAX_VALUE_BYTES ((size_t)64 * 1024)
-#define MAX_SHOWN_MESSAGES 100 /* per kind; the rest are counted (and in --rejects) */
-#define SNIFF_BYTES 4096
-#define IO_BUFFER_BYTES ((size_t)1 << 20) /* stdio buffers of inputs and the output */
-#define TRUNCATION_MARKER "...[truncated]"
+#define IO_BUFFER_BYTES ((size_t)1 << 20) /* stdio buffer of the output */
 /* A numeric option the user did not give (GOption cannot say; no valid value is this). */
 #define OPTION_UNSET INT64_MIN
 
@@ -58,247 +55,18 @@ static const option_range RANGE_MAX_BODY_BYTES = {"--max-body-bytes", 1024, 256 
 static const option_range RANGE_RETRIES = {"--retries", 0, 100};
 static const option_range RANGE_TIMEOUT_MS = {"--timeout-ms", 1, 3600 * 1000};
 
-typedef struct run_counts {
-    uint64_t read, written, rejected, warnings, truncated, dropped_annotations, fixed_durations;
-    uint64_t files, failed_files;
-} run_counts;
-
+/* The input side (reading, detection, checks, assembly) is bridge/pipeline.c,
+ * shared with the views; this file adds the output side. */
 typedef struct run {
     twb_options opts;
-    twb_procs *procs;
-    twb_assembler *assembler;
+    twb_pipeline *pipeline;
     const twb_writer_vtable *writer_vt;
     twb_writer *writer;
     twb_sender *sender;
-    FILE *rejects;
-    bool is_strict, is_stopped, has_progress;
-    run_counts n;
-    uint64_t shown_rejects, shown_warnings;
-    int64_t last_progress_ms, start_ms;
-    uint64_t total_bytes, bytes_read; /* of the inputs that are regular files (progress) */
-    const char *current;              /* the input being read, for messages */
-    const char *out_name;             /* the output, for messages ("standard output") */
-    tw_error *fatal;                  /* what stopped the run */
+    uint64_t written;
+    const char *out_name; /* the output, for messages ("standard output") */
 } run;
 
-typedef struct run_input {
-    twb_input in;
-    run *r;
-} run_input;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- progress -----------------------------------------------------------------------------------
- */
-
-/* The progress line: a bar with the share of the input bytes read when the
- * inputs are regular files (their sizes are known), else counts only. Shown
- * only on a terminal, at most 4 times a second, and only once a run has
- * lasted a second (short runs print nothing). */
-static void progress(run *r, bool is_final)
-{
-    if (!r->has_progress)
-        return;
-    int64_t t = now_ms();
-    if (!is_final && (t - r->last_progress_ms < 250 || t - r->start_ms < 1000))
-        return;
-    if (is_final && r->last_progress_ms == 0)
-        return; /* nothing was shown: nothing to close */
-    r->last_progress_ms = t;
-    double secs = (double)(t - r->start_ms) / 1000.0;
-    char bar[48] = "";
-    if (r->total_bytes > 0) {
-        double share = (double)r->bytes_read / (double)r->total_bytes;
-        if (share > 1.0)
-            share = 1.0;
-        int filled = (int)(share * 20.0);
-        bar[0] = '[';
-        for (int i = 0; i < 20; i++)
-            bar[1 + i] = i < filled ? '#' : '.';
-        snprintf(bar + 21, sizeof bar - 21, "] %3.0f%% ", share * 100.0);
-    }
-    /* The file name is input: control bytes in it must not drive the terminal. */
-    char name[256];
-    size_t w = 0;
-    for (const char *c = r->current ? r->current : ""; *c && w + 5 < sizeof name; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            w += (size_t)snprintf(name + w, sizeof name - w, "\\x%02x", (unsigned char)*c);
-        else
-            name[w++] = *c;
-    }
-    name[w] = '\0';
-    fprintf(stderr,
-            "\r%s: convert: %s%s: %" PRIu64 " spans read, %" PRIu64 " converted, %" PRIu64
-            " rejected (%.0f spans/s)\x1b[K",
-            TW_CLI_PROGRAM, bar, name, r->n.read, r->n.written, r->n.rejected,
-            secs > 0 ? (double)r->n.read / secs : 0.0);
-    if (is_final)
-        fputc('\n', stderr);
-}
-
-/* ---- messages and rejects
- * ------------------------------------------------------------------------ */
-
-static void where(char *out, size_t size, const char *name, size_t line_no)
-{
-    if (line_no)
-        snprintf(out, size, "%s:%zu", name, line_no);
-    else
-        snprintf(out, size, "%s", name);
-}
-
-static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
-                      const char *reason)
-{
-    run *r = ((run_input *)in)->r;
-    r->n.rejected++;
-    if (r->shown_rejects++ < MAX_SHOWN_MESSAGES || r->is_strict) {
-        char at[512];
-        where(at, sizeof at, in->name, line_no);
-        if (r->has_progress)
-            fputs("\r\x1b[K", stderr);
-        tw__cli_error("%s: %s", at, reason); /* quotes input: escaped */
-    }
-    if (r->rejects && raw_len) {
-        if (fwrite(raw, 1, raw_len, r->rejects) != raw_len || fputc('\n', r->rejects) == EOF) {
-            tw__set_error(&r->fatal, TW_E_IO, "--rejects: write error: %s", strerror(errno));
-            r->is_stopped = true;
-            return false;
-        }
-    }
-    if (r->is_strict) {
-        r->is_stopped = true;
-        return false;
-    }
-    return true;
-}
-
-static void on_warn(twb_input *in, size_t line_no, const char *reason)
-{
-    run *r = ((run_input *)in)->r;
-    r->n.warnings++;
-    if (r->shown_warnings++ < MAX_SHOWN_MESSAGES) {
-        char at[512];
-        where(at, sizeof at, in->name, line_no);
-        if (r->has_progress)
-            fputs("\r\x1b[K", stderr);
-        tw__cli_print(stderr, "%s: %s: warning: %s", TW_CLI_PROGRAM, at, reason);
-    }
-}
-
-/* ---- per-span checks and bounds
- * ------------------------------------------------------------------- */
-
-/* Cuts a string value to the cap at a UTF-8 boundary and appends the marker
- * (in the record's arena). */
-static bool truncate_value(tw__span_data *s, tw__tag *t, size_t cap)
-{
-    if (t->type == TW_VALUE_BINARY) {
-        t->len = cap;
-        return true;
-    }
-    size_t cut = cap;
-    while (cut > 0 && ((unsigned char)t->v.str[cut] & 0xC0) == 0x80)
-        cut--;
-    size_t marker = strlen(TRUNCATION_MARKER);
-    char *copy = tw__arena_alloc(&s->arena, cut + marker + 1);
-    if (!copy)
-        return false;
-    memcpy(copy, t->v.str, cut);
-    memcpy(copy + cut, TRUNCATION_MARKER, marker + 1);
-    t->v.str = copy;
-    t->len = cut + marker;
-    return true;
-}
-
-static bool bound_values(run *r, tw__span_data *s, tw__tag *tags, size_t n)
-{
-    size_t cap = r->opts.max_value_bytes;
-    for (size_t i = 0; i < n; i++) {
-        tw__tag *t = &tags[i];
-        if ((t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY) && t->len > cap) {
-            if (!truncate_value(s, t, cap))
-                return false;
-            r->n.truncated++;
-        }
-    }
-    return true;
-}
-
-/* The checks every span passes whatever its reader (issue 5, "Time" and
- * "Values"): a negative duration becomes 1 µs (and is warned); the
- * annotation cap keeps the first tags, then the first logs; long values are
- * cut with a marker. False on allocation failure. */
-static bool check_span(run *r, twb_input *in, tw__span_data *s)
-{
-    if (s->duration_us < 0) {
-        char id[17];
-        snprintf(id, sizeof id, "%016" PRIx64, s->span_id);
-        twb_warn(in, 0,
-                 "span %s ends before it starts (duration %" PRId64 " us): duration set "
-                 "to 1 us",
-                 id, s->duration_us);
-        s->duration_us = 1;
-        r->n.fixed_durations++;
-    }
-    /* A span that ended within the microsecond it began lasted at most 1 µs:
-     * Zipkin and Jaeger read a 0 as "unknown" (Brave rounds up the same way). */
-    if (s->duration_us == 0 && !s->is_duration_unknown)
-        s->duration_us = 1;
-    size_t cap = r->opts.max_annotations;
-    if (cap && s->n_tags + s->n_logs > cap) {
-        size_t keep_tags = s->n_tags < cap ? s->n_tags : cap;
-        size_t keep_logs = cap - keep_tags;
-        if (keep_logs > s->n_logs)
-            keep_logs = s->n_logs;
-        size_t dropped = s->n_tags + s->n_logs - keep_tags - keep_logs;
-        s->n_tags = keep_tags;
-        s->n_logs = keep_logs;
-        r->n.dropped_annotations += dropped;
-        tw_value v = {.type = TW_VALUE_INT64, .as.i64 = (int64_t)dropped};
-        if (!twb_tag_value(s, "tracewire.dropped_annotations", &v))
-            return false;
-    }
-    if (!bound_values(r, s, s->tags, s->n_tags))
-        return false;
-    for (size_t i = 0; i < s->n_logs; i++) {
-        if (!bound_values(r, s, s->logs[i].fields, s->logs[i].n_fields))
-            return false;
-    }
-    return true;
-}
-
-static bool on_emit(twb_input *in, tw__span_data *span, const tw__process *process)
-{
-    run *r = ((run_input *)in)->r;
-    if (r->is_stopped) {
-        tw__span_data_unref(span);
-        return false;
-    }
-    r->n.read++;
-    const tw__process *interned = twb_procs_intern(r->procs, process);
-    if (!interned || !check_span(r, in, span)) {
-        tw__span_data_unref(span);
-        tw__set_error(&r->fatal, TW_E_NOMEM, "out of memory");
-        r->is_stopped = true;
-        return false;
-    }
-    twb_span s = {.data = span, .process = interned};
-    if (twb_assembler_add(r->assembler, s, &r->fatal) != TW_OK) {
-        r->is_stopped = true;
-        return false;
-    }
-    if ((r->n.read & 1023) == 0)
-        progress(r, false);
-    return true;
-}
-
-/* The assembler's groups go to the writer or the sender. */
 /* A writer's failure names the output it could not write ("out.json: write
  * error: No space left on device"): the writer only knows its FILE. */
 static tw_status name_output(const run *r, tw_status st, tw_error **err)
@@ -315,120 +83,29 @@ static tw_status name_output(const run *r, tw_status st, tw_error **err)
     return st;
 }
 
+/* The assembler's groups go to the writer or the sender. */
 static tw_status on_group(void *arg, const twb_span *spans, size_t n, tw_error **err)
 {
     run *r = arg;
     tw_status st = r->sender ? twb_sender_send(r->sender, spans, n, err)
                              : name_output(r, r->writer_vt->write(r->writer, spans, n, err), err);
     if (st == TW_OK)
-        r->n.written += n;
+        r->written += n;
     return st;
 }
 
-/* ---- inputs
- * ------------------------------------------------------------------------------------------ */
+/* ---- options
+ * -------------------------------------------------------------------------------------------- */
 
-/* A stream that replays the bytes already read for detection, then the rest
- * of the file: detection must work on pipes, which cannot seek back. */
-typedef struct replay {
-    unsigned char head[SNIFF_BYTES];
-    size_t len, pos;
-    FILE *rest;
-    uint64_t *bytes_read; /* the run's count, for the progress bar */
-} replay;
-
-static ssize_t replay_read(void *cookie, char *buf, size_t size)
-{
-    replay *rp = cookie;
-    if (rp->pos < rp->len) {
-        size_t n = rp->len - rp->pos < size ? rp->len - rp->pos : size;
-        memcpy(buf, rp->head + rp->pos, n);
-        rp->pos += n;
-        return (ssize_t)n;
-    }
-    size_t n = fread(buf, 1, size, rp->rest);
-    if (n == 0 && ferror(rp->rest))
-        return -1;
-    *rp->bytes_read += n;
-    return (ssize_t)n;
-}
-
-static int replay_close(void *cookie)
-{
-    (void)cookie; /* the caller closes the underlying file and frees the replay */
-    return 0;
-}
-
-static bool convert_one(run *r, const char *path, const twb_reader *from)
-{
-    bool is_stdin = strcmp(path, "-") == 0;
-    const char *name = is_stdin ? "<stdin>" : path;
-    r->current = name;
-    r->n.files++;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) {
-        tw__cli_error("%s: cannot open: %s", name, strerror(errno));
-        r->n.failed_files++;
-        return true;
-    }
-    replay *rp = calloc(1, sizeof *rp);
-    if (!rp) {
-        tw__set_error(&r->fatal, TW_E_NOMEM, "out of memory");
-        if (!is_stdin)
-            fclose(f);
-        return false;
-    }
-    rp->rest = f;
-    rp->bytes_read = &r->bytes_read;
-    setvbuf(f, NULL, _IOFBF, IO_BUFFER_BYTES);
-    rp->len = fread(rp->head, 1, SNIFF_BYTES, f);
-    r->bytes_read += rp->len;
-    if (rp->len < SNIFF_BYTES && ferror(f)) {
-        tw__cli_error("%s: read error: %s", name, strerror(errno));
-        r->n.failed_files++;
-        goto done;
-    }
-    const twb_reader *reader = from ? from : twb_reader_detect(rp->head, rp->len);
-    if (!reader) {
-        if (rp->len == 0) {
-            goto done; /* an empty file holds no spans: nothing to say */
-        }
-        tw__cli_error("%s: cannot tell the input format from its first bytes; name it with "
-                      "--from (see 'tracewire convert --help')",
-                      name);
-        r->n.failed_files++;
-        goto done;
-    }
-    cookie_io_functions_t io = {.read = replay_read, .close = replay_close};
-    FILE *stream = fopencookie(rp, "rb", io);
-    if (!stream) {
-        tw__set_error(&r->fatal, TW_E_NOMEM, "out of memory");
-        goto done;
-    }
-    /* Large reads: 8 KiB stdio buffers made the kernel copies a tenth of a
-     * Thrift conversion (bench profile). The underlying file reads through
-     * the replay in the same large blocks. */
-    setvbuf(stream, NULL, _IOFBF, IO_BUFFER_BYTES);
-    run_input ri = {.in = {.name = name,
-                           .opts = &r->opts,
-                           .emit = on_emit,
-                           .reject = on_reject,
-                           .warn = on_warn},
-                    .r = r};
-    tw_error *e = NULL;
-    tw_status st = reader->read(stream, &ri.in, &e);
-    fclose(stream);
-    if (st != TW_OK && st != TW_E_STATE) {
-        tw__cli_error("%s", tw_error_message(e));
-        r->n.failed_files++;
-    }
-    tw_error_free(e);
-done:
-    free(rp);
-    if (!is_stdin)
-        fclose(f);
-    return !r->is_stopped && !r->fatal;
-}
+typedef struct cli {
+    char *from, *to, *output, *send, *rejects, *skew, *time_unit, *id_base, *scribe_category;
+    char *map, *map_file, *send_format, *user;
+    char **headers;
+    double sample;
+    gint64 window, max_annotations, max_value_bytes, max_body_bytes, retries, timeout_ms;
+    gboolean is_strict, no_progress, no_gzip, list_formats;
+    char **files;
+} cli;
 
 /* True when stdin is among the inputs or one named file can be read. When
  * none can, each is reported and nothing may be written: a typo in the only
@@ -454,19 +131,6 @@ static bool any_input_opens(char **files)
     tw__cli_error("convert: no input could be opened: nothing written");
     return false;
 }
-
-/* ---- options
- * -------------------------------------------------------------------------------------------- */
-
-typedef struct cli {
-    char *from, *to, *output, *send, *rejects, *skew, *time_unit, *id_base, *scribe_category;
-    char *map, *map_file, *send_format, *user;
-    char **headers;
-    double sample;
-    gint64 window, max_annotations, max_value_bytes, max_body_bytes, retries, timeout_ms;
-    gboolean is_strict, no_progress, no_gzip, list_formats;
-    char **files;
-} cli;
 
 /* The --to format whose bytes a --send destination format takes (NULL: none). */
 static const char *send_format_output(const char *send_format)
@@ -517,16 +181,18 @@ static int usage_error(GOptionContext *ctx, const char *fmt, ...)
     return TW_CLI_EXIT_USAGE;
 }
 
-static void summary(const run *r, const twb_assemble_stats *as, const twb_send_stats *ss)
+static void summary(const run *r, const twb_assemble_stats *as, const twb_send_stats *ss,
+                    bool has_rejects_file)
 {
+    const twb_pipeline_counts *n = twb_pipeline_get_counts(r->pipeline);
     fprintf(stderr,
             "%s: convert: read %" PRIu64 " spans from %" PRIu64 " input(s); converted %" PRIu64
             "; rejected %" PRIu64 " records; warnings %" PRIu64 "; adjusted (clock skew) %" PRIu64
             "; sampled out %" PRIu64 "; merged %" PRIu64 "; duplicates removed %" PRIu64
             "; values truncated %" PRIu64 "; annotations dropped %" PRIu64 "\n",
-            TW_CLI_PROGRAM, r->n.read, r->n.files, r->n.written, r->n.rejected, r->n.warnings,
-            as->skew_adjusted, as->sampled_out, as->merged, as->duplicates, r->n.truncated,
-            r->n.dropped_annotations);
+            TW_CLI_PROGRAM, n->read, n->files, r->written, n->rejected, n->warnings,
+            as->skew_adjusted, as->sampled_out, as->merged, as->duplicates, n->truncated,
+            n->dropped_annotations);
     if (ss)
         fprintf(stderr,
                 "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " requests (%" PRIu64
@@ -534,13 +200,13 @@ static void summary(const run *r, const twb_assemble_stats *as, const twb_send_s
                 " (refused by the backend %" PRIu64 "); too large %" PRIu64 "\n",
                 TW_CLI_PROGRAM, ss->sent, ss->batches, ss->bytes, ss->retries, ss->split_requests,
                 ss->failed, ss->refused, ss->too_large);
-    if (r->shown_rejects > MAX_SHOWN_MESSAGES)
+    if (n->shown_rejects > TWB_PIPELINE_SHOWN_MAX)
         fprintf(stderr, "%s: convert: %" PRIu64 " more rejected records were not shown%s\n",
-                TW_CLI_PROGRAM, r->shown_rejects - MAX_SHOWN_MESSAGES,
-                r->rejects ? " (all are in the --rejects file)" : "; use --rejects FILE");
-    if (r->shown_warnings > MAX_SHOWN_MESSAGES)
+                TW_CLI_PROGRAM, n->shown_rejects - TWB_PIPELINE_SHOWN_MAX,
+                has_rejects_file ? " (all are in the --rejects file)" : "; use --rejects FILE");
+    if (n->shown_warnings > TWB_PIPELINE_SHOWN_MAX)
         fprintf(stderr, "%s: convert: %" PRIu64 " more warnings were not shown\n", TW_CLI_PROGRAM,
-                r->shown_warnings - MAX_SHOWN_MESSAGES);
+                n->shown_warnings - TWB_PIPELINE_SHOWN_MAX);
 }
 
 int tw__convert_cmd_main(int argc, char **argv)
@@ -746,6 +412,7 @@ int tw__convert_cmd_main(int argc, char **argv)
     }
 
     FILE *out = stdout;
+    FILE *rejects = NULL;
     tw_error *e = NULL;
     unsigned int target_flags = 0;
     if (c.send) {
@@ -776,7 +443,7 @@ int tw__convert_cmd_main(int argc, char **argv)
                           "matching --to, or none)",
                           c.to, twb_sender_format(r.sender), takes ? takes : "no --to format");
             rc = TW_CLI_EXIT_USAGE;
-            goto free_custom;
+            goto close_out;
         }
         /* The SDK's senders report failed requests through its logger. */
         tw_set_logger(tw_log_to_stderr, NULL, TW_LOG_WARN);
@@ -796,71 +463,76 @@ int tw__convert_cmd_main(int argc, char **argv)
         }
         target_flags = r.writer_vt->target_flags;
     }
-    if (c.rejects && !(r.rejects = fopen(c.rejects, "wb"))) {
+    if (c.rejects && !(rejects = fopen(c.rejects, "wb"))) {
         tw__cli_error("convert: %s: cannot open for writing: %s", c.rejects, strerror(errno));
         goto close_out;
     }
-    twb_assemble_options ao = {.window_spans = (size_t)c.window,
-                               .jaeger_ids = (target_flags & TWB_TARGET_JAEGER_IDS) != 0,
-                               .skew_adjust = skew_adjust,
-                               .sample = c.sample};
-    r.procs = twb_procs_new();
-    r.assembler = r.procs ? twb_assembler_new(&ao, on_group, &r) : NULL;
-    if (!r.assembler) {
+    twb_pipeline_config pc = {
+        .command = "convert",
+        .opts = r.opts,
+        .assemble = {.window_spans = (size_t)c.window,
+                     .jaeger_ids = (target_flags & TWB_TARGET_JAEGER_IDS) != 0,
+                     .skew_adjust = skew_adjust,
+                     .sample = c.sample},
+        .from = from,
+        .rejects = rejects,
+        .is_strict = c.is_strict,
+        .has_progress = !c.no_progress && isatty(STDERR_FILENO),
+        .progress_done = &r.written,
+        .progress_done_label = "converted",
+        .out = on_group,
+        .out_arg = &r,
+    };
+    r.pipeline = twb_pipeline_new(&pc);
+    if (!r.pipeline) {
         tw__cli_error("convert: out of memory");
         goto close_out;
     }
-    r.is_strict = c.is_strict;
-    r.has_progress = !c.no_progress && isatty(STDERR_FILENO);
-    r.start_ms = now_ms();
-    for (size_t i = 0; r.has_progress && c.files && c.files[i]; i++) {
-        struct stat st;
-        if (strcmp(c.files[i], "-") != 0 && stat(c.files[i], &st) == 0 && S_ISREG(st.st_mode))
-            r.total_bytes += (uint64_t)st.st_size;
-    }
+    if (pc.has_progress)
+        twb_pipeline_measure(r.pipeline, c.files);
 
     if (!c.files || !c.files[0]) {
-        convert_one(&r, "-", from);
+        twb_pipeline_read(r.pipeline, "-");
     } else {
         for (size_t i = 0; c.files[i]; i++) {
-            if (!convert_one(&r, c.files[i], from))
+            if (!twb_pipeline_read(r.pipeline, c.files[i]))
                 break;
         }
     }
-    if (!r.fatal)
-        twb_assembler_flush(r.assembler, &r.fatal);
-    if (!r.fatal) {
+    tw_error **fatal = twb_pipeline_fatal(r.pipeline);
+    twb_pipeline_flush(r.pipeline);
+    if (!*fatal) {
         if (r.sender)
-            twb_sender_finish(r.sender, &r.fatal);
+            twb_sender_finish(r.sender, fatal);
         else
-            name_output(&r, r.writer_vt->finish(r.writer, &r.fatal), &r.fatal);
+            name_output(&r, r.writer_vt->finish(r.writer, fatal), fatal);
     }
-    progress(&r, true);
+    twb_pipeline_progress_end(r.pipeline);
 
     twb_assemble_stats as;
-    twb_assembler_stats(r.assembler, &as);
+    twb_pipeline_assemble_stats(r.pipeline, &as);
     twb_send_stats ss;
     if (r.sender)
         twb_sender_stats(r.sender, &ss);
-    summary(&r, &as, r.sender ? &ss : NULL);
-    if (r.fatal)
-        tw__cli_error("convert: %s", tw_error_message(r.fatal));
-    else if (r.is_stopped && r.is_strict)
+    summary(&r, &as, r.sender ? &ss : NULL, rejects != NULL);
+    const twb_pipeline_counts *n = twb_pipeline_get_counts(r.pipeline);
+    if (*fatal)
+        tw__cli_error("convert: %s", tw_error_message(*fatal));
+    else if (twb_pipeline_is_stopped(r.pipeline) && c.is_strict)
         tw__cli_error("convert: stopped at the first rejected record (--strict)");
-    bool is_clean = !r.fatal && r.n.rejected == 0 && r.n.failed_files == 0 &&
+    bool is_clean = !*fatal && n->rejected == 0 && n->failed_files == 0 &&
                     (!r.sender || (ss.failed == 0 && ss.too_large == 0));
     rc = is_clean ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 
 close_out:
-    twb_assembler_free(r.assembler);
-    twb_procs_free(r.procs);
+    twb_pipeline_free(r.pipeline);
     if (r.writer)
         r.writer_vt->free_writer(r.writer);
     twb_sender_free(r.sender);
     /* A write error shows at the latest when the buffer is flushed here: say it
      * whatever the exit status already is (a run with rejects exits 1 anyway, and a
      * lost --rejects file must not go unnoticed). */
-    if (r.rejects && fclose(r.rejects) != 0) {
+    if (rejects && fclose(rejects) != 0) {
         tw__cli_error("convert: %s: write error: %s", c.rejects, strerror(errno));
         if (rc == TW_CLI_EXIT_OK)
             rc = TW_CLI_EXIT_FAILURE;
@@ -874,7 +546,6 @@ close_out:
         if (rc == TW_CLI_EXIT_OK)
             rc = TW_CLI_EXIT_FAILURE;
     }
-    tw_error_free(r.fatal);
 free_custom:
     twb_custom_map_clear(&custom);
     goto free_cli;

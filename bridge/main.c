@@ -39,6 +39,13 @@ static const command commands[] = {
      "translate span logs (Dapper, Zipkin v1/v2, Jaeger, OTLP, custom) and ship them"},
     {"config", tw__config_cmd_main,
      "show and check the tracer configuration of this environment (--probe: endpoints)"},
+    {"show", tw__show_cmd_main,
+     "draw traces as a waterfall in the terminal, list them, or write an HTML viewer"},
+    {"deps", tw__deps_cmd_main,
+     "service dependency links (Zipkin's rules) as a table, JSON, DOT or SVG"},
+    {"stats", tw__stats_cmd_main,
+     "latency, errors, self time and critical path by service and operation"},
+    {"diff", tw__diff_cmd_main, "compare two traces, or two sets of traces: what got slower"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -38,6 +38,8 @@ packages=(
     scdoc groff-base mandoc bash-completion doxygen cmake
     # the package stage: Debian packages, built and checked
     debhelper dpkg-dev fakeroot lintian
+    # tests of the views: `deps --svg` runs Graphviz's dot; the HTML page runs in Chromium
+    graphviz chromium
 )
 
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -102,11 +102,14 @@ while IFS= read -r -d '' c; do
 done < <({
     find "$src/sdk/src" -name '*.c' ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
-        ! -name 'context_json.c' ! -name 'header_lines.c' -print0
+        ! -name 'context_json.c' ! -name 'header_lines.c' ! -name 'pipeline.c' \
+        ! -path '*/views/show.c' ! -path '*/views/html.c' ! -path '*/views/deps.c' \
+        ! -path '*/views/stats.c' ! -path '*/views/diff.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
-# bridge/, the readers, assembler and sinks of `tracewire convert`: not the command's
-# entry points and option parsing, which need main.c.)
+# bridge/, the readers, assembler and sinks of `tracewire convert` and the views'
+# algorithms: not the commands' entry points, option parsing and input pipeline, which
+# need main.c and the format registry.)
 
 failed=()
 for name in "$@"; do
