@@ -438,6 +438,28 @@ static bool otlp_options(tw_reporter_options *ro, tw_error **err)
         tw__set_error(err, TW_E_CONFIG, "OTEL_EXPORTER_OTLP endpoint \"%s\": not a URL", v);
         return false;
     }
+    /* The encoding: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL
+     * (the OpenTelemetry names); unset keeps the default (http/json). */
+    const char *pname = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+    const char *protocol = env(pname);
+    if (!protocol)
+        protocol = env(pname = "OTEL_EXPORTER_OTLP_PROTOCOL");
+    if (protocol) {
+        tw_otlp_protocol p = TW_OTLP_HTTP_JSON;
+        if (strcmp(protocol, "http/protobuf") == 0) {
+            p = TW_OTLP_HTTP_PROTOBUF;
+        } else if (strcmp(protocol, "http/json") != 0) {
+            tw__set_error(err, TW_E_CONFIG, "%s=\"%s\": %s", pname, protocol,
+                          strcmp(protocol, "grpc") == 0
+                              ? "OTLP over gRPC is not supported; use http/protobuf or http/json"
+                              : "unknown protocol (http/protobuf, http/json)");
+            return false;
+        }
+        if (tw_reporter_options_set_otlp_protocol(ro, p) != TW_OK) {
+            tw__set_error(err, TW_E_NOMEM, "reporter options: out of memory");
+            return false;
+        }
+    }
     const char *name = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
     const char *headers = env(name);
     if (!headers)
@@ -578,7 +600,7 @@ static tw_reporter *reporter_from_env(tw_error **err)
         for (size_t i = 0; i < n && ok; i++) {
             if (strcmp(tw_reporter_name(parts[i]), name) == 0 ||
                 (strcmp(name, "otlp") == 0 &&
-                 strcmp(tw_reporter_name(parts[i]), "otlp-http") == 0) ||
+                 strncmp(tw_reporter_name(parts[i]), "otlp-http", 9) == 0) ||
                 (strcmp(name, "file") == 0 &&
                  strcmp(tw_reporter_name(parts[i]), "dapper-file") == 0)) {
                 tw__set_error(err, TW_E_CONFIG, "TRACEWIRE_REPORTER=\"%s\": \"%s\" twice", list,
