@@ -271,7 +271,8 @@ tw__otlp_build tw__otlp_span_new(const tw__otlp_span_fields *f, tw__span_data **
     s->span_id = f->span_id;
     s->parent_id = f->parent_id == f->span_id ? 0 : f->parent_id;
     s->flags = TW__FLAG_SAMPLED;
-    int64_t start = tw__otlp_ns_to_us(f->start_ns);
+    /* A start within the epoch's first half microsecond stays a start (0 is "none"). */
+    int64_t start = f->start_ns > 0 && f->start_ns < 500 ? 1 : tw__otlp_ns_to_us(f->start_ns);
     int64_t end = f->has_end ? tw__otlp_ns_to_us(f->end_ns) : 0;
     s->start_us = start;
     *is_end_before_start = f->has_end && end < start;

@@ -52,7 +52,8 @@
  *              (ours) is not kept, so OTLP -> X -> OTLP adds nothing
  *   ids        parent 0 or equal to the span: root; else the parent and a
  *              CHILD_OF reference to it first in the references
- *   times      ns -> µs rounded half away from zero; duration = end - start
+ *   times      ns -> µs rounded half away from zero (a start below 500 ns is
+ *              1 µs: 0 means "no start" in the model); duration = end - start
  *              in µs, at least 1 when end > start in ns, 0 when the end is
  *              absent or earlier (a warning); no start, or 0: the span is
  *              refused
