@@ -11,8 +11,9 @@
  *   budget; every span keeps the model's invariants;
  * - every span decoded is encoded again by the direct writer and by
  *   protobuf-c's packer from the same plan (tests/unit/wire/otlp_proto_ref.h):
- *   the bytes must be identical (when its text holds no NUL byte), and the
- *   re-encoded request must decode again to as many spans.
+ *   the bytes must be identical (when its text holds no NUL byte); the
+ *   re-encoded request must decode again to one span, and protobuf-c's
+ *   unpack with the same reading rules must read it as our reader does.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in tests/fuzz/corpus/otlp_proto/.
  */
@@ -64,8 +65,12 @@ static void on_warn(void *arg, const char *where, const char *why)
     (void)why;
 }
 
+static ref_decoded *decoded;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (!decoded && !(decoded = malloc(sizeof *decoded)))
+        fail("out of memory");
     read_capture c;
     capture_init(&c);
     const tw__otlp_proto_sink sink = {on_span, on_reject, on_warn, &c};
@@ -89,6 +94,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tw__otlp_proto_decode_request(got.data, got.len, &sink2) != TW__OTLP_PROTO_OK ||
             again.n_spans + again.n_rejects != 1)
             fail("a re-encoded span does not decode again");
+        /* ...and protobuf-c's unpack with the same rules reads it as our reader does. */
+        if (!r.has_nul) {
+            if (!ref_decode_request(got.data, got.len, decoded))
+                fail("protobuf-c refuses a re-encoded span");
+            bool same = decoded->n_spans == 1 &&
+                        (decoded->spans[0] != NULL) == (again.n_spans == 1) &&
+                        (!decoded->spans[0] ||
+                         (tw_test_spans_equal(decoded->spans[0], again.spans[0].data) &&
+                          capture_processes_equal(&decoded->procs[0], again.spans[0].process)));
+            ref_decoded_free(decoded);
+            if (!same)
+                fail("our reader and protobuf-c's unpack read a span differently");
+        }
         capture_free(&again);
         ref_free(&r);
         tw__buf_free(&want);

@@ -19,7 +19,7 @@
 
 /* ---- the wire format ---------------------------------------------------------------------- */
 
-bool tw__pb_read_varint(const uint8_t *data, size_t len, size_t *pos, uint64_t *v)
+bool tw__pb_read_varint_slow(const uint8_t *data, size_t len, size_t *pos, uint64_t *v)
 {
     uint64_t value = 0;
     size_t p = *pos;
@@ -39,8 +39,8 @@ bool tw__pb_read_varint(const uint8_t *data, size_t len, size_t *pos, uint64_t *
     return false;
 }
 
-tw__pb_next tw__pb_next_field(const uint8_t *data, size_t len, size_t *pos, tw__pb_field *f,
-                              const char **why)
+tw__pb_next tw__pb_next_field_slow(const uint8_t *data, size_t len, size_t *pos, tw__pb_field *f,
+                                   const char **why)
 {
     if (*pos >= len)
         return TW__PB_NEXT_END;

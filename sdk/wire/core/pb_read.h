@@ -59,12 +59,63 @@ typedef enum tw__pb_next {
     TW__PB_NEXT_BAD  /* *why says what; *pos is where it starts */
 } tw__pb_next;
 
-/* Reads the field at *pos of data[0..len) and moves *pos past it. */
-tw__pb_next tw__pb_next_field(const uint8_t *data, size_t len, size_t *pos, tw__pb_field *f,
-                              const char **why);
+/* The general cases of the two readers below (pb_read.c). */
+tw__pb_next tw__pb_next_field_slow(const uint8_t *data, size_t len, size_t *pos, tw__pb_field *f,
+                                   const char **why);
+bool tw__pb_read_varint_slow(const uint8_t *data, size_t len, size_t *pos, uint64_t *v);
 
 /* Reads a varint at *pos (at most 10 bytes, within len). */
-bool tw__pb_read_varint(const uint8_t *data, size_t len, size_t *pos, uint64_t *v);
+static inline bool tw__pb_read_varint(const uint8_t *data, size_t len, size_t *pos, uint64_t *v)
+{
+    if (*pos < len && data[*pos] < 0x80) {
+        *v = data[(*pos)++];
+        return true;
+    }
+    return tw__pb_read_varint_slow(data, len, pos, v);
+}
+
+/* Reads the field at *pos of data[0..len) and moves *pos past it. The
+ * common case (a one-byte tag, a one-byte length or value) is inline: it is
+ * most fields of a span. */
+static inline tw__pb_next tw__pb_next_field(const uint8_t *data, size_t len, size_t *pos,
+                                            tw__pb_field *f, const char **why)
+{
+    size_t p = *pos;
+    if (p < len && len - p >= 2 && data[p] < 0x80 && data[p] >= 8 && data[p + 1] < 0x80) {
+        uint8_t tag = data[p];
+        f->number = tag >> 3;
+        f->wire_type = tag & 7;
+        f->offset = p;
+        if (f->wire_type == 2 && data[p + 1] <= len - p - 2) {
+            f->len = data[p + 1];
+            f->data = data + p + 2;
+            f->value = 0;
+            *pos = p + 2 + f->len;
+            return TW__PB_NEXT_FIELD;
+        }
+        if (f->wire_type == 0) {
+            f->value = data[p + 1];
+            f->data = NULL;
+            f->len = 0;
+            *pos = p + 2;
+            return TW__PB_NEXT_FIELD;
+        }
+    }
+    if (p < len && len - p >= 9 && (data[p] & 7) == 1 && data[p] < 0x80 && data[p] >= 8) {
+        /* A fixed64 (times): little-endian. */
+        f->number = data[p] >> 3;
+        f->wire_type = 1;
+        f->offset = p;
+        f->value = 0;
+        for (int i = 7; i >= 0; i--)
+            f->value = f->value << 8 | data[p + 1 + i];
+        f->data = NULL;
+        f->len = 0;
+        *pos = p + 9;
+        return TW__PB_NEXT_FIELD;
+    }
+    return tw__pb_next_field_slow(data, len, pos, f, why);
+}
 
 /* ---- checking a message against its descriptor ------------------------------------------- */
 

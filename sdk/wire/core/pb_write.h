@@ -147,6 +147,12 @@ static inline size_t tw__pb_utf8_len(const char *text, size_t len, bool *is_vali
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0, bad = 0;
     while (i < len) {
+        /* ASCII eight bytes at a time: most text is. */
+        uint64_t x;
+        if (len - i >= 8 && (memcpy(&x, s + i, 8), (x & 0x8080808080808080u) == 0)) {
+            i += 8;
+            continue;
+        }
         if (s[i] < 0x80) {
             i++;
             continue;

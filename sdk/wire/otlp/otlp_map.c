@@ -35,6 +35,9 @@ static void flags_free(bool *flags, bool *small)
 
 /* ---- model -> OTLP --------------------------------------------------------------------------- */
 
+/* Whether tag @t's key is the literal @lit (length first: most keys differ there). */
+#define KEY_IS(t, lit)                                                                             \
+    ((t)->key_len == sizeof(lit) - 1 && memcmp((t)->key, lit, sizeof(lit) - 1) == 0)
 uint64_t tw__otlp_unix_nano(int64_t us)
 {
     /* Past 2554 (2^64 ns) the field saturates: readers refuse such a time
@@ -70,13 +73,15 @@ static void plan_status(const tw__span_data *s, bool *skip, tw__otlp_span_plan *
 {
     size_t error_index = SIZE_MAX, code_index = SIZE_MAX, description_index = SIZE_MAX;
     for (size_t i = 0; i < s->n_tags; i++) {
-        if (tw__tag_key_is(&s->tags[i], "error"))
+        if (KEY_IS(&s->tags[i], "error"))
             error_index = i;
-        else if (tw__tag_key_is(&s->tags[i], "otel.status_code"))
+        else if (KEY_IS(&s->tags[i], "otel.status_code"))
             code_index = i;
-        else if (tw__tag_key_is(&s->tags[i], "otel.status_description"))
+        else if (KEY_IS(&s->tags[i], "otel.status_description"))
             description_index = i;
     }
+    if (error_index == SIZE_MAX && code_index == SIZE_MAX)
+        return; /* UNSET, nothing consumed */
     uint32_t code = TW__OTLP_STATUS_UNSET;
     const tw__tag *message = NULL;
     if (error_index != SIZE_MAX) {
@@ -93,7 +98,7 @@ static void plan_status(const tw__span_data *s, bool *skip, tw__otlp_span_plan *
             skip[description_index] = true;
         }
         for (size_t i = 0; i < s->n_tags; i++)
-            skip[i] = skip[i] || tw__tag_key_is(&s->tags[i], "error");
+            skip[i] = skip[i] || KEY_IS(&s->tags[i], "error");
     } else if (code_index != SIZE_MAX) {
         const char *value = tw__tag_str(&s->tags[code_index]);
         if (value && strcasecmp(value, "ok") == 0)
@@ -106,8 +111,8 @@ static void plan_status(const tw__span_data *s, bool *skip, tw__otlp_span_plan *
             s->tags[description_index].type == TW_VALUE_STRING)
             message = &s->tags[description_index];
         for (size_t i = 0; i < s->n_tags; i++) {
-            skip[i] = skip[i] || tw__tag_key_is(&s->tags[i], "otel.status_code") ||
-                      tw__tag_key_is(&s->tags[i], "otel.status_description");
+            skip[i] = skip[i] || KEY_IS(&s->tags[i], "otel.status_code") ||
+                      KEY_IS(&s->tags[i], "otel.status_description");
         }
     }
     plan->status_code = code;
@@ -126,12 +131,15 @@ bool tw__otlp_plan_span(const tw__span_data *s, tw__otlp_span_plan *plan)
         flags_free(plan->is_attribute, plan->small);
         return false;
     }
+    bool has_kind_tag = false;
+    for (size_t i = 0; i < s->n_tags && !has_kind_tag; i++)
+        has_kind_tag = KEY_IS(&s->tags[i], "span.kind");
     size_t kind_index;
-    tw__span_kind kind = tw__span_kind_of(s, &kind_index);
+    tw__span_kind kind = has_kind_tag ? tw__span_kind_of(s, &kind_index) : TW__KIND_NONE;
     if (kind != TW__KIND_NONE) {
         /* Every span.kind tag goes: the kind says it. */
         for (size_t i = 0; i < s->n_tags; i++)
-            skip[i] = tw__tag_key_is(&s->tags[i], "span.kind");
+            skip[i] = KEY_IS(&s->tags[i], "span.kind");
     }
     plan->kind = kind_number(kind);
     plan->status_code = TW__OTLP_STATUS_UNSET;
@@ -172,7 +180,7 @@ bool tw__otlp_plan_event(const tw__log *log, tw__otlp_event_plan *plan)
     }
     for (size_t f = 0; f < log->n_fields; f++) {
         const tw__tag *field = &log->fields[f];
-        bool is_event = tw__tag_key_is(field, "event") && field->type == TW_VALUE_STRING;
+        bool is_event = KEY_IS(field, "event") && field->type == TW_VALUE_STRING;
         if (is_event && !plan->name)
             plan->name = field;
         /* Every string event field goes once there is a name: the name says it. */

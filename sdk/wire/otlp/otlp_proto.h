@@ -34,16 +34,16 @@
  * Strings are repaired to valid UTF-8 (U+FFFD per bad byte).
  *
  * Decoding (otlp_proto_decode.c, linked by the command and the tests, not
- * by libtracewire) reads a ResourceSpans at a time: each span is checked
- * against the generated descriptors (wire types, lengths, nesting at most
- * TW__OTLP_PROTO_MAX_DEPTH messages) and then unpacked by protobuf-c into a
- * bump arena with a byte budget (64 x the span's bytes + 1 MiB, at most
- * 512 MiB), so hostile input can neither exhaust memory nor the stack. A bad
- * span is refused alone with its path ("resource_spans[0].scope_spans[1].
- * spans[4]: attributes[2].value: ...") and byte offset; a ResourceSpans that
- * is not well-formed is refused whole. Fields not in the model are
- * ignored (schema_url, dropped counts, flags, scope attributes, array and
- * kvlist values become JSON text as in OTLP/JSON).
+ * by libtracewire) reads the wire format itself, a ResourceSpans at a time
+ * and one pass per message, straight into the model: every length is
+ * checked against its message before use, nothing is allocated but the
+ * model, and values nest at most TW__OTLP_PROTO_MAX_VALUE_DEPTH deep; the
+ * tests hold it to protobuf-c's unpack of the generated code. A bad span is
+ * refused alone with its path ("resource_spans[0].scope_spans[1].spans[4]:
+ * attributes[2].value: byte 1250: ...") and byte offset; a ResourceSpans
+ * whose own level (or resource) is not well-formed is refused whole. Fields
+ * not in the model are ignored (schema_url, dropped counts, flags, scope
+ * attributes); array and kvlist values become JSON text as in OTLP/JSON.
  *
  * Locking: none; buffers and sinks belong to the caller.
  */
@@ -58,10 +58,9 @@
 #include "wire/jaeger_thrift.h" /* tw__buf */
 
 #define TW__OTLP_PROTO_CONTENT_TYPE "application/x-protobuf"
-/* Messages nested deeper than this inside one span are refused (AnyValue
- * arrays and key-value lists nest, two levels per array: about the 64
- * levels of values the OTLP/JSON reader takes; real data stays far below). */
-#define TW__OTLP_PROTO_MAX_DEPTH 128
+/* Attribute values (arrays and key-value lists of AnyValue) nested deeper
+ * than this are refused, as the OTLP/JSON reader refuses them. */
+#define TW__OTLP_PROTO_MAX_VALUE_DEPTH 64
 
 /* ---- encoding (libtracewire) --------------------------------------------------------------- */
 

@@ -210,6 +210,63 @@ static void test_json_and_protobuf_read_back_equal(void)
     CU_ASSERT(n_compared > N_RANDOM / 16);
 }
 
+/* ---- the direct reader == protobuf-c's unpack ------------------------------------------------ */
+
+static void test_reader_matches_protobuf_c_unpack(void)
+{
+    size_t n_compared = 0, n_differ = 0;
+    ref_decoded *dec = malloc(sizeof *dec);
+    CU_ASSERT_FATAL(dec != NULL);
+    for (size_t i = 0; i < N_RANDOM / 4 && n_differ < 5; i += 3) {
+        /* Requests of three spans (one process), to cover more than one per body. */
+        tw__span_data *spans[3];
+        tw__process procs[3];
+        bool has_process, has_nul = false;
+        for (size_t k = 0; k < 3; k++) {
+            spans[k] = corpus_span(29, i + k, &procs[k], &has_process, CORPUS_INVALID_KEYS);
+            CU_ASSERT_FATAL(spans[k] != NULL);
+            has_nul = has_nul || has_nul_text(spans[k], &procs[0]);
+        }
+        tw__buf b;
+        tw__buf_init(&b);
+        CU_ASSERT_FATAL(tw__otlp_proto_encode_request(spans, 3, &procs[0], &b));
+        read_capture c;
+        capture_init(&c);
+        CU_ASSERT_EQUAL(decode(&c, &b), TW__OTLP_PROTO_OK);
+        CU_ASSERT_FATAL(ref_decode_request(b.data, b.len, dec));
+        size_t n_ref = 0;
+        for (size_t k = 0; k < dec->n_spans; k++)
+            n_ref += dec->spans[k] != NULL;
+        bool same = dec->n_spans == 3 && c.n_spans == n_ref && c.n_rejects == 3 - n_ref;
+        for (size_t k = 0, got = 0; same && k < dec->n_spans; k++) {
+            if (!dec->spans[k])
+                continue;
+            same = tw_test_spans_equal(dec->spans[k], c.spans[got].data) &&
+                   capture_processes_equal(&dec->procs[dec->span_proc[k]], c.spans[got].process);
+            got++;
+        }
+        if (!has_nul) {
+            n_compared++;
+            if (!same) {
+                n_differ++;
+                fprintf(stderr, "corpus spans %zu..%zu: protobuf-c read %zu of %zu, ours %zu\n", i,
+                        i + 2, n_ref, dec->n_spans, c.n_spans);
+            }
+        }
+        ref_decoded_free(dec);
+        capture_free(&c);
+        tw__buf_free(&b);
+        for (size_t k = 0; k < 3; k++) {
+            tw__span_data_unref(spans[k]);
+            tw__process_clear(&procs[k]);
+        }
+    }
+    free(dec);
+    CU_ASSERT_EQUAL(n_differ, 0);
+    fprintf(stderr, "otlp_proto: %zu corpus requests read alike by both readers\n", n_compared);
+    CU_ASSERT(n_compared > N_RANDOM / 48);
+}
+
 /* ---- the HTTP format ------------------------------------------------------------------------ */
 
 static void test_http_format_predicts_body_size(void)
@@ -400,9 +457,9 @@ static void test_broken_spans_are_refused_with_reasons(void)
         {2, "kind 9 is not a SpanKind"},
         {3, "start_time_unix_nano is missing or 0"},
         {4, "start_time_unix_nano is past the year 2262"},
-        {5, "wire type 0 where the field's type needs 2"},
+        {5, "attributes has wire type 0 where its type needs 2"},
         {6, "runs past the end of its message"},
-        {7, "links[0].span_id is 0 bytes, not 8"},
+        {7, "span_id is 0 bytes, not 8"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tw__buf_reset(&span);
@@ -594,6 +651,7 @@ void tw_test_register(void)
     CU_add_test(suite, "builder_spans_match_protobuf_c", test_builder_spans_match_protobuf_c);
     CU_add_test(suite, "random_corpus_matches_protobuf_c", test_random_corpus_matches_protobuf_c);
     CU_add_test(suite, "json_and_protobuf_read_back_equal", test_json_and_protobuf_read_back_equal);
+    CU_add_test(suite, "reader_matches_protobuf_c_unpack", test_reader_matches_protobuf_c_unpack);
     CU_add_test(suite, "http_format_predicts_body_size", test_http_format_predicts_body_size);
     CU_add_test(suite, "reporter_option_selects_protobuf", test_reporter_option_selects_protobuf);
     CU_add_test(suite, "a_good_span_decodes_with_every_rule",
