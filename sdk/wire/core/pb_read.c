@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracewire/common.h"   /* TW_PRINTF */
 #include "wire/core/pb_write.h" /* wire type numbers */
 
 /* ---- the wire format ---------------------------------------------------------------------- */
@@ -136,6 +137,9 @@ static uint8_t wire_type_of(ProtobufCType type)
 }
 
 /* Writes "path: byte N: reason" (path from the frames below @top). */
+static void check_fail(char *why, size_t why_size, const frame *stack, size_t top,
+                       const ProtobufCFieldDescriptor *field, uint64_t offset, const char *fmt, ...)
+    TW_PRINTF(7, 8);
 static void check_fail(char *why, size_t why_size, const frame *stack, size_t top,
                        const ProtobufCFieldDescriptor *field, uint64_t offset, const char *fmt, ...)
 {

@@ -125,6 +125,7 @@ static bool fail_at(ctx *c, const path *p, const uint8_t *at, const char *fmt, .
 {
     /* Deep paths are long: keep the first levels and the end of the reason. */
     char where[160];
+    where[0] = '\0';
     size_t n = path_text(p, where, sizeof where);
     if (n >= sizeof where)
         memcpy(where + sizeof where - 4, "...", 4);
@@ -805,12 +806,9 @@ static tw__otlp_proto_status read_scope_spans(ctx *c, const uint8_t *data, size_
         snprintf(where, sizeof where, "resource_spans[%zu].scope_spans[%zu]", i, j);
         return reject(c, where, data, len);
     }
-    /* The scope's strings are C strings for the builders: copied with a NUL. */
-    char *sname = strndup(name ? (const char *)name : "", name_len);
-    char *sversion = strndup(version ? (const char *)version : "", version_len);
+    const char *sname = name ? (const char *)name : "";
+    const char *sversion = version ? (const char *)version : "";
     tw__otlp_proto_status st = TW__OTLP_PROTO_OK;
-    if (!sname || !sversion)
-        st = TW__OTLP_PROTO_NOMEM;
     size_t k = 0;
     pos = 0;
     while (st == TW__OTLP_PROTO_OK &&
@@ -840,8 +838,6 @@ static tw__otlp_proto_status read_scope_spans(ctx *c, const uint8_t *data, size_
         if (!c->sink->span(c->sink->arg, s, process))
             st = TW__OTLP_PROTO_STOPPED;
     }
-    free(sname);
-    free(sversion);
     return st;
 }
 

@@ -28,7 +28,7 @@
 #include "wire/zipkin_json.h"
 #include "zipkin/zipkin.pb-c.h"
 
-#define N_RANDOM 10000
+#define N_RANDOM 5000
 
 /* ---- the reference: protobuf-c structs from the JSON object ------------------------------ */
 
