@@ -16,7 +16,9 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 99
 
 list() {
-    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # git only at the top of a checkout: a release tarball unpacked inside one (make distcheck
+    # in a build directory of the checkout) is ignored by git and listed with find.
+    if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
         git ls-files --cached --others --exclude-standard
     else
         find . -type f ! -path './_build/*' ! -path './autom4te.cache/*' ! -path './build-aux/*' \
