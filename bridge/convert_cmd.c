@@ -263,8 +263,8 @@ int tw__convert_cmd_main(int argc, char **argv)
          "--send: add an HTTP header (repeatable)", "'NAME: VALUE'"},
         {"user", 'u', 0, G_OPTION_ARG_STRING, &c.user, "--send: HTTP basic auth", "NAME:PASSWORD"},
         {"send-format", 0, 0, G_OPTION_ARG_STRING, &c.send_format,
-         "--send: zipkin, jaeger-http, otlp-http, jaeger-udp or jaeger-udp-binary (default: "
-         "from the URL)",
+         "--send: zipkin, jaeger-http, otlp-http, otlp-http-proto, jaeger-udp or "
+         "jaeger-udp-binary (default: from the URL)",
          "FORMAT"},
         {"no-progress", 0, 0, G_OPTION_ARG_NONE, &c.no_progress,
          "No progress line (it is shown only when stderr is a terminal)", NULL},

@@ -26,6 +26,8 @@ packages=(
     thrift-compiler libthrift-c-glib-dev libglib2.0-dev libcurl4-openssl-dev libssl-dev
     # the one JSON library (bridge, JSON wire formats)
     libjansson-dev
+    # protobuf formats (OTLP, Zipkin proto3): code generated from proto/*.proto, and its library
+    protobuf-c-compiler libprotobuf-c-dev
     zlib1g-dev
     # optional for the library: the microhttpd contrib, its tests and the demo (scripts/demo.sh)
     libmicrohttpd-dev

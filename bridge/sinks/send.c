@@ -64,6 +64,8 @@ static const send_format formats[] = {
     {"zipkin", "/api/v2/spans", KIND_ZIPKIN, &tw__http_zipkin_format},
     {"jaeger-http", "/api/traces", KIND_JAEGER_HTTP, &tw__http_jaeger_format},
     {"otlp-http", "/v1/traces", KIND_OTLP, &tw__http_otlp_format},
+    /* Never chosen from the URL (it is /v1/traces too): --send-format names it. */
+    {"otlp-http-proto", NULL, KIND_OTLP, &tw__http_otlp_proto_format},
     {"jaeger-udp", NULL, KIND_UDP, NULL},
     {"jaeger-udp-binary", NULL, KIND_UDP_BINARY, NULL},
 };
@@ -73,7 +75,7 @@ static const send_format formats[] = {
     "http(s)://HOST:9411/api/v2/spans (Zipkin), http(s)://HOST:14268/api/traces (Jaeger "          \
     "collector), http(s)://HOST:4318/v1/traces (OTLP/HTTP), udp://HOST:6831 (Jaeger agent, "       \
     "compact) or udp://HOST:6832 (Jaeger agent, binary); or name the format with --send-format "   \
-    "(zipkin, jaeger-http, otlp-http, jaeger-udp, jaeger-udp-binary)"
+    "(zipkin, jaeger-http, otlp-http, otlp-http-proto, jaeger-udp, jaeger-udp-binary)"
 
 /* One SDK sender and the process it was opened with. */
 typedef struct slot {

@@ -1540,16 +1540,15 @@ static bool on_header(void *arg, const char *name, const char *key, const char *
     return true;
 }
 
-/* OTEL_EXPORTER_OTLP_PROTOCOL values: what each means here. The protobuf
- * encoding comes with the OTLP protobuf writer: when it is merged, its
- * entry names its constructor and the refusal goes. */
+/* OTEL_EXPORTER_OTLP_PROTOCOL values: what each means here (gRPC is the one
+ * transport of the specification that tracewire does not speak). */
 static const struct {
     const char *name;
     const char *refusal; /* NULL: supported */
 } otlp_protocols[] = {
     {"http/json", NULL},
-    {"http/protobuf", "not built yet in this version of tracewire (use http/json)"},
-    {"grpc", "not supported: tracewire sends OTLP over HTTP (use http/json)"},
+    {"http/protobuf", NULL},
+    {"grpc", "not supported: tracewire sends OTLP over HTTP (use http/protobuf or http/json)"},
 };
 
 static void otlp_options(tw_config *c, tw_reporter_options *ro)
@@ -1592,7 +1591,12 @@ static void otlp_options(tw_config *c, tw_reporter_options *ro)
             add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s=\"%s\": %s", var, protocol,
                         otlp_protocols[i].refusal);
     }
-    add_row(c, "otlp-http.protocol", var ? var : "default", "%s", var ? protocol : "http/json");
+    /* Unset: http/protobuf, the specification's default for SDKs (and the content
+     * type an OpenTelemetry Collector's OTLP/HTTP receiver expects first). */
+    bool is_protobuf = !var || strcmp(protocol, "http/protobuf") == 0;
+    if (is_protobuf && tw_reporter_options_set_otlp_protocol(ro, TW_OTLP_HTTP_PROTOBUF) != TW_OK)
+        add_problem(c, TW_LOG_ERROR, TW_E_NOMEM, "reporter options: out of memory");
+    add_row(c, "otlp-http.protocol", var ? var : "default", "%s", var ? protocol : "http/protobuf");
 
     const char *name = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
     const char *headers = env(name);

@@ -45,6 +45,8 @@ static const char *const vars[] = {
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "OTEL_EXPORTER_OTLP_HEADERS",
     "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     "TRACEWIRE_REPORTER",
     "TRACEWIRE_ZIPKIN_ENDPOINT",
     "TRACEWIRE_LOG_FILE",
@@ -300,6 +302,51 @@ static void test_transports_follow_tracewire_reporter(void)
     reporter_names(t, names, sizeof names);
     CU_ASSERT_STRING_EQUAL(names, "jaeger-http");
     tw_tracer_free(t);
+    clear_env();
+}
+
+/* The OTLP encoding follows OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+ * OTEL_EXPORTER_OTLP_PROTOCOL; the reporter's name says which. */
+static void test_otlp_protocol_follows_otel_variables(void)
+{
+    static const struct {
+        const char *traces, *general, *name;
+    } cases[] = {{NULL, NULL, "otlp-http"},
+                 {NULL, "http/protobuf", "otlp-http-proto"},
+                 {"http/protobuf", NULL, "otlp-http-proto"},
+                 {"http/json", "http/protobuf", "otlp-http"},
+                 {"http/protobuf", "http/json", "otlp-http-proto"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        setenv("TRACEWIRE_REPORTER", "otlp", 1);
+        setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9", 1);
+        if (cases[i].traces)
+            setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", cases[i].traces, 1);
+        if (cases[i].general)
+            setenv("OTEL_EXPORTER_OTLP_PROTOCOL", cases[i].general, 1);
+        tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        char names[64];
+        reporter_names(t, names, sizeof names);
+        CU_ASSERT_STRING_EQUAL(names, cases[i].name);
+        tw_tracer_free(t);
+    }
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+    expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": OTLP over gRPC is not supported");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/xml", 1);
+    expect_error("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=\"http/xml\": unknown protocol");
+    /* "otlp" twice is refused whichever encoding the first one took. */
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp,otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", 1);
+    expect_error("\"otlp\" twice");
     clear_env();
 }
 
@@ -950,6 +997,8 @@ void tw_test_register(void)
     CU_add_test(suite, "transports_follow_tracewire_reporter",
                 test_transports_follow_tracewire_reporter);
     CU_add_test(suite, "bad_transport_settings_are_named", test_bad_transport_settings_are_named);
+    CU_add_test(suite, "otlp_protocol_follows_otel_variables",
+                test_otlp_protocol_follows_otel_variables);
     CU_add_test(suite, "samplers_and_service_from_env", test_samplers_and_service_from_env);
     CU_add_test(suite, "config_lists_settings_with_their_source",
                 test_config_lists_settings_with_their_source);
