@@ -117,8 +117,10 @@ expect "errors, one line each, exit 1" 1 \
     '^tracewire: config: error: JAEGER_AGENT_PORT="70000": out of range' err \
     '^tracewire: config: error: OTEL_BSP_SCHEDULE_DELAY="soon"' err
 
-run OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf OTEL_TRACES_EXPORTER=otlp -- --service s
-expect "http/protobuf is refused for now" 1 'http/protobuf.*not built yet' err
+run OTEL_TRACES_SAMPLER=always_on OTEL_TRACES_EXPORTER=otlp -- --service s
+expect "OTLP defaults to http/protobuf" 0 '^otlp-http\.protocol +http/protobuf +\(default\)$' out
+run OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_TRACES_EXPORTER=otlp -- --service s
+expect "grpc is refused" 1 'grpc.*not supported' err
 
 # Control bytes in quoted input are escaped: one problem, one line.
 nl='

@@ -289,7 +289,7 @@ static void test_transports_follow_tracewire_reporter(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     char names[256];
     reporter_names(t, names, sizeof names);
-    CU_ASSERT_STRING_EQUAL(names, "zipkin,otlp-http,dapper-file,jaeger-udp-binary,logging");
+    CU_ASSERT_STRING_EQUAL(names, "zipkin,otlp-http-proto,dapper-file,jaeger-udp-binary,logging");
     tw_tracer_free(t);
     unlink("/tmp/tracewire-test-config-env.log");
     clear_env();
@@ -311,7 +311,7 @@ static void test_otlp_protocol_follows_otel_variables(void)
 {
     static const struct {
         const char *traces, *general, *name;
-    } cases[] = {{NULL, NULL, "otlp-http"},
+    } cases[] = {{NULL, NULL, "otlp-http-proto"}, /* the specification's default */
                  {NULL, "http/protobuf", "otlp-http-proto"},
                  {"http/protobuf", NULL, "otlp-http-proto"},
                  {"http/json", "http/protobuf", "otlp-http"},
@@ -336,7 +336,7 @@ static void test_otlp_protocol_follows_otel_variables(void)
     setenv("JAEGER_SAMPLER_TYPE", "const", 1);
     setenv("TRACEWIRE_REPORTER", "otlp", 1);
     setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
-    expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": OTLP over gRPC is not supported");
+    expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": not supported");
     setenv("JAEGER_SAMPLER_TYPE", "const", 1);
     setenv("TRACEWIRE_REPORTER", "otlp", 1);
     setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/xml", 1);
@@ -675,7 +675,7 @@ static void test_otel_propagators_and_exporters(void)
     tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     reporter_names(t, names, sizeof names);
-    CU_ASSERT_STRING_EQUAL(names, "otlp-http,zipkin,logging");
+    CU_ASSERT_STRING_EQUAL(names, "otlp-http-proto,zipkin,logging");
     tw_tracer_free(t);
 
     /* none: no exporter (the null reporter), no propagation. */
@@ -755,9 +755,15 @@ static void test_otlp_exporter_variables(void)
     CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.export_timeout_ms", NULL),
                            "7000 (retries stop after it)");
     tw_config_free(c);
-    /* The protobuf protocol is refused for now, gRPC always. */
+    /* http/protobuf is taken (and is the default); gRPC is refused. */
     setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf", 1);
-    expect_error("not built yet");
+    c = tw_config_from_env("svc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.protocol", &src), "http/protobuf");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    tw_config_free(c);
+    clear_env();
     setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
     setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
     expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": not supported");
@@ -833,6 +839,7 @@ static void test_transport_names_are_the_reporter_names(void)
     setenv("JAEGER_SAMPLER_TYPE", "const", 1);
     setenv("TRACEWIRE_REPORTER", "otlp-http,dapper-file", 1);
     setenv("TRACEWIRE_LOG_FILE", "/tmp/tracewire-test-config-names.log", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
     tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     reporter_names(t, names, sizeof names);
