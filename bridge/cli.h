@@ -27,6 +27,9 @@
 int tw__context_cmd_main(int argc, char **argv);
 /* `tracewire convert ...` (convert_cmd.c). */
 int tw__convert_cmd_main(int argc, char **argv);
+/* `tracewire agent ...` (agent/agent_cmd.c; agent/agent_missing.c in a build
+ * without libmicrohttpd). */
+int tw__agent_cmd_main(int argc, char **argv);
 
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);

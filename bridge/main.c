@@ -32,6 +32,8 @@ static const command commands[] = {
      "convert trace context headers (Jaeger, B3, W3C) to and from JSON"},
     {"convert", tw__convert_cmd_main,
      "translate span logs (Dapper, Zipkin v1/v2, Jaeger, OTLP, custom) and ship them"},
+    {"agent", tw__agent_cmd_main,
+     "receive spans (Jaeger, Zipkin, OTLP, span logs) and forward them, losing nothing"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
