@@ -610,6 +610,8 @@ static int start(agent *a, char *why, size_t why_size)
     a->pipeline = twa_pipeline_new(&po, a->dests, a->n_dests, why, why_size);
     if (!a->pipeline)
         return TW_CLI_EXIT_USAGE;
+    if (a->follow)
+        twa_follow_set_pipeline(a->follow, a->pipeline);
     for (size_t i = 0; i < a->n_dests; i++) {
         if (!twa_dest_start(a->dests[i], why, why_size))
             return TW_CLI_EXIT_FAILURE;

@@ -750,6 +750,11 @@ static void *follow_run(void *arg)
     return NULL;
 }
 
+void twa_follow_set_pipeline(twa_follow *fw, twa_pipeline *p)
+{
+    fw->o.pipeline = p;
+}
+
 bool twa_follow_start(twa_follow *fw, char *why, size_t why_size)
 {
     int rc = pthread_create(&fw->thread, NULL, follow_run, fw);

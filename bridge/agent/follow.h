@@ -39,12 +39,15 @@ typedef struct twa_follow_options {
     bool from_end;          /* files without a checkpoint entry at the first scan: from their end */
     const twb_reader *reader; /* a line-framed reader (dapper by default) */
     const twb_options *reader_opts;
-    twa_pipeline *pipeline;
-    unsigned int poll_ms; /* how often the globs are expanded and files checked (250) */
+    twa_pipeline *pipeline; /* may be set later: twa_follow_set_pipeline */
+    unsigned int poll_ms;   /* how often the globs are expanded and files checked (250) */
 } twa_follow_options;
 
 /* Loads the checkpoint; NULL with @why when it is unreadable or damaged. */
 twa_follow *twa_follow_new(const twa_follow_options *o, char *why, size_t why_size);
+/* The pipeline the spans go to (made after the destinations, which need the
+ * follower's delivery callback first). Before twa_follow_start. */
+void twa_follow_set_pipeline(twa_follow *f, twa_pipeline *p);
 /* The delivery callback to give every destination (twa_dest_options). */
 void twa_follow_on_delivery(void *follow, twa_outcome outcome, size_t n_spans);
 bool twa_follow_start(twa_follow *f, char *why, size_t why_size);

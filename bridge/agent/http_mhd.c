@@ -49,7 +49,11 @@ typedef struct request {
     tw__buf body;
     bool is_too_large;
     bool answered;
+    size_t discarded; /* bytes of a too large body read and dropped */
 } request;
+
+/* A too large body is read and dropped up to this, then the connection closes. */
+#define DISCARD_MAX ((size_t)64 << 20)
 
 static void log_mhd(void *arg, const char *fmt, va_list ap)
 {
@@ -108,6 +112,17 @@ static bool route_served(const twa_http *h, const char *url)
 
 /* ---- receivers ---------------------------------------------------------------------------------
  */
+
+static enum MHD_Result too_large(twa_http *h, struct MHD_Connection *c, request *rq)
+{
+    rq->answered = true;
+    twa_add(&h->stats->requests, 1);
+    twa_add(&h->stats->bad_requests, 1);
+    char why[128];
+    snprintf(why, sizeof why, "the body is larger than %zu bytes (--max-request-bytes)",
+             h->o.max_request_bytes);
+    return error_answer(h, c, 413u, why, NULL);
+}
 
 static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char *url, request *rq)
 {
@@ -448,42 +463,41 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         tw__buf_init(&rq->body);
         *con_cls = rq;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes)
+        if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
             rq->is_too_large = true;
+            /* A client that waits for 100 Continue gets the 413 before it
+             * sends the body. */
+            const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+            if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0)
+                return too_large(h, c, rq);
+        }
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!rq->is_too_large) {
-            if (rq->body.len + *upload_size > h->o.max_request_bytes ||
-                !tw__buf_append(&rq->body, upload, *upload_size))
-                rq->is_too_large = true;
-        }
-        if (rq->is_too_large && !rq->answered) {
-            /* Answer now; libmicrohttpd closes the connection after it. */
+        if (!rq->is_too_large && (rq->body.len + *upload_size > h->o.max_request_bytes ||
+                                  !tw__buf_append(&rq->body, upload, *upload_size))) {
+            rq->is_too_large = true;
             tw__buf_free(&rq->body);
-            rq->answered = true;
-            twa_add(&h->stats->requests, 1);
-            twa_add(&h->stats->bad_requests, 1);
-            char why[128];
-            snprintf(why, sizeof why, "the body is larger than %zu bytes (--max-request-bytes)",
-                     h->o.max_request_bytes);
-            *upload_size = 0;
-            return error_answer(h, c, 413u, why, NULL);
+        }
+        if (rq->is_too_large) {
+            /* The body is read and dropped, so that the client reads the 413
+             * (a client still sending when the server closes sees a reset).
+             * Past DISCARD_MAX, the answer goes at once and the connection
+             * closes. */
+            rq->discarded += *upload_size;
+            if (rq->discarded > DISCARD_MAX && !rq->answered) {
+                *upload_size = 0;
+                return too_large(h, c, rq);
+            }
         }
         *upload_size = 0;
         return MHD_YES;
     }
     if (rq->answered)
         return MHD_YES;
+    if (rq->is_too_large)
+        return too_large(h, c, rq);
     rq->answered = true;
-    if (rq->is_too_large) {
-        twa_add(&h->stats->requests, 1);
-        twa_add(&h->stats->bad_requests, 1);
-        char why[128];
-        snprintf(why, sizeof why, "the body is larger than %zu bytes (--max-request-bytes)",
-                 h->o.max_request_bytes);
-        return error_answer(h, c, 413u, why, NULL);
-    }
     if (twa_pipeline_fill(h->o.pipeline) >= 1.0) {
         twa_add(&h->stats->requests, 1);
         twa_add(&h->stats->bad_requests, 1);
