@@ -102,7 +102,8 @@ twa_pipeline *twa_pipeline_new(const twa_pipeline_options *o, twa_dest *const *d
         return NULL;
     }
     p->n_drop_names = o->n_drop_names;
-    memcpy(p->dests, dests, n_dests * sizeof *dests);
+    if (n_dests)
+        memcpy(p->dests, dests, n_dests * sizeof *dests);
     p->n_dests = n_dests;
     return p;
 }

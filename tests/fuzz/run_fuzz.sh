@@ -102,11 +102,13 @@ while IFS= read -r -d '' c; do
 done < <({
     find "$src/sdk/src" -name '*.c' ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
-        ! -name 'context_json.c' ! -name 'header_lines.c' -print0
+        ! -name 'context_json.c' ! -name 'header_lines.c' ! -name '*_mhd.c' \
+        ! -name 'agent_missing.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
-# bridge/, the readers, assembler and sinks of `tracewire convert`: not the command's
-# entry points and option parsing, which need main.c.)
+# bridge/, the readers, assembler and sinks of `tracewire convert` and the agent's parts: not
+# the command's entry points and option parsing, which need main.c, nor the agent's
+# libmicrohttpd servers (*_mhd.c), whose decoding the fuzz targets call directly.)
 
 failed=()
 for name in "$@"; do
