@@ -69,6 +69,12 @@ class Backend:
                 headers = step.get("headers", {})
                 if callable(headers):
                     headers = headers()
+                # Recorded before the answer leaves: a test that sees the agent's
+                # counter move must find the body here.
+                if status < 300 and not step.get("delay_lost"):
+                    with backend.lock:
+                        backend.accepted.append(
+                            (self.path, self.headers.get("Content-Type"), body))
                 try:
                     self.send_response(status)
                     for k, v in headers.items():
@@ -79,10 +85,6 @@ class Backend:
                     self.wfile.write(answer)
                 except OSError:  # the client gave up (a timeout under test)
                     return
-                if status < 300 and not step.get("delay_lost"):
-                    with backend.lock:
-                        backend.accepted.append(
-                            (self.path, self.headers.get("Content-Type"), body))
 
         class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True
@@ -328,7 +330,10 @@ class Thrift:
                 tags = {}
                 for t in s.tags or []:
                     if t.key in ("t.str", "t.int"):
-                        tags[t.key] = t.vStr if t.vType == self.jt.TagType.STRING else str(t.vLong)
+                        tt = self.jt.TagType
+                        tags[t.key] = {tt.STRING: t.vStr, tt.LONG: str(t.vLong),
+                                       tt.DOUBLE: repr(t.vDouble),
+                                       tt.BOOL: str(t.vBool).lower()}.get(t.vType, "?")
                 out.append({"trace": "%032x" % trace, "span": "%016x" % unsigned(s.spanId),
                             "parent": "%016x" % unsigned(s.parentSpanId) if s.parentSpanId else "",
                             "name": s.operationName, "start": s.startTime,
