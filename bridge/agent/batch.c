@@ -2,9 +2,16 @@
 /*
  * bridge/agent/batch.c: the framings and the batcher of batch.h.
  *
- * Framings adapt the project's encoders: the three HTTP bodies are the SDK's
- * tw__http_format_vtable (one instance per batch, opened with the batch's
- * process), the Jaeger agent datagram is wire/jaeger_thrift.h's emitBatch
+ * Framings adapt the project's encoders: the Jaeger collector's body is the
+ * SDK's tw__http_format_vtable (one instance per batch, opened with the
+ * batch's process); the JSON bodies keep each span as its text, made once
+ * when the span is batched (Zipkin: wire/zipkin_text.c's direct writer; OTLP:
+ * wire/otlp_json.c's tree, dumped once and freed), and a body is the
+ * envelope's text around the items joined by commas, so no Jansson tree
+ * lives past its span and nothing is dumped twice (measured: the HTTP
+ * formats' way, a tree per span kept until the body is built and dumped
+ * three times, cost most of the agent's CPU); the Jaeger agent datagram is
+ * wire/jaeger_thrift.h's emitBatch
  * (sizes exact, as the SDK's UDP sender predicts them), and a file batch is
  * one document of a convert writer (twb_writer_vtable) written to memory.
  * Jaeger targets see each span through twb_jaeger_view (the error tag rule,
@@ -15,12 +22,16 @@
  */
 #include "agent/batch.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/http.h"
 #include "sinks/jaeger_view.h"
+#include "wire/json_common.h"
+#include "wire/otlp_json.h"
+#include "wire/zipkin_json.h"
 
 struct twa_framing {
     twa_framing_kind kind;
@@ -36,8 +47,9 @@ struct twa_framing {
 typedef struct frame_state {
     tw__process named;       /* scratch for the renamed process */
     const tw__process *proc; /* what the encoder sees */
-    tw__http_format *fmt;    /* HTTP */
+    tw__http_format *fmt;    /* the Jaeger collector */
     tw__buf process_bytes;   /* UDP: the encoded Process */
+    tw__buf prefix, suffix;  /* JSON: the body's text before and after its items */
 } frame_state;
 
 typedef struct bytes_item {
@@ -70,13 +82,10 @@ twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *wri
     f->opts.max_value_bytes = 65536;
     switch (kind) {
     case TWA_FRAME_ZIPKIN:
-        f->http = &tw__http_zipkin_format;
-        break;
+    case TWA_FRAME_OTLP_JSON:
+        break; /* text items (see the top comment) */
     case TWA_FRAME_JAEGER_HTTP:
         f->http = &tw__http_jaeger_format;
-        break;
-    case TWA_FRAME_OTLP_JSON:
-        f->http = &tw__http_otlp_format;
         break;
     case TWA_FRAME_UDP_COMPACT:
     case TWA_FRAME_UDP_BINARY:
@@ -109,7 +118,47 @@ void twa_framing_free(twa_framing *f)
 
 const char *twa_framing_content_type(const twa_framing *f)
 {
+    if (f->kind == TWA_FRAME_ZIPKIN || f->kind == TWA_FRAME_OTLP_JSON)
+        return "application/json";
     return f->http ? f->http->content_type : NULL;
+}
+
+static bool is_json(const twa_framing *f)
+{
+    return f->kind == TWA_FRAME_ZIPKIN || f->kind == TWA_FRAME_OTLP_JSON;
+}
+
+static int to_buf(const char *text, size_t len, void *arg)
+{
+    return tw__buf_append(arg, text, len) ? 0 : -1;
+}
+
+/* The compact text of @json appended to @out (one pass). */
+static bool dump_into(const json_t *json, tw__buf *out)
+{
+    return json && json_dump_callback(json, to_buf, out, TW__JSON_FLAGS) == 0;
+}
+
+/* OTLP: the request envelope's text split around its empty spans list. */
+static bool otlp_envelope(frame_state *s)
+{
+    json_t *spans = NULL;
+    json_t *req = tw__otlp_request_json(s->proc, &spans);
+    tw__buf text;
+    tw__buf_init(&text);
+    bool ok = dump_into(req, &text);
+    json_decref(req);
+    static const char mark[] = "\"spans\":[]";
+    const char *at = ok ? memmem(text.data, text.len, mark, sizeof mark - 1) : NULL;
+    ok = at && !memmem(at + 1, text.len - (size_t)((const uint8_t *)at + 1 - text.data), mark,
+                       sizeof mark - 1);
+    if (ok) {
+        size_t head = (size_t)((const uint8_t *)at - text.data) + sizeof mark - 2; /* to '[' */
+        ok = tw__buf_append(&s->prefix, text.data, head) &&
+             tw__buf_append(&s->suffix, text.data + head, text.len - head);
+    }
+    tw__buf_free(&text);
+    return ok;
 }
 
 bool twa_framing_is_jaeger(const twa_framing *f)
@@ -140,6 +189,8 @@ static frame_state *state_open(twa_framing *f, const tw__process *proc)
     if (!s)
         return NULL;
     tw__buf_init(&s->process_bytes);
+    tw__buf_init(&s->prefix);
+    tw__buf_init(&s->suffix);
     s->proc = proc;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE)
         s->proc = twb_jaeger_process(proc, &s->named);
@@ -161,6 +212,16 @@ static frame_state *state_open(twa_framing *f, const tw__process *proc)
             state_free(f, s);
             return NULL;
         }
+    } else if (f->kind == TWA_FRAME_ZIPKIN) {
+        if (!tw__buf_append(&s->prefix, "[", 1) || !tw__buf_append(&s->suffix, "]", 1)) {
+            state_free(f, s);
+            return NULL;
+        }
+    } else if (f->kind == TWA_FRAME_OTLP_JSON && !otlp_envelope(s)) {
+        twa_log(TWA_WARN, "otlp: cannot encode the resource of service \"%s\"",
+                proc->service_name ? proc->service_name : "");
+        state_free(f, s);
+        return NULL;
     }
     return s;
 }
@@ -176,9 +237,19 @@ static void *encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *
     }
     if (f->http)
         return f->http->encode(s->fmt, span, size);
-    if (is_udp(f)) {
+    if (is_udp(f) || is_json(f)) {
         tw__buf_reset(&f->scratch);
-        if (!tw__jaeger_encode_span(f->udp_enc, span, &f->scratch))
+        bool ok;
+        if (is_udp(f)) {
+            ok = tw__jaeger_encode_span(f->udp_enc, span, &f->scratch);
+        } else if (f->kind == TWA_FRAME_ZIPKIN) {
+            ok = tw__zipkin_encode_span_text(span, s->proc, &f->scratch);
+        } else {
+            json_t *tree = tw__otlp_span_json(span);
+            ok = dump_into(tree, &f->scratch);
+            json_decref(tree);
+        }
+        if (!ok)
             return NULL;
         bytes_item *item = malloc(sizeof *item + f->scratch.len);
         if (!item)
@@ -214,6 +285,8 @@ static void free_item(const twa_framing *f, void *item)
 
 static size_t body_size(twa_framing *f, const frame_state *s, size_t n, size_t items_size)
 {
+    if (is_json(f))
+        return s->prefix.len + items_size + (n ? n - 1 : 0) + s->suffix.len;
     if (f->http)
         return f->http->body_size(s->fmt, n, items_size);
     if (is_udp(f))
@@ -229,6 +302,16 @@ bool twa_batch_body(const twa_framing *cf, twa_batch *b, size_t lo, size_t n, tw
     if (f->http) {
         static const tw__client_stats zero = {0, 0, 0};
         return f->http->build(s->fmt, b->items + lo, n, 0, &zero, out);
+    }
+    if (is_json(f)) {
+        tw__buf_reset(out);
+        bool ok = tw__buf_append(out, s->prefix.data, s->prefix.len);
+        for (size_t i = lo; ok && i < lo + n; i++) {
+            const bytes_item *item = b->items[i];
+            ok = (i == lo || tw__buf_append(out, ",", 1)) &&
+                 tw__buf_append(out, item->data, item->len);
+        }
+        return ok && tw__buf_append(out, s->suffix.data, s->suffix.len);
     }
     if (is_udp(f)) {
         tw__buf_reset(&f->scratch);

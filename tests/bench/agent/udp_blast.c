@@ -9,7 +9,6 @@
  *
  * Usage: udp_blast compact|binary HOST PORT RATE SECONDS SPANS_PER_DATAGRAM
  */
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <stdio.h>
