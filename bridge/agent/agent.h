@@ -242,6 +242,8 @@ bool twa_dest_is_jaeger(const twa_dest *d);
  * mode) while the agent runs. Thread-safe.
  */
 size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait);
+/* Wakes pushers waiting for room (after twa_stopping is set): they return. */
+void twa_dest_interrupt(twa_dest *d);
 /* Fraction of the queue in use, 0..1+ (the fuller of spans and bytes). */
 double twa_dest_fill(twa_dest *d);
 /* Starts the drain: the thread sends what is queued and open, spools what
@@ -292,12 +294,6 @@ typedef struct twa_spanbuf {
     twa_chunk *chunk;       /* set by follow mode for the spans it reads */
     bool can_wait;          /* follow mode: wait for queue room instead of dropping */
     bool is_nomem;
-    /* a small cache of the last processes interned */
-    struct {
-        uint64_t hash;
-        twa_proc *proc;
-    } recent[4];
-    size_t recent_next;
     twb_input in;
     twb_options opts;
 } twa_spanbuf;

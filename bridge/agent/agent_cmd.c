@@ -696,6 +696,11 @@ static void stop_all(agent *a, unsigned int drain_ms)
         twa_udp_stop(a->udp[i]);
         a->udp[i] = NULL;
     }
+    /* The follower may wait for room in a queue: wake it, then join it. */
+    for (size_t i = 0; i < a->n_dests; i++) {
+        if (a->dests[i])
+            twa_dest_interrupt(a->dests[i]);
+    }
     twa_follow_stop(a->follow);
     for (size_t i = 0; i < a->n_dests; i++) {
         if (a->dests[i])

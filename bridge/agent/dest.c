@@ -447,12 +447,14 @@ static size_t item_bytes(const tw__span_data *s)
 size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
 {
     size_t taken = 0;
+    bool interrupted = false;
     pthread_mutex_lock(&d->lock);
     while (taken < n && !d->stopping) {
         size_t size = item_bytes(items[taken].data);
         bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
         if (!fits) {
-            if (!can_wait || atomic_load(&twa_stopping))
+            interrupted = can_wait && atomic_load(&twa_stopping);
+            if (!can_wait || interrupted)
                 break;
             pthread_cond_signal(&d->work);
             pthread_cond_wait(&d->room, &d->lock);
@@ -472,7 +474,9 @@ size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait
         pthread_cond_signal(&d->work);
     pthread_mutex_unlock(&d->lock);
     twa_add(&d->st.enqueued, taken);
-    if (taken < n)
+    /* Follow mode interrupted by the stop: not dropped, the lines are read
+     * again at the next start. */
+    if (taken < n && !(can_wait && (interrupted || d->stopping)))
         twa_add(&d->st.dropped[TWA_DROP_QUEUE_FULL], n - taken);
     return taken;
 }
@@ -496,9 +500,12 @@ static void finish(twa_dest *d, twa_batch *b, size_t lo, size_t n, twa_outcome o
         twa_add(&d->st.forwarded, n);
     else if (o == TWA_DROPPED && why < TWA_N_DROP) /* TWA_N_DROP: counted already */
         twa_add(&d->st.dropped[why], n);
-    /* TWA_SPOOLED is counted by the spool (spooled_spans). */
+    /* TWA_SPOOLED is counted by the spool (spooled_spans). A followed line
+     * whose span is dropped at shutdown stays not done: the checkpoint stays
+     * before it and the next start reads it again. */
     bool has_chunks = false;
-    for (size_t i = lo; i < lo + n;) {
+    bool keep_lines = o == TWA_DROPPED && why == TWA_DROP_SHUTDOWN;
+    for (size_t i = lo; i < lo + n && !keep_lines;) {
         twa_chunk *c = b->meta[i].chunk;
         size_t k = i + 1;
         while (k < lo + n && b->meta[k].chunk == c)
@@ -963,9 +970,9 @@ static void *run(void *arg)
         twa_gauge_add(&d->st.batching_spans, (int64_t)n);
         if (past && !d->spool) {
             for (size_t i = 0; i < n; i++) {
+                /* A followed line stays not done (see finish). */
                 twa_add(&d->st.dropped[TWA_DROP_SHUTDOWN], 1);
                 twa_gauge_add(&d->st.batching_spans, -1);
-                twa_chunk_done(take[i].chunk, 1);
                 twa_item_release(&take[i]);
             }
         } else {
@@ -1019,6 +1026,13 @@ bool twa_dest_start(twa_dest *d, char *why, size_t why_size)
     return true;
 }
 
+void twa_dest_interrupt(twa_dest *d)
+{
+    pthread_mutex_lock(&d->lock);
+    pthread_cond_broadcast(&d->room);
+    pthread_mutex_unlock(&d->lock);
+}
+
 void twa_dest_stop(twa_dest *d, unsigned int deadline_ms)
 {
     pthread_mutex_lock(&d->lock);
@@ -1047,11 +1061,8 @@ void twa_dest_free(twa_dest *d)
         twa_dest_stop(d, 0);
         twa_dest_join(d);
     }
-    for (size_t i = 0; i < d->count; i++) {
-        twa_item *it = &d->ring[(d->head + i) % d->cap];
-        twa_chunk_done(it->chunk, 1);
-        twa_item_release(it);
-    }
+    for (size_t i = 0; i < d->count; i++) /* followed lines stay not done (see finish) */
+        twa_item_release(&d->ring[(d->head + i) % d->cap]);
     free(d->ring);
     twa_batcher_free(d->batcher);
     twa_framing_free(d->framing);

@@ -272,12 +272,9 @@ twb_input *twa_spanbuf_input(twa_spanbuf *b, const char *name)
     return &b->in;
 }
 
-/* The interned process for @process, through the recent-process cache. */
 static twa_proc *intern(twa_spanbuf *b, const tw__process *process)
 {
-    twa_procs *t = b->pipeline->procs;
-    twa_proc *p = twa_procs_intern(t, process);
-    return p;
+    return twa_procs_intern(b->pipeline->procs, process);
 }
 
 bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *process)
@@ -343,7 +340,9 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
         size_t took = twa_dest_push(p->dests[d], b->items, kept, b->can_wait);
         if (took < accepted)
             accepted = took;
-        for (size_t i = took; i < kept; i++)
+        /* Follow mode stopped while waiting: those lines stay not done (read
+         * again at the next start). */
+        for (size_t i = took; i < kept && !b->can_wait; i++)
             twa_chunk_done(b->items[i].chunk, 1);
     }
     for (size_t i = 0; i < kept; i++)

@@ -393,6 +393,38 @@ def test_follow_rotation_and_kill9():
     check("follow: SIGTERM exit 0", rc == 0, rc)
 
 
+def test_follow_stop_while_down():
+    """Destination down, no spool: SIGTERM ends within the drain bound, and the lines still
+    held are read again at the next start (not dropped, not skipped)."""
+    d = workdir("follow-down")
+    log = os.path.join(d, "spans.log")
+    ckpt = os.path.join(d, "checkpoint")
+    b = Backend()
+    b.plan = [{"status": 503}] * 100000
+    args = ["--follow", log, "--checkpoint", ckpt, "--send", b.url("/v1/traces"),
+            "--drain-ms", "1000"]
+    s = make_spans(160, 20, "svc")
+    write_lines(log, s, "w")
+    a = agent("follow-down", args)
+    wait_for(lambda: b.seen >= 2, 10)
+    t0 = time.time()
+    rc = a.stop()
+    check("destination down: SIGTERM exits 0 within the drain bound", rc == 0 and
+          time.time() - t0 < 15, rc, time.time() - t0)
+    with b.lock:
+        b.plan = []
+    a = agent("follow-down", args)
+    try:
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 20, 20)
+        time.sleep(0.3)
+        compare_once("the lines held at the stop are read again at the next start, once",
+                     normalise(list(s)), spans_of(b, read_otlp))
+        check("...and forwarded", ok)
+    finally:
+        a.stop()
+        b.close()
+
+
 def test_kill9_with_spool():
     d = workdir("spool9")
     spool = os.path.join(d, "spool")
@@ -539,7 +571,7 @@ def test_usage_errors():
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
-         test_follow_rotation_and_kill9, test_kill9_with_spool, test_config_sighup_sampling,
+         test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_usage_errors]
 
 for t in TESTS:
