@@ -555,6 +555,28 @@ def test_config_sighup_sampling():
     check("config: SIGTERM exit 0", rc == 0, rc)
 
 
+def test_big_datagrams_and_env():
+    """A 65,000-byte datagram (near the UDP limit) is read whole; OTEL_EXPORTER_OTLP_ENDPOINT
+    names the destination when --send does not."""
+    b = Backend()
+    a = agent("bigdgram", ["--jaeger-compact=127.0.0.1:0"],
+              env={"OTEL_EXPORTER_OTLP_ENDPOINT": b.url("")})
+    try:
+        s = make_spans(180, 4, "big")
+        for x in s:
+            x["tags"]["t.str"] = "x" * 16000
+        payload = TH.emit_batch(s, compact=True)
+        check("the datagram is near the UDP limit", 64000 < len(payload) <= 65507, len(payload))
+        send_udp(a.host_port("jaeger-compact"), payload)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 4, 10)
+        check("a 64 KB datagram is received whole and forwarded to the OTEL_ endpoint", ok,
+              a.metrics())
+        compare_once("64 KB datagram: every span once", normalise(s), spans_of(b, read_otlp))
+    finally:
+        a.stop()
+        b.close()
+
+
 def test_usage_errors():
     import subprocess
     for args, what in [(["--otlp"], "no destination"),
@@ -572,7 +594,7 @@ def test_usage_errors():
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
-         test_usage_errors]
+         test_big_datagrams_and_env, test_usage_errors]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:

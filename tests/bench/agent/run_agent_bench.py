@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/bench/agent/run_agent_bench.py BUILDDIR [SECONDS]: `make bench` for `tracewire agent`.
 
-For each protocol and offered rate: the agent (receiver on loopback, one OTLP/JSON destination:
-otlp_sink, which counts spans), the load (udp_blast for Jaeger compact/binary datagrams of 100
-spans; a keep-alive Python client posting 500-span OTLP/JSON bodies), then: spans offered,
+For each protocol and offered rate: the agent (receiver on loopback, one destination, OTLP/JSON
+or Zipkin v2: otlp_sink, which counts spans), the load (udp_blast for Jaeger compact/binary
+datagrams of 100 spans (20 KB), and of 300 spans (61 KB); a keep-alive Python client posting 500-span OTLP/JSON bodies), then: spans offered,
 received, forwarded, spans/s forwarded, the agent's CPU seconds (utime + stime from /proc),
 CPU microseconds per span, spans per CPU-second ("per core"), the agent's RSS at the end and its
 peak, and for UDP the kernel's receive-buffer drops (RcvbufErrors in /proc/net/snmp, which counts
@@ -120,7 +120,7 @@ def http_load(addr, rate, seconds, per=500):
     return sent[0]
 
 
-def run_case(proto, rate, port, gzip=True, dest="otlp"):
+def run_case(proto, rate, port, gzip=True, dest="otlp", per=100):
     log = "/tmp/tw-agent-bench-%d.log" % os.getpid()
     path = "/v1/traces" if dest == "otlp" else "/api/v2/spans"
     args = ["--jaeger-compact=127.0.0.1:0", "--jaeger-binary=127.0.0.1:0", "--otlp=127.0.0.1:0",
@@ -135,7 +135,7 @@ def run_case(proto, rate, port, gzip=True, dest="otlp"):
     t0 = time.time()
     if proto in ("compact", "binary"):
         host, uport = addr["jaeger-" + proto].rsplit(":", 1)
-        out = subprocess.run([BLAST, proto, host, uport, str(rate), str(SECONDS), "100"],
+        out = subprocess.run([BLAST, proto, host, uport, str(rate), str(SECONDS), str(per)],
                              capture_output=True, text=True)
         offered = json.loads(out.stdout)["spans"]
     else:
@@ -157,8 +157,9 @@ def run_case(proto, rate, port, gzip=True, dest="otlp"):
     p.send_signal(signal.SIGTERM)
     p.wait(30)
     # datagrams of 100 spans; HTTP requests refused (503) were not counted as offered
-    lost = offered - forwarded - drops * 100 - counted - in_flight
-    row = {"protocol": proto, "out": dest, "gzip": gzip, "offered_spans_per_s": rate,
+    lost = offered - forwarded - drops * per - counted - in_flight
+    row = {"protocol": proto, "out": dest, "gzip": gzip, "spans_per_datagram": per,
+           "offered_spans_per_s": rate,
            "offered": offered, "received": int(received), "forwarded": forwarded,
            "forwarded_per_s": round(forwarded / SECONDS), "agent_cpu_s": round(cpu, 2),
            "cpu_us_per_span": round(cpu * 1e6 / forwarded, 3) if forwarded else None,
@@ -183,6 +184,7 @@ def main():
         for rate in (50000, 500000):
             run_case("compact", rate, port, dest="zipkin")
         run_case("compact", 50000, port, gzip=False)
+        run_case("compact", 50000, port, dest="zipkin", per=300)  # 61 KB datagrams
         for rate in (20000, 50000):
             run_case("otlp-json", rate, port)
     finally:
