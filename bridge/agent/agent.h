@@ -102,10 +102,9 @@ size_t twa_procs_count(twa_procs *t);
  * walks its chunks in order). Lock-free: pending is atomic.
  */
 typedef struct twa_chunk {
-    atomic_long pending;   /* span-deliveries not yet finished (+1 while being read) */
-    uint64_t start_offset; /* file offset of the chunk's first byte */
-    uint64_t end_offset;   /* file offset just past the chunk's last line */
-    struct twa_file *file;
+    atomic_long pending;    /* span-deliveries not yet finished (+1 while being read) */
+    uint64_t start_offset;  /* file offset of the chunk's first byte */
+    uint64_t end_offset;    /* file offset just past the chunk's last line */
     struct twa_chunk *next; /* the file's chunks in order (follow thread) */
 } twa_chunk;
 

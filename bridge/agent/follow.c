@@ -658,7 +658,6 @@ static bool read_file(twa_follow *fw, twa_file *f, twa_spanbuf *sb)
         c->start_offset = f->read_at + at;
         c->end_offset = f->read_at + line_end;
         atomic_init(&c->pending, 1);
-        c->file = NULL;
         if (last)
             last->next = c;
         else

@@ -145,8 +145,7 @@ static bool load(twa_spool *s, char *why, size_t why_size)
             close(fd);
         if (!ok) {
             twa_log(TWA_WARN, "spool: %s is not a whole spool file: deleted", path);
-            unlink(path);
-            twa_add(&s->st->dropped[TWA_DROP_SPOOL_ERROR], 0);
+            unlink(path); /* its span count is unknown: logged, not counted */
             continue;
         }
         if (!push_entry(s, (entry){seq, (uint64_t)sb.st_size, get32(h + 12)})) {

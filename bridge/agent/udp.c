@@ -162,8 +162,7 @@ static void *udp_run(void *arg)
             twa_add(&u->stats->requests, 1);
             twa_add(&u->stats->bytes, len);
             char why[256];
-            twb_input *in = twa_spanbuf_input(&sb, u->name);
-            (void)in;
+            twa_spanbuf_input(&sb, u->name);
             twa_decode_result r = u->decode(iov[i].iov_base, len, &sb, why, sizeof why);
             if (r != TWA_DECODE_OK) {
                 twa_add(&u->stats->bad_requests, 1);

@@ -317,6 +317,17 @@ class Thrift:
         p.writeListEnd()
         return buf.getvalue()
 
+    def read_emit_batch(self, datagram):
+        """An Agent.emitBatch datagram (compact or binary, by its first byte) -> canonical spans."""
+        proto = self.TC.TCompactProtocol if datagram[:1] == b"\x82" else self.TB.TBinaryProtocol
+        p = proto(self.TT.TMemoryBuffer(datagram))
+        p.readMessageBegin()
+        args = self.agent.emitBatch_args()
+        args.read(p)
+        buf = self.TT.TMemoryBuffer()
+        args.batch.write(self.TB.TBinaryProtocol(buf))
+        return self.read_jaeger_batches(buf.getvalue())
+
     def read_jaeger_batches(self, body):
         """Concatenated binary Batch structs -> canonical spans."""
         buf = self.TT.TMemoryBuffer(body)

@@ -55,7 +55,12 @@ def test_receivers_and_formats():
     d = workdir("formats")
     otlp, zipkin, jaeger = Backend(), Backend(), Backend()
     out_file = os.path.join(d, "out.dapper")
+    udp_out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a Jaeger agent downstream
+    udp_out.bind(("127.0.0.1", 0))
+    udp_out.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    udp_out.settimeout(0.2)
     a = agent("formats", [
+        "--send", "udp://127.0.0.1:%d" % udp_out.getsockname()[1],
         "--jaeger-compact=127.0.0.1:0", "--jaeger-binary=[::1]:0", "--zipkin-udp=127.0.0.1:0",
         "--jaeger-http=127.0.0.1:0", "--zipkin=127.0.0.1:0", "--otlp=127.0.0.1:0",
         "--send", otlp.url("/v1/traces"), "--send", zipkin.url("/api/v2/spans"),
@@ -95,9 +100,9 @@ def test_receivers_and_formats():
         check("OTLP/JSON answers 200 {}", st == 200 and json.loads(body) == {}, st, body)
         want += s
         total = len(want)
-        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 4 * total, 20)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5 * total, 20)
         check("every destination acknowledged every span", ok,
-              a.metric("tracewire_agent_spans_forwarded_total"), 4 * total)
+              a.metric("tracewire_agent_spans_forwarded_total"), 5 * total)
         check("received counts per receiver",
               a.metric("tracewire_agent_spans_received_total", receiver="jaeger-compact") == 5 and
               a.metric("tracewire_agent_spans_received_total", receiver="otlp") == 7 and
@@ -110,12 +115,21 @@ def test_receivers_and_formats():
                      spans_of(zipkin, read_zipkin))
         compare_once("Jaeger collector destination: every span once, field by field", want,
                      spans_of(jaeger, TH.read_jaeger_batches))
+        datagrams = []
+        while True:
+            try:
+                datagrams.append(udp_out.recv(65536))
+            except socket.timeout:
+                break
+        compare_once("Jaeger agent destination (UDP compact emitBatch): every span once",
+                     want, [x for dg in datagrams for x in TH.read_emit_batch(dg)])
         ctypes = {ct for _, ct, _ in jaeger.bodies()}
         check("Jaeger bodies are application/x-thrift", ctypes == {"application/x-thrift"}, ctypes)
     finally:
         rc = a.stop()
         for b in (otlp, zipkin, jaeger):
             b.close()
+        udp_out.close()
     check("SIGTERM: exit status 0", rc == 0, rc)
     with open(out_file) as f:
         compare_once("file destination (dapper): every span once", want, read_dapper(f.read()))
