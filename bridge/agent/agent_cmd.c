@@ -165,7 +165,7 @@ static GOptionEntry *entries_for(opts *o)
         {"drop-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->drop_names,
          "drop spans with this operation name (repeatable)", "NAME"},
         {"redact", 0, 0, G_OPTION_ARG_STRING, &o->redact,
-         "replace matches of this extended regex in string tag and log values", "REGEX"},
+         "replace matches of this regex (PCRE) in string tag and log values", "REGEX"},
         {"redact-with", 0, 0, G_OPTION_ARG_STRING, &o->redact_with, "the replacement (default ***)",
          "TEXT"},
         {"max-request-bytes", 0, 0, G_OPTION_ARG_STRING, &o->max_request,

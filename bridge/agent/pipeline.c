@@ -6,21 +6,27 @@
  * applies the processing and hands every span to every destination's queue:
  *
  *   --drop-name NAME   spans whose operation is NAME are dropped (counted
- *                      `filtered`), the SDK's drop-by-name rule
+ *                      `filtered`): the SDK's tw_handler_drop_names_new
  *   --redact REGEX     every match in a string tag value or string log field
- *                      is replaced (POSIX extended regex; --redact-with, "***")
+ *                      is replaced by --redact-with ("***"): the SDK's
+ *                      tw_handler_redact_new (PCRE syntax, fails closed)
  *   --tag KEY=VALUE    set on the process (procs.c, when it is interned)
  *
+ * The handlers run through the SDK's narrow entry point handlers/apply.h.
  * The settings can change on SIGHUP: they sit behind a read-write lock that
  * each flush takes for reading. A record is still private to the receiver
  * thread when it is processed (one reference), so it is changed in place.
  */
 #include "agent/agent.h"
 
-#include <glib.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "handlers/apply.h"
+
+/* Limits for what a handler adds (the redaction's replacement values). */
+#define HANDLER_MAX_TAGS 1024
+#define HANDLER_MAX_VALUE_BYTES 65536
 
 #define MAX_DESTS 16
 
@@ -28,50 +34,33 @@ struct twa_pipeline {
     twa_procs *procs;
     twa_dest *dests[MAX_DESTS];
     size_t n_dests;
-    pthread_rwlock_t lock; /* guards the settings below */
-    char **drop_names;
-    size_t n_drop_names;
-    regex_t redact;
-    bool has_redact;
-    char *redact_with;
+    pthread_rwlock_t lock;   /* guards the settings below */
+    tw_span_handler *drop;   /* NULL: none */
+    tw_span_handler *redact; /* NULL: none */
 };
 
-static void free_settings(char **names, size_t n, regex_t *re, bool has_re, char *with)
+static bool build_settings(const twa_pipeline_options *o, tw_span_handler **drop,
+                           tw_span_handler **redact, char *why, size_t why_size)
 {
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    if (has_re)
-        regfree(re);
-    free(with);
-}
-
-static bool build_settings(const twa_pipeline_options *o, char ***names, regex_t *re, bool *has_re,
-                           char **with, char *why, size_t why_size)
-{
-    *names = calloc(o->n_drop_names + 1, sizeof **names);
-    *has_re = false;
-    *with = strdup(o->redact_with ? o->redact_with : "***");
-    if (!*names || !*with) {
-        snprintf(why, why_size, "out of memory");
-        return false;
-    }
-    for (size_t i = 0; i < o->n_drop_names; i++) {
-        (*names)[i] = strdup(o->drop_names[i]);
-        if (!(*names)[i]) {
-            snprintf(why, why_size, "out of memory");
+    *drop = *redact = NULL;
+    if (o->n_drop_names) {
+        *drop = tw_handler_drop_names_new(o->drop_names, o->n_drop_names);
+        if (!*drop) {
+            snprintf(why, why_size, "--drop-name: out of memory");
             return false;
         }
     }
     if (o->redact_regex && *o->redact_regex) {
-        int rc = regcomp(re, o->redact_regex, REG_EXTENDED);
-        if (rc != 0) {
-            char msg[128];
-            regerror(rc, re, msg, sizeof msg);
-            snprintf(why, why_size, "--redact \"%s\": %s", o->redact_regex, msg);
+        tw_error *e = NULL;
+        *redact =
+            tw_handler_redact_new(o->redact_regex, o->redact_with ? o->redact_with : "***", &e);
+        if (!*redact) {
+            snprintf(why, why_size, "--redact: %s", e ? tw_error_message(e) : "out of memory");
+            tw_error_free(e);
+            tw_span_handler_free(*drop);
+            *drop = NULL;
             return false;
         }
-        *has_re = true;
     }
     return true;
 }
@@ -95,13 +84,10 @@ twa_pipeline *twa_pipeline_new(const twa_pipeline_options *o, twa_dest *const *d
         twa_pipeline_free(p);
         return NULL;
     }
-    if (!build_settings(o, &p->drop_names, &p->redact, &p->has_redact, &p->redact_with, why,
-                        why_size)) {
-        p->n_drop_names = o->n_drop_names;
+    if (!build_settings(o, &p->drop, &p->redact, why, why_size)) {
         twa_pipeline_free(p);
         return NULL;
     }
-    p->n_drop_names = o->n_drop_names;
     if (n_dests)
         memcpy(p->dests, dests, n_dests * sizeof *dests);
     p->n_dests = n_dests;
@@ -111,31 +97,22 @@ twa_pipeline *twa_pipeline_new(const twa_pipeline_options *o, twa_dest *const *d
 bool twa_pipeline_reconfigure(twa_pipeline *p, const twa_pipeline_options *o, char *why,
                               size_t why_size)
 {
-    char **names = NULL, *with = NULL;
-    regex_t re;
-    bool has_re = false;
-    if (!build_settings(o, &names, &re, &has_re, &with, why, why_size)) {
-        free_settings(names, names ? o->n_drop_names : 0, &re, has_re, with);
+    tw_span_handler *drop, *redact;
+    if (!build_settings(o, &drop, &redact, why, why_size))
         return false;
-    }
     if (!twa_procs_set_tags(p->procs, o->tags, o->n_tags)) {
         snprintf(why, why_size, "--tag: expected KEY=VALUE");
-        free_settings(names, o->n_drop_names, &re, has_re, with);
+        tw_span_handler_free(drop);
+        tw_span_handler_free(redact);
         return false;
     }
     pthread_rwlock_wrlock(&p->lock);
-    char **old_names = p->drop_names, *old_with = p->redact_with;
-    size_t old_n = p->n_drop_names;
-    regex_t old_re = p->redact;
-    bool old_has = p->has_redact;
-    p->drop_names = names;
-    p->n_drop_names = o->n_drop_names;
-    p->redact_with = with;
-    if (has_re)
-        p->redact = re;
-    p->has_redact = has_re;
+    tw_span_handler *old_drop = p->drop, *old_redact = p->redact;
+    p->drop = drop;
+    p->redact = redact;
     pthread_rwlock_unlock(&p->lock);
-    free_settings(old_names, old_n, &old_re, old_has, old_with);
+    tw_span_handler_free(old_drop);
+    tw_span_handler_free(old_redact);
     return true;
 }
 
@@ -143,7 +120,8 @@ void twa_pipeline_free(twa_pipeline *p)
 {
     if (!p)
         return;
-    free_settings(p->drop_names, p->n_drop_names, &p->redact, p->has_redact, p->redact_with);
+    tw_span_handler_free(p->drop);
+    tw_span_handler_free(p->redact);
     twa_procs_free(p->procs);
     pthread_rwlock_destroy(&p->lock);
     free(p);
@@ -163,62 +141,6 @@ double twa_pipeline_fill(twa_pipeline *p)
             max = f;
     }
     return max;
-}
-
-/* ---- processing ------------------------------------------------------------------------------ */
-
-/* Replaces every match of the regex in @t's string value (read lock held). */
-static void redact_tag(twa_pipeline *p, tw__arena *arena, tw__tag *t)
-{
-    if (t->type != TW_VALUE_STRING || memchr(t->v.str, '\0', t->len))
-        return;
-    regmatch_t m;
-    if (regexec(&p->redact, t->v.str, 1, &m, 0) != 0)
-        return;
-    size_t with_len = strlen(p->redact_with);
-    GString *out = g_string_sized_new(t->len + 16);
-    const char *s = t->v.str;
-    int flags = 0;
-    while (regexec(&p->redact, s, 1, &m, flags) == 0) {
-        g_string_append_len(out, s, m.rm_so);
-        g_string_append_len(out, p->redact_with, (gssize)with_len);
-        if (m.rm_eo == m.rm_so) { /* an empty match: step over one byte */
-            if (!s[m.rm_eo])
-                break;
-            g_string_append_len(out, s + m.rm_eo, 1);
-            s += m.rm_eo + 1;
-        } else {
-            s += m.rm_eo;
-        }
-        flags = REG_NOTBOL;
-    }
-    g_string_append(out, s);
-    char *copy = tw__arena_strndup(arena, out->str, out->len);
-    if (copy) {
-        t->v.str = copy;
-        t->len = out->len;
-    }
-    g_string_free(out, TRUE);
-}
-
-static void redact_span(twa_pipeline *p, tw__span_data *s)
-{
-    for (size_t i = 0; i < s->n_tags; i++)
-        redact_tag(p, &s->arena, &s->tags[i]);
-    for (size_t i = 0; i < s->n_logs; i++) {
-        for (size_t k = 0; k < s->logs[i].n_fields; k++)
-            redact_tag(p, &s->arena, &s->logs[i].fields[k]);
-    }
-}
-
-static bool is_dropped_name(const twa_pipeline *p, const tw__span_data *s)
-{
-    const char *op = s->operation ? s->operation : "";
-    for (size_t i = 0; i < p->n_drop_names; i++) {
-        if (strcmp(op, p->drop_names[i]) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* ---- the span buffer --------------------------------------------------------------------------
@@ -318,13 +240,15 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
     size_t kept = 0, filtered = 0;
     pthread_rwlock_rdlock(&p->lock);
     for (size_t i = 0; i < b->n; i++) {
-        if (p->n_drop_names && is_dropped_name(p, b->items[i].data)) {
+        tw__span_data *d = b->items[i].data; /* still private to this receiver */
+        if (p->drop && tw__handler_apply(p->drop, d, HANDLER_MAX_TAGS, HANDLER_MAX_VALUE_BYTES) ==
+                           TW_HANDLER_DROP) {
             twa_item_release(&b->items[i]);
             filtered++;
             continue;
         }
-        if (p->has_redact)
-            redact_span(p, b->items[i].data);
+        if (p->redact)
+            tw__handler_apply(p->redact, d, HANDLER_MAX_TAGS, HANDLER_MAX_VALUE_BYTES);
         b->items[kept++] = b->items[i];
     }
     pthread_rwlock_unlock(&p->lock);

@@ -591,6 +591,29 @@ def test_big_datagrams_and_env():
         b.close()
 
 
+def test_processing():
+    b = Backend()
+    a = agent("processing", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                             "--drop-name", "op-190-1", "--redact", "v[0-9]+", "--redact-with", "#",
+                             "--tag", "env=test"])
+    try:
+        s = make_spans(190, 3, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2, 10)
+        got = spans_of(b, read_otlp)
+        check("--drop-name drops the span, counted filtered", ok and len(got) == 2 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="filtered") == 1,
+              got, a.metrics())
+        check("--redact replaces the matches in string tags",
+              all(x["tags"]["t.str"] == "#" for x in got), got)
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]}
+        check("--tag sets a process tag", attrs.get("env") == "test", attrs)
+    finally:
+        a.stop()
+        b.close()
+
+
 def test_usage_errors():
     import subprocess
     for args, what in [(["--otlp"], "no destination"),
@@ -608,7 +631,7 @@ def test_usage_errors():
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
-         test_big_datagrams_and_env, test_usage_errors]
+         test_big_datagrams_and_env, test_processing, test_usage_errors]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
