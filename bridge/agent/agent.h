@@ -263,8 +263,13 @@ typedef struct twa_pipeline_options {
     size_t n_tags;
     const char *const *drop_names; /* --drop-name NAME: spans with this operation are dropped */
     size_t n_drop_names;
-    const char *redact_regex; /* --redact REGEX: matches in string tag values are replaced */
-    const char *redact_with;  /* replacement (default "***") */
+    const char *redact_regex;   /* --redact REGEX: matches in string tag values are replaced */
+    const char *redact_with;    /* replacement (default "***") */
+    bool tail_sample;           /* --tail-sample: the trace-level tail sampler (tail.h) */
+    double tail_keep_share;     /* --tail-keep-share */
+    int64_t tail_slow_us;       /* --tail-slow-ms, in us */
+    unsigned int tail_quiet_ms; /* --tail-quiet-ms */
+    size_t tail_max_traces;     /* --tail-max-traces */
 } twa_pipeline_options;
 
 twa_pipeline *twa_pipeline_new(const twa_pipeline_options *o, twa_dest *const *dests,
@@ -276,6 +281,11 @@ bool twa_pipeline_reconfigure(twa_pipeline *p, const twa_pipeline_options *o, ch
                               size_t why_size);
 /* The fullest destination queue, 0..1+: HTTP receivers answer 503 above 1. */
 double twa_pipeline_fill(twa_pipeline *p);
+/* Starts the tail sampler's thread (when configured). */
+bool twa_pipeline_start(twa_pipeline *p);
+/* Stops the tail sampler, deciding what it holds (before the destinations
+ * stop). */
+void twa_pipeline_stop(twa_pipeline *p);
 
 /*
  * What one receiver call collects: the spans of one datagram, request or
@@ -319,6 +329,9 @@ extern atomic_bool twa_stopping;
 /* Registered receiver counters (for /metrics); at most TWA_MAX_RECEIVERS. */
 #define TWA_MAX_RECEIVERS 16
 twa_recv_stats *twa_stats_receiver(const char *name);
+
+/* The tail sampler's counters, when there is one (set by agent_cmd.c). */
+extern struct twa_tail_stats *twa_metrics_tail;
 
 /* The Prometheus text of every counter (malloc'd, NUL-terminated). */
 char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len);

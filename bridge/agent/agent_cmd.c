@@ -74,6 +74,9 @@ typedef struct opts {
     char **headers, *user, *ca_file, *cert_file, *key_file;
     char *spool;
     char **tags, **drop_names, *redact, *redact_with;
+    gboolean tail_sample;
+    gdouble tail_keep_share;
+    gint64 tail_slow_ms, tail_quiet_ms, tail_max_traces;
     char *config, *log_file, *log_level;
     gboolean syslog, verbose;
 } opts;
@@ -168,6 +171,16 @@ static GOptionEntry *entries_for(opts *o)
          "replace matches of this regex (PCRE) in string tag and log values", "REGEX"},
         {"redact-with", 0, 0, G_OPTION_ARG_STRING, &o->redact_with, "the replacement (default ***)",
          "TEXT"},
+        {"tail-sample", 0, 0, G_OPTION_ARG_NONE, &o->tail_sample,
+         "keep whole traces with an error or a slow span, and a share of the rest", NULL},
+        {"tail-keep-share", 0, 0, G_OPTION_ARG_DOUBLE, &o->tail_keep_share,
+         "share of the other traces kept, 0..1 (default 0.1)", "P"},
+        {"tail-slow-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_slow_ms,
+         "a span this long keeps its trace (default 1000)", "MS"},
+        {"tail-quiet-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_quiet_ms,
+         "a trace is decided after this long without a new span (default 5000)", "MS"},
+        {"tail-max-traces", 0, 0, G_OPTION_ARG_INT64, &o->tail_max_traces,
+         "traces held at most (default 10000)", "N"},
         {"max-request-bytes", 0, 0, G_OPTION_ARG_STRING, &o->max_request,
          "largest HTTP request body, also once inflated (default 5M)", "N"},
         {"udp-rcvbuf", 0, 0, G_OPTION_ARG_STRING, &o->udp_rcvbuf,
@@ -199,6 +212,10 @@ static void opts_init(opts *o)
     o->flush_ms = -1;
     o->queue_spans = -1;
     o->drain_ms = -1;
+    o->tail_keep_share = -1;
+    o->tail_slow_ms = -1;
+    o->tail_quiet_ms = -1;
+    o->tail_max_traces = -1;
 }
 
 static void opts_clear(opts *o)
@@ -482,6 +499,11 @@ static twa_pipeline_options pipeline_options(const opts *o)
     po.n_drop_names = o->drop_names ? g_strv_length(o->drop_names) : 0;
     po.redact_regex = o->redact;
     po.redact_with = o->redact_with;
+    po.tail_sample = o->tail_sample;
+    po.tail_keep_share = o->tail_keep_share >= 0 ? o->tail_keep_share : 0.1;
+    po.tail_slow_us = (o->tail_slow_ms >= 0 ? o->tail_slow_ms : 1000) * 1000;
+    po.tail_quiet_ms = o->tail_quiet_ms >= 0 ? (unsigned int)o->tail_quiet_ms : 5000u;
+    po.tail_max_traces = o->tail_max_traces > 0 ? (size_t)o->tail_max_traces : 10000u;
     return po;
 }
 
@@ -612,6 +634,14 @@ static int start(agent *a, char *why, size_t why_size)
         return TW_CLI_EXIT_USAGE;
     if (a->follow)
         twa_follow_set_pipeline(a->follow, a->pipeline);
+    if (o->tail_sample && (po.tail_keep_share > 1 || o->tail_quiet_ms == 0)) {
+        snprintf(why, why_size, "--tail-keep-share must be 0..1 and --tail-quiet-ms above 0");
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (!twa_pipeline_start(a->pipeline)) {
+        snprintf(why, why_size, "cannot start the tail sampler's thread");
+        return TW_CLI_EXIT_FAILURE;
+    }
     for (size_t i = 0; i < a->n_dests; i++) {
         if (!twa_dest_start(a->dests[i], why, why_size))
             return TW_CLI_EXIT_FAILURE;
@@ -702,6 +732,8 @@ static void stop_all(agent *a, unsigned int drain_ms)
             twa_dest_interrupt(a->dests[i]);
     }
     twa_follow_stop(a->follow);
+    if (a->pipeline)
+        twa_pipeline_stop(a->pipeline); /* the tail sampler decides what it holds */
     for (size_t i = 0; i < a->n_dests; i++) {
         if (a->dests[i])
             twa_dest_stop(a->dests[i], drain_ms);
@@ -758,8 +790,10 @@ static void reload(agent *a, int argc, char **argv)
     same = same && g_strcmp0(s1, s2) == 0 && g_strcmp0(fresh.spool, a->o.spool) == 0;
     g_free(s1);
     g_free(s2);
+    same = same && fresh.tail_sample == a->o.tail_sample;
     if (!same)
-        twa_log(TWA_WARN, "SIGHUP: receivers, destinations and the spool change on restart only");
+        twa_log(TWA_WARN, "SIGHUP: receivers, destinations, the spool and the tail sampler change "
+                          "on restart only");
     twa_log(TWA_INFO, "SIGHUP: configuration re-read");
     /* Keep the strings the running parts point into; swap the settings. */
     g_strfreev(a->o.tags);

@@ -12,6 +12,7 @@
  * never freed; all counters are relaxed atomics (statistics only).
  */
 #include "agent/agent.h"
+#include "agent/tail.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 atomic_bool twa_stopping;
+struct twa_tail_stats *twa_metrics_tail;
 
 static twa_recv_stats receivers[TWA_MAX_RECEIVERS];
 static atomic_size_t n_receivers;
@@ -142,6 +144,24 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
             label(out, twa_dest_label(dests[i]));
             g_string_append_printf(out, "\"} %" PRIu64 "\n", twa_get(&s->dropped[r]));
         }
+    }
+    if (twa_metrics_tail) {
+        twa_tail_stats *t = twa_metrics_tail;
+        g_string_append_printf(
+            out, "tracewire_agent_spans_dropped_total{reason=\"sampled_out\"} %" PRIu64 "\n",
+            twa_get(&t->sampled_out));
+        HEADER("tail_spans_kept_total", "counter", "Spans of traces the tail sampler kept.");
+        HEADER("tail_early_decisions_total", "counter",
+               "Traces decided before they were quiet (the caps were reached).");
+        HEADER("tail_traces_held", "gauge", "Traces the tail sampler holds.");
+        HEADER("tail_spans_held", "gauge", "Spans the tail sampler holds.");
+        g_string_append_printf(out,
+                               "tracewire_agent_tail_spans_kept_total %" PRIu64 "\n"
+                               "tracewire_agent_tail_early_decisions_total %" PRIu64 "\n"
+                               "tracewire_agent_tail_traces_held %" PRId64 "\n"
+                               "tracewire_agent_tail_spans_held %" PRId64 "\n",
+                               twa_get(&t->kept), twa_get(&t->early_decisions),
+                               gauge(&t->traces_held), gauge(&t->spans_held));
     }
     HEADER("spans_enqueued_total", "counter", "Spans accepted into a destination's queue.");
     HEADER("spans_spooled_total", "counter", "Spans written to the spool.");

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/tail.h"
 #include "handlers/apply.h"
 
 /* Limits for what a handler adds (the redaction's replacement values). */
@@ -37,6 +38,7 @@ struct twa_pipeline {
     pthread_rwlock_t lock;   /* guards the settings below */
     tw_span_handler *drop;   /* NULL: none */
     tw_span_handler *redact; /* NULL: none */
+    twa_tail *tail;          /* NULL: no tail sampling */
 };
 
 static bool build_settings(const twa_pipeline_options *o, tw_span_handler **drop,
@@ -91,6 +93,17 @@ twa_pipeline *twa_pipeline_new(const twa_pipeline_options *o, twa_dest *const *d
     if (n_dests)
         memcpy(p->dests, dests, n_dests * sizeof *dests);
     p->n_dests = n_dests;
+    if (o->tail_sample) {
+        twa_tail_options to = {o->tail_keep_share, o->tail_slow_us, o->tail_quiet_ms,
+                               o->tail_max_traces};
+        p->tail = twa_tail_new(&to, p->dests, p->n_dests);
+        if (!p->tail) {
+            snprintf(why, why_size, "out of memory");
+            twa_pipeline_free(p);
+            return NULL;
+        }
+        twa_metrics_tail = twa_tail_get_stats(p->tail);
+    }
     return p;
 }
 
@@ -116,10 +129,25 @@ bool twa_pipeline_reconfigure(twa_pipeline *p, const twa_pipeline_options *o, ch
     return true;
 }
 
+bool twa_pipeline_start(twa_pipeline *p)
+{
+    return !p->tail || twa_tail_start(p->tail);
+}
+
+void twa_pipeline_stop(twa_pipeline *p)
+{
+    if (p && p->tail)
+        twa_tail_stop(p->tail);
+}
+
 void twa_pipeline_free(twa_pipeline *p)
 {
     if (!p)
         return;
+    if (p->tail) {
+        twa_metrics_tail = NULL;
+        twa_tail_free(p->tail);
+    }
     tw_span_handler_free(p->drop);
     tw_span_handler_free(p->redact);
     twa_procs_free(p->procs);
@@ -258,6 +286,11 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
         if (b->items[i].chunk)
             atomic_fetch_add_explicit(&b->items[i].chunk->pending, (long)p->n_dests,
                                       memory_order_acq_rel);
+    }
+    if (p->tail) { /* the references move to the sampler */
+        twa_tail_add(p->tail, b->items, kept);
+        b->n = 0;
+        return kept;
     }
     size_t accepted = kept;
     for (size_t d = 0; d < p->n_dests; d++) {

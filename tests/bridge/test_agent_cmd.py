@@ -614,6 +614,38 @@ def test_processing():
         b.close()
 
 
+def test_tail_sampler():
+    b = Backend()
+    a = agent("tail", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--tail-sample",
+                       "--tail-keep-share", "0", "--tail-slow-ms", "50", "--tail-quiet-ms", "300"])
+    try:
+        plain, failed, slow = (make_spans(200, 3, "svc"), make_spans(201, 3, "svc"),
+                               make_spans(202, 3, "svc"))
+        slow[1]["duration"] = 80000
+        doc = otlp_doc(plain + failed + slow)
+        for sp in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            if sp["spanId"] == failed[2]["span"]:
+                sp["status"] = {"code": 2, "message": "boom"}
+        post(a.url("otlp", "/v1/traces"), json.dumps(doc).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_tail_spans_kept_total") >= 6 and
+                      a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") >= 3,
+                      10)
+        late = make_spans(200, 4, "svc")[3:]  # a late span of the dropped trace
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(late)).encode(), "application/json")
+        wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") >= 4,
+                 5)
+        wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 6, 5)
+        got = spans_of(b, read_otlp)
+        names = sorted({x["name"].split("-")[1] for x in got})
+        check("tail sampling keeps the traces with an error or a slow span, drops the rest",
+              ok and names == ["201", "202"] and len(got) == 6, names, len(got), a.metrics())
+        check("a span arriving after its trace was dropped is dropped too",
+              a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") == 4)
+    finally:
+        a.stop()
+        b.close()
+
+
 def test_usage_errors():
     import subprocess
     for args, what in [(["--otlp"], "no destination"),
@@ -631,7 +663,8 @@ def test_usage_errors():
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
-         test_big_datagrams_and_env, test_processing, test_usage_errors]
+         test_big_datagrams_and_env, test_processing, test_tail_sampler,
+         test_usage_errors]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
