@@ -131,6 +131,7 @@ class Agent:
             e.update(env)
         has_metrics = any(a.startswith("--metrics") or a == "--no-metrics" for a in args)
         extra = [] if has_metrics else ["--metrics=127.0.0.1:0"]
+        self.args = list(args)
         self.proc = subprocess.Popen([tracewire, "agent"] + extra + list(args),
                                      stdout=subprocess.DEVNULL, stderr=self.logf, env=e)
         self.addr = {}
@@ -147,6 +148,13 @@ class Agent:
             t = self.text()
             if self.proc.poll() is not None:
                 raise RuntimeError("the agent exited (%s):\n%s" % (self.proc.returncode, t))
+            logfile = None
+            for i, arg in enumerate(self.args):
+                if arg == "--log-file":
+                    logfile = self.args[i + 1]
+            if logfile and os.path.exists(logfile):
+                with open(logfile, "rb") as f:
+                    t += f.read().decode("utf-8", "replace")
             runs = t.count("info: running (pid %d)" % self.proc.pid)
             if runs:
                 for m in re.finditer(r"listening: (\S+) (udp|http) (\S+)", t):

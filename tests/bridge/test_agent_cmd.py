@@ -16,6 +16,7 @@ Usage: test_agent_cmd.py TRACEWIRE GEN_DIR WORK_DIR [TEST...]
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -646,6 +647,40 @@ def test_tail_sampler():
         b.close()
 
 
+def test_sampling_proxy_and_log_file():
+    d = workdir("proxy")
+    strategies = os.path.join(d, "s.json")
+    with open(strategies, "w") as f:
+        json.dump({"default_strategy": {"type": "probabilistic", "param": 0.25}}, f)
+    up = agent("proxy-up", ["--sampling=127.0.0.1:0", "--sampling-strategies", strategies])
+    log = os.path.join(d, "agent-file.log")
+    a = Agent(TRACEWIRE, ["--sampling=127.0.0.1:0", "--sampling-proxy",
+                          up.url("sampling", "/sampling"), "--log-file", log],
+              os.path.join(d, "stderr.log"))
+    try:
+        import urllib.request
+        # the addresses are in the log file, not on stderr
+        text = open(log).read()
+        m = re.search(r"listening: sampling http (\S+)", text)
+        url = "http://%s/sampling?service=x" % m.group(1)
+        with urllib.request.urlopen(url, timeout=5) as r:
+            got = json.loads(r.read())
+        check("--sampling-proxy passes the collector's answer on",
+              got["probabilisticSampling"]["samplingRate"] == 0.25, got)
+        up.stop()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            got = json.loads(r.read())
+        check("--sampling-proxy serves the last good answer while the collector is down",
+              got["probabilisticSampling"]["samplingRate"] == 0.25, got)
+        os.rename(log, log + ".1")
+        a.send_signal(signal.SIGHUP)
+        ok = wait_for(lambda: os.path.exists(log) and "SIGHUP" in open(log).read(), 5)
+        check("SIGHUP reopens --log-file (logrotate's rename)", ok)
+    finally:
+        a.stop()
+        up.stop()
+
+
 def test_usage_errors():
     import subprocess
     for args, what in [(["--otlp"], "no destination"),
@@ -664,7 +699,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
-         test_usage_errors]
+         test_sampling_proxy_and_log_file, test_usage_errors]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
