@@ -541,7 +541,8 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
         snprintf(why, why_size, "out of memory");
         goto fail;
     }
-    memcpy(h->routes, o->routes, n_routes * sizeof *h->routes);
+    if (n_routes)
+        memcpy(h->routes, o->routes, n_routes * sizeof *h->routes);
     static twa_recv_stats unlisted = {.name = "metrics"}; /* /metrics is not a span receiver */
     h->stats = o->kind == TWA_HTTP_METRICS ? &unlisted : twa_stats_receiver(h->name);
     if (o->kind == TWA_HTTP_SAMPLING) {

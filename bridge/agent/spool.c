@@ -155,7 +155,8 @@ static bool load(twa_spool *s, char *why, size_t why_size)
         }
     }
     closedir(d);
-    qsort(s->files + s->head, s->n, sizeof *s->files, cmp_entry);
+    if (s->n)
+        qsort(s->files + s->head, s->n, sizeof *s->files, cmp_entry);
     s->next_seq = s->n ? s->files[s->head + s->n - 1].seq + 1 : 1;
     return true;
 }
