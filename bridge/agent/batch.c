@@ -180,6 +180,8 @@ static void state_free(const twa_framing *f, frame_state *s)
     if (s->fmt)
         f->http->free_format(s->fmt);
     tw__buf_free(&s->process_bytes);
+    tw__buf_free(&s->prefix);
+    tw__buf_free(&s->suffix);
     free(s);
 }
 
