@@ -32,6 +32,10 @@ int tw__convert_cmd_main(int argc, char **argv);
 /* `tracewire config ...` (config_cmd.c). */
 int tw__config_cmd_main(int argc, char **argv);
 
+/* `tracewire agent ...` (agent/agent_cmd.c; agent/agent_missing.c in a build
+ * without libmicrohttpd). */
+int tw__agent_cmd_main(int argc, char **argv);
+
 /* The views of span logs (bridge/views/): show.c, deps.c, stats.c, diff.c. */
 int tw__show_cmd_main(int argc, char **argv);
 int tw__deps_cmd_main(int argc, char **argv);

@@ -46,6 +46,8 @@ static const command commands[] = {
     {"stats", tw__stats_cmd_main,
      "latency, errors, self time and critical path by service and operation"},
     {"diff", tw__diff_cmd_main, "compare two traces, or two sets of traces: what got slower"},
+    {"agent", tw__agent_cmd_main,
+     "receive spans (Jaeger, Zipkin, OTLP, span logs) and forward them, losing nothing"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -167,12 +167,12 @@ show_test_logs() {
 # makefile with a print rule, so Makefile.am needs no helper target. If that fails, the
 # plain assignment lines in tests/Makefile.inc are read instead.
 core_tests() {
-    local dir="$BUILD_ROOT/$1" mk="$BUILD_ROOT/.tw-print-var.mk" value
+    local dir="$BUILD_ROOT/$1" var=${2:-TW_VALGRIND_TESTS} mk="$BUILD_ROOT/.tw-print-var.mk" value
     # shellcheck disable=SC2016 # $($*) is make syntax, not shell
     printf 'tw-print-var-%%:\n\t@echo $($*)\n' >"$mk"
     value=$(make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" \
-        tw-print-var-TW_VALGRIND_TESTS 2>/dev/null)
-    if [ -z "${value// /}" ]; then
+        "tw-print-var-$var" 2>/dev/null)
+    if [ -z "${value// /}" ] && [ "$var" = TW_VALGRIND_TESTS ]; then
         value=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$SRC/tests/Makefile.inc" |
             sed -n 's/^TW_CORE_TESTS[[:space:]]*+\{0,1\}=[[:space:]]*//p' | tr -s ' \t' '  ')
     fi
@@ -283,6 +283,8 @@ stage_tsan() {
     # atomic_thread_fence, and that is TSan's limit, not a bug in the code.
     configure_in tsan --enable-tsan || { note "configure failed"; return 1; }
     make_in tsan || { note "build failed"; return 1; }
+    # Threaded suites declared next to their sources (TW_TSAN_TESTS in the *.inc files).
+    TSAN_TESTS="$TSAN_TESTS $(core_tests tsan TW_TSAN_TESTS)"
     # shellcheck disable=SC2086
     make_in tsan $TSAN_TESTS || { note "building the TSan tests failed"; return 1; }
 

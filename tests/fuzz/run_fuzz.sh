@@ -105,13 +105,15 @@ done < <({
     find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
         ! -name 'context_json.c' ! -name 'header_lines.c' ! -name 'pipeline.c' \
+        ! -name '*_mhd.c' ! -name 'agent_missing.c' \
         ! -path '*/views/show.c' ! -path '*/views/html.c' ! -path '*/views/deps.c' \
         ! -path '*/views/stats.c' ! -path '*/views/diff.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
 # bridge/, the readers, assembler and sinks of `tracewire convert` and the views'
-# algorithms: not the commands' entry points, option parsing and input pipeline, which
-# need main.c and the format registry.)
+# algorithms, the agent's parts: not the commands' entry points, option parsing and input
+# pipeline, which need main.c and the format registry, nor the agent's libmicrohttpd
+# servers (*_mhd.c), whose decoding the fuzz targets call directly.)
 # The code protoc-c generated from proto/ (in the build tree), not ours to instrument for
 # warnings but for coverage and the sanitizers like the rest.
 while IFS= read -r -d '' c; do
