@@ -173,6 +173,18 @@ static twa_decode_result otlp_json(const uint8_t *data, size_t len, twa_spanbuf 
     return with_reader(&twb_reader_otlp_json, "otlp", data, len, b, why, why_size);
 }
 
+static twa_decode_result otlp_proto(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
+                                    size_t why_size)
+{
+    return with_reader(&twb_reader_otlp_proto, "otlp", data, len, b, why, why_size);
+}
+
+static twa_decode_result zipkin_v2_proto(const uint8_t *data, size_t len, twa_spanbuf *b,
+                                         char *why, size_t why_size)
+{
+    return with_reader(&twb_reader_zipkin_v2_proto, "zipkin", data, len, b, why, why_size);
+}
+
 static twa_decode_result zipkin_v2_json(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                         size_t why_size)
 {
@@ -199,18 +211,11 @@ static twa_decode_result zipkin_v1_thrift(const uint8_t *data, size_t len, twa_s
 /* ---- the HTTP body table ----------------------------------------------------------------------
  */
 
-#define NO_PROTOBUF                                                                                \
-    "protobuf bodies need the OTLP protobuf decoder, which this build does not have yet; send "    \
-    "OTLP/JSON (Content-Type: application/json)"
-#define NO_PROTO3                                                                                  \
-    "Zipkin proto3 bodies need the Zipkin proto3 decoder, which this build does not have yet; "    \
-    "send JSON (Content-Type: application/json)"
-
 static const twa_body_format body_formats[] = {
     {"/v1/traces", "application/json", "otlp", otlp_json, NULL},
-    {"/v1/traces", "application/x-protobuf", "otlp", NULL, NO_PROTOBUF},
+    {"/v1/traces", "application/x-protobuf", "otlp", otlp_proto, NULL},
     {"/api/v2/spans", "application/json", "zipkin", zipkin_v2_json, NULL},
-    {"/api/v2/spans", "application/x-protobuf", "zipkin", NULL, NO_PROTO3},
+    {"/api/v2/spans", "application/x-protobuf", "zipkin", zipkin_v2_proto, NULL},
     {"/api/v1/spans", "application/json", "zipkin", zipkin_v1_json, NULL},
     {"/api/v1/spans", "application/x-thrift", "zipkin", zipkin_v1_thrift, NULL},
     {"/api/traces", "application/x-thrift", "jaeger-http", jaeger_http, NULL},

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sampling/strategies_file.h"
+#include "wire/core/pb_write.h"
 
 atomic_bool twa_draining;
 
@@ -66,11 +67,23 @@ static void log_mhd(void *arg, const char *fmt, va_list ap)
     twa_log(TWA_DEBUG, "libmicrohttpd: %s", msg);
 }
 
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
+                                    const char *type, const void *body, size_t len,
+                                    const char *retry_after);
+
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
                               const char *body, const char *retry_after)
 {
+    return answer_bytes(c, status, type, body, strlen(body), retry_after);
+}
+
+/* Bytes as the answer (protobuf bodies hold NUL bytes: no strlen). */
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
+                                    const char *type, const void *body, size_t len,
+                                    const char *retry_after)
+{
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -81,11 +94,44 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, con
     return rc;
 }
 
+/* OTLP/HTTP answers in the request's encoding (the specification: "MUST
+ * respond with the same Content-Type"): true when the request is protobuf. */
+static bool is_protobuf_request(struct MHD_Connection *c)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    return type && g_ascii_strncasecmp(type, "application/x-protobuf", 22) == 0;
+}
+
+/* An OTLP protobuf message of two fields, a varint (field 1) and a string
+ * (field 2), optionally nested as field 1 of an outer message: google.rpc.Status
+ * {code, message} and ExportTraceServiceResponse {partial_success:
+ * {rejected_spans, error_message}} have that shape. */
+static enum MHD_Result answer_protobuf(struct MHD_Connection *c, unsigned int status,
+                                       bool is_nested, uint64_t number, const char *text,
+                                       const char *retry_after)
+{
+    tw__buf b;
+    tw__buf_init(&b);
+    size_t at = is_nested ? tw__pb_begin(&b, 1) : 0;
+    bool ok = at != SIZE_MAX && tw__pb_varint_field(&b, 1, number) &&
+              tw__pb_string_field(&b, 2, text, strlen(text), false) &&
+              (!is_nested || tw__pb_end(&b, at));
+    enum MHD_Result rc = ok ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len,
+                                           retry_after)
+                            : MHD_NO;
+    tw__buf_free(&b);
+    return rc;
+}
+
 /* An error answer in the receiver's dialect: OTLP gets a google.rpc.Status
- * (JSON), the others plain text. */
+ * (protobuf or JSON, as the request), the others plain text. */
 static enum MHD_Result error_answer(twa_http *h, struct MHD_Connection *c, unsigned int status,
                                     const char *why, const char *retry_after)
 {
+    if (strcmp(h->name, "otlp") == 0 && is_protobuf_request(c))
+        return answer_protobuf(c, status, false,
+                               status == 400 || status == 413 || status == 415 ? 3 : 14, why,
+                               retry_after);
     if (strcmp(h->name, "otlp") == 0) {
         json_t *st =
             json_pack("{s:i, s:s}", "code",
@@ -189,11 +235,16 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     twa_spanbuf_flush(&sb);
     twa_spanbuf_clear(&sb);
     if (strcmp(h->name, "otlp") == 0) {
+        bool is_protobuf = is_protobuf_request(c);
         if (!rejected)
-            return answer(c, MHD_HTTP_OK, "application/json", "{}", NULL);
+            return is_protobuf ? answer_bytes(c, MHD_HTTP_OK, "application/x-protobuf", "", 0,
+                                              NULL)
+                               : answer(c, MHD_HTTP_OK, "application/json", "{}", NULL);
         char msg[400];
         snprintf(msg, sizeof msg, "%zu span%s rejected; the first: %s", rejected,
                  rejected == 1 ? "" : "s", first);
+        if (is_protobuf)
+            return answer_protobuf(c, MHD_HTTP_OK, true, rejected, msg, NULL);
         json_t *resp = json_pack("{s:{s:I, s:s}}", "partialSuccess", "rejectedSpans",
                                  (json_int_t)rejected, "errorMessage", msg);
         char *text = resp ? json_dumps(resp, JSON_COMPACT) : NULL;

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import socket
 import sys
 import threading
@@ -36,6 +37,19 @@ def workdir(name):
     d = os.path.join(WORK, name)
     os.makedirs(d, exist_ok=True)
     return d
+
+
+def post_raw(url, body, content_type):
+    """POST -> (status, Content-Type, body bytes): protobuf answers are binary."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": content_type},
+                                 method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read()
 
 
 def agent(name, args, env=None):
@@ -162,9 +176,20 @@ def test_http_answers():
         check("OTLP with one bad span: 200, partialSuccess.rejectedSpans 1 and a message",
               st == 200 and ps.get("rejectedSpans") == 1 and "traceId" in ps.get("errorMessage", ""),
               st, body)
-        st, body = post(url, b"\x0a\x00", "application/x-protobuf")
-        check("OTLP protobuf: 415 with the reason (no decoder in this build yet)",
-              st == 415 and "protobuf" in body, st, body)
+        # OTLP protobuf: the answer is protobuf too (the specification: the same Content-Type).
+        pb_path = os.path.join(workdir("http"), "good.pb")
+        subprocess.run([TRACEWIRE, "convert", "--from", "otlp-json", "--to", "otlp-proto", "-o",
+                        pb_path, "-"], input=json.dumps(otlp_doc(make_spans(3, 1, "pb"))).encode(),
+                       check=True, stderr=subprocess.DEVNULL)
+        with open(pb_path, "rb") as f:
+            pb = f.read()
+        st, ctype, raw = post_raw(url, pb, "application/x-protobuf")
+        check("OTLP protobuf: 200 with an empty ExportTraceServiceResponse in protobuf",
+              st == 200 and ctype == "application/x-protobuf" and raw == b"", st, ctype, raw)
+        st, ctype, raw = post_raw(url, b"\x0a\x05\x0a\x03\xff\xff", "application/x-protobuf")
+        check("malformed OTLP protobuf: 400 with a protobuf google.rpc.Status (code 3, a reason)",
+              st == 400 and ctype == "application/x-protobuf" and raw[:2] == b"\x08\x03" and
+              len(raw) > 4, st, ctype, raw)
         st, body = post(url, b"{}", "text/plain")
         check("unknown content type: 415 naming the accepted ones",
               st == 415 and "application/json" in body, st, body)

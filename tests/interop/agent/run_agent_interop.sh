@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/interop/agent/run_agent_interop.sh: `tracewire agent` against independent clients from
 # npm (make check): jaeger-client over UDP (and its remote sampler against the agent's sampling
-# endpoint), the OpenTelemetry JS OTLP/HTTP exporters (JSON; protobuf is expected to be refused
-# with 415 until the protobuf decoder lands, and the check flips by itself when it does),
+# endpoint), the OpenTelemetry JS OTLP/HTTP exporters (JSON and protobuf),
 # zipkin with zipkin-transport-http; and tracewire's own remote sampler (sampler_driver). What
 # arrives at loopback backends in OTLP/JSON, Zipkin v2 and Jaeger Thrift is checked span by
 # span (test_agent_interop.py). Packages are pinned and installed once into the build tree.
