@@ -259,7 +259,7 @@ int tw__stats_cmd_main(int argc, char **argv)
              "while an operation has at most %d timed spans; above that, estimated by a "
              "log-bucket sketch (DDSketch's mapping) whose error is bounded: |estimate - exact| "
              "<= %.0f%% of exact + 0.5 us (rounding to whole microseconds). The maximum is "
-             "always exact.",
+             "always exact.\n\nManual page: tracewire-stats(1).",
              TWV_EXACT_MAX, 100.0 * TWV_SKETCH_ALPHA);
     g_option_context_set_description(ctx, description);
     int rc = TW_CLI_EXIT_USAGE;

@@ -142,14 +142,20 @@ GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *s
         {"width", 0, 0, G_OPTION_ARG_INT64, &c->width,
          "Columns (default: the terminal's; on a pipe COLUMNS, else 120)", "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
-    const GOptionEntry rest[] = {
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &c->files, NULL, "[FILE...]"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL}};
+    /* GLib prints the remaining arguments' description before @parameter: a
+     * view whose @parameter names its operands gets none here, or its usage
+     * line would read "[FILE...] A B [FILE...]". */
+    const GOptionEntry rest[] = {{G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &c->files,
+                                  NULL, parameter[0] == '-' ? "[FILE...]" : NULL},
+                                 {NULL, 0, 0, 0, NULL, NULL, NULL}};
     char *prgname = g_strdup_printf("%s %s", TW_CLI_PROGRAM, c->command);
     g_set_prgname(prgname); /* usage reads "tracewire show ..." */
     g_free(prgname);
     GOptionContext *ctx = g_option_context_new(parameter);
     g_option_context_set_summary(ctx, summary);
+    char *page = g_strdup_printf("Manual page: %s-%s(1).", TW_CLI_PROGRAM, c->command);
+    g_option_context_set_description(ctx, page); /* copies */
+    g_free(page);
     GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, c, NULL);
     if (entries)
         g_option_group_add_entries(group, entries);

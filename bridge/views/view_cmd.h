@@ -50,7 +50,11 @@ void twv_cli_init(twv_cli *c, const char *command);
 /* A GOption context whose main group holds the shared options (inputs,
  * filters, and when @with_output, -o and the terminal options) and then
  * @entries (NULL-terminated). @parameter and @summary as
- * g_option_context_new / set_summary. */
+ * g_option_context_new / set_summary; a @parameter that starts with "-" (a
+ * summary line) follows "[FILE...]" in the usage line, any other names the
+ * operands itself ("A B [FILE...] - ..."). The description names the
+ * view's manual page, tracewire-VIEW(1) (a view that sets a description
+ * of its own ends it with that line). */
 GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *summary,
                                 const GOptionEntry *entries, bool with_output);
 /* Parses argv; on a usage error prints it and returns false. */
