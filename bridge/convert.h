@@ -159,6 +159,9 @@ extern const twb_reader twb_reader_jaeger_thrift;
 extern const twb_reader twb_reader_jaeger_json;
 extern const twb_reader twb_reader_otlp_json;
 extern const twb_reader twb_reader_custom;
+extern const twb_reader twb_reader_otlp_proto;         /* bridge/proto_formats.c */
+extern const twb_reader twb_reader_zipkin_v2_proto;    /* bridge/proto_formats.c */
+extern const twb_reader twb_reader_jaeger_api_v2_json; /* bridge/proto_formats.c */
 
 /* The readers, in detection priority order; NULL-terminated. */
 extern const twb_reader *const twb_readers[];
@@ -195,9 +198,28 @@ extern const twb_writer_vtable twb_writer_jaeger_json;
 extern const twb_writer_vtable twb_writer_jaeger_thrift;
 extern const twb_writer_vtable twb_writer_otlp_json;
 extern const twb_writer_vtable twb_writer_dapper;
+extern const twb_writer_vtable twb_writer_otlp_proto;      /* bridge/proto_formats.c */
+extern const twb_writer_vtable twb_writer_zipkin_v2_proto; /* bridge/proto_formats.c */
 
 extern const twb_writer_vtable *const twb_writers[]; /* NULL-terminated */
 const twb_writer_vtable *twb_writer_find(const char *name);
+
+/* ---- one set of rules for two encodings ---------------------------------------------------- */
+
+/* The zipkin-v2-json reader's rules applied to one Zipkin v2 span object
+ * (the zipkin-v2-proto reader rewrites proto3 spans into these): the span
+ * is emitted, or @raw rejected with the reason. False when the run must
+ * stop; *is_nomem on allocation failure. readers/zipkin_v2_json.c. */
+struct json_t;
+bool twb_zipkin_v2_emit_object(twb_input *in, size_t line_no, const struct json_t *obj,
+                               const void *raw, size_t raw_len, bool *is_nomem);
+/* The jaeger-json reader's rules applied to one document (the
+ * jaeger-api-v2-json reader rewrites api_v2 documents into the query-API
+ * form): TW_OK, TW_E_STATE (emit or reject said stop) or TW_E_NOMEM.
+ * Times are µs and ids hex whatever --time-unit and --id-base say.
+ * readers/jaeger_json.c. */
+tw_status twb_jaeger_json_read_document(twb_input *in, size_t line_no, const struct json_t *doc,
+                                        const char *raw, size_t raw_len);
 
 /* ---- shared parsing rules (convert_util.c) ------------------------------------------------ */
 

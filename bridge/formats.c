@@ -14,19 +14,18 @@
 #include <string.h>
 
 const twb_reader *const twb_readers[] = {
-    &twb_reader_dapper,        &twb_reader_zipkin_v2_json, &twb_reader_zipkin_v1_json,
-    &twb_reader_jaeger_json,   &twb_reader_otlp_json,      &twb_reader_zipkin_v1_thrift,
-    &twb_reader_jaeger_thrift, &twb_reader_custom,         NULL,
+    &twb_reader_dapper,          &twb_reader_zipkin_v2_json,
+    &twb_reader_zipkin_v1_json,  &twb_reader_jaeger_json,
+    &twb_reader_otlp_json,       &twb_reader_zipkin_v1_thrift,
+    &twb_reader_jaeger_thrift,   &twb_reader_otlp_proto,
+    &twb_reader_zipkin_v2_proto, &twb_reader_jaeger_api_v2_json,
+    &twb_reader_custom,          NULL,
 };
 
 const twb_writer_vtable *const twb_writers[] = {
-    &twb_writer_zipkin_v2_json,
-    &twb_writer_zipkin_v1_json,
-    &twb_writer_jaeger_json,
-    &twb_writer_jaeger_thrift,
-    &twb_writer_otlp_json,
-    &twb_writer_dapper,
-    NULL,
+    &twb_writer_zipkin_v2_json, &twb_writer_zipkin_v1_json,  &twb_writer_jaeger_json,
+    &twb_writer_jaeger_thrift,  &twb_writer_otlp_json,       &twb_writer_dapper,
+    &twb_writer_otlp_proto,     &twb_writer_zipkin_v2_proto, NULL,
 };
 
 const twb_reader *twb_reader_find(const char *name)

@@ -692,6 +692,14 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
     return dc->is_stopped ? TW_E_STATE : TW_OK;
 }
 
+tw_status twb_jaeger_json_read_document(twb_input *in, size_t line_no, const json_t *doc,
+                                        const char *raw, size_t raw_len)
+{
+    doc_ctx dc = {.in = in, .line_no = line_no, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
+    read_document(&dc, doc, raw, raw_len);
+    return dc.is_nomem ? TW_E_NOMEM : dc.is_stopped ? TW_E_STATE : TW_OK;
+}
+
 static tw_status read_jaeger_json(FILE *stream, twb_input *in, tw_error **err)
 {
     doc_ctx dc = {.in = in, .unit = TWB_TIME_US, .base = TWB_ID_HEX};

@@ -426,6 +426,22 @@ nomem:
     return NULL;
 }
 
+bool twb_zipkin_v2_emit_object(twb_input *in, size_t line_no, const json_t *obj, const void *raw,
+                               size_t raw_len, bool *is_nomem)
+{
+    record_ctx rc = {.in = in, .line_no = line_no, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
+    char why[256];
+    tw__process process;
+    tw__process_init(&process);
+    tw__span_data *span = decode_span(&rc, obj, &process, why, sizeof why);
+    *is_nomem = rc.is_nomem;
+    bool go_on = true;
+    if (!rc.is_nomem)
+        go_on = span ? in->emit(in, span, &process) : in->reject(in, line_no, raw, raw_len, why);
+    tw__process_clear(&process);
+    return go_on;
+}
+
 /* One record (twb_json_record_fn): a span emitted, or the record rejected. */
 static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len, size_t line_no,
                              const json_error_t *parse_error, tw_error **err)

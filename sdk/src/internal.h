@@ -48,7 +48,28 @@ void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...) TW_PR
 /* Sets @err from a printf-style message, also passing it to the logger. */
 void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
 bool tw__log_enabled(tw_log_level level);
+/* Delivers a formatted message (sanitized here) with no rate limit. */
 void tw__log_raw(tw_log_level level, const char *message);
+/* Delivers a message of one cause (a call site's format string, or any
+ * stable address): the default logger lets one line per cause through
+ * per minute and says how many it held back. */
+void tw__log_cause(tw_log_level level, const void *cause, const char *message);
+/* Copies @in into @out (NUL-terminated, cut to @size) with control bytes
+ * as \xNN and the user:password of "scheme://user:password@" as "***".
+ * Returns the length written. Every log line and error message passes
+ * through it; the bridge's messages too. */
+size_t tw__log_sanitize(const char *in, char *out, size_t size);
+/* A URL (or any text meant as one) for a message: what precedes an '@' in
+ * its authority (user:password) becomes "***"; without "://", whatever
+ * precedes the last '@'. Cut to @size. */
+void tw__redact_url(const char *url, char *out, size_t size);
+/* TRACEWIRE_LOG_LEVEL / OTEL_LOG_LEVEL values: debug, info, warn(ing),
+ * error, off (none); verbose, all, trace mean debug. Case-insensitive. */
+bool tw__parse_log_level(const char *v, tw_log_level *out);
+/* Lines the default logger dropped because stderr was not writable. */
+uint64_t tw__log_default_dropped(void);
+/* Forgets the default logger's rate-limit history (tests). */
+void tw__log_rate_reset(void);
 
 /* ---- baggage (context.c) ------------------------------------------------------------------- */
 
@@ -56,6 +77,7 @@ void tw__log_raw(tw_log_level level, const char *message);
 typedef struct tw__baggage {
     atomic_uint refcount;
     size_t n;
+    size_t n_bytes; /* keys and values, without NULs: what the limits measure */
     struct {
         const char *key;
         const char *value;
@@ -90,7 +112,18 @@ void tw__ctx_extra_unref(tw__ctx_extra *x);
 /* Internal flag above Jaeger's byte: the upstream made no sampling decision
  * (B3 "defer"); the first span started from the context decides. */
 #define TW__FLAG_DEFERRED 0x100u
+/* W3C Trace Context Level 2 "random-trace-id" (traceparent flag 0x02): at least
+ * the right-most 7 bytes of the trace id are random. Kept above Jaeger's byte,
+ * where 0x02 is debug, so that each codec writes its own bit: W3C writes it,
+ * Jaeger, B3 and binary have no such bit. Set on every trace tracewire starts
+ * (span.c: ids.c draws the trace id's low half, in 64-bit mode the whole id,
+ * uniformly), inherited by children, read from traceparent. */
+#define TW__FLAG_RANDOM 0x200u
 #define TW__FLAGS_WIRE 0xffu
+/* Internal flag: the context is embedded in a tw_span (set at start, never
+ * copied: scope snapshots and owned copies clear it). It tells a span's
+ * context from the other embedded ones (scopes, captures). */
+#define TW__FLAG_IN_SPAN 0x400u
 
 /*
  * A context either has ids (trace id not zero, span id not zero), or is a
@@ -100,7 +133,7 @@ void tw__ctx_extra_unref(tw__ctx_extra *x);
  */
 struct tw_span_context {
     atomic_uint refcount; /* 0 marks a context embedded in a span (not refcounted) */
-    uint32_t flags;       /* Jaeger flags | TW__FLAG_DEFERRED */
+    uint32_t flags;       /* Jaeger flags | TW__FLAG_DEFERRED | TW__FLAG_RANDOM */
     uint64_t trace_id_high;
     uint64_t trace_id_low;
     uint64_t span_id;
@@ -112,7 +145,7 @@ struct tw_span_context {
 /* Parts of a context for the propagation codecs. */
 typedef struct tw__context_parts {
     uint64_t trace_id_high, trace_id_low, span_id, parent_id;
-    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED */
+    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED, TW__FLAG_RANDOM */
     tw__baggage *baggage;   /* borrowed; the context takes its own reference */
     const char *tracestate; /* copied; NULL for none */
     const char *debug_id;   /* copied; NULL for none */
@@ -147,6 +180,9 @@ struct tw_tracer_options {
     tw__limits limits;
     bool use_active_span;        /* implicit parent from the active scope (default true) */
     tw__handler_chain *handlers; /* NULL: none; moves to the tracer like the sampler */
+    bool is_parent_based;        /* the sampler decides for new traces only (default true) */
+    bool no_propagation;         /* inject writes nothing, extract finds nothing (internal:
+                                    OTEL_PROPAGATORS=none, the no-op tracer) */
 };
 
 struct tw_tracer {
@@ -164,6 +200,11 @@ struct tw_tracer {
     /* A handler wants unsampled spans: they record locally ("sample local"); span.c tests
      * it once on the unsampled fast path. Immutable after tw_tracer_new. */
     bool records_unsampled;
+    /* The sampler decides for every span, not only for new traces
+     * (tw_tracer_options_set_parent_based(false)). Immutable. */
+    bool samples_every_span;
+    bool no_propagation; /* see tw_tracer_options; immutable */
+    bool is_noop;        /* the global no-op tracer: never closed or freed */
 
     /* Counters: relaxed atomics; they are statistics, never used to order
      * memory, so relaxed increments are enough. */
@@ -174,6 +215,7 @@ struct tw_tracer {
     atomic_uint_fast64_t extract_warnings;         /* baggage/tracestate problems seen by extract */
     atomic_uint_fast64_t spans_dropped_by_handler; /* sampled, dropped by the chain */
     atomic_uint_fast64_t spans_recorded_locally;   /* unsampled, recorded for the chain only */
+    atomic_uint_fast64_t baggage_dropped;          /* tw_span_set_baggage refusals (limits) */
 };
 
 void tw__tracer_release(tw_tracer *t);
@@ -192,9 +234,42 @@ struct tw_span {
     tw__span_data *data;     /* NULL for spans that do not record */
     int64_t start_mono_ns;
     struct tw_span *next_free; /* per-thread pool link */
-    /* Operation name of a span that does not record (cut to fit), kept so
-     * that a later sampling.priority can still name the span. */
+    /* Operation name of a span that does not record, kept so that a later
+     * sampling.priority can still name the span: inline when it fits, else
+     * op_name_long (owned, freed at finish). */
     char op_name[48];
+    char *op_name_long;
+    /* Baggage values handed out (tw_span_get_baggage, or the context's
+     * baggage accessors) stay valid until finish: a baggage the span
+     * replaces after lending from it is kept here, not freed. */
+    atomic_bool is_baggage_lent;
+    struct tw__retired_baggage *retired;
+    uint32_t n_retired;
 };
+
+/* At most this many lent baggages are kept per span; a further change of a
+ * lent baggage is refused (TW_E_LIMIT, counted), so memory stays bounded. */
+#define TW__SPAN_RETIRED_MAX 32
+
+/* The span a context is embedded in, or NULL for any other context. */
+static inline struct tw_span *tw__context_span(const tw_span_context *c)
+{
+    if (!(c->flags & TW__FLAG_IN_SPAN) ||
+        atomic_load_explicit(&c->refcount, memory_order_relaxed) != 0)
+        return NULL;
+    return (struct tw_span *)((char *)c - offsetof(struct tw_span, context));
+}
+
+/* A context a caller may use: a heap context, or one embedded in a span
+ * that is still open. A finished span's context (kept past tw_span_finish)
+ * is refused with a logged error while the handle is pooled. */
+bool tw__context_is_usable(const tw_span_context *c, const char *caller);
+/* Marks the baggage of a span's embedded context as lent (see tw_span). */
+void tw__context_lend_baggage(const tw_span_context *c);
+
+/* Caps of a span's or context's baggage (the public TW_BAGGAGE_MAX_*), the
+ * same as inject and extract apply: NULL when @key = @value may be added to
+ * @b, else why not. */
+const char *tw__baggage_refusal(const tw__baggage *b, const char *key, const char *value);
 
 #endif /* TW_INTERNAL_H */

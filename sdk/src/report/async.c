@@ -74,6 +74,9 @@ typedef struct {
     bool is_sender_open; /* guarded by lock: open() succeeded */
     bool is_sender_busy; /* guarded by lock: the sender runs (append, flush, open) */
     pthread_t thread;
+    /* What log_losses last said (reporter thread only). */
+    uint64_t said_queue_full, said_too_large, said_failed;
+    int64_t said_ns;
     tw__span_data **batch; /* the reporter thread's drain array (cap); NULL in a child
                             * that abandoned it, until the thread restarts */
     tw__fork_entry fork_entry;
@@ -205,6 +208,55 @@ static void replace_sender_locked(async_reporter *a)
     a->is_sender_open = st == TW_OK;
 }
 
+/* Says, at most once a minute (and at close), how many spans were lost
+ * since the last time it spoke: a full queue (counted by the application
+ * threads, said here so that they never write to a log), spans too large
+ * for a packet or body, spans the transport could not take or that close
+ * gave up on at its deadline (@is_past_deadline: the sender says nothing
+ * about those, so this line names the deadline). The reporter thread only. */
+#define LOSS_PERIOD_NS 60000000000LL
+static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_past_deadline)
+{
+    if (!is_closing && a->said_ns != 0 && now - a->said_ns < LOSS_PERIOD_NS)
+        return;
+    const tw__report_counters *c = &a->counters;
+    uint64_t full = tw__read(&c->queue_full), large = tw__read(&c->too_large);
+    uint64_t failed = tw__read(&c->failed);
+    if (full < a->said_queue_full || large < a->said_too_large || failed < a->said_failed)
+        a->said_queue_full = a->said_too_large = a->said_failed = 0; /* counters restarted */
+    if (full > a->said_queue_full)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: the queue of %zu spans was full: %llu spans dropped (%llu in "
+                    "all); spans are finished faster than they are sent: raise the queue size "
+                    "(JAEGER_REPORTER_MAX_QUEUE_SIZE) or sample less",
+                    a->name, a->cap, (unsigned long long)(full - a->said_queue_full),
+                    (unsigned long long)full);
+    if (large > a->said_too_large)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
+                    "in all); lower the per-span limits (TRACEWIRE_MAX_*) or raise the packet or "
+                    "body size",
+                    a->name, (unsigned long long)(large - a->said_too_large),
+                    (unsigned long long)large);
+    if (failed > a->said_failed && is_past_deadline)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans could not be sent (%llu in all): close reached its "
+                    "deadline of %u ms (TRACEWIRE_REPORTER_CLOSE_TIMEOUT) before they were sent",
+                    a->name, (unsigned long long)(failed - a->said_failed),
+                    (unsigned long long)failed, a->close_timeout_ms);
+    else if (failed > a->said_failed)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans could not be sent (%llu in all); the transport's "
+                    "own message says why",
+                    a->name, (unsigned long long)(failed - a->said_failed),
+                    (unsigned long long)failed);
+    if (full > a->said_queue_full || large > a->said_too_large || failed > a->said_failed)
+        a->said_ns = now ? now : 1;
+    a->said_queue_full = full;
+    a->said_too_large = large;
+    a->said_failed = failed;
+}
+
 static void *reporter_thread(void *arg)
 {
     async_reporter *a = arg;
@@ -249,6 +301,7 @@ static void *reporter_thread(void *arg)
             sender->vtable->flush(sender);
             last_flush_ns = now;
         }
+        log_losses(a, now, is_closing, is_closing && now >= give_up_ns);
 
         pthread_mutex_lock(&a->lock);
         a->is_sender_busy = false;
@@ -456,6 +509,8 @@ static void fork_child(void *arg)
         &c->batches,  &c->bytes, &c->resolve_failures, &c->queue_length};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         atomic_store_explicit(all[i], 0, memory_order_relaxed);
+    a->said_queue_full = a->said_too_large = a->said_failed = 0; /* the thread's, restarted */
+    a->said_ns = 0;
     if (a->sender) {
         bool has_hook = TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, after_fork_child);
         if (a->is_sender_busy || !has_hook)

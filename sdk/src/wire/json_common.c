@@ -381,7 +381,8 @@ bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner)
         for (size_t i = 0; i < n; i++) {
             is_winner[i] = true;
             for (size_t j = i + 1; j < n && is_winner[i]; j++)
-                is_winner[i] = strcmp(tags[i].key, tags[j].key) != 0;
+                is_winner[i] = tags[i].key_len != tags[j].key_len ||
+                               memcmp(tags[i].key, tags[j].key, tags[i].key_len) != 0;
         }
         return true;
     }

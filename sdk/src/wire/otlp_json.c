@@ -21,6 +21,7 @@
 
 #include "tracewire/common.h"
 #include "wire/json_common.h"
+#include "wire/otlp/otlp_map.h"
 
 /* ---- values ------------------------------------------------------------------------------ */
 
@@ -84,24 +85,15 @@ static bool push_attribute(json_t *list, const tw__tag *t, const char *key)
            tw__json_put(kv, "value", any_value(t));
 }
 
-/* Appends the winning tags of @tags that @skip does not exclude (nullable).
+/* Appends the tags of @tags that @is_attribute selects (a plan's flags).
  * False on allocation failure. */
-static bool push_attributes(json_t *list, const tw__tag *tags, size_t n, const bool *skip)
+static bool push_attributes(json_t *list, const tw__tag *tags, size_t n, const bool *is_attribute)
 {
-    bool small[16];
-    bool *is_winner = n <= 16 ? small : calloc(n, sizeof(bool));
-    if (!is_winner || !tw__last_by_key(tags, n, is_winner)) {
-        if (is_winner != small)
-            free(is_winner);
-        return false;
-    }
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
-        if (is_winner[i] && !(skip && skip[i]))
+        if (is_attribute[i])
             ok = push_attribute(list, &tags[i], NULL);
     }
-    if (is_winner != small)
-        free(is_winner);
     return ok;
 }
 
@@ -123,33 +115,15 @@ static json_t *resource_json(const tw__process *p)
 {
     json_t *resource = json_object();
     json_t *attrs = json_array();
-    if (!resource || !attrs)
+    tw__otlp_resource_plan plan;
+    if (!resource || !attrs || !tw__otlp_plan_resource(p, &plan))
         goto fail;
-    if (p && p->service_name) {
-        tw__tag service = {.key = "service.name",
-                           .key_len = 12,
-                           .type = TW_VALUE_STRING,
-                           .v.str = p->service_name,
-                           .len = strlen(p->service_name)};
-        if (!push_attribute(attrs, &service, NULL))
-            goto fail;
+    bool ok = true;
+    for (size_t i = 0; i < plan.n_attrs && ok; i++) {
+        const tw__otlp_attr *a = &plan.attrs[i];
+        ok = push_attribute(attrs, a->value, a->key == a->value->key ? NULL : a->key);
     }
-    bool has_host_name = p && tw__process_find_tag(p, "host.name");
-    bool small[16];
-    size_t n = p ? p->n_tags : 0;
-    bool *is_winner = n <= 16 ? small : calloc(n, sizeof(bool));
-    if (!is_winner)
-        goto fail;
-    bool ok = tw__last_by_key(p ? p->tags : NULL, n, is_winner);
-    for (size_t i = 0; i < n && ok; i++) {
-        const tw__tag *t = &p->tags[i];
-        if (!is_winner[i] || tw__tag_key_is(t, "service.name"))
-            continue;
-        bool is_renamed = !has_host_name && tw__tag_key_is(t, "hostname");
-        ok = push_attribute(attrs, t, is_renamed ? "host.name" : NULL);
-    }
-    if (is_winner != small)
-        free(is_winner);
+    tw__otlp_resource_plan_clear(&plan);
     if (!ok)
         goto fail;
     if (!put_attributes(resource, attrs)) {
@@ -200,29 +174,6 @@ fail:
 
 /* ---- spans ---------------------------------------------------------------------------------- */
 
-static int kind_number(tw__span_kind kind)
-{
-    switch (kind) {
-    case TW__KIND_SERVER:
-        return 2;
-    case TW__KIND_CLIENT:
-        return 3;
-    case TW__KIND_PRODUCER:
-        return 4;
-    case TW__KIND_CONSUMER:
-        return 5;
-    case TW__KIND_INTERNAL:
-    case TW__KIND_NONE:
-        break;
-    }
-    return 1;
-}
-
-static uint64_t unix_nano(int64_t us)
-{
-    return us > 0 ? (uint64_t)us * 1000u : 0;
-}
-
 static bool put_hex64(json_t *object, const char *key, uint64_t id)
 {
     char hex[17];
@@ -237,59 +188,17 @@ static bool put_trace_id(json_t *object, uint64_t high, uint64_t low)
     return tw__json_put(object, "traceId", json_string(hex));
 }
 
-/* The status object (or NULL for UNSET in *status), marking in @skip the tags
- * it consumed. False on allocation failure. */
-static bool status_json(const tw__span_data *s, bool *skip, json_t **status)
+/* The status object of @plan, or NULL for UNSET in *status. False on
+ * allocation failure. */
+static bool status_json(const tw__otlp_span_plan *plan, json_t **status)
 {
     *status = NULL;
-    size_t error_index = SIZE_MAX, code_index = SIZE_MAX, description_index = SIZE_MAX;
-    for (size_t i = 0; i < s->n_tags; i++) {
-        if (tw__tag_key_is(&s->tags[i], "error"))
-            error_index = i;
-        else if (tw__tag_key_is(&s->tags[i], "otel.status_code"))
-            code_index = i;
-        else if (tw__tag_key_is(&s->tags[i], "otel.status_description"))
-            description_index = i;
-    }
-    int code = 0;
-    const tw__tag *message = NULL;
-    if (error_index != SIZE_MAX) {
-        const tw__tag *error = &s->tags[error_index];
-        int truth = tw__error_truth(error);
-        if (truth >= 0)
-            code = 2;
-        message = truth > 0 ? tw__error_message(s) : truth == 0 ? error : NULL;
-        /* With no error log, a status description (what the OTLP reader and
-         * the Collector's translators write) is the message. */
-        if (truth > 0 && !message && description_index != SIZE_MAX &&
-            s->tags[description_index].type == TW_VALUE_STRING) {
-            message = &s->tags[description_index];
-            skip[description_index] = true;
-        }
-        for (size_t i = 0; i < s->n_tags; i++)
-            skip[i] = skip[i] || tw__tag_key_is(&s->tags[i], "error");
-    } else if (code_index != SIZE_MAX) {
-        const char *value = tw__tag_str(&s->tags[code_index]);
-        if (value && strcasecmp(value, "ok") == 0)
-            code = 1;
-        else if (value && strcasecmp(value, "error") == 0)
-            code = 2;
-        else if (!value || strcasecmp(value, "unset") != 0)
-            return true; /* not a status code: stays an attribute */
-        if (code == 2 && description_index != SIZE_MAX &&
-            s->tags[description_index].type == TW_VALUE_STRING)
-            message = &s->tags[description_index];
-        for (size_t i = 0; i < s->n_tags; i++) {
-            skip[i] = skip[i] || tw__tag_key_is(&s->tags[i], "otel.status_code") ||
-                      tw__tag_key_is(&s->tags[i], "otel.status_description");
-        }
-    }
-    if (code == 0)
+    if (plan->status_code == TW__OTLP_STATUS_UNSET)
         return true;
+    const tw__tag *message = plan->status_message;
     json_t *st = json_object();
-    if (!tw__json_put(st, "code", json_integer(code)) ||
-        (message && message->type == TW_VALUE_STRING &&
-         !tw__json_put(st, "message", tw__json_text(message->v.str, message->len)))) {
+    if (!tw__json_put(st, "code", json_integer(plan->status_code)) ||
+        (message && !tw__json_put(st, "message", tw__json_text(message->v.str, message->len)))) {
         json_decref(st);
         return false;
     }
@@ -306,32 +215,17 @@ static bool add_events(json_t *span, const tw__span_data *s)
         return false;
     for (size_t i = 0; i < s->n_logs; i++) {
         const tw__log *log = &s->logs[i];
+        tw__otlp_event_plan plan;
         json_t *event = json_object();
-        if (!tw__json_push(events, event) ||
-            !tw__json_put(event, "timeUnixNano", decimal_u64(unix_nano(log->timestamp_us))))
+        if (!tw__json_push(events, event) || !tw__otlp_plan_event(log, &plan))
             return false;
-        bool small[16];
-        bool *skip = log->n_fields <= 16 ? small : calloc(log->n_fields, sizeof(bool));
-        if (!skip)
-            return false;
-        memset(skip, 0, log->n_fields * sizeof(bool));
-        bool ok = true;
-        for (size_t f = 0; f < log->n_fields; f++) {
-            const tw__tag *field = &log->fields[f];
-            if (tw__tag_key_is(field, "event") && field->type == TW_VALUE_STRING) {
-                ok = tw__json_put(event, "name", tw__json_text(field->v.str, field->len));
-                /* Every string event field goes: the name says it. */
-                for (size_t g = f; g < log->n_fields; g++) {
-                    skip[g] = tw__tag_key_is(&log->fields[g], "event") &&
-                              log->fields[g].type == TW_VALUE_STRING;
-                }
-                break;
-            }
-        }
-        json_t *attrs = ok ? json_array() : NULL;
-        ok = ok && attrs && push_attributes(attrs, log->fields, log->n_fields, skip);
-        if (skip != small)
-            free(skip);
+        json_t *attrs = NULL;
+        bool ok = tw__json_put(event, "timeUnixNano", decimal_u64(plan.time_ns)) &&
+                  (!plan.name ||
+                   tw__json_put(event, "name", tw__json_text(plan.name->v.str, plan.name->len))) &&
+                  (attrs = json_array()) != NULL &&
+                  push_attributes(attrs, log->fields, log->n_fields, plan.is_attribute);
+        tw__otlp_event_plan_clear(&plan);
         if (!ok) {
             json_decref(attrs);
             return false;
@@ -342,17 +236,13 @@ static bool add_events(json_t *span, const tw__span_data *s)
     return true;
 }
 
-static bool add_links(json_t *span, const tw__span_data *s)
+static bool add_links(json_t *span, const tw__span_data *s, const tw__otlp_span_plan *plan)
 {
     json_t *links = NULL;
-    bool has_skipped_parent = false;
     for (size_t i = 0; i < s->n_refs; i++) {
         const tw__ref *ref = &s->refs[i];
-        if (!has_skipped_parent && s->parent_id && ref->span_id == s->parent_id &&
-            ref->trace_id_high == s->trace_id_high && ref->trace_id_low == s->trace_id_low) {
-            has_skipped_parent = true; /* it is parentSpanId */
-            continue;
-        }
+        if (i == plan->parent_ref)
+            continue; /* it is parentSpanId */
         if (!links) {
             links = json_array();
             if (!tw__json_put(span, "links", links))
@@ -369,12 +259,11 @@ static bool add_links(json_t *span, const tw__span_data *s)
             return false;
         json_t *kv = json_object();
         if (!tw__json_push(attrs, kv) ||
-            !tw__json_put(kv, "key", json_string("opentracing.ref_type")))
+            !tw__json_put(kv, "key", json_string(TW__OTLP_REF_TYPE_KEY)))
             return false;
         json_t *value = json_object();
-        const char *type = ref->type == TW__REF_FOLLOWS_FROM ? "follows_from" : "child_of";
         if (!tw__json_put(kv, "value", value) ||
-            !tw__json_put(value, "stringValue", json_string(type)))
+            !tw__json_put(value, "stringValue", json_string(tw__otlp_ref_type_name(ref->type))))
             return false;
     }
     return true;
@@ -384,22 +273,13 @@ json_t *tw__otlp_span_json(const tw__span_data *s)
 {
     if (!s)
         return NULL;
+    tw__otlp_span_plan plan;
+    if (!tw__otlp_plan_span(s, &plan))
+        return NULL;
     json_t *span = json_object();
-    bool small[16];
-    bool *skip = s->n_tags <= 16 ? small : calloc(s->n_tags, sizeof(bool));
     json_t *attrs = NULL;
     json_t *status = NULL;
-    if (!span || !skip)
-        goto fail;
-    memset(skip, 0, s->n_tags * sizeof(bool));
-
-    size_t kind_index;
-    tw__span_kind kind = tw__span_kind_of(s, &kind_index);
-    if (kind != TW__KIND_NONE) {
-        for (size_t i = 0; i < s->n_tags; i++)
-            skip[i] = tw__tag_key_is(&s->tags[i], "span.kind");
-    }
-    if (!status_json(s, skip, &status))
+    if (!span || !status_json(&plan, &status))
         goto fail;
     if (!put_trace_id(span, s->trace_id_high, s->trace_id_low) ||
         !put_hex64(span, "spanId", s->span_id) ||
@@ -407,17 +287,16 @@ json_t *tw__otlp_span_json(const tw__span_data *s)
         !tw__json_put(span, "name",
                       tw__json_text(s->operation ? s->operation : "",
                                     s->operation ? strlen(s->operation) : 0)) ||
-        !tw__json_put(span, "kind", json_integer(kind_number(kind))) ||
-        !tw__json_put(span, "startTimeUnixNano", decimal_u64(unix_nano(s->start_us))) ||
-        !tw__json_put(span, "endTimeUnixNano",
-                      decimal_u64(unix_nano(s->start_us > 0 ? s->start_us + s->duration_us : 0))))
+        !tw__json_put(span, "kind", json_integer(plan.kind)) ||
+        !tw__json_put(span, "startTimeUnixNano", decimal_u64(plan.start_ns)) ||
+        !tw__json_put(span, "endTimeUnixNano", decimal_u64(plan.end_ns)))
         goto fail;
     attrs = json_array();
-    if (!attrs || !push_attributes(attrs, s->tags, s->n_tags, skip))
+    if (!attrs || !push_attributes(attrs, s->tags, s->n_tags, plan.is_attribute))
         goto fail;
     bool ok = put_attributes(span, attrs);
     attrs = NULL;
-    if (!ok || !add_events(span, s) || !add_links(span, s))
+    if (!ok || !add_events(span, s) || !add_links(span, s, &plan))
         goto fail;
     if (status) {
         ok = tw__json_put(span, "status", status);
@@ -425,13 +304,11 @@ json_t *tw__otlp_span_json(const tw__span_data *s)
         if (!ok)
             goto fail;
     }
-    if (skip != small)
-        free(skip);
+    tw__otlp_span_plan_clear(&plan);
     return span;
 
 fail:
-    if (skip != small)
-        free(skip);
+    tw__otlp_span_plan_clear(&plan);
     json_decref(attrs);
     json_decref(status);
     json_decref(span);

@@ -120,6 +120,10 @@ typedef struct cursor {
     tw__zipkin_decode status; /* first failure; TW__ZIPKIN_DECODED while fine */
     char *why;
     size_t why_size;
+    /* TCompactProtocol (the agent's emitZipkinBatch): varint integers,
+     * delta field ids, bool fields in the field header. */
+    bool compact;
+    int has_bool; /* compact: a bool field's value came with its header: 0 none, 1 false, 2 true */
 } cursor;
 
 static bool fail(cursor *c, tw__zipkin_decode status, const char *fmt, ...) TW_PRINTF(3, 4);
@@ -155,8 +159,37 @@ static bool read_u8(cursor *c, uint8_t *v, const char *what)
     return true;
 }
 
+/* Compact: an unsigned LEB128 varint of at most @max_bytes. */
+static bool read_varint(cursor *c, uint64_t *v, int max_bytes, const char *what)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        uint8_t b;
+        if (!read_u8(c, &b, what))
+            return false;
+        x |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return fail(c, TW__ZIPKIN_MALFORMED, "varint longer than %d bytes in %s", max_bytes, what);
+}
+
+static int64_t unzigzag(uint64_t n)
+{
+    return (int64_t)(n >> 1) ^ -(int64_t)(n & 1);
+}
+
 static bool read_i16(cursor *c, int16_t *v, const char *what)
 {
+    if (c->compact) {
+        uint64_t x = 0;
+        if (!read_varint(c, &x, 3, what))
+            return false;
+        *v = (int16_t)unzigzag(x);
+        return true;
+    }
     if (!need(c, 2, what))
         return false;
     *v = (int16_t)(uint16_t)((unsigned)c->p[0] << 8 | c->p[1]);
@@ -164,8 +197,16 @@ static bool read_i16(cursor *c, int16_t *v, const char *what)
     return true;
 }
 
+/* An i32 (binary: big-endian; compact: zigzag varint), as its bits. */
 static bool read_u32(cursor *c, uint32_t *v, const char *what)
 {
+    if (c->compact) {
+        uint64_t x = 0;
+        if (!read_varint(c, &x, 5, what))
+            return false;
+        *v = (uint32_t)(int32_t)unzigzag(x);
+        return true;
+    }
     if (!need(c, 4, what))
         return false;
     *v = (uint32_t)c->p[0] << 24 | (uint32_t)c->p[1] << 16 | (uint32_t)c->p[2] << 8 | c->p[3];
@@ -175,6 +216,13 @@ static bool read_u32(cursor *c, uint32_t *v, const char *what)
 
 static bool read_u64(cursor *c, uint64_t *v, const char *what)
 {
+    if (c->compact) {
+        uint64_t x = 0;
+        if (!read_varint(c, &x, 10, what))
+            return false;
+        *v = (uint64_t)unzigzag(x);
+        return true;
+    }
     if (!need(c, 8, what))
         return false;
     uint64_t x = 0;
@@ -185,14 +233,97 @@ static bool read_u64(cursor *c, uint64_t *v, const char *what)
     return true;
 }
 
-/* A length or count: a negative i32 is malformed. */
+/* A length or count: a negative i32 is malformed. Compact lengths are
+ * unsigned varints. */
 static bool read_size(cursor *c, uint32_t *n, const char *what)
 {
+    if (c->compact) {
+        uint64_t x = 0;
+        if (!read_varint(c, &x, 5, what))
+            return false;
+        if (x > INT32_MAX)
+            return fail(c, TW__ZIPKIN_MALFORMED, "length %llu too large for %s",
+                        (unsigned long long)x, what);
+        *n = (uint32_t)x;
+        return true;
+    }
     if (!read_u32(c, n, what))
         return false;
     if (*n > INT32_MAX)
         return fail(c, TW__ZIPKIN_MALFORMED, "negative length %d for %s", (int32_t)*n, what);
     return true;
+}
+
+/* Compact type ids to the binary protocol's TType (0: unknown). */
+static uint8_t compact_type(uint8_t t)
+{
+    static const uint8_t map[13] = {0,        T_BOOL,   T_BOOL, T_BYTE, T_I16, T_I32,   T_I64,
+                                    T_DOUBLE, T_STRING, T_LIST, T_SET,  T_MAP, T_STRUCT};
+    return t < 13 ? map[t] : 0xff;
+}
+
+/* A field header: *type (T_STOP at the end of the struct) and *id. @last is
+ * the previous field id of this struct (compact ids are deltas). */
+static bool read_field(cursor *c, uint8_t *type, int16_t *id, int16_t *last)
+{
+    uint8_t b;
+    if (!read_u8(c, &b, "a field header"))
+        return false;
+    if (!c->compact) {
+        *type = b;
+        return b == T_STOP || read_i16(c, id, "a field header");
+    }
+    c->has_bool = 0;
+    if (b == 0) {
+        *type = T_STOP;
+        return true;
+    }
+    uint8_t t = b & 0x0f, delta = b >> 4;
+    if (delta) {
+        *id = (int16_t)(*last + delta);
+    } else if (!read_i16(c, id, "a field header")) {
+        return false;
+    }
+    *last = *id;
+    *type = compact_type(t);
+    if (*type == 0xff || *type == 0)
+        return fail(c, TW__ZIPKIN_MALFORMED, "unknown compact field type %u", t);
+    if (t == 1 || t == 2)
+        c->has_bool = t == 1 ? 2 : 1;
+    return true;
+}
+
+/* A bool value: compact bool fields carry it in their header. */
+static bool read_bool(cursor *c, bool *v, const char *what)
+{
+    if (c->compact && c->has_bool) {
+        *v = c->has_bool == 2;
+        c->has_bool = 0;
+        return true;
+    }
+    uint8_t b;
+    if (!read_u8(c, &b, what))
+        return false;
+    *v = c->compact ? b == 1 : b != 0;
+    return true;
+}
+
+/* A list or set header: element type (binary TType) and count. */
+static bool read_list_header(cursor *c, uint8_t *elem, uint32_t *n, const char *what)
+{
+    if (!c->compact)
+        return read_u8(c, elem, what) && read_size(c, n, what);
+    uint8_t b;
+    if (!read_u8(c, &b, what))
+        return false;
+    *elem = compact_type(b & 0x0f);
+    if (*elem == 0xff || *elem == 0)
+        return fail(c, TW__ZIPKIN_MALFORMED, "unknown compact element type %u", b & 0x0f);
+    if ((b >> 4) != 0x0f) {
+        *n = b >> 4;
+        return true;
+    }
+    return read_size(c, n, what);
 }
 
 /* A string/binary: pointer into the input. */
@@ -213,21 +344,25 @@ static bool skip_struct(cursor *c, int depth)
 {
     if (depth > MAX_DEPTH)
         return fail(c, TW__ZIPKIN_MALFORMED, "structures nested more than %d deep", MAX_DEPTH);
+    int16_t last = 0;
     for (;;) {
         uint8_t type;
-        int16_t id;
-        if (!read_u8(c, &type, "a field header"))
+        int16_t id = 0;
+        if (!read_field(c, &type, &id, &last))
             return false;
         if (type == T_STOP)
             return true;
-        if (!read_i16(c, &id, "a field header") || !skip_value(c, type, depth + 1))
+        if (!skip_value(c, type, depth + 1))
             return false;
     }
 }
 
-/* Fixed wire size of a scalar type; 0 for the others. */
-static size_t fixed_size(uint8_t type)
+/* Fixed wire size of a scalar type; 0 for the others (and for compact's
+ * varint integers). */
+static size_t fixed_size(const cursor *c, uint8_t type)
 {
+    if (c->compact && (type == T_I16 || type == T_I32 || type == T_I64))
+        return 0;
     switch (type) {
     case T_BOOL:
     case T_BYTE:
@@ -245,11 +380,13 @@ static size_t fixed_size(uint8_t type)
 }
 
 /* The fewest bytes a value of @type takes on the wire. */
-static size_t min_size(uint8_t type)
+static size_t min_size(const cursor *c, uint8_t type)
 {
-    size_t size = fixed_size(type);
+    size_t size = fixed_size(c, type);
     if (size)
         return size;
+    if (c->compact)
+        return 1; /* a varint, a length, a list header or a STOP */
     switch (type) {
     case T_STRING:
         return 4; /* the length */
@@ -266,9 +403,9 @@ static size_t min_size(uint8_t type)
 static bool skip_elements(cursor *c, uint8_t type, uint32_t n, int depth)
 {
     /* A count larger than the bytes left can hold cannot be complete. */
-    if (!need(c, (size_t)n * min_size(type), "a container"))
+    if (!need(c, (size_t)n * min_size(c, type), "a container"))
         return false;
-    size_t size = fixed_size(type);
+    size_t size = fixed_size(c, type);
     if (size) {
         c->p += (size_t)n * size;
         return true;
@@ -282,8 +419,8 @@ static bool skip_elements(cursor *c, uint8_t type, uint32_t n, int depth)
 
 static bool skip_list_elements(cursor *c, uint8_t elem, uint32_t n, int depth)
 {
-    if (n && !fixed_size(elem) && elem != T_STRING && elem != T_STRUCT && elem != T_MAP &&
-        elem != T_SET && elem != T_LIST)
+    if (n && !fixed_size(c, elem) && elem != T_I16 && elem != T_I32 && elem != T_I64 &&
+        elem != T_STRING && elem != T_STRUCT && elem != T_MAP && elem != T_SET && elem != T_LIST)
         return fail(c, TW__ZIPKIN_MALFORMED, "unknown element type %u", elem);
     return skip_elements(c, elem, n, depth);
 }
@@ -292,7 +429,11 @@ static bool skip_value(cursor *c, uint8_t type, int depth)
 {
     if (depth > MAX_DEPTH)
         return fail(c, TW__ZIPKIN_MALFORMED, "values nested more than %d deep", MAX_DEPTH);
-    size_t size = fixed_size(type);
+    if (type == T_BOOL) {
+        bool b;
+        return read_bool(c, &b, "a bool");
+    }
+    size_t size = fixed_size(c, type);
     if (size) {
         if (!need(c, size, "a value"))
             return false;
@@ -303,18 +444,34 @@ static bool skip_value(cursor *c, uint8_t type, int depth)
     size_t len;
     uint8_t k, v;
     uint32_t n;
+    uint64_t x;
     switch (type) {
+    case T_I16:
+    case T_I32:
+    case T_I64: /* compact only: binary ints have fixed sizes */
+        return read_varint(c, &x, 10, "an integer");
     case T_STRING:
         return read_bytes(c, &data, &len, "a string");
     case T_STRUCT:
         return skip_struct(c, depth + 1);
     case T_MAP:
-        if (!read_u8(c, &k, "a map header") || !read_u8(c, &v, "a map header") ||
-            !read_size(c, &n, "a map"))
+        if (c->compact) {
+            uint8_t kv = 0;
+            if (!read_size(c, &n, "a map"))
+                return false;
+            if (n && !read_u8(c, &kv, "a map header"))
+                return false;
+            k = compact_type(kv >> 4);
+            v = compact_type(kv & 0x0f);
+            if (n && (k == 0xff || v == 0xff || !k || !v))
+                return fail(c, TW__ZIPKIN_MALFORMED, "unknown compact map types %u", kv);
+        } else if (!read_u8(c, &k, "a map header") || !read_u8(c, &v, "a map header") ||
+                   !read_size(c, &n, "a map")) {
             return false;
+        }
         if (n == 0)
             return true;
-        if (!need(c, (size_t)n * (min_size(k) + min_size(v)), "a map"))
+        if (!need(c, (size_t)n * (min_size(c, k) + min_size(c, v)), "a map"))
             return false;
         for (uint32_t i = 0; i < n; i++) {
             if (!skip_value(c, k, depth + 1) || !skip_value(c, v, depth + 1))
@@ -323,7 +480,7 @@ static bool skip_value(cursor *c, uint8_t type, int depth)
         return true;
     case T_SET:
     case T_LIST:
-        if (!read_u8(c, &k, "a list header") || !read_size(c, &n, "a list"))
+        if (!read_list_header(c, &k, &n, "a list"))
             return false;
         return skip_list_elements(c, k, n, depth + 1);
     default:
@@ -340,6 +497,8 @@ static void cursor_init(cursor *c, const uint8_t *data, size_t len, char *why, s
     c->status = TW__ZIPKIN_DECODED;
     c->why = why;
     c->why_size = why_size;
+    c->compact = false;
+    c->has_bool = 0;
     if (why && why_size)
         why[0] = '\0';
 }
@@ -386,13 +545,9 @@ static bool nomem(decoder *d)
 }
 
 /* Reads a field header; *type 0 at the end of the struct. */
-static bool field_begin(decoder *d, uint8_t *type, int16_t *id)
+static bool field_begin(decoder *d, uint8_t *type, int16_t *id, int16_t *last)
 {
-    if (!read_u8(&d->c, type, "a field header"))
-        return false;
-    if (*type == T_STOP)
-        return true;
-    return read_i16(&d->c, id, "a field header");
+    return read_field(&d->c, type, id, last);
 }
 
 static bool read_i64_field(decoder *d, uint8_t type, int64_t *v, bool *has)
@@ -410,6 +565,7 @@ static bool read_i64_field(decoder *d, uint8_t type, int64_t *v, bool *has)
 
 static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
 {
+    int16_t last = 0;
     tw__zipkin_endpoint *e = tw__zipkin_v1_new_endpoint(d->span);
     if (!e)
         return nomem(d);
@@ -418,7 +574,7 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
     for (;;) {
         uint8_t type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == T_STOP)
             break;
@@ -462,6 +618,7 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
 
 static bool decode_annotation(decoder *d)
 {
+    int16_t last = 0;
     int64_t ts = 0;
     const uint8_t *value = NULL;
     size_t value_len = 0;
@@ -469,7 +626,7 @@ static bool decode_annotation(decoder *d)
     for (;;) {
         uint8_t type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == T_STOP)
             break;
@@ -505,6 +662,7 @@ static bool decode_annotation(decoder *d)
 
 static bool decode_binary_annotation(decoder *d)
 {
+    int16_t last = 0;
     const uint8_t *key = NULL, *value = NULL;
     size_t key_len = 0, value_len = 0;
     int32_t ba_type = TW__ZIPKIN_STRING; /* absent: Zipkin's default reading is a string */
@@ -512,7 +670,7 @@ static bool decode_binary_annotation(decoder *d)
     for (;;) {
         uint8_t type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == T_STOP)
             break;
@@ -564,7 +722,7 @@ static bool decode_struct_list(decoder *d, uint8_t type, bool (*element)(decoder
         return skip_value(&d->c, type, SPAN_FIELD_DEPTH);
     uint8_t elem;
     uint32_t n;
-    if (!read_u8(&d->c, &elem, what) || !read_size(&d->c, &n, what))
+    if (!read_list_header(&d->c, &elem, &n, what))
         return false;
     if (elem != T_STRUCT) /* not the IDL's type: skipped, as any mistyped field */
         return skip_list_elements(&d->c, elem, n, SPAN_FIELD_DEPTH + 1);
@@ -581,19 +739,21 @@ static bool decode_struct_list(decoder *d, uint8_t type, bool (*element)(decoder
     return true;
 }
 
-tw__zipkin_decode tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
-                                                tw__zipkin_v1_span *out, size_t *size, char *why,
-                                                size_t why_size)
+static tw__zipkin_decode decode_span(const uint8_t *data, size_t len, bool compact,
+                                     tw__zipkin_v1_span *out, size_t *size, char *why,
+                                     size_t why_size)
 {
     decoder d;
+    int16_t last = 0;
     cursor_init(&d.c, data, len, why, why_size);
+    d.c.compact = compact;
     d.span = out;
     d.depth = SPAN_FIELD_DEPTH;
     tw__zipkin_v1_span_clear(out);
     for (;;) {
         uint8_t type;
         int16_t id = 0;
-        if (!field_begin(&d, &type, &id))
+        if (!field_begin(&d, &type, &id, &last))
             break;
         if (type == T_STOP) {
             *size = (size_t)(d.c.p - d.c.start);
@@ -642,9 +802,9 @@ tw__zipkin_decode tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
                 ok = skip_value(&d.c, type, SPAN_FIELD_DEPTH);
                 break;
             }
-            uint8_t b;
-            ok = read_u8(&d.c, &b, "the debug flag");
-            out->debug = ok && b != 0;
+            bool b = false;
+            ok = read_bool(&d.c, &b, "the debug flag");
+            out->debug = ok && b;
             break;
         case 10:
             ok = read_i64_field(&d, type, &out->timestamp_us, &out->has_timestamp);
@@ -666,4 +826,68 @@ tw__zipkin_decode tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
     }
     tw__zipkin_v1_span_clear(out);
     return d.c.status;
+}
+
+tw__zipkin_decode tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
+                                                tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                size_t why_size)
+{
+    return decode_span(data, len, false, out, size, why, why_size);
+}
+
+tw__zipkin_decode tw__zipkin_compact_decode_span(const uint8_t *data, size_t len,
+                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                 size_t why_size)
+{
+    return decode_span(data, len, true, out, size, why, why_size);
+}
+
+tw__zipkin_decode tw__zipkin_compact_emit_begin(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size)
+{
+    static const char name[] = "emitZipkinBatch";
+    cursor c;
+    cursor_init(&c, data, len, why, why_size);
+    c.compact = true;
+    uint8_t b0, b1;
+    if (!read_u8(&c, &b0, "the message header") || !read_u8(&c, &b1, "the message header"))
+        return c.status;
+    if (b0 != 0x82 || (b1 & 0x1f) != 1 || ((b1 >> 5) != 1 && (b1 >> 5) != 4)) {
+        fail(&c, TW__ZIPKIN_MALFORMED,
+             "not a compact Thrift CALL or ONEWAY message (bytes %02x %02x)", b0, b1);
+        return c.status;
+    }
+    uint64_t seq;
+    const uint8_t *text;
+    size_t text_len;
+    uint32_t n;
+    if (!read_varint(&c, &seq, 5, "the message seq id") || !read_size(&c, &n, "the method name") ||
+        !need(&c, n, "the method name"))
+        return c.status;
+    text = c.p;
+    text_len = n;
+    c.p += n;
+    if (text_len != sizeof name - 1 || memcmp(text, name, text_len) != 0) {
+        fail(&c, TW__ZIPKIN_MALFORMED, "method \"%.*s\", expected emitZipkinBatch",
+             (int)(text_len > 64 ? 64 : text_len), (const char *)text);
+        return c.status;
+    }
+    /* The args struct: field 1, list<Span>. */
+    uint8_t type, elem;
+    int16_t id = 0, last = 0;
+    if (!read_field(&c, &type, &id, &last))
+        return c.status;
+    if (type != T_LIST || id != 1) {
+        fail(&c, TW__ZIPKIN_MALFORMED, "emitZipkinBatch: field %d of type %u, expected 1 (list)",
+             id, type);
+        return c.status;
+    }
+    if (!read_list_header(&c, &elem, count, "the span list"))
+        return c.status;
+    if (elem != T_STRUCT) {
+        fail(&c, TW__ZIPKIN_MALFORMED, "list element type %u, expected a Span struct", elem);
+        return c.status;
+    }
+    *size = (size_t)(c.p - c.start);
+    return c.status;
 }

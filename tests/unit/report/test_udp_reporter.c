@@ -11,6 +11,7 @@
  */
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,14 @@ static TwireJaegerBatch *decode_datagram(const uint8_t *data, size_t len)
     return tw_test_decode_emit_batch(data, len);
 }
 
-static tw_tracer *udp_tracer(const char *host, unsigned int port, size_t max_packet, bool is_128bit)
+/* A UDP tracer flushing every @flush_ms (600000: only when asked). */
+static tw_tracer *udp_tracer_every(const char *host, unsigned int port, size_t max_packet,
+                                   bool is_128bit, unsigned int flush_ms)
 {
     tw_reporter_options *ro = tw_reporter_options_new();
     tw_reporter_options_set_agent(ro, host, port);
     tw_reporter_options_set_max_packet_size(ro, max_packet);
-    /* Emits only when a test flushes or closes: a timed flush between two
-     * finishes would split what a test expects in one datagram (seen under
-     * valgrind with a 20 ms interval). */
-    tw_reporter_options_set_flush_interval_ms(ro, 60000);
+    tw_reporter_options_set_flush_interval_ms(ro, flush_ms);
     tw_reporter *r = tw_reporter_jaeger_udp_new(ro, NULL);
     tw_reporter_options_free(ro);
     tw_tracer_options *opts = tw_tracer_options_new();
@@ -47,6 +47,14 @@ static tw_tracer *udp_tracer(const char *host, unsigned int port, size_t max_pac
     tw_tracer *t = tw_tracer_new(opts, NULL);
     tw_tracer_options_free(opts);
     return t;
+}
+
+/* Emits only when a test flushes or closes: a timed flush between two
+ * finishes would split what a test expects in one datagram (seen under
+ * valgrind with a 20 ms interval). */
+static tw_tracer *udp_tracer(const char *host, unsigned int port, size_t max_packet, bool is_128bit)
+{
+    return udp_tracer_every(host, port, max_packet, is_128bit, 60000);
 }
 
 static const TwireJaegerTag *find_tag(GPtrArray *tags, const char *key)
@@ -83,7 +91,9 @@ static void check_round_trip(const char *host, bool is_128bit)
     /* "localhost" may resolve to ::1 or 127.0.0.1: listen on both. */
     if (!udp_sink_open(&sink, is_name ? "dual" : host))
         CU_ASSERT_FATAL(is_name && udp_sink_open(&sink, "127.0.0.1"));
-    tw_tracer *t = udp_tracer(host, sink.port, 65000, is_128bit);
+    /* Flushed only when asked: both spans go in one datagram however slowly
+     * the test runs (valgrind, a loaded machine). */
+    tw_tracer *t = udp_tracer_every(host, sink.port, 65000, is_128bit, 600000);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     tw_span *root = tw_span_start(t, "root", NULL);
     tw_span_set_tag_str(root, "s", "v");
@@ -263,6 +273,77 @@ static void test_absent_agent_is_counted_not_fatal(void)
     tw_tracer_free(t);
 }
 
+/* ---- the first run is not silent ------------------------------------------------------------ */
+
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+static char said[16384];
+
+static void keep_said(tw_log_level level, const char *message, void *user_data)
+{
+    (void)user_data;
+    if (level < TW_LOG_WARN)
+        return;
+    pthread_mutex_lock(&said_lock); /* the reporter thread logs too */
+    size_t len = strlen(said);
+    snprintf(said + len, sizeof said - len, "%s\n", message);
+    pthread_mutex_unlock(&said_lock);
+}
+
+static void test_losses_are_said_by_the_reporter_thread(void)
+{
+    said[0] = '\0';
+    tw_set_logger(keep_said, NULL, TW_LOG_DEBUG);
+    /* No agent: the transport says why, the reporter how many. */
+    udp_sink sink;
+    CU_ASSERT_FATAL(udp_sink_open(&sink, "127.0.0.1"));
+    unsigned int port = sink.port;
+    udp_sink_close(&sink);
+    tw_tracer *t = udp_tracer("127.0.0.1", port, 65000, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int round = 0; round < 3; round++) {
+        tw_span_finish(tw_span_start(t, "lost", NULL));
+        tw_tracer_flush(t, 5000);
+    }
+    tw_tracer_free(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans are being dropped (nothing listens there"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans could not be sent"));
+
+    /* A full queue: counted by the application thread, said by the reporter's. */
+    said[0] = '\0';
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_agent(ro, "127.0.0.1", port);
+    tw_reporter_options_set_max_queue_size(ro, 1);
+    tw_reporter_options_set_flush_interval_ms(ro, 60000);
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_reporter(opts, tw_reporter_jaeger_udp_new(ro, NULL));
+    tw_reporter_options_free(ro);
+    t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    for (int i = 0; i < 50; i++)
+        tw_span_finish(tw_span_start(t, "burst", NULL));
+    uint64_t full = tw_reporter_counter(tw_tracer_reporter(t), TW_COUNTER_DROPPED_QUEUE_FULL);
+    CU_ASSERT(full > 0);
+    tw_tracer_close(t); /* the reporter thread speaks at close at the latest */
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "the queue of 1 spans was full"));
+    tw_tracer_free(t);
+
+    /* A span too large for one datagram. */
+    said[0] = '\0';
+    t = udp_tracer("127.0.0.1", port, 512, true);
+    tw_span *s = tw_span_start(t, "huge", NULL);
+    char value[2000];
+    memset(value, 'x', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    for (int i = 0; i < 8; i++)
+        tw_span_set_tag_str(s, "k", value); /* cut to 4096 bytes each: too large */
+    tw_span_finish(s);
+    tw_tracer_close(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans too large for one packet or body were dropped"));
+    tw_tracer_free(t);
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+}
+
 static void test_unresolvable_host_is_not_fatal(void)
 {
     tw_tracer *t = udp_tracer("no-such-host.invalid", 6831, 65000, true);
@@ -342,5 +423,7 @@ void tw_test_register(void)
                 test_oversized_span_is_dropped_and_counted);
     CU_add_test(suite, "absent_agent_is_counted_not_fatal", test_absent_agent_is_counted_not_fatal);
     CU_add_test(suite, "unresolvable_host_is_not_fatal", test_unresolvable_host_is_not_fatal);
+    CU_add_test(suite, "losses_are_said_by_the_reporter_thread",
+                test_losses_are_said_by_the_reporter_thread);
     CU_add_test(suite, "agent_that_moves_is_found_again", test_agent_that_moves_is_found_again);
 }
