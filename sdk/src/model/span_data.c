@@ -216,6 +216,7 @@ static void local_records_destroy(void *arg)
     free_list(l->head);
     l->head = NULL;
     l->n = 0;
+    l->has_destructor = false; /* a later destructor that keeps records sets it again */
 }
 
 void tw__span_data_pool_fork_prepare(void)
@@ -252,6 +253,19 @@ void tw__span_data_pool_trim(void)
     local_records.n = 0;
 }
 
+/* Makes sure this thread's list goes back to the pool when the thread
+ * exits: from the first record it keeps, whether released here or taken
+ * in a batch from the shared list (a thread that only starts spans, which
+ * other threads finish, exits with the rest of its last batch). */
+static void watch_thread_exit(record_list *l)
+{
+    if (l->has_destructor)
+        return;
+    pthread_once(&local_key_once, local_key_create);
+    pthread_setspecific(local_key, l);
+    l->has_destructor = true;
+}
+
 static tw__span_data *record_take(void)
 {
     record_list *l = &local_records;
@@ -260,6 +274,8 @@ static tw__span_data *record_take(void)
         pthread_mutex_lock(&shared_lock);
         move_records(&shared_head, &shared_n, &l->head, &l->n, POOL_BATCH);
         pthread_mutex_unlock(&shared_lock);
+        if (l->head)
+            watch_thread_exit(l);
     }
     tw__span_data *s = l->head;
     if (s) {
@@ -274,11 +290,7 @@ static tw__span_data *record_take(void)
 static bool record_give(tw__span_data *s)
 {
     record_list *l = &local_records;
-    if (!l->has_destructor) {
-        pthread_once(&local_key_once, local_key_create);
-        pthread_setspecific(local_key, l);
-        l->has_destructor = true;
-    }
+    watch_thread_exit(l);
     if (l->n >= POOL_LOCAL_MAX) {
         pthread_mutex_lock(&shared_lock);
         size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;

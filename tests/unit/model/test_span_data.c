@@ -4,8 +4,11 @@
  * (inline block, growth, alignment), tag storage and truncation, references
  * and reference counting of records, and the record pool: a released
  * record is kept for reuse and, under AddressSanitizer or memcheck,
- * poisoned until then (all but its pool link).
+ * poisoned until then (all but its pool link), and a thread that exits
+ * gives back what it kept.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,6 +169,66 @@ static void test_released_record_is_off_limits_until_reused(void)
     tw__span_data_pool_trim();
 }
 
+/* ---- records kept by threads that exit ------------------------------------------------- */
+
+#define N_RECORDS 100
+
+static tw__span_data *records[N_RECORDS];
+
+/* Makes N_RECORDS records and releases them all, then exits: its list goes
+ * to the shared one. */
+static void *make_and_release(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < N_RECORDS; i++)
+        records[i] = tw__span_data_new();
+    for (size_t i = 0; i < N_RECORDS; i++)
+        tw__span_data_unref(records[i]);
+    return NULL;
+}
+
+/* Starts one span and exits without releasing anything: it took a batch
+ * of records from the shared list and keeps all but one. */
+static void *take_one(void *arg)
+{
+    *(tw__span_data **)arg = tw__span_data_new();
+    return NULL;
+}
+
+static bool is_one_of_the_records(const tw__span_data *s)
+{
+    for (size_t i = 0; i < N_RECORDS; i++)
+        if (records[i] == s)
+            return true;
+    return false;
+}
+
+/* A thread that only starts spans (another thread finishes them) gives
+ * back the rest of the batch it took when it exits: every record is found
+ * again, none is lost with the thread. */
+static void test_exiting_thread_gives_its_records_back(void)
+{
+    tw__span_data_pool_trim();
+    pthread_t t;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, make_and_release, NULL) == 0);
+    pthread_join(t, NULL);
+    tw__span_data *taken = NULL;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, take_one, &taken) == 0);
+    pthread_join(t, NULL);
+    CU_ASSERT_FATAL(is_one_of_the_records(taken));
+    tw__span_data_unref(taken); /* finished on this thread */
+    size_t found = 0;
+    tw__span_data *again[N_RECORDS];
+    for (size_t i = 0; i < N_RECORDS; i++) {
+        again[i] = tw__span_data_new();
+        found += is_one_of_the_records(again[i]);
+    }
+    CU_ASSERT_EQUAL(found, N_RECORDS);
+    for (size_t i = 0; i < N_RECORDS; i++)
+        tw__span_data_unref(again[i]);
+    tw__span_data_pool_trim();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("model/span_data", NULL, NULL);
@@ -179,4 +242,6 @@ void tw_test_register(void)
     CU_add_test(suite, "process_tags", test_process_tags);
     CU_add_test(suite, "released_record_is_off_limits_until_reused",
                 test_released_record_is_off_limits_until_reused);
+    CU_add_test(suite, "exiting_thread_gives_its_records_back",
+                test_exiting_thread_gives_its_records_back);
 }
