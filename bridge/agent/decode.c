@@ -179,8 +179,8 @@ static twa_decode_result otlp_proto(const uint8_t *data, size_t len, twa_spanbuf
     return with_reader(&twb_reader_otlp_proto, "otlp", data, len, b, why, why_size);
 }
 
-static twa_decode_result zipkin_v2_proto(const uint8_t *data, size_t len, twa_spanbuf *b,
-                                         char *why, size_t why_size)
+static twa_decode_result zipkin_v2_proto(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
+                                         size_t why_size)
 {
     return with_reader(&twb_reader_zipkin_v2_proto, "zipkin", data, len, b, why, why_size);
 }
