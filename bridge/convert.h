@@ -43,7 +43,7 @@
 #include <stdio.h>
 
 #include "internal.h" /* tw__set_error */
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 #include "tracewire/common.h"
 
 /* ---- the span as it travels ------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 /* Longest line kept: larger lines are rejected (the SDK never writes one
  * near this: its tag and log limits bound a record far below it). */

@@ -46,7 +46,7 @@
  */
 #include "convert.h"
 
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #include <errno.h>
 #include <glib.h>

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 #define FIRST_BUFFER_BYTES ((size_t)64 * 1024)
 #define MAX_BATCH_BYTES ((size_t)64 * 1024 * 1024)

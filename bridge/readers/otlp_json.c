@@ -65,7 +65,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define MAX_DOC_BYTES ((size_t)64 * 1024 * 1024)
 #define MAX_VALUE_DEPTH 64

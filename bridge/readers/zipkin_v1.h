@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "convert.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 /* The service name of a span whose data has no endpoint at all: empty. The
  * model keeps it empty; each writer applies its target's default. */

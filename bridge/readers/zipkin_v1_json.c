@@ -47,7 +47,7 @@
 
 #include "internal.h"
 #include "readers/zipkin_v1.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define MAX_RECORD_BYTES ((size_t)16 * 1024 * 1024)
 

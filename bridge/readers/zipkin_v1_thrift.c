@@ -48,7 +48,7 @@
 
 #include "internal.h"
 #include "readers/zipkin_v1.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define CHUNK_BYTES ((size_t)64 * 1024)
 #define MAX_SPAN_BYTES ((size_t)16 * 1024 * 1024)

@@ -48,7 +48,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 /* +-(2^53 - 1): the integers a JavaScript number holds exactly. */
 #define JS_MAX_SAFE_INTEGER ((int64_t)9007199254740991)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 void twb_jaeger_view_init(twb_jaeger_view *v)
 {

@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/dapper_log.h"
-#include "wire/jaeger_thrift.h"
-#include "wire/json_common.h"
-#include "wire/otlp_json.h"
-#include "wire/zipkin_json.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/core/json_common.h"
+#include "wire/otlp/otlp_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 struct twb_writer {
     FILE *out;

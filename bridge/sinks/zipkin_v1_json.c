@@ -35,8 +35,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_json.h"
+#include "wire/core/json_common.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 struct twb_writer {
     FILE *out;

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tls.h"
+#include "wire/core/tls.h"
 
 atomic_uint tw__fork_generation; /* bumped in the child after fork */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;

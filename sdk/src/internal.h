@@ -21,8 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
-#include "tls.h"
+#include "wire/model/span_data.h"
+#include "wire/core/error.h" /* tw__set_error */
+#include "wire/core/tls.h"
 #include "tracewire/tracewire.h"
 
 /* Programmer-error check at the API boundary: never compiled out; reports
@@ -44,8 +45,6 @@
 
 /* ---- errors and logging (error.c, log.c) --------------------------------------------------- */
 
-void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...) TW_PRINTF(3, 4);
-/* Sets @err from a printf-style message, also passing it to the logger. */
 void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
 bool tw__log_enabled(tw_log_level level);
 void tw__log_raw(tw_log_level level, const char *message);

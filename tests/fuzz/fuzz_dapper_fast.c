@@ -24,8 +24,8 @@
 
 #include "internal.h"
 #include "model_equal.h"
-#include "wire/dapper_log.h"
-#include "wire/dapper_log_int.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

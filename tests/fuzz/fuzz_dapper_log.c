@@ -29,7 +29,7 @@
 
 #include "internal.h"
 #include "model_equal.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -23,7 +23,7 @@
 
 #include "internal.h"
 #include "bridge/read_capture.h"
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

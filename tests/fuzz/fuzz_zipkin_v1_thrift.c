@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -39,7 +39,7 @@
 #include "interop_json.h"
 #include "reporter_capture.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define N_BUSY_SPANS 20
 

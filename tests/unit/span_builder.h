@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 tw_value tw_test_str(const char *s);
 tw_value tw_test_bin(const uint8_t *b, size_t len);

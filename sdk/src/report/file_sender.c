@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 /* Lines waiting beyond this many bytes are written at once. A write per
  * span would cost a syscall each; a larger chunk only delays the bytes. */

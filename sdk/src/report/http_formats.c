@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "report/http.h"
-#include "wire/json_common.h"
-#include "wire/otlp_json.h"
-#include "wire/zipkin_json.h"
+#include "wire/core/json_common.h"
+#include "wire/otlp/otlp_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- Jaeger collector: Thrift binary Batch --------------------------------------------------- */
 

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 typedef struct {
     tw__sender base;

@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "convert.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 static size_t n_rejects;
 

@@ -17,8 +17,8 @@
 #include "harness.h"
 #include "sinks/jaeger_view.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift_decode.h"
-#include "wire/json_common.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
+#include "wire/core/json_common.h"
 
 static tw__span_data *span_new(uint64_t trace_lo, uint64_t span_id, uint64_t parent, const char *op)
 {

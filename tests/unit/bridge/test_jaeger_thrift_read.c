@@ -17,8 +17,8 @@
 #include "model_equal.h"
 #include "read_capture.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift.h"
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 #define FIXTURE TW_REAL_FIXTURES "/elastic__apm-server/testdata__jaeger__span.thrift"
 

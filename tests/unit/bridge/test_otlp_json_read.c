@@ -16,7 +16,7 @@
 #include "model_equal.h"
 #include "read_capture.h"
 #include "span_builder.h"
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 
 #define FIXTURE_ONE                                                                                \
     TW_REAL_FIXTURES "/jaegertracing__jaeger/"                                                     \

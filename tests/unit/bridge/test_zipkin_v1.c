@@ -20,8 +20,8 @@
 #include "harness.h"
 #include "read_capture.h"
 #include "readers/zipkin_v1.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/core/json_common.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 
 #include "harness.h"
 #include "read_capture.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define R TW_REAL_FIXTURES "/"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 static void test_arena_grows_past_inline_block_and_aligns(void)
 {

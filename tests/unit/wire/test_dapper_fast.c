@@ -22,8 +22,8 @@
 #include "internal.h"
 #include "model_equal.h"
 #include "span_corpus.h"
-#include "wire/dapper_log.h"
-#include "wire/dapper_log_int.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
 
 #define N_RANDOM 6000
 

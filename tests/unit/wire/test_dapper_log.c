@@ -19,7 +19,7 @@
 #include "internal.h"
 #include "span_builder.h"
 #include "model_equal.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 static bool processes_equal(const tw__process *a, const tw__process *b)
 {

@@ -32,7 +32,7 @@
 #include "span_builder.h"
 #include "twire_jaeger_agent_types.h"
 #include "twire_jaeger_jaeger_types.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define N_PROTOCOLS 2
 static const tw__thrift_protocol all_protocols[N_PROTOCOLS] = {TW__THRIFT_COMPACT,

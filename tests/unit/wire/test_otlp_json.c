@@ -24,7 +24,7 @@
 #include "harness.h"
 #include "span_builder.h"
 #include "tracewire/tracewire.h"
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 
 static tw__process process_tagged; /* service "frontend", hostname, ip, an int tag */
 static tw__span_data *span_every_field;

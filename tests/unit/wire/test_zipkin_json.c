@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "span_builder.h"
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- fixtures --------------------------------------------------------------------------- */
 

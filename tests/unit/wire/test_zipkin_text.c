@@ -15,8 +15,8 @@
 #include "harness.h"
 #include "span_builder.h"
 #include "span_corpus.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_json.h"
+#include "wire/core/json_common.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 #define N_RANDOM 20000
 

@@ -19,7 +19,7 @@
  * link per struct, from GLib's slice allocator). No locking: one thread at a
  * time per encoder.
  */
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,13 +8,13 @@
  * enforces tracer limits: span.c decides what to keep, this file only stores.
  * See span_data.h for the locking rule (none; single writer, then immutable).
  */
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tls.h"
+#include "wire/core/tls.h"
 
 #define ARENA_MIN_BLOCK 1024u
 

@@ -25,8 +25,8 @@
 
 #include <jansson.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
 
 /* Lower-case hex of a 64-bit id: 16 characters and a NUL. */
 void tw__hex64(uint64_t id, char out[17]);

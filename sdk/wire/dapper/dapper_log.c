@@ -29,7 +29,7 @@
  *
  * Locking: none. An encoder is used by one thread at a time.
  */
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,9 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "wire/dapper_log_int.h"
-#include "wire/json_common.h"
+#include "wire/core/error.h"
+#include "wire/dapper/dapper_log_int.h"
+#include "wire/core/json_common.h"
 
 /* int64 values beyond this are written as strings: JSON readers that hold
  * numbers as doubles (JavaScript, jq) would round them (Jaeger's query JSON

@@ -7,7 +7,7 @@
  * claimed 2 GiB string in a 20-byte input is TW__ZIPKIN_SHORT, not an
  * allocation. No locks.
  */
-#include "wire/zipkin_thrift.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 #include <stdarg.h>
 #include <stdio.h>

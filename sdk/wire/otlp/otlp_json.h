@@ -68,8 +68,8 @@
 
 #include <jansson.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
 
 /* The request envelope for @process (nullable: no resource attributes) with
  * an empty spans array; *spans receives that array (borrowed from the

@@ -23,14 +23,14 @@
  *
  * Memory: a scratch buffer per call for stringified values. Locking: none.
  */
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define FAST_MAX_TAGS 64
 

@@ -43,8 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 /* Nesting allowed below the Batch (Batch > Span > Log > Tag is 3). Unknown
  * fields may nest deeper, up to this. */

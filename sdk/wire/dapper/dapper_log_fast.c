@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/dapper_log.h"
-#include "wire/dapper_log_int.h"
-#include "wire/json_scan.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
+#include "wire/core/json_scan.h"
 
 typedef struct {
     const tw__jtok *tok;

@@ -55,7 +55,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 /* Zipkin v1 AnnotationType. */
 typedef enum tw__zipkin_ba_type {

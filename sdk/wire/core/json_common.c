@@ -11,7 +11,7 @@
  *
  * No state, no locks.
  */
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #include <locale.h>
 #include <math.h>

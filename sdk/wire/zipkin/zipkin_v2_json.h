@@ -78,8 +78,8 @@
 
 #include <jansson.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
 
 /* One Zipkin v2 span as a JSON object, recorded by @process (nullable: no
  * localEndpoint and no process tags). New reference; NULL when @span is NULL

@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 typedef enum tw__thrift_protocol {
     TW__THRIFT_COMPACT = 0, /* agent UDP 6831 */

@@ -25,7 +25,7 @@
  * Types are carried as binary-protocol type ids (TT_*) in both protocols.
  * No state, no locks.
  */
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 #include <stdarg.h>
 #include <stdio.h>

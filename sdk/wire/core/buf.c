@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 /* First allocation: a typical span encodes to 100-300 bytes, so this serves
  * a few spans before the first doubling. */

@@ -10,7 +10,7 @@
  *
  * Locking: none (pure functions).
  */
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -20,7 +20,7 @@
 #include <strings.h>
 
 #include "tracewire/common.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 /* ---- values ------------------------------------------------------------------------------ */
 

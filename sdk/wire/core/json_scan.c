@@ -12,7 +12,7 @@
  * json_scan.h). No recursion: an explicit stack bounded by
  * TW__JSON_SCAN_MAX_DEPTH. Locking: none.
  */
-#include "wire/json_scan.h"
+#include "wire/core/json_scan.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/json_common.h" /* tw__utf8_sequence */
+#include "wire/core/json_common.h" /* tw__utf8_sequence */
 
 void tw__json_scan_init(tw__json_scan *s)
 {

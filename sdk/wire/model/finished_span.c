@@ -4,7 +4,8 @@
  * tw_finished_span is the model record itself (immutable once finished), so
  * reading costs nothing and nothing is copied.
  */
-#include "internal.h"
+#include "tracewire/tracewire.h"
+#include "wire/model/span_data.h"
 
 #define REC(s) ((const tw__span_data *)(const void *)(s))
 

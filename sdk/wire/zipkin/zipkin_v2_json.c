@@ -11,13 +11,13 @@
  *
  * Locking: none (pure functions).
  */
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 /* Per-call state: the tags that are written, and a scratch text buffer. */
 typedef struct {

@@ -46,8 +46,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
 
 /* The format version this code writes and the highest it reads. */
 #define TW__DAPPER_LOG_VERSION 1
