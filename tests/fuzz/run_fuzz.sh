@@ -4,7 +4,7 @@
 # tests/fuzz/run_fuzz.sh: builds each libFuzzer target (tests/fuzz/fuzz_<name>.c) with clang
 # and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.
 #
-# The library sources (sdk/src/**/*.c) are compiled here with clang and the sanitizers, so
+# The library sources (sdk/src/**/*.c, sdk/wire/**/*.c) are compiled here with clang and the sanitizers, so
 # the code under test is instrumented: linking the gcc-built libtracewire-core.a would give
 # libFuzzer no coverage of it and ASan no view of its memory. Headers that the build
 # generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/) come from
@@ -81,14 +81,14 @@ mkdir -p "$run/obj" "$run/artifacts" || exit 2
 # should not stop the fuzzing; the plain and asan stages hold the code to -Werror.
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
-    -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk/src" -I"$build/sdk/gen"
+    -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk" -I"$src/sdk/src" -I"$build/sdk/gen"
     -I"$src/tests/unit" -I"$src/bridge"
     "${dep_cflags[@]}")
 
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
 # sanitizers. One object per source, named after its path so that equal base names in
 # two folders cannot collide.
-echo "run_fuzz.sh: compiling sdk/src with $("$clang" --version | head -n 1)"
+echo "run_fuzz.sh: compiling sdk/src and sdk/wire with $("$clang" --version | head -n 1)"
 objs=()
 while IFS= read -r -d '' c; do
     rel=${c#"$src"/}
@@ -100,7 +100,7 @@ while IFS= read -r -d '' c; do
     fi
     objs+=("$obj")
 done < <({
-    find "$src/sdk/src" -name '*.c' ! -name 'microhttpd.c' -print0
+    find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
         ! -name 'context_json.c' ! -name 'header_lines.c' -print0
 } | sort -z)
