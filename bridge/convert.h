@@ -43,6 +43,7 @@
 #include <stdio.h>
 
 #include "internal.h" /* tw__set_error */
+#include "wire/core/hex.h"
 #include "wire/model/span_data.h"
 #include "tracewire/common.h"
 
@@ -63,11 +64,12 @@ typedef enum twb_time_unit {
     TWB_TIME_NS
 } twb_time_unit;
 
-typedef enum twb_id_base {
-    TWB_ID_AUTO = 0, /* JSON numbers: decimal; text: hex, or decimal when it starts with '-' */
-    TWB_ID_HEX,
-    TWB_ID_DEC
-} twb_id_base;
+/* JSON numbers: decimal; text: hex, or decimal when it starts with '-'
+ * (wire/core/hex.h). */
+typedef tw__id_base twb_id_base;
+#define TWB_ID_AUTO TW__ID_AUTO
+#define TWB_ID_HEX TW__ID_HEX
+#define TWB_ID_DEC TW__ID_DEC
 
 /* The `custom` reader's field mapping (--map / --map-file). Each member
  * names the input field (JSON member, or TSV column name or 1-based
@@ -201,17 +203,9 @@ const twb_writer_vtable *twb_writer_find(const char *name);
 
 /* ---- shared parsing rules (convert_util.c) ------------------------------------------------ */
 
-/* A trace id from text (WIRE-NOTES 2.1, issue 5 "Ids"): hex of any case, 1..32
- * digits, left-padded; decimal when @base says so (or AUTO and the text
- * starts with '-'): a signed 64-bit value maps by two's complement, an
- * unsigned one up to 2^64-1 is taken as is. All zeros is an error. On error
- * returns false and writes a reason to @why (size @why_size). */
-bool twb_parse_trace_id(const char *text, size_t len, twb_id_base base, uint64_t *high,
-                        uint64_t *low, char *why, size_t why_size);
-/* A span or parent id: the same rules, at most 16 hex digits. @allow_zero:
- * a zero value is valid (parents: zero means root). */
-bool twb_parse_span_id(const char *text, size_t len, twb_id_base base, bool allow_zero,
-                       uint64_t *id, char *why, size_t why_size);
+/* Ids from text: the wire layer's one parser (wire/core/hex.h). */
+#define twb_parse_trace_id tw__parse_trace_id
+#define twb_parse_span_id tw__parse_span_id
 
 /* Converts a timestamp in @unit to microseconds since the epoch.
  * TWB_TIME_AUTO picks by magnitude (|v| < 1e11: s, < 1e14: ms, < 1e17: us,

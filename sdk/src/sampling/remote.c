@@ -28,7 +28,7 @@
 #include <time.h>
 
 #include "sampling/strategy.h"
-#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 struct tw_remote_sampler_options {
     char *service;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/buf.c: tw__buf, the growable byte buffer that the wire encoders fill
- * and the senders hand to their transports (UDP datagrams, HTTP bodies).
+ * wire/core/buf.c: tw__buf (wire/core/buf.h), the growable byte buffer that
+ * the wire encoders fill and the senders hand to their transports (UDP
+ * datagrams, HTTP bodies, files).
  *
  * A buffer is owned by one thread at a time, normally the reporter thread,
  * and is reused across batches: reset keeps the memory, so the steady state
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/core/buf.h"
 
 /* First allocation: a typical span encodes to 100-300 bytes, so this serves
  * a few spans before the first doubling. */
@@ -40,29 +41,36 @@ void tw__buf_free(tw__buf *b)
     tw__buf_init(b);
 }
 
+bool tw__buf_grow(tw__buf *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len)
+        return false;
+    size_t need = b->len + extra;
+    if (need <= b->cap)
+        return true;
+    /* Doubling keeps appends amortised O(1); a huge single append gets
+     * exactly what it needs rather than overflowing the doubling. */
+    size_t cap = b->cap ? b->cap : TW__BUF_MIN_CAP;
+    while (cap < need && cap <= SIZE_MAX / 2)
+        cap *= 2;
+    if (cap < need)
+        cap = need;
+    uint8_t *grown = realloc(b->data, cap);
+    if (!grown)
+        return false;
+    b->data = grown;
+    b->cap = cap;
+    return true;
+}
+
 bool tw__buf_append(tw__buf *b, const void *data, size_t len)
 {
     if (len == 0)
         return true;
-    if (len > SIZE_MAX - b->len)
+    if (!tw__buf_grow(b, len))
         return false;
-    size_t need = b->len + len;
-    if (need > b->cap) {
-        /* Doubling keeps appends amortised O(1); a huge single append gets
-         * exactly what it needs rather than overflowing the doubling. */
-        size_t cap = b->cap ? b->cap : TW__BUF_MIN_CAP;
-        while (cap < need && cap <= SIZE_MAX / 2)
-            cap *= 2;
-        if (cap < need)
-            cap = need;
-        uint8_t *grown = realloc(b->data, cap);
-        if (!grown)
-            return false;
-        b->data = grown;
-        b->cap = cap;
-    }
     memcpy(b->data + b->len, data, len);
-    b->len = need;
+    b->len += len;
     return true;
 }
 

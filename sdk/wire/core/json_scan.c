@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/core/json_common.h" /* tw__utf8_sequence */
+#include "wire/core/utf8.h"
 
 void tw__json_scan_init(tw__json_scan *s)
 {

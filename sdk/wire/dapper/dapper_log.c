@@ -51,35 +51,14 @@
 
 #define DEFAULT_MAX_LINE ((size_t)16 << 20)
 
-/* ---- hex ids, decoding side (base64: wire/json_common.h) ------------------------------------- */
-
 /* ---- ids ---------------------------------------------------------------------------------- */
 
 /* 1..max_digits hex digits of either case, left-padded: the last 16 digits
- * are the low word. */
+ * are the low word (the one hex parser, wire/core/hex.h). */
 bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
                              uint64_t *low)
 {
-    if (len == 0 || len > max_digits)
-        return false;
-    uint64_t hi = 0, lo = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        unsigned int d;
-        if (c >= '0' && c <= '9')
-            d = (unsigned int)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            d = (unsigned int)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            d = (unsigned int)(c - 'A' + 10);
-        else
-            return false;
-        hi = (hi << 4) | (lo >> 60);
-        lo = (lo << 4) | d;
-    }
-    *high = hi;
-    *low = lo;
-    return true;
+    return tw__parse_hex(s, len, max_digits, false, high, low, NULL) == TW__HEX_OK;
 }
 
 /* ---- kinds and RPC annotations ---------------------------------------------------------- */

@@ -47,7 +47,7 @@
 #include <stdio.h>
 
 #include "wire/model/span_data.h"
-#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 /* The format version this code writes and the highest it reads. */
 #define TW__DAPPER_LOG_VERSION 1

@@ -24,6 +24,7 @@
 
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
+#include "wire/core/base64.h"
 #include "wire/core/json_scan.h"
 
 typedef struct {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "wire/model/span_data.h"
-#include "wire/core/json_common.h" /* tw__span_kind */
+#include "wire/model/conventions.h" /* tw__span_kind */
 
 /* "", "client", "server", "producer", "consumer", indexed by tw__span_kind. */
 extern const char *const tw__dapper_kind_names[5];

@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire/core/buf.h"
 #include "wire/model/span_data.h"
 
 typedef enum tw__thrift_protocol {
@@ -64,23 +65,6 @@ typedef struct tw__client_stats {
     int64_t too_large_dropped_spans;
     int64_t failed_to_emit_spans;
 } tw__client_stats;
-
-/* A growable byte buffer (wire/buf.c). A zeroed struct is a valid empty
- * buffer. Memory comes from malloc, so growth can fail without aborting. */
-typedef struct tw__buf {
-    uint8_t *data;
-    size_t len;
-    size_t cap;
-} tw__buf;
-
-void tw__buf_init(tw__buf *b);
-void tw__buf_reset(tw__buf *b); /* len = 0, keeps memory */
-/* Frees the memory and leaves an empty buffer; NULL is a no-op. */
-void tw__buf_free(tw__buf *b);
-/* Returns false on allocation failure, leaving @b unchanged. */
-bool tw__buf_append(tw__buf *b, const void *data, size_t len);
-/* Grows the capacity to at least @cap bytes; false (unchanged) on failure. */
-bool tw__buf_reserve(tw__buf *b, size_t cap);
 
 typedef struct tw__jaeger_encoder tw__jaeger_encoder;
 

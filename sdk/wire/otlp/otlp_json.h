@@ -69,7 +69,7 @@
 #include <jansson.h>
 
 #include "wire/model/span_data.h"
-#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 /* The request envelope for @process (nullable: no resource attributes) with
  * an empty spans array; *spans receives that array (borrowed from the

@@ -79,7 +79,7 @@
 #include <jansson.h>
 
 #include "wire/model/span_data.h"
-#include "wire/jaeger/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 /* One Zipkin v2 span as a JSON object, recorded by @process (nullable: no
  * localEndpoint and no process tags). New reference; NULL when @span is NULL

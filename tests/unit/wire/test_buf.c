@@ -13,7 +13,7 @@
 #include <CUnit/CUnit.h>
 
 #include "harness.h"
-#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/core/buf.h"
 
 static void test_zeroed_buffer_is_empty_and_accepts_appends(void)
 {

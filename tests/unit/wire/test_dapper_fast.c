@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "harness.h"
 #include "internal.h"
 #include "model_equal.h"
