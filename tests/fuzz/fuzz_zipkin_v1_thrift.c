@@ -66,16 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tw__zipkin_v1_span_init(span);
     size_t measured = 0, decoded = 0;
     char why[256];
-    tw__zipkin_decode m = tw__zipkin_thrift_measure_span(data, size, &measured, why, sizeof why);
-    tw__zipkin_decode d =
+    tw__thrift_result m = tw__zipkin_thrift_measure_span(data, size, &measured, why, sizeof why);
+    tw__thrift_result d =
         tw__zipkin_thrift_decode_span(data, size, span, &decoded, why, sizeof why);
     /* They agree, except that decoding also enforces TW__ZIPKIN_MAX_ITEMS. */
-    bool is_capped = d == TW__ZIPKIN_MALFORMED && strstr(why, "annotations in one span");
-    if (d != TW__ZIPKIN_NOMEM && m != d && !(m == TW__ZIPKIN_DECODED && is_capped))
+    bool is_capped = d == TW__THRIFT_MALFORMED && strstr(why, "annotations in one span");
+    if (d != TW__THRIFT_NOMEM && m != d && !(m == TW__THRIFT_OK && is_capped))
         fail("measure and decode disagree");
-    if (d == TW__ZIPKIN_DECODED && (measured != decoded || decoded > size))
+    if (d == TW__THRIFT_OK && (measured != decoded || decoded > size))
         fail("measure and decode disagree on the size");
-    if (d != TW__ZIPKIN_DECODED && !why[0])
+    if (d != TW__THRIFT_OK && !why[0])
         fail("a failure without a reason");
     tw__zipkin_v1_span_clear(span);
     free(span);

@@ -107,6 +107,18 @@ done < <({
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
 # bridge/, the readers, assembler and sinks of `tracewire convert`: not the command's
 # entry points and option parsing, which need main.c.)
+# The reference of the differential targets: the c_glib code generated from thrift/ (not
+# ours: compiled without warnings) and the test helpers that drive it.
+for c in "$build"/sdk/gen/*.c "$src/tests/unit/thrift_reference.c" "$src/tests/unit/jaeger_decode.c"; do
+    [ -f "$c" ] || continue
+    obj=$run/obj/ref_$(basename "${c%.c}").o
+    if ! "$clang" "${cflags[@]}" -w -fsanitize=fuzzer-no-link,address,undefined -c "$c" \
+        -o "$obj"; then
+        echo "run_fuzz.sh: cannot compile $c" >&2
+        exit 1
+    fi
+    objs+=("$obj")
+done
 
 failed=()
 for name in "$@"; do

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "wire/core/buf.h"
 
@@ -35,6 +36,19 @@ size_t tw__utf8_valid_prefix(const char *s, size_t len);
 
 static inline bool tw__utf8_is_valid(const char *s, size_t len)
 {
+    /* ASCII, the common case of names, keys and values, eight bytes at a
+     * time; anything else through the full check. */
+    uint64_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        any |= x;
+    }
+    for (; i < len; i++)
+        any |= (unsigned char)s[i];
+    if (!(any & UINT64_C(0x8080808080808080)))
+        return true;
     return tw__utf8_valid_prefix(s, len) == len;
 }
 

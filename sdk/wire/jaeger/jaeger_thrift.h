@@ -52,12 +52,8 @@
 #include <stdint.h>
 
 #include "wire/core/buf.h"
+#include "wire/core/thrift.h" /* tw__thrift_protocol */
 #include "wire/model/span_data.h"
-
-typedef enum tw__thrift_protocol {
-    TW__THRIFT_COMPACT = 0, /* agent UDP 6831 */
-    TW__THRIFT_BINARY = 1   /* agent UDP 6832, collector HTTP /api/traces */
-} tw__thrift_protocol;
 
 /* Jaeger ClientStats (cumulative since the reporter started). */
 typedef struct tw__client_stats {

@@ -44,20 +44,18 @@
 #include <stdint.h>
 
 #include "wire/model/span_data.h"
+#include "wire/core/thrift.h"
 #include "wire/jaeger/jaeger_thrift.h"
 
 /* Nesting allowed below the Batch (Batch > Span > Log > Tag is 3). Unknown
  * fields may nest deeper, up to this. */
 #define TW__JAEGER_MAX_DEPTH 32
 
-typedef enum tw__jaeger_decode_result {
-    TW__JAEGER_OK = 0,
-    TW__JAEGER_TRUNCATED, /* the bytes end inside the record; *need says how many it needs
-                             at least (counted from @data) */
-    TW__JAEGER_MALFORMED, /* not a well-formed record: @why, *err_offset */
-    TW__JAEGER_NOMEM,
-    TW__JAEGER_STOPPED /* a sink callback returned false */
-} tw__jaeger_decode_result;
+/* tw__jaeger_decode returns a tw__thrift_result (wire/core/thrift.h):
+ * TW__THRIFT_OK; TW__THRIFT_SHORT when the bytes end inside the record
+ * (*need says how many it needs at least, counted from @data);
+ * TW__THRIFT_MALFORMED (@why, *err_offset); TW__THRIFT_NOMEM;
+ * TW__THRIFT_STOPPED when a sink callback returned false. */
 
 /* Where decoded spans go. Every callback may be NULL (spans are then
  * dropped). Offsets are from @data of tw__jaeger_decode. */
@@ -94,14 +92,13 @@ int tw__jaeger_detect(const uint8_t *data, size_t len, tw__thrift_protocol *prot
  * followed by others): a Batch struct, or with @is_message an emitBatch
  * message (message header "emitBatch", CALL or ONEWAY, then the args struct
  * whose field 1 is the Batch). @sink (nullable) receives the spans in
- * order. @info (nullable) is filled on TW__JAEGER_OK and, with whatever is
- * known, on STOPPED. @need (nullable) is set on TRUNCATED; @err_offset and
+ * order. @info (nullable) is filled on TW__THRIFT_OK and, with whatever is
+ * known, on STOPPED. @need (nullable) is set on SHORT; @err_offset and
  * @why (nullable) on MALFORMED.
  */
-tw__jaeger_decode_result tw__jaeger_decode(const uint8_t *data, size_t len,
-                                           tw__thrift_protocol protocol, bool is_message,
-                                           const tw__jaeger_sink *sink, tw__jaeger_record *info,
-                                           size_t *need, size_t *err_offset, char *why,
-                                           size_t why_size);
+tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_protocol protocol,
+                                    bool is_message, const tw__jaeger_sink *sink,
+                                    tw__jaeger_record *info, size_t *need, size_t *err_offset,
+                                    char *why, size_t why_size);
 
 #endif /* TW_WIRE_JAEGER_THRIFT_DECODE_H */

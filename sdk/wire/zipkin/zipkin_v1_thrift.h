@@ -55,6 +55,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire/core/thrift.h"
 #include "wire/model/span_data.h"
 
 /* Zipkin v1 AnnotationType. */
@@ -135,27 +136,26 @@ tw__zipkin_endpoint *tw__zipkin_v1_new_endpoint(tw__zipkin_v1_span *s);
 /* A NUL-terminated copy in the span's arena; NULL on allocation failure. */
 char *tw__zipkin_v1_strdup(tw__zipkin_v1_span *s, const char *text, size_t len);
 
-typedef enum tw__zipkin_decode {
-    TW__ZIPKIN_DECODED = 0, /* *size = bytes the value took */
-    TW__ZIPKIN_SHORT,       /* the input ends inside the value: more bytes may complete it */
-    TW__ZIPKIN_MALFORMED,   /* cannot be a valid value whatever follows (why set) */
-    TW__ZIPKIN_NOMEM        /* allocation failure (why set) */
-} tw__zipkin_decode;
+/* The decoders below return a tw__thrift_result (wire/core/thrift.h):
+ * TW__THRIFT_OK (*size = bytes the value took), SHORT (the input ends
+ * inside the value: more bytes may complete it), MALFORMED (cannot be a
+ * valid value whatever follows) or NOMEM; @why says why ("byte N: reason",
+ * N counted from @data). */
 
 /* The header of a list<Span> at @data: element type 12 (STRUCT) and a
  * count in 0..2^31-1. *size is 5 when decoded. */
-tw__zipkin_decode tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, uint32_t *count,
+tw__thrift_result tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, uint32_t *count,
                                                size_t *size, char *why, size_t why_size);
 
 /* The size of the Span struct at @data, without decoding it (cost in
  * proportion to its field count, not its bytes): what a reader uses to
  * tell whether it holds a whole span. */
-tw__zipkin_decode tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len, size_t *size,
+tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len, size_t *size,
                                                  char *why, size_t why_size);
 
 /* Decodes the Span struct at @data into @out (cleared first). On anything
- * but TW__ZIPKIN_DECODED, @out is left cleared (empty). */
-tw__zipkin_decode tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
+ * but TW__THRIFT_OK, @out is left cleared (empty). */
+tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
                                                 size_t why_size);
 

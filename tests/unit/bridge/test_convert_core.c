@@ -468,10 +468,10 @@ static void test_jaeger_thrift_writes_one_batch_per_process(void)
     size_t pos = 0, batches = 0, spans = 0;
     while (pos < len) {
         tw__jaeger_record info;
-        tw__jaeger_decode_result rc =
+        tw__thrift_result rc =
             tw__jaeger_decode((const uint8_t *)text + pos, len - pos, TW__THRIFT_BINARY, false,
                               NULL, &info, NULL, NULL, NULL, 0);
-        CU_ASSERT_EQUAL_FATAL(rc, TW__JAEGER_OK);
+        CU_ASSERT_EQUAL_FATAL(rc, TW__THRIFT_OK);
         CU_ASSERT_EQUAL(info.n_spans, 3);
         batches++;
         spans += info.n_spans;
