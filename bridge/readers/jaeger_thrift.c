@@ -177,18 +177,18 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
         tw__jaeger_record info;
         size_t need = 0, err_at = 0;
         char why[256];
-        tw__jaeger_decode_result res = tw__jaeger_decode(rec, avail, protocol, is_message, &sink,
-                                                         &info, &need, &err_at, why, sizeof why);
+        tw__thrift_result res = tw__jaeger_decode(rec, avail, protocol, is_message, &sink, &info,
+                                                  &need, &err_at, why, sizeof why);
         switch (res) {
-        case TW__JAEGER_OK:
+        case TW__THRIFT_OK:
             r.start += info.size;
             continue;
-        case TW__JAEGER_STOPPED:
+        case TW__THRIFT_STOPPED:
             go_on = false;
             continue;
-        case TW__JAEGER_NOMEM:
+        case TW__THRIFT_NOMEM:
             goto nomem;
-        case TW__JAEGER_TRUNCATED:
+        case TW__THRIFT_SHORT:
             r.batch_no--; /* read again once more bytes are in */
             if (need > MAX_BATCH_BYTES) {
                 go_on = twb_reject(in, 0, rec, avail,
@@ -209,7 +209,7 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
             if (!fill(&r, avail < r.cap ? 0 : grown(r.cap, need)))
                 goto nomem;
             continue;
-        case TW__JAEGER_MALFORMED:
+        case TW__THRIFT_MALFORMED:
             twb_reject(in, 0, rec, avail,
                        "byte offset %zu: batch %zu (at byte %zu) is malformed: %s; the rest of "
                        "the input is skipped",

@@ -136,11 +136,11 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
         /* A list header (5 bytes), or the end. */
         uint32_t count = 0;
         size_t size = 0;
-        tw__zipkin_decode d;
+        tw__thrift_result d;
         for (;;) {
             d = tw__zipkin_thrift_list_begin(r->buf.data + r->pos, r->buf.len - r->pos, &count,
                                              &size, why, sizeof why);
-            if (d != TW__ZIPKIN_SHORT || r->is_eof)
+            if (d != TW__THRIFT_SHORT || r->is_eof)
                 break;
             if (!raw_fill(r))
                 goto io_error;
@@ -148,7 +148,7 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
         if (r->pos == r->buf.len && r->is_eof)
             return TW_OK;
         list_no++;
-        if (d != TW__ZIPKIN_DECODED) {
+        if (d != TW__THRIFT_OK) {
             bool go_on = twb_reject(in, 0, r->buf.data + r->pos, r->buf.len - r->pos,
                                     "list %zu at byte %llu: not a list<Span> header (%s)", list_no,
                                     r->base + r->pos, why);
@@ -159,7 +159,7 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
             for (;;) {
                 d = tw__zipkin_thrift_decode_span(r->buf.data + r->pos, r->buf.len - r->pos,
                                                   r->span, &size, why, sizeof why);
-                if (d != TW__ZIPKIN_SHORT || r->is_eof || r->buf.len - r->pos >= MAX_SPAN_BYTES)
+                if (d != TW__THRIFT_SHORT || r->is_eof || r->buf.len - r->pos >= MAX_SPAN_BYTES)
                     break;
                 if (!raw_fill(r))
                     goto io_error;
@@ -167,13 +167,13 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
             const uint8_t *at = r->buf.data + r->pos;
             size_t left = r->buf.len - r->pos;
             unsigned long long offset = r->base + r->pos;
-            if (d == TW__ZIPKIN_NOMEM) {
+            if (d == TW__THRIFT_NOMEM) {
                 tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
                 return TW_E_NOMEM;
             }
-            if (d != TW__ZIPKIN_DECODED) {
+            if (d != TW__THRIFT_OK) {
                 bool go_on;
-                if (d == TW__ZIPKIN_SHORT && !r->is_eof)
+                if (d == TW__THRIFT_SHORT && !r->is_eof)
                     go_on = twb_reject(in, 0, at, left,
                                        "list %zu, span %u at byte %llu: larger than %zu bytes "
                                        "(or a bad length)",
@@ -181,7 +181,7 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
                 else
                     go_on = twb_reject(
                         in, 0, at, left, "list %zu, span %u of %u at byte %llu: %s%s", list_no, k,
-                        count, offset, d == TW__ZIPKIN_SHORT ? "truncated: " : "", why);
+                        count, offset, d == TW__THRIFT_SHORT ? "truncated: " : "", why);
                 return go_on ? TW_OK : TW_E_STATE;
             }
             bool go_on = twb_zipkin_v1_emit(in, 0, r->span, at, size);
@@ -226,20 +226,20 @@ static bool all_base64(const char *text, size_t len)
 
 /* The size of the Thrift value the record holds: a Span struct, or (first
  * byte 12, which no Span field starts with) a list<Span>. */
-static tw__zipkin_decode measure_record(const uint8_t *data, size_t len, size_t *size, char *why,
+static tw__thrift_result measure_record(const uint8_t *data, size_t len, size_t *size, char *why,
                                         size_t why_size)
 {
     if (len == 0 || data[0] != 12)
         return tw__zipkin_thrift_measure_span(data, len, size, why, why_size);
     uint32_t count;
     size_t pos;
-    tw__zipkin_decode d = tw__zipkin_thrift_list_begin(data, len, &count, &pos, why, why_size);
-    for (uint32_t k = 0; d == TW__ZIPKIN_DECODED && k < count; k++) {
+    tw__thrift_result d = tw__zipkin_thrift_list_begin(data, len, &count, &pos, why, why_size);
+    for (uint32_t k = 0; d == TW__THRIFT_OK && k < count; k++) {
         size_t one;
         d = tw__zipkin_thrift_measure_span(data + pos, len - pos, &one, why, why_size);
         pos += one;
     }
-    if (d == TW__ZIPKIN_DECODED)
+    if (d == TW__THRIFT_OK)
         *size = pos;
     return d;
 }
@@ -267,14 +267,14 @@ static bool emit_record(scribe_reader *s)
     uint32_t count = 1;
     char why[256];
     bool go_on = true;
-    if (data[0] == 12 && tw__zipkin_thrift_list_begin(data, len, &count, &pos, why, sizeof why) !=
-                             TW__ZIPKIN_DECODED)
+    if (data[0] == 12 &&
+        tw__zipkin_thrift_list_begin(data, len, &count, &pos, why, sizeof why) != TW__THRIFT_OK)
         return reject_record(s, "", why); /* measure_record accepted it: cannot happen */
     for (uint32_t k = 0; go_on && k < count; k++) {
-        tw__zipkin_decode d =
+        tw__thrift_result d =
             tw__zipkin_thrift_decode_span(data + pos, len - pos, s->span, &size, why, sizeof why);
-        if (d != TW__ZIPKIN_DECODED) {
-            if (d == TW__ZIPKIN_NOMEM)
+        if (d != TW__THRIFT_OK) {
+            if (d == TW__THRIFT_NOMEM)
                 s->is_nomem = true;
             return reject_record(s, "", why);
         }
@@ -307,8 +307,8 @@ static bool add_chunk(scribe_reader *s, const char *b64, size_t b64_len, const c
         return reject_record(s, "", "empty entry");
     char why[256];
     size_t size = 0;
-    tw__zipkin_decode d = measure_record(s->record.data, s->record.len, &size, why, sizeof why);
-    if (d == TW__ZIPKIN_DECODED) {
+    tw__thrift_result d = measure_record(s->record.data, s->record.len, &size, why, sizeof why);
+    if (d == TW__THRIFT_OK) {
         if (size == s->record.len)
             return emit_record(s);
         char detail[96];
@@ -316,7 +316,7 @@ static bool add_chunk(scribe_reader *s, const char *b64, size_t b64_len, const c
                  s->record.len - size);
         return reject_record(s, "", detail);
     }
-    if (d == TW__ZIPKIN_SHORT) {
+    if (d == TW__THRIFT_SHORT) {
         bool can_wrap = (b64_len == 76 || b64_len == 64) && b64[b64_len - 1] != '=';
         if (can_wrap)
             return true; /* wait for a continuation line */

@@ -91,22 +91,6 @@ static tw_status flush_out(twb_writer *w, tw_error **err)
     return twb_flush_out(w->out, err);
 }
 
-static tw_status put_json(twb_writer *w, json_t *json, tw_error **err)
-{
-    if (!json) {
-        tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
-        return TW_E_NOMEM;
-    }
-    tw__buf_reset(&w->buf);
-    bool ok = tw__json_dump(json, &w->buf);
-    json_decref(json);
-    if (!ok) {
-        tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
-        return TW_E_NOMEM;
-    }
-    return put(w, w->buf.data, w->buf.len, err);
-}
-
 /* The processes of @spans in order of first appearance (pointer equality:
  * processes are interned). *n_out set; NULL on allocation failure. */
 static const tw__process **distinct_processes(const twb_span *spans, size_t n, size_t *n_out)
@@ -143,7 +127,7 @@ static tw_status zipkin_write(twb_writer *w, const twb_span *spans, size_t n, tw
     tw__buf_reset(&w->buf);
     for (size_t i = 0; i < n; i++) {
         if (!tw__buf_append(&w->buf, w->n_written++ ? "," : "[", 1) ||
-            !tw__zipkin_encode_span_text(spans[i].data, spans[i].process, &w->buf)) {
+            !tw__zipkin_encode_span(spans[i].data, spans[i].process, &w->buf)) {
             tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
             return TW_E_NOMEM;
         }
@@ -176,35 +160,30 @@ static tw_status otlp_write(twb_writer *w, const twb_span *spans, size_t n, tw_e
         tw__set_error(err, TW_E_NOMEM, "out of memory");
         return TW_E_NOMEM;
     }
-    tw_status st = TW_OK;
-    for (size_t p = 0; p < n_procs && st == TW_OK; p++) {
-        json_t *list = NULL;
+    /* One resourceSpans entry per process of the group, written whole into
+     * the buffer, then out in one write. */
+    tw__buf_reset(&w->buf);
+    bool ok = true;
+    for (size_t p = 0; p < n_procs && ok; p++) {
         tw__process named;
-        json_t *request = tw__otlp_request_json(
-            twb_process_named(procs[p], TWB_OTLP_EMPTY_SERVICE, &named), &list);
-        json_t *resource =
-            request ? json_array_get(json_object_get(request, "resourceSpans"), 0) : NULL;
-        bool ok = resource && list;
+        bool is_first = w->n_written++ == 0;
+        ok = tw__buf_append(&w->buf, is_first ? "{\"resourceSpans\":[" : ",", is_first ? 18 : 1) &&
+             tw__otlp_encode_resource_begin(
+                 twb_process_named(procs[p], TWB_OTLP_EMPTY_SERVICE, &named), &w->buf);
+        size_t k = 0;
         for (size_t i = 0; ok && i < n; i++) {
             if (spans[i].process == procs[p])
-                ok = tw__json_push(list, tw__otlp_span_json(spans[i].data));
+                ok = (k++ == 0 || tw__buf_append(&w->buf, ",", 1)) &&
+                     tw__otlp_encode_span(spans[i].data, &w->buf);
         }
-        if (!ok) {
-            json_decref(request);
-            tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
-            st = TW_E_NOMEM;
-            break;
-        }
-        json_incref(resource);
-        json_decref(request);
-        st = put_str(w, w->n_written++ ? "," : "{\"resourceSpans\":[", err);
-        if (st == TW_OK)
-            st = put_json(w, resource, err);
-        else
-            json_decref(resource);
+        ok = ok && tw__otlp_encode_resource_end(&w->buf);
     }
     free(procs);
-    return st;
+    if (!ok) {
+        tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
+        return TW_E_NOMEM;
+    }
+    return put(w, w->buf.data, w->buf.len, err);
 }
 
 static tw_status otlp_finish(twb_writer *w, tw_error **err)

@@ -277,7 +277,11 @@ static tw_status put(twb_writer *w, const void *data, size_t len, tw_error **err
 static tw_status v1_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
 {
     for (size_t i = 0; i < n; i++) {
-        json_t *v2 = tw__zipkin_span_json(spans[i].data, spans[i].process);
+        /* The v2 JSON of the one Zipkin encoder, read back as a tree. */
+        tw__buf_reset(&w->buf);
+        json_t *v2 = NULL;
+        if (tw__zipkin_encode_span(spans[i].data, spans[i].process, &w->buf))
+            v2 = json_loadb((const char *)w->buf.data, w->buf.len, JSON_ALLOW_NUL, NULL);
         json_t *v1 = v2 ? v1_span(v2, spans[i].data) : NULL;
         json_decref(v2);
         tw__buf_reset(&w->buf);

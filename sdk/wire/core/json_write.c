@@ -18,7 +18,8 @@
 bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
 {
     /* Worst case: every byte a 6-byte \u00XX; plus the quotes. */
-    if (len > (SIZE_MAX - out->len - 2) / 6 || !tw__buf_grow(out, len * 6 + 2))
+    if (len > (SIZE_MAX - out->len - 2) / 6 ||
+        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
         return false;
     static const char hex_upper[] = "0123456789ABCDEF";
     const unsigned char *s = (const unsigned char *)(text ? text : "");

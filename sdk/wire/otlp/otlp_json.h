@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/otlp_json.h: the project's one OTLP/JSON trace encoder (internal).
- *
- * Turns span-model records (model/span_data.h) into an OpenTelemetry
- * ExportTraceServiceRequest in the OTLP/HTTP JSON encoding, as Jansson
- * values: the OTLP HTTP reporter (report/http_formats.c) POSTs it to
- * .../v1/traces. Jansson writes every byte.
+ * wire/otlp/otlp_json.h: the project's one OTLP/JSON trace encoder
+ * (internal). Span-model records (wire/model/span_data.h) to an
+ * OpenTelemetry ExportTraceServiceRequest in the OTLP/HTTP JSON encoding,
+ * written directly into a byte buffer: the OTLP HTTP reporter
+ * (report/http_formats.c) POSTs it to .../v1/traces, and `tracewire
+ * convert` writes and sends the same bytes.
  *
  * Schema: opentelemetry-proto collector/trace/v1/trace_service.proto,
  * trace/v1/trace.proto, common/v1/common.proto, resource/v1/resource.proto,
@@ -58,31 +58,39 @@
  *
  * Invalid UTF-8 in names, keys and values is repaired (U+FFFD per bad byte).
  *
+ * Time range: times are written as fixed64 nanoseconds; a start at or
+ * before the epoch is written as 0 and a value beyond fixed64 saturates
+ * (the decoders keep the model within TW__MAX_TIME_US, far below).
+ *
  * Locking: none (pure functions).
  */
-#ifndef TW_WIRE_OTLP_JSON_H
-#define TW_WIRE_OTLP_JSON_H
+#ifndef TW_WIRE_OTLP_OTLP_JSON_H
+#define TW_WIRE_OTLP_OTLP_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "wire/model/span_data.h"
 #include "wire/core/buf.h"
 
-/* The request envelope for @process (nullable: no resource attributes) with
- * an empty spans array; *spans receives that array (borrowed from the
- * envelope) to append spans to. New reference; NULL on allocation failure. */
-json_t *tw__otlp_request_json(const tw__process *process, json_t **spans);
+/* Appends one Span object. False (out unchanged) when @span is NULL or on
+ * allocation failure. */
+bool tw__otlp_encode_span(const tw__span_data *span, tw__buf *out);
 
-/* One Span object. New reference; NULL when @span is NULL or on allocation
- * failure. */
-json_t *tw__otlp_span_json(const tw__span_data *span);
-
-/* The compact JSON text of a request holding @n spans in @out (replaced).
- * False (out unchanged) on failure. */
+/* A whole request holding @n spans of @process (nullable: no resource
+ * attributes), appended. False (out unchanged) on failure. */
 bool tw__otlp_encode_request(tw__span_data *const *spans, size_t n, const tw__process *process,
                              tw__buf *out);
 
-#endif /* TW_WIRE_OTLP_JSON_H */
+/* The parts of a request for writers that stream spans into it: the
+ * request's start up to its spans array (`{"resourceSpans":[{"resource":
+ * ...,"scopeSpans":[{"scope":...,"spans":[`) and its end (`]}]}]}`); and the
+ * same for one ResourceSpans entry of a request holding several processes
+ * (`{"resource":...,"spans":[` and `]}]}`). Spans go in between, separated
+ * by ','. False (out unchanged) on allocation failure. */
+bool tw__otlp_encode_request_begin(const tw__process *process, tw__buf *out);
+bool tw__otlp_encode_request_end(tw__buf *out);
+bool tw__otlp_encode_resource_begin(const tw__process *process, tw__buf *out);
+bool tw__otlp_encode_resource_end(tw__buf *out);
+
+#endif /* TW_WIRE_OTLP_OTLP_JSON_H */

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/zipkin_json.h: the project's one Zipkin v2 JSON encoder (internal).
- *
- * Turns span-model records (model/span_data.h) into Zipkin v2 spans as
- * Jansson values: the HTTP reporter (report/http_formats.c) POSTs a
- * ListOfSpans to /api/v2/spans, and the bridge reuses the same functions.
- * Jansson writes every byte, except in tw__zipkin_encode_span_text (the
- * bridge's hot path; zipkin_text.c says why), which is tested to write the
- * same bytes.
+ * wire/zipkin/zipkin_v2_json.h: the project's one Zipkin v2 JSON encoder
+ * (internal). Span-model records (wire/model/span_data.h) to Zipkin v2 span
+ * JSON, written directly into a byte buffer: the SDK's Zipkin HTTP reporter
+ * (report/http_formats.c) POSTs a ListOfSpans to /api/v2/spans, and
+ * `tracewire convert` writes and sends the same bytes.
  *
  * Schema: openzipkin/zipkin-api zipkin2-api.yaml, definitions Span, Endpoint,
  * Annotation, Tags (WIRE-NOTES Part B 2.1). Keys are written in this order
@@ -67,39 +64,25 @@
  * Invalid UTF-8 in names, keys and values is repaired (U+FFFD per bad byte),
  * never rejected.
  *
- * Locking: none; the functions are pure. Jansson values are not shared
- * between threads.
+ * Locking: none; the functions are pure.
  */
-#ifndef TW_WIRE_ZIPKIN_JSON_H
-#define TW_WIRE_ZIPKIN_JSON_H
+#ifndef TW_WIRE_ZIPKIN_V2_JSON_H
+#define TW_WIRE_ZIPKIN_V2_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "wire/model/span_data.h"
 #include "wire/core/buf.h"
 
-/* One Zipkin v2 span as a JSON object, recorded by @process (nullable: no
- * localEndpoint and no process tags). New reference; NULL when @span is NULL
- * or on allocation failure. */
-json_t *tw__zipkin_span_json(const tw__span_data *span, const tw__process *process);
+/* Appends the compact JSON of one span recorded by @process (nullable: no
+ * localEndpoint and no process tags) to @out. False on a NULL span or
+ * buffer or on allocation failure (out unchanged). */
+bool tw__zipkin_encode_span(const tw__span_data *span, const tw__process *process, tw__buf *out);
 
-/* A ListOfSpans (JSON array) of @n spans sharing @process. New reference;
- * NULL on allocation failure or a NULL span. */
-json_t *tw__zipkin_spans_json(tw__span_data *const *spans, size_t n, const tw__process *process);
-
-/* The compact JSON text of a ListOfSpans in @out (replaced). False (out
- * unchanged) on failure. */
+/* Appends a ListOfSpans (a JSON array) of @n spans sharing @process.
+ * False (out unchanged) on failure. */
 bool tw__zipkin_encode_spans(tw__span_data *const *spans, size_t n, const tw__process *process,
                              tw__buf *out);
 
-/* Appends the compact JSON text of one span to @out: exactly the bytes of
- * tw__json_dump(tw__zipkin_span_json(span, process)), written directly
- * (wire/zipkin_text.c) without a Jansson tree. False on a NULL span or
- * buffer or on allocation failure (out unchanged). */
-bool tw__zipkin_encode_span_text(const tw__span_data *span, const tw__process *process,
-                                 tw__buf *out);
-
-#endif /* TW_WIRE_ZIPKIN_JSON_H */
+#endif /* TW_WIRE_ZIPKIN_V2_JSON_H */
