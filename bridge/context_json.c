@@ -9,8 +9,8 @@
  * extracted, or gives the context built here to a propagator to inject.
  * Hint contexts (no ids: a jaeger-debug-id, a bare B3 sampling decision,
  * baggage) and tracestate have no public constructor, so contexts are built
- * from parts with the core's tw__span_context_build (sdk/src/internal.h),
- * the way the propagation codecs build them. No shared state.
+ * from parts with tw__span_context_build (sdk/src/context_parts.h, the
+ * narrow interface the propagation codecs share), as those codecs do. No shared state.
  */
 #include "context_json.h"
 
@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "context_parts.h"
+#include "wire/core/error.h"
 #include "wire/core/hex.h"
 #include "wire/core/json_common.h" /* tw__json_text */
 #include "wire/core/utf8.h"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "wire/core/error.h"
 
 #define LOOKBACK 64u          /* earlier parts of a span id compared for dedup and merge */
 #define MERGE_MAX_ITEMS 4096u /* tags + logs a merged record may reach */

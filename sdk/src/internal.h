@@ -24,6 +24,7 @@
 #include "wire/model/span_data.h"
 #include "wire/core/error.h" /* tw__set_error */
 #include "wire/core/tls.h"
+#include "context_parts.h"
 #include "tracewire/tracewire.h"
 
 /* Programmer-error check at the API boundary: never compiled out; reports
@@ -51,23 +52,17 @@ void tw__log_raw(tw_log_level level, const char *message);
 
 /* ---- baggage (context.c) ------------------------------------------------------------------- */
 
-/* Immutable, reference-counted list of key/value pairs; one allocation. */
-typedef struct tw__baggage {
+/* Immutable, reference-counted list of key/value pairs; one allocation
+ * (context_parts.h declares its functions). */
+struct tw__baggage {
     atomic_uint refcount;
     size_t n;
     struct {
         const char *key;
         const char *value;
     } items[];
-} tw__baggage;
+};
 
-tw__baggage *tw__baggage_ref(tw__baggage *b);
-void tw__baggage_unref(tw__baggage *b);
-/* A new baggage equal to @b with @key set (NULL value removes); NULL on
- * allocation failure. @b may be NULL (empty). Returns NULL, with *is_empty
- * true, when the result is empty. */
-tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char *value,
-                              bool *is_empty);
 const char *tw__baggage_get(const tw__baggage *b, const char *key);
 
 /* ---- contexts ------------------------------------------------------------------------------ */
@@ -86,11 +81,6 @@ tw__ctx_extra *tw__ctx_extra_new(const char *tracestate, const char *debug_id);
 tw__ctx_extra *tw__ctx_extra_ref(tw__ctx_extra *x);
 void tw__ctx_extra_unref(tw__ctx_extra *x);
 
-/* Internal flag above Jaeger's byte: the upstream made no sampling decision
- * (B3 "defer"); the first span started from the context decides. */
-#define TW__FLAG_DEFERRED 0x100u
-#define TW__FLAGS_WIRE 0xffu
-
 /*
  * A context either has ids (trace id not zero, span id not zero), or is a
  * "hint" extracted without a usable trace context: a jaeger-debug-id, a
@@ -108,17 +98,6 @@ struct tw_span_context {
     tw__ctx_extra *extra; /* owned reference, NULL when none */
 };
 
-/* Parts of a context for the propagation codecs. */
-typedef struct tw__context_parts {
-    uint64_t trace_id_high, trace_id_low, span_id, parent_id;
-    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED */
-    tw__baggage *baggage;   /* borrowed; the context takes its own reference */
-    const char *tracestate; /* copied; NULL for none */
-    const char *debug_id;   /* copied; NULL for none */
-} tw__context_parts;
-
-/* A heap context from parts (ids may be zero for a hint); NULL on OOM. */
-tw_span_context *tw__span_context_build(const tw__context_parts *parts);
 static inline bool tw__context_has_ids(const tw_span_context *c)
 {
     return (c->trace_id_high || c->trace_id_low) && c->span_id;

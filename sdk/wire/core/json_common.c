@@ -70,3 +70,19 @@ json_t *tw__json_text(const char *text, size_t len)
     tw__buf_free(&fixed);
     return str;
 }
+
+char *tw__json_value_text(const json_t *v, size_t *len)
+{
+    if (json_is_string(v)) {
+        *len = json_string_length(v);
+        char *copy = malloc(*len + 1);
+        if (copy) {
+            memcpy(copy, json_string_value(v), *len);
+            copy[*len] = '\0';
+        }
+        return copy;
+    }
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    *len = text ? strlen(text) : 0;
+    return text;
+}

@@ -55,6 +55,11 @@ size_t tw__json_size(const json_t *json);
  * False (out unchanged) on allocation failure. */
 bool tw__json_dump(const json_t *json, tw__buf *out);
 
+/* The text of any JSON value, for decoders that keep a non-string value as
+ * a string: a string as it is, anything else as compact JSON. malloc'd (the
+ * caller frees it); NULL on allocation failure. */
+char *tw__json_value_text(const json_t *v, size_t *len);
+
 /* The compact flags used everywhere: UTF-8 output, no spaces, insertion
  * order kept. */
 #define TW__JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)

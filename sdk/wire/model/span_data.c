@@ -10,7 +10,9 @@
  */
 #include "wire/model/span_data.h"
 
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -499,4 +501,77 @@ void tw__tag_to_value(const tw__tag *t, tw_value *out)
         out->as.i64 = t->v.i64;
         break;
     }
+}
+
+/* ---- builders for decoders ---------------------------------------------------------------------
+ */
+
+bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value)
+{
+    tw__tag *t = tw__span_data_push_tag(s);
+    if (!t)
+        return false;
+    bool was_truncated = false;
+    if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
+        return false;
+    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len)
+{
+    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
+    return tw__span_data_add_tag(s, key, &v);
+}
+
+bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len)
+{
+    tw__log *log = tw__span_data_push_log(s, 1);
+    if (!log)
+        return false;
+    log->timestamp_us = ts_us;
+    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
+    bool was_truncated = false;
+    if (!tw__tag_set(&s->arena, &log->fields[0], "event", &v, SIZE_MAX, &was_truncated))
+        return false;
+    log->n_fields = 1;
+    s->n_logs++; /* commits the log */
+    return true;
+}
+
+/* ---- the model's time range ---------------------------------------------------------------- */
+
+static bool time_ok(int64_t us)
+{
+    return us >= -TW__MAX_TIME_US && us <= TW__MAX_TIME_US;
+}
+
+bool tw__span_data_check_times(const tw__span_data *s, char *why, size_t why_size)
+{
+    const char *what = NULL;
+    int64_t bad = 0;
+    if (!time_ok(s->start_us)) {
+        what = "start time";
+        bad = s->start_us;
+    } else if (!time_ok(s->duration_us)) {
+        what = "duration";
+        bad = s->duration_us;
+    } else if (!time_ok(s->start_us + s->duration_us)) { /* both within range: no overflow */
+        what = "end time";
+        bad = s->start_us + s->duration_us;
+    }
+    for (size_t i = 0; !what && i < s->n_logs; i++) {
+        if (!time_ok(s->logs[i].timestamp_us)) {
+            what = "log timestamp";
+            bad = s->logs[i].timestamp_us;
+        }
+    }
+    if (!what)
+        return true;
+    if (why && why_size)
+        snprintf(why, why_size,
+                 "%s %" PRId64 " us is outside the range of span times (+-%" PRId64
+                 " us: years 1677 to 2262)",
+                 what, bad, TW__MAX_TIME_US);
+    return false;
 }

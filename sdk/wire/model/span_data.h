@@ -188,4 +188,27 @@ bool tw__process_set_service(tw__process *p, const char *name);
 bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value);
 const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
 
+/* ---- builders for decoders --------------------------------------------------------------- */
+
+/* Adds a typed tag / a string tag (copied into the record's arena; no value
+ * cap). False on allocation failure. */
+bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value);
+bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len);
+/* Adds a log with one field `event` = @value (a Zipkin annotation). */
+bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len);
+
+/* ---- the time range ------------------------------------------------------------------------ */
+
+/* Span times, in µs since the epoch, are within +-TW__MAX_TIME_US: the
+ * times whose nanoseconds fit an int64 (years 1677 to 2262), the range of
+ * Go's time (Jaeger) and of OTLP's nanoseconds in a signed type, so that
+ * every encoder can write start, end and log times without overflow. */
+#define TW__MAX_TIME_US (INT64_MAX / 1000)
+
+/* Whether the start, the duration, the end and every log time of @s are
+ * within that range; else false with a reason naming the value in @why.
+ * The decoders check it once, where spans enter the model
+ * (tw__wire_emit). */
+bool tw__span_data_check_times(const tw__span_data *s, char *why, size_t why_size);
+
 #endif /* TW_MODEL_SPAN_DATA_H */

@@ -14,8 +14,8 @@ the build dir). The mapping in between is plain Python.
 
 INPUT is a raw TBinaryProtocol list<Span> (WIRE-NOTES Part B 2.2); stdout gets concatenated
 binary jaeger Batch structs, as tracewire's jaeger-thrift writer writes them: one Batch per
-process per trace. The mapping follows tracewire's (bridge/readers/zipkin_v1.c, the
-assembler's Jaeger ids, sinks/jaeger_view.h) for what the benchmark input holds:
+process per trace. The mapping follows tracewire's (sdk/wire/zipkin/zipkin_v1.c, the
+assembler's Jaeger ids, wire/jaeger/jaeger_view.h) for what the benchmark input holds:
 
 - each v1 span becomes one span per host: with cs and sr, a CLIENT half (span.timestamp and
   duration, else cs and cr - cs) and a SERVER half (sr, ss - sr); a server-only span is a

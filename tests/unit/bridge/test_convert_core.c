@@ -15,7 +15,7 @@
 
 #include "convert.h"
 #include "harness.h"
-#include "sinks/jaeger_view.h"
+#include "wire/jaeger/jaeger_view.h"
 #include "span_builder.h"
 #include "wire/jaeger/jaeger_thrift_decode.h"
 #include "wire/core/json_common.h"
@@ -253,9 +253,9 @@ static void test_jaeger_view_types_error_tags(void)
     tw__span_data *s = span_new(1, 2, 0, "op");
     twb_tag_str(s, "error", "connection reset", 16);
     twb_tag_str(s, "http.method", "GET", 3);
-    twb_jaeger_view v;
-    twb_jaeger_view_init(&v);
-    const tw__span_data *view = twb_jaeger_view_of(&v, s);
+    tw__jaeger_view v;
+    tw__jaeger_view_init(&v);
+    const tw__span_data *view = tw__jaeger_view_of(&v, s);
     CU_ASSERT_PTR_NOT_EQUAL(view, s);
     CU_ASSERT_EQUAL(view->n_tags, 3);
     CU_ASSERT_EQUAL(view->tags[0].type, TW_VALUE_BOOL);
@@ -267,26 +267,26 @@ static void test_jaeger_view_types_error_tags(void)
 
     tw__span_data *f = span_new(1, 3, 0, "op");
     twb_tag_str(f, "error", "FALSE", 5);
-    view = twb_jaeger_view_of(&v, f);
+    view = tw__jaeger_view_of(&v, f);
     CU_ASSERT_EQUAL(view->n_tags, 1);
     CU_ASSERT(view->tags[0].type == TW_VALUE_BOOL && !view->tags[0].v.boolean);
 
     tw__span_data *plain = span_new(1, 4, 0, "op");
     plain->duration_us = 5;
-    CU_ASSERT_PTR_EQUAL(twb_jaeger_view_of(&v, plain), plain);
+    CU_ASSERT_PTR_EQUAL(tw__jaeger_view_of(&v, plain), plain);
     plain->duration_us = 0; /* unknown: Jaeger gets 1 µs */
     plain->is_duration_unknown = true;
-    view = twb_jaeger_view_of(&v, plain);
+    view = tw__jaeger_view_of(&v, plain);
     CU_ASSERT_PTR_NOT_EQUAL(view, plain);
     CU_ASSERT_EQUAL(view->duration_us, 1);
     CU_ASSERT_EQUAL(plain->duration_us, 0);
 
     tw__process empty, scratch;
     tw__process_init(&empty);
-    CU_ASSERT_STRING_EQUAL(twb_jaeger_process(&empty, &scratch)->service_name,
-                           TWB_JAEGER_EMPTY_SERVICE);
+    CU_ASSERT_STRING_EQUAL(tw__jaeger_process(&empty, &scratch)->service_name,
+                           TW__JAEGER_EMPTY_SERVICE);
     tw__process_clear(&empty);
-    twb_jaeger_view_clear(&v);
+    tw__jaeger_view_clear(&v);
     tw__span_data_unref(s);
     tw__span_data_unref(f);
     tw__span_data_unref(plain);
@@ -479,7 +479,7 @@ static void test_jaeger_thrift_writes_one_batch_per_process(void)
     }
     CU_ASSERT_EQUAL(batches, 2);
     CU_ASSERT_EQUAL(spans, 6);
-    CU_ASSERT(memmem(text, len, TWB_JAEGER_EMPTY_SERVICE, strlen(TWB_JAEGER_EMPTY_SERVICE)) !=
+    CU_ASSERT(memmem(text, len, TW__JAEGER_EMPTY_SERVICE, strlen(TW__JAEGER_EMPTY_SERVICE)) !=
               NULL);
     free(text);
     tw__process_clear(&a);

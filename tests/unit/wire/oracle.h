@@ -13,6 +13,8 @@
 #include <jansson.h>
 
 #include "wire/core/json_common.h"
+#include "wire/core/output.h"
+#include "wire/jaeger/jaeger_view.h"
 #include "wire/model/span_data.h"
 
 /* Zipkin v2: one span object recorded by @process (nullable); a ListOfSpans. */
@@ -23,5 +25,10 @@ json_t *oracle_zipkin_spans_json(tw__span_data *const *spans, size_t n, const tw
  * array, borrowed); one Span object. */
 json_t *oracle_otlp_request_json(const tw__process *process, json_t **spans);
 json_t *oracle_otlp_span_json(const tw__span_data *span);
+
+/* Jaeger JSON: one trace object of the spans @idx[0..n) of @spans (one
+ * trace id), the Jaeger target rules applied through @view. */
+json_t *oracle_jaeger_trace_json(tw__jaeger_view *view, const tw__wire_span *spans,
+                                 const size_t *idx, size_t n);
 
 #endif /* TW_TESTS_WIRE_ORACLE_H */

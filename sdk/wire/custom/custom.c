@@ -2,7 +2,7 @@
 /*
  * bridge/readers/custom.c: `--from custom`: any JSON-lines or TSV span log,
  * read through a field mapping given with --map / --map-file
- * (twb_custom_map, parsed here by twb_custom_map_parse), because real
+ * (tw__custom_map, parsed here by tw__custom_map_parse), because real
  * legacy logs never match a spec. Never auto-detected (no sniff).
  *
  * Where it sits: the first stage of `tracewire convert` (bridge/convert.h).
@@ -40,7 +40,7 @@
  * A bad line is rejected ("line N: <field>: reason", raw = the line) and
  * reading goes on. Single-threaded.
  */
-#include "convert.h"
+#include "wire/custom/custom.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -52,7 +52,9 @@
 
 #include <jansson.h>
 
-#include "internal.h"
+#include "wire/core/error.h"
+#include "wire/core/json_common.h"
+#include "wire/formats.h"
 
 #define MAX_LINE_BYTES ((size_t)16 * 1024 * 1024)
 #define CHUNK_BYTES 65536
@@ -70,7 +72,7 @@ static void why_set(char *why, size_t why_size, const char *fmt, ...)
     va_end(ap);
 }
 
-void twb_custom_map_clear(twb_custom_map *m)
+void tw__custom_map_clear(tw__custom_map *m)
 {
     if (!m)
         return;
@@ -85,7 +87,7 @@ void twb_custom_map_clear(twb_custom_map *m)
     memset(m, 0, sizeof *m);
 }
 
-static char **field_slot(twb_custom_map *m, const char *key)
+static char **field_slot(tw__custom_map *m, const char *key)
 {
     static const char *const names[] = {"trace_id", "span_id",  "parent_id", "name",
                                         "service",  "host",     "ip",        "start",
@@ -100,7 +102,7 @@ static char **field_slot(twb_custom_map *m, const char *key)
     return NULL;
 }
 
-static bool set_tags(twb_custom_map *m, const char *value, char *why, size_t why_size)
+static bool set_tags(tw__custom_map *m, const char *value, char *why, size_t why_size)
 {
     size_t n = 1;
     for (const char *p = value; *p; p++)
@@ -136,7 +138,7 @@ static bool set_tags(twb_custom_map *m, const char *value, char *why, size_t why
     return true;
 }
 
-static bool parse_entry(twb_custom_map *m, const char *key, const char *value, char *why,
+static bool parse_entry(tw__custom_map *m, const char *key, const char *value, char *why,
                         size_t why_size)
 {
     char **slot = field_slot(m, key);
@@ -179,11 +181,11 @@ static bool parse_entry(twb_custom_map *m, const char *key, const char *value, c
     }
     if (strcmp(key, "id_base") == 0) {
         if (strcasecmp(value, "hex") == 0)
-            m->id_base = TWB_ID_HEX;
+            m->id_base = TW__ID_HEX;
         else if (strcasecmp(value, "dec") == 0 || strcasecmp(value, "decimal") == 0)
-            m->id_base = TWB_ID_DEC;
+            m->id_base = TW__ID_DEC;
         else if (strcasecmp(value, "auto") == 0)
-            m->id_base = TWB_ID_AUTO;
+            m->id_base = TW__ID_AUTO;
         else {
             why_set(why, why_size, "id_base=%s: use hex, dec or auto", value);
             return false;
@@ -191,7 +193,7 @@ static bool parse_entry(twb_custom_map *m, const char *key, const char *value, c
         return true;
     }
     if (strcmp(key, "time_unit") == 0 || strcmp(key, "duration_unit") == 0) {
-        twb_time_unit u = twb_time_unit_parse(value);
+        tw__time_unit u = tw__time_unit_parse(value);
         if ((int)u < 0) {
             why_set(why, why_size, "%s=%s: use s, ms, us, ns or auto", key, value);
             return false;
@@ -216,7 +218,7 @@ static char *trimmed(const char *p, size_t len)
     return strndup(p, len);
 }
 
-bool twb_custom_map_parse(twb_custom_map *m, const char *spec, bool is_file_text, char *why,
+bool tw__custom_map_parse(tw__custom_map *m, const char *spec, bool is_file_text, char *why,
                           size_t why_size)
 {
     if (!m || !spec) {
@@ -277,10 +279,10 @@ typedef struct field {
 } field;
 
 typedef struct reader {
-    twb_input *in;
-    const twb_custom_map *m;
-    twb_time_unit time_unit;
-    twb_id_base id_base;
+    tw__wire_input *in;
+    const tw__custom_map *m;
+    tw__time_unit time_unit;
+    tw__id_base id_base;
     /* TSV */
     char **columns; /* header names */
     size_t n_columns;
@@ -394,7 +396,7 @@ static bool parse_trace(reader *r, const char *what, const field *f, uint64_t *h
         char b[64];
         return fail(r, what, "%s is not an id", shown(f, b, sizeof b));
     }
-    if (!twb_parse_trace_id(f->text, f->len, r->id_base, hi, lo, why, sizeof why))
+    if (!tw__parse_trace_id(f->text, f->len, r->id_base, hi, lo, why, sizeof why))
         return fail(r, what, "%s", why);
     return true;
 }
@@ -412,15 +414,15 @@ static bool parse_span(reader *r, const char *what, const field *f, bool allow_z
         char b[64];
         return fail(r, what, "%s is not an id", shown(f, b, sizeof b));
     }
-    if (!twb_parse_span_id(f->text, f->len, r->id_base, allow_zero, id, why, sizeof why))
+    if (!tw__parse_span_id(f->text, f->len, r->id_base, allow_zero, id, why, sizeof why))
         return fail(r, what, "%s", why);
     return true;
 }
 
-static twb_time_unit by_magnitude(double v)
+static tw__time_unit by_magnitude(double v)
 {
     double a = fabs(v);
-    return a < 1e11 ? TWB_TIME_S : a < 1e14 ? TWB_TIME_MS : a < 1e17 ? TWB_TIME_US : TWB_TIME_NS;
+    return a < 1e11 ? TW__TIME_S : a < 1e14 ? TW__TIME_MS : a < 1e17 ? TW__TIME_US : TW__TIME_NS;
 }
 
 /* RFC 3339 text to µs; false when it is not such text. */
@@ -478,9 +480,9 @@ static bool parse_rfc3339(const char *s, size_t len, int64_t *us)
 }
 
 /* A time or a duration in @unit (AUTO: by magnitude); *used: the unit
- * applied (TWB_TIME_US for RFC 3339 text). */
-static bool parse_time(reader *r, const char *what, const field *f, twb_time_unit unit,
-                       bool allow_text_date, int64_t *us, twb_time_unit *used)
+ * applied (TW__TIME_US for RFC 3339 text). */
+static bool parse_time(reader *r, const char *what, const field *f, tw__time_unit unit,
+                       bool allow_text_date, int64_t *us, tw__time_unit *used)
 {
     char b[64];
     double dv = 0;
@@ -508,7 +510,7 @@ static bool parse_time(reader *r, const char *what, const field *f, twb_time_uni
             dv = strtod(text, &end);
             if (*end || end == text || errno || !isfinite(dv)) {
                 if (allow_text_date && parse_rfc3339(f->text, f->len, us)) {
-                    *used = TWB_TIME_US;
+                    *used = TW__TIME_US;
                     return true;
                 }
                 return fail(r, what, "%s is not a number or an RFC 3339 time",
@@ -518,10 +520,10 @@ static bool parse_time(reader *r, const char *what, const field *f, twb_time_uni
     } else {
         return fail(r, what, "%s is not a time", shown(f, b, sizeof b));
     }
-    if (unit == TWB_TIME_AUTO)
+    if (unit == TW__TIME_AUTO)
         unit = by_magnitude(is_int ? (double)iv : dv);
     *used = unit;
-    bool ok = is_int ? twb_time_int_to_us(iv, unit, us) : twb_time_to_us(dv, unit, us);
+    bool ok = is_int ? tw__time_int_to_us(iv, unit, us) : tw__time_to_us(dv, unit, us);
     if (!ok)
         return fail(r, what, "%s does not fit in 64-bit microseconds", shown(f, b, sizeof b));
     return true;
@@ -557,7 +559,7 @@ static bool add_typed_tag(reader *r, tw__span_data *s, const char *key, const fi
         v = (tw_value){.type = TW_VALUE_STRING, .len = strlen(owned), .as.str = owned};
     }
     (void)r;
-    bool ok = twb_tag_value(s, key, &v);
+    bool ok = tw__span_data_add_tag(s, key, &v);
     free(owned);
     return ok;
 }
@@ -566,7 +568,7 @@ typedef enum outcome { REC_OK, REC_BAD, REC_NOMEM } outcome;
 
 static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process *process)
 {
-    const twb_custom_map *m = r->m;
+    const tw__custom_map *m = r->m;
     field f;
     tw__span_data *s = tw__span_data_new();
     if (!s)
@@ -598,7 +600,7 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
         fail(r, m->start, "missing (start)");
         goto bad;
     }
-    twb_time_unit start_unit;
+    tw__time_unit start_unit;
     if (!parse_time(r, m->start, &f, r->time_unit, true, &s->start_us, &start_unit))
         goto bad;
     field fe, fd;
@@ -606,8 +608,8 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
     lookup(r, m->duration, &fd);
     if (fe.has) {
         int64_t end_us;
-        twb_time_unit unused;
-        if (!parse_time(r, m->end, &fe, r->time_unit == TWB_TIME_AUTO ? start_unit : r->time_unit,
+        tw__time_unit unused;
+        if (!parse_time(r, m->end, &fe, r->time_unit == TW__TIME_AUTO ? start_unit : r->time_unit,
                         true, &end_us, &unused))
             goto bad;
         if (end_us < s->start_us) {
@@ -616,8 +618,8 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
         }
         s->duration_us = end_us - s->start_us;
     } else if (fd.has) {
-        twb_time_unit unit = m->duration_unit != TWB_TIME_AUTO ? m->duration_unit : start_unit;
-        twb_time_unit unused;
+        tw__time_unit unit = m->duration_unit != TW__TIME_AUTO ? m->duration_unit : start_unit;
+        tw__time_unit unused;
         if (!parse_time(r, m->duration, &fd, unit, false, &s->duration_us, &unused))
             goto bad;
         if (s->duration_us < 0) {
@@ -625,7 +627,7 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
             goto bad;
         }
     } else {
-        twb_warn(r->in, line_no, "%s: no value: duration 0", m->end ? m->end : m->duration);
+        tw__wire_warn(r->in, line_no, "%s: no value: duration 0", m->end ? m->end : m->duration);
     }
     s->flags = TW__FLAG_SAMPLED;
 
@@ -655,12 +657,12 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
                 k = kinds[i];
         }
         static const char *const none[] = {"internal", "unspecified"};
-        if (k && !twb_tag_str(s, "span.kind", k, strlen(k)))
+        if (k && !tw__span_data_add_str_tag(s, "span.kind", k, strlen(k)))
             goto nomem;
         if (!k && !(g.text && is_word(&g, none, 2))) {
             char b[64];
-            twb_warn(r->in, line_no, "%s: %s is not a span kind: no kind", m->kind,
-                     shown(&f, b, sizeof b));
+            tw__wire_warn(r->in, line_no, "%s: %s is not a span kind: no kind", m->kind,
+                          shown(&f, b, sizeof b));
         }
     }
     lookup(r, m->error, &f);
@@ -679,9 +681,9 @@ static outcome build(reader *r, size_t line_no, tw__span_data **out, tw__process
             is_true = true;
         }
         tw_value v = {.type = TW_VALUE_BOOL, .as.boolean = true};
-        if (is_true && !twb_tag_value(s, "error", &v))
+        if (is_true && !tw__span_data_add_tag(s, "error", &v))
             goto nomem;
-        if (has_message && !twb_tag_str(s, "error.message", f.text, f.len))
+        if (has_message && !tw__span_data_add_str_tag(s, "error.message", f.text, f.len))
             goto nomem;
     }
 
@@ -808,7 +810,7 @@ static bool split_tsv(reader *r, const char *line, size_t len)
     }
 }
 
-static bool check_map(const twb_custom_map *m, char *why, size_t why_size)
+static bool check_map(const tw__custom_map *m, char *why, size_t why_size)
 {
     if (!m) {
         why_set(why, why_size, "--from custom needs a mapping (--map or --map-file)");
@@ -838,17 +840,17 @@ static bool check_map(const twb_custom_map *m, char *why, size_t why_size)
     return true;
 }
 
-static tw_status read_custom(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
 {
-    const twb_custom_map *m = in->opts ? in->opts->custom : NULL;
+    const tw__custom_map *m = in->opts ? in->opts->custom : NULL;
     char why[300];
     if (!check_map(m, why, sizeof why)) {
         tw__set_error(err, TW_E_CONFIG, "%s: %s", in->name, why);
         return TW_E_CONFIG;
     }
     reader r = {.in = in, .m = m};
-    r.time_unit = m->time_unit != TWB_TIME_AUTO ? m->time_unit : in->opts->time_unit;
-    r.id_base = m->id_base != TWB_ID_AUTO ? m->id_base : in->opts->id_base;
+    r.time_unit = m->time_unit != TW__TIME_AUTO ? m->time_unit : in->opts->time_unit;
+    r.id_base = m->id_base != TW__ID_AUTO ? m->id_base : in->opts->id_base;
     line_reader lr = {.stream = stream};
     tw_status rc = TW_OK;
     size_t line_no = 0;
@@ -856,8 +858,8 @@ static tw_status read_custom(FILE *stream, twb_input *in, tw_error **err)
     while (next_line(&lr, &nomem)) {
         line_no++;
         if (lr.is_too_long) {
-            if (!twb_reject(in, line_no, lr.buf, lr.len, "line longer than %zu MiB",
-                            MAX_LINE_BYTES >> 20)) {
+            if (!tw__wire_reject(in, line_no, lr.buf, lr.len, "line longer than %zu MiB",
+                                 MAX_LINE_BYTES >> 20)) {
                 rc = TW_E_STATE;
                 break;
             }
@@ -922,7 +924,7 @@ static tw_status read_custom(FILE *stream, twb_input *in, tw_error **err)
         if (o == REC_OK)
             go_on = in->emit(in, span, &process);
         else if (o == REC_BAD)
-            go_on = twb_reject(in, line_no, lr.buf, lr.len, "%s", r.why);
+            go_on = tw__wire_reject(in, line_no, lr.buf, lr.len, "%s", r.why);
         tw__process_clear(&process);
         if (o == REC_NOMEM) {
             nomem = true;
@@ -949,7 +951,7 @@ static tw_status read_custom(FILE *stream, twb_input *in, tw_error **err)
     return rc;
 }
 
-const twb_reader twb_reader_custom = {
+const tw__wire_decoder tw__custom_decoder = {
     .name = "custom",
     .summary = "any JSON-lines or TSV span log, with --map / --map-file",
     .read = read_custom,

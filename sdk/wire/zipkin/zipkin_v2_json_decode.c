@@ -27,7 +27,11 @@
  *
  * Memory: one record at a time (MAX_RECORD_BYTES). Locking: none.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_common.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -37,18 +41,16 @@
 
 #include <jansson.h>
 
-#include "internal.h"
-
 /* Largest single span record: far above any real span (tags are capped by
  * tracers at a few KiB), small enough to bound memory. */
 #define MAX_RECORD_BYTES ((size_t)16 * 1024 * 1024)
 
 /* Per-record state: where messages point and what the input can do. */
 typedef struct {
-    twb_input *in;
+    tw__wire_input *in;
     size_t line_no;
-    twb_time_unit unit; /* the unit of timestamps and durations */
-    twb_id_base base;
+    tw__time_unit unit; /* the unit of timestamps and durations */
+    tw__id_base base;
     bool is_nomem;
 } record_ctx;
 
@@ -57,26 +59,26 @@ typedef struct {
 static bool read_time(record_ctx *rc, const json_t *v, const char *field, int64_t *us)
 {
     if (json_is_integer(v)) {
-        if (twb_time_int_to_us(json_integer_value(v), rc->unit, us))
+        if (tw__time_int_to_us(json_integer_value(v), rc->unit, us))
             return true;
     } else if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (twb_time_to_us(d, rc->unit, us)) {
-            if (rc->unit == TWB_TIME_US && d != floor(d))
-                twb_warn(rc->in, rc->line_no, "%s: fractional value %.17g rounded to %lld", field,
-                         d, (long long)*us);
+        if (tw__time_to_us(d, rc->unit, us)) {
+            if (rc->unit == TW__TIME_US && d != floor(d))
+                tw__wire_warn(rc->in, rc->line_no, "%s: fractional value %.17g rounded to %lld",
+                              field, d, (long long)*us);
             return true;
         }
     } else if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 19 &&
                strspn(json_string_value(v), "0123456789") == json_string_length(v)) {
         /* Some emitters quote their numbers; the value is still clear. */
         long long n = strtoll(json_string_value(v), NULL, 10);
-        if (twb_time_int_to_us(n, rc->unit, us)) {
-            twb_warn(rc->in, rc->line_no, "%s: a number given as a string", field);
+        if (tw__time_int_to_us(n, rc->unit, us)) {
+            tw__wire_warn(rc->in, rc->line_no, "%s: a number given as a string", field);
             return true;
         }
     }
-    twb_warn(rc->in, rc->line_no, "%s: not a usable number, ignored", field);
+    tw__wire_warn(rc->in, rc->line_no, "%s: not a usable number, ignored", field);
     return false;
 }
 
@@ -119,7 +121,7 @@ static void read_endpoint(record_ctx *rc, const json_t *obj, const char *name, e
     if (!obj || json_is_null(obj))
         return;
     if (!json_is_object(obj)) {
-        twb_warn(rc->in, rc->line_no, "%s: not an object, ignored", name);
+        tw__wire_warn(rc->in, rc->line_no, "%s: not an object, ignored", name);
         return;
     }
     const json_t *service = json_object_get(obj, "serviceName");
@@ -127,7 +129,7 @@ static void read_endpoint(record_ctx *rc, const json_t *obj, const char *name, e
         ep->service = json_string_value(service);
         ep->service_len = json_string_length(service);
     } else if (service && !json_is_null(service) && !json_is_string(service)) {
-        twb_warn(rc->in, rc->line_no, "%s.serviceName: not a string, ignored", name);
+        tw__wire_warn(rc->in, rc->line_no, "%s.serviceName: not a string, ignored", name);
     }
     static const char *const addr_keys[2] = {"ipv4", "ipv6"};
     for (int k = 0; k < 2; k++) {
@@ -137,7 +139,8 @@ static void read_endpoint(record_ctx *rc, const json_t *obj, const char *name, e
         char text[INET6_ADDRSTRLEN];
         bool is_v4;
         if (!json_is_string(a) || !parse_ip(json_string_value(a), text, &is_v4)) {
-            twb_warn(rc->in, rc->line_no, "%s.%s: not an IP address, ignored", name, addr_keys[k]);
+            tw__wire_warn(rc->in, rc->line_no, "%s.%s: not an IP address, ignored", name,
+                          addr_keys[k]);
             continue;
         }
         memcpy(is_v4 ? ep->ipv4 : ep->ipv6, text, sizeof text);
@@ -146,13 +149,13 @@ static void read_endpoint(record_ctx *rc, const json_t *obj, const char *name, e
     if (json_is_integer(port)) {
         json_int_t p = json_integer_value(port);
         if (p > 65535)
-            twb_warn(rc->in, rc->line_no, "%s.port: %lld is over 65535, ignored", name,
-                     (long long)p);
+            tw__wire_warn(rc->in, rc->line_no, "%s.port: %lld is over 65535, ignored", name,
+                          (long long)p);
         else if (p > 0)
             ep->port = p;
         /* 0 or negative: "absent" in Zipkin's model, silently */
     } else if (port && !json_is_null(port)) {
-        twb_warn(rc->in, rc->line_no, "%s.port: not an integer, ignored", name);
+        tw__wire_warn(rc->in, rc->line_no, "%s.port: not an integer, ignored", name);
     }
 }
 
@@ -184,14 +187,14 @@ static bool set_local(const endpoint *ep, tw__process *p)
 
 static bool set_remote(const endpoint *ep, tw__span_data *s)
 {
-    if (ep->service && !twb_tag_str(s, "peer.service", ep->service, ep->service_len))
+    if (ep->service && !tw__span_data_add_str_tag(s, "peer.service", ep->service, ep->service_len))
         return false;
-    if (ep->ipv4[0] && !twb_tag_str(s, "peer.ipv4", ep->ipv4, strlen(ep->ipv4)))
+    if (ep->ipv4[0] && !tw__span_data_add_str_tag(s, "peer.ipv4", ep->ipv4, strlen(ep->ipv4)))
         return false;
-    if (ep->ipv6[0] && !twb_tag_str(s, "peer.ipv6", ep->ipv6, strlen(ep->ipv6)))
+    if (ep->ipv6[0] && !tw__span_data_add_str_tag(s, "peer.ipv6", ep->ipv6, strlen(ep->ipv6)))
         return false;
     tw_value port = {.type = TW_VALUE_INT64, .as.i64 = ep->port};
-    return !ep->port || twb_tag_value(s, "peer.port", &port);
+    return !ep->port || tw__span_data_add_tag(s, "peer.port", &port);
 }
 
 /* ---- one span ------------------------------------------------------------------------------ */
@@ -206,19 +209,20 @@ static int read_kind(record_ctx *rc, const json_t *kind, tw__span_data *s)
     if (!kind || json_is_null(kind))
         return -1;
     if (!json_is_string(kind)) {
-        twb_warn(rc->in, rc->line_no, "kind: not a string, ignored");
+        tw__wire_warn(rc->in, rc->line_no, "kind: not a string, ignored");
         return -1;
     }
     for (int k = 0; k < 4; k++) {
         if (strcasecmp(json_string_value(kind), kinds[k]) == 0) {
-            if (!twb_tag_str(s, "span.kind", kinds_lower[k], strlen(kinds_lower[k])))
+            if (!tw__span_data_add_str_tag(s, "span.kind", kinds_lower[k], strlen(kinds_lower[k])))
                 rc->is_nomem = true;
             return k;
         }
     }
-    twb_warn(rc->in, rc->line_no, "kind: unknown value \"%.40s\", kept as tag span.kind",
-             json_string_value(kind));
-    if (!twb_tag_str(s, "span.kind", json_string_value(kind), json_string_length(kind)))
+    tw__wire_warn(rc->in, rc->line_no, "kind: unknown value \"%.40s\", kept as tag span.kind",
+                  json_string_value(kind));
+    if (!tw__span_data_add_str_tag(s, "span.kind", json_string_value(kind),
+                                   json_string_length(kind)))
         rc->is_nomem = true;
     return -2;
 }
@@ -228,7 +232,7 @@ static void read_annotations(record_ctx *rc, const json_t *list, tw__span_data *
     if (!list || json_is_null(list))
         return;
     if (!json_is_array(list)) {
-        twb_warn(rc->in, rc->line_no, "annotations: not an array, ignored");
+        tw__wire_warn(rc->in, rc->line_no, "annotations: not an array, ignored");
         return;
     }
     size_t i;
@@ -240,7 +244,7 @@ static void read_annotations(record_ctx *rc, const json_t *list, tw__span_data *
         const json_t *ts = json_object_get(a, "timestamp");
         const json_t *value = json_object_get(a, "value");
         if (!json_is_object(a) || !ts || !value || json_is_null(value)) {
-            twb_warn(rc->in, rc->line_no, "%s: needs a timestamp and a value, dropped", field);
+            tw__wire_warn(rc->in, rc->line_no, "%s: needs a timestamp and a value, dropped", field);
             continue;
         }
         int64_t us;
@@ -248,14 +252,15 @@ static void read_annotations(record_ctx *rc, const json_t *list, tw__span_data *
         if (!read_time(rc, ts, field, &us))
             continue;
         size_t len;
-        char *text = twb_json_value_text(value, &len);
+        char *text = tw__json_value_text(value, &len);
         if (!text) {
             rc->is_nomem = true;
             return;
         }
         if (!json_is_string(value))
-            twb_warn(rc->in, rc->line_no, "annotations[%zu].value: not a string, stringified", i);
-        bool ok = twb_log_event(s, us, text, len);
+            tw__wire_warn(rc->in, rc->line_no, "annotations[%zu].value: not a string, stringified",
+                          i);
+        bool ok = tw__span_data_add_event(s, us, text, len);
         free(text);
         if (!ok) {
             rc->is_nomem = true;
@@ -269,7 +274,7 @@ static void read_tags(record_ctx *rc, const json_t *tags, tw__span_data *s)
     if (!tags || json_is_null(tags))
         return;
     if (!json_is_object(tags)) {
-        twb_warn(rc->in, rc->line_no, "tags: not an object, ignored");
+        tw__wire_warn(rc->in, rc->line_no, "tags: not an object, ignored");
         return;
     }
     const char *key;
@@ -277,18 +282,18 @@ static void read_tags(record_ctx *rc, const json_t *tags, tw__span_data *s)
     json_object_foreach((json_t *)tags, key, value)
     {
         if (json_is_null(value)) {
-            twb_warn(rc->in, rc->line_no, "tags.%.60s: null value, dropped", key);
+            tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: null value, dropped", key);
             continue;
         }
         size_t len;
-        char *text = twb_json_value_text(value, &len);
+        char *text = tw__json_value_text(value, &len);
         if (!text) {
             rc->is_nomem = true;
             return;
         }
         if (!json_is_string(value))
-            twb_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
-        bool ok = twb_tag_str(s, key, text, len);
+            tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
+        bool ok = tw__span_data_add_str_tag(s, key, text, len);
         free(text);
         if (!ok) {
             rc->is_nomem = true;
@@ -325,7 +330,7 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
         snprintf(why, why_size, "traceId: missing or not a string");
         return NULL;
     }
-    if (!twb_parse_trace_id(text, len, rc->base, &hi, &lo, reason, sizeof reason)) {
+    if (!tw__parse_trace_id(text, len, rc->base, &hi, &lo, reason, sizeof reason)) {
         snprintf(why, why_size, "traceId: %s", reason);
         return NULL;
     }
@@ -333,7 +338,7 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
         snprintf(why, why_size, "id: missing or not a string");
         return NULL;
     }
-    if (!twb_parse_span_id(text, len, rc->base, false, &id, reason, sizeof reason)) {
+    if (!tw__parse_span_id(text, len, rc->base, false, &id, reason, sizeof reason)) {
         snprintf(why, why_size, "id: %s", reason);
         return NULL;
     }
@@ -343,7 +348,7 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
             snprintf(why, why_size, "parentId: not a string");
             return NULL;
         }
-        if (!twb_parse_span_id(json_string_value(pv), json_string_length(pv), rc->base, true,
+        if (!tw__parse_span_id(json_string_value(pv), json_string_length(pv), rc->base, true,
                                &parent, reason, sizeof reason)) {
             snprintf(why, why_size, "parentId: %s", reason);
             return NULL;
@@ -375,14 +380,14 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
     if (json_is_true(debug))
         s->flags |= TW__FLAG_DEBUG;
     else if (debug && !json_is_boolean(debug) && !json_is_null(debug))
-        twb_warn(rc->in, rc->line_no, "debug: not a boolean, ignored");
+        tw__wire_warn(rc->in, rc->line_no, "debug: not a boolean, ignored");
 
     int kind = read_kind(rc, json_object_get(obj, "kind"), s);
     const json_t *shared = json_object_get(obj, "shared");
     if (json_is_true(shared))
         s->shared = kind != 0; /* Zipkin clears it on a CLIENT span */
     else if (shared && !json_is_boolean(shared) && !json_is_null(shared))
-        twb_warn(rc->in, rc->line_no, "shared: not a boolean, ignored");
+        tw__wire_warn(rc->in, rc->line_no, "shared: not a boolean, ignored");
 
     endpoint local, remote;
     read_endpoint(rc, json_object_get(obj, "localEndpoint"), "localEndpoint", &local);
@@ -414,8 +419,8 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
             s->duration_us = us;
             s->is_duration_unknown = false;
         } else if (us < 0) {
-            twb_warn(rc->in, rc->line_no, "duration: negative (%lld), taken as absent",
-                     (long long)us);
+            tw__wire_warn(rc->in, rc->line_no, "duration: negative (%lld), taken as absent",
+                          (long long)us);
         }
     }
     return s;
@@ -426,12 +431,12 @@ nomem:
     return NULL;
 }
 
-/* One record (twb_json_record_fn): a span emitted, or the record rejected. */
+/* One record (tw__json_record_fn): a span emitted, or the record rejected. */
 static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len, size_t line_no,
                              const json_error_t *parse_error, tw_error **err)
 {
     record_ctx *rc = arg;
-    twb_input *in = rc->in;
+    tw__wire_input *in = rc->in;
     rc->line_no = line_no;
     char why[256];
     tw__span_data *span = NULL;
@@ -451,14 +456,14 @@ static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len
     return go_on ? TW_OK : TW_E_STATE;
 }
 
-static tw_status read_zipkin_v2(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err)
 {
-    record_ctx rc = {.in = in, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
-    if (in->opts && in->opts->time_unit != TWB_TIME_AUTO)
+    record_ctx rc = {.in = in, .unit = TW__TIME_US, .base = TW__ID_HEX};
+    if (in->opts && in->opts->time_unit != TW__TIME_AUTO)
         rc.unit = in->opts->time_unit;
-    if (in->opts && in->opts->id_base != TWB_ID_AUTO)
+    if (in->opts && in->opts->id_base != TW__ID_AUTO)
         rc.base = in->opts->id_base;
-    return twb_json_read_records(stream, in, MAX_RECORD_BYTES, JSON_ALLOW_NUL, read_record, &rc,
+    return tw__json_read_records(stream, in, MAX_RECORD_BYTES, JSON_ALLOW_NUL, read_record, &rc,
                                  err);
 }
 
@@ -511,7 +516,7 @@ static int sniff_zipkin_v2(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_zipkin_v2_json = {
+const tw__wire_decoder tw__zipkin_v2_json_decoder = {
     .name = "zipkin-v2-json",
     .summary = "Zipkin v2 JSON spans (/api/v2/spans body; array, array of arrays, object or "
                "NDJSON)",

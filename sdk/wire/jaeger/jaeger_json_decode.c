@@ -44,7 +44,10 @@
  * one trace per line). Nesting is bounded by Jansson's parser (depth 2048);
  * nothing here recurses. Locking: none.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include "wire/core/json_common.h"
 
@@ -57,15 +60,13 @@
 
 #include <jansson.h>
 
-#include "internal.h"
-
 #define MAX_DOCUMENT_BYTES ((size_t)32 * 1024 * 1024)
 
 typedef struct {
-    twb_input *in;
+    tw__wire_input *in;
     size_t line_no;
-    twb_time_unit unit;
-    twb_id_base base;
+    tw__time_unit unit;
+    tw__id_base base;
     bool is_nomem;
     bool is_stopped; /* emit or reject asked to stop */
 } doc_ctx;
@@ -87,15 +88,15 @@ static void reject_value(doc_ctx *dc, const json_t *v, const char *fmt, ...)
 
 static bool read_time(doc_ctx *dc, const json_t *v, const char *where, int64_t *us)
 {
-    if (json_is_integer(v) && twb_time_int_to_us(json_integer_value(v), dc->unit, us))
+    if (json_is_integer(v) && tw__time_int_to_us(json_integer_value(v), dc->unit, us))
         return true;
-    if (json_is_real(v) && twb_time_to_us(json_real_value(v), dc->unit, us)) {
-        if (dc->unit == TWB_TIME_US && json_real_value(v) != floor(json_real_value(v)))
-            twb_warn(dc->in, dc->line_no, "%s: fractional value rounded to %lld", where,
-                     (long long)*us);
+    if (json_is_real(v) && tw__time_to_us(json_real_value(v), dc->unit, us)) {
+        if (dc->unit == TW__TIME_US && json_real_value(v) != floor(json_real_value(v)))
+            tw__wire_warn(dc->in, dc->line_no, "%s: fractional value rounded to %lld", where,
+                          (long long)*us);
         return true;
     }
-    twb_warn(dc->in, dc->line_no, "%s: not a usable number, ignored", where);
+    tw__wire_warn(dc->in, dc->line_no, "%s: not a usable number, ignored", where);
     return false;
 }
 
@@ -131,12 +132,12 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
     const json_t *type = json_object_get(kv, "type");
     const json_t *v = json_object_get(kv, "value");
     if (!json_is_string(k)) {
-        twb_warn(dc->in, dc->line_no, "%s: no string key, dropped", where);
+        tw__wire_warn(dc->in, dc->line_no, "%s: no string key, dropped", where);
         return false;
     }
     *key = json_string_value(k);
     if (!v || json_is_null(v)) {
-        twb_warn(dc->in, dc->line_no, "%s (%.60s): no value, dropped", where, *key);
+        tw__wire_warn(dc->in, dc->line_no, "%s (%.60s): no value, dropped", where, *key);
         return false;
     }
     const char *t = json_is_string(type) ? json_string_value(type) : NULL;
@@ -147,7 +148,7 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
             : json_is_integer(v) ? "int64"
             : json_is_real(v)    ? "float64"
                                  : "string";
-        twb_warn(dc->in, dc->line_no, "%s (%.60s): no type, taken as %s", where, *key, t);
+        tw__wire_warn(dc->in, dc->line_no, "%s (%.60s): no type, taken as %s", where, *key, t);
     }
     const char *s = json_is_string(v) ? json_string_value(v) : NULL;
     size_t slen = s ? json_string_length(v) : 0;
@@ -161,8 +162,8 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
             return true;
         }
         if (s && (strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0)) {
-            twb_warn(dc->in, dc->line_no, "%s (%.60s): bool given as the string \"%s\"", where,
-                     *key, s);
+            tw__wire_warn(dc->in, dc->line_no, "%s (%.60s): bool given as the string \"%s\"", where,
+                          *key, s);
             *out = (tw_value){.type = TW_VALUE_BOOL, .as.boolean = strcasecmp(s, "true") == 0};
             return true;
         }
@@ -179,7 +180,8 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
         }
         double d = json_is_real(v) ? json_real_value(v) : NAN;
         if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-            twb_warn(dc->in, dc->line_no, "%s (%.60s): int64 given as a real number", where, *key);
+            tw__wire_warn(dc->in, dc->line_no, "%s (%.60s): int64 given as a real number", where,
+                          *key);
             *out = (tw_value){.type = TW_VALUE_INT64, .as.i64 = (int64_t)d};
             return true;
         }
@@ -198,7 +200,8 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
         char *end;
         double d = s && slen > 0 ? strtod(s, &end) : 0;
         if (s && slen > 0 && end == s + slen) {
-            twb_warn(dc->in, dc->line_no, "%s (%.60s): float64 given as a string", where, *key);
+            tw__wire_warn(dc->in, dc->line_no, "%s (%.60s): float64 given as a string", where,
+                          *key);
             *out = (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = d};
             return true;
         }
@@ -216,13 +219,14 @@ static bool read_kv(doc_ctx *dc, const json_t *kv, const char *where, const char
     }
     /* The value does not fit its type: keep its text, say so. */
     size_t len;
-    char *text = twb_json_value_text(v, &len);
+    char *text = tw__json_value_text(v, &len);
     if (!text) {
         dc->is_nomem = true;
         return false;
     }
-    twb_warn(dc->in, dc->line_no, "%s (%.60s): value does not fit type \"%.20s\", kept as a string",
-             where, *key, t);
+    tw__wire_warn(dc->in, dc->line_no,
+                  "%s (%.60s): value does not fit type \"%.20s\", kept as a string", where, *key,
+                  t);
     *owned = text;
     *out = (tw_value){.type = TW_VALUE_STRING, .as.str = text, .len = len};
     return true;
@@ -234,7 +238,7 @@ static bool read_process(doc_ctx *dc, const json_t *obj, const char *where, tw__
 {
     tw__process_init(p);
     if (!json_is_object(obj)) {
-        twb_warn(dc->in, dc->line_no, "%s: not an object, empty process used", where);
+        tw__wire_warn(dc->in, dc->line_no, "%s: not an object, empty process used", where);
         return true;
     }
     const json_t *service = json_object_get(obj, "serviceName");
@@ -242,11 +246,11 @@ static bool read_process(doc_ctx *dc, const json_t *obj, const char *where, tw__
         if (!tw__process_set_service(p, json_string_value(service)))
             goto nomem;
     } else {
-        twb_warn(dc->in, dc->line_no, "%s.serviceName: missing or not a string", where);
+        tw__wire_warn(dc->in, dc->line_no, "%s.serviceName: missing or not a string", where);
     }
     const json_t *tags = json_object_get(obj, "tags");
     if (tags && !json_is_null(tags) && !json_is_array(tags))
-        twb_warn(dc->in, dc->line_no, "%s.tags: not an array, ignored", where);
+        tw__wire_warn(dc->in, dc->line_no, "%s.tags: not an array, ignored", where);
     size_t i;
     const json_t *kv;
     json_array_foreach(tags, i, kv)
@@ -295,7 +299,7 @@ static bool process_map_read(doc_ctx *dc, const json_t *processes, process_map *
     if (!processes || json_is_null(processes))
         return true;
     if (!json_is_object(processes)) {
-        twb_warn(dc->in, dc->line_no, "processes: not an object, ignored");
+        tw__wire_warn(dc->in, dc->line_no, "processes: not an object, ignored");
         return true;
     }
     m->index = g_hash_table_new(g_str_hash, g_str_equal);
@@ -331,7 +335,7 @@ static bool read_references(doc_ctx *dc, const json_t *list, tw__span_data *s)
     if (!list || json_is_null(list))
         return true;
     if (!json_is_array(list)) {
-        twb_warn(dc->in, dc->line_no, "references: not an array, ignored");
+        tw__wire_warn(dc->in, dc->line_no, "references: not an array, ignored");
         return true;
     }
     size_t n = json_array_size(list);
@@ -357,24 +361,25 @@ static bool read_references(doc_ctx *dc, const json_t *list, tw__span_data *s)
                    strcasecmp(json_string_value(type), "FOLLOWS_FROM") == 0) {
             p->type = TW__REF_FOLLOWS_FROM;
         } else {
-            twb_warn(dc->in, dc->line_no, "references[%zu].refType: unknown, reference dropped", i);
+            tw__wire_warn(dc->in, dc->line_no,
+                          "references[%zu].refType: unknown, reference dropped", i);
             continue;
         }
         if (!tid || json_is_null(tid)) {
             p->hi = s->trace_id_high;
             p->lo = s->trace_id_low;
         } else if (!json_is_string(tid) ||
-                   !twb_parse_trace_id(json_string_value(tid), json_string_length(tid), dc->base,
+                   !tw__parse_trace_id(json_string_value(tid), json_string_length(tid), dc->base,
                                        &p->hi, &p->lo, why, sizeof why)) {
-            twb_warn(dc->in, dc->line_no, "references[%zu].traceID: %s, reference dropped", i,
-                     json_is_string(tid) ? why : "not a string");
+            tw__wire_warn(dc->in, dc->line_no, "references[%zu].traceID: %s, reference dropped", i,
+                          json_is_string(tid) ? why : "not a string");
             continue;
         }
         if (!json_is_string(sid) ||
-            !twb_parse_span_id(json_string_value(sid), json_string_length(sid), dc->base, false,
+            !tw__parse_span_id(json_string_value(sid), json_string_length(sid), dc->base, false,
                                &p->span_id, why, sizeof why)) {
-            twb_warn(dc->in, dc->line_no, "references[%zu].spanID: %s, reference dropped", i,
-                     json_is_string(sid) ? why : "missing or not a string");
+            tw__wire_warn(dc->in, dc->line_no, "references[%zu].spanID: %s, reference dropped", i,
+                          json_is_string(sid) ? why : "missing or not a string");
             continue;
         }
         count++;
@@ -402,7 +407,7 @@ static bool read_references(doc_ctx *dc, const json_t *list, tw__span_data *s)
 static bool read_tags(doc_ctx *dc, const json_t *tags, tw__span_data *s)
 {
     if (tags && !json_is_null(tags) && !json_is_array(tags))
-        twb_warn(dc->in, dc->line_no, "tags: not an array, ignored");
+        tw__wire_warn(dc->in, dc->line_no, "tags: not an array, ignored");
     size_t i;
     const json_t *kv;
     json_array_foreach(tags, i, kv)
@@ -417,7 +422,7 @@ static bool read_tags(doc_ctx *dc, const json_t *tags, tw__span_data *s)
                 return false;
             continue;
         }
-        bool ok = twb_tag_value(s, key, &value);
+        bool ok = tw__span_data_add_tag(s, key, &value);
         free(owned);
         if (!ok) {
             dc->is_nomem = true;
@@ -430,7 +435,7 @@ static bool read_tags(doc_ctx *dc, const json_t *tags, tw__span_data *s)
 static bool read_logs(doc_ctx *dc, const json_t *logs, tw__span_data *s)
 {
     if (logs && !json_is_null(logs) && !json_is_array(logs))
-        twb_warn(dc->in, dc->line_no, "logs: not an array, ignored");
+        tw__wire_warn(dc->in, dc->line_no, "logs: not an array, ignored");
     size_t i;
     const json_t *log;
     json_array_foreach(logs, i, log)
@@ -440,14 +445,14 @@ static bool read_logs(doc_ctx *dc, const json_t *logs, tw__span_data *s)
         int64_t ts;
         const json_t *fields = json_object_get(log, "fields");
         if (!json_object_get(log, "timestamp")) {
-            twb_warn(dc->in, dc->line_no, "logs[%zu]: no timestamp, dropped", i);
+            tw__wire_warn(dc->in, dc->line_no, "logs[%zu]: no timestamp, dropped", i);
             continue;
         }
         if (!read_time(dc, json_object_get(log, "timestamp"), at, &ts))
             continue;
         size_t n = json_is_array(fields) ? json_array_size(fields) : 0;
         if (fields && !json_is_null(fields) && !json_is_array(fields))
-            twb_warn(dc->in, dc->line_no, "logs[%zu].fields: not an array, ignored", i);
+            tw__wire_warn(dc->in, dc->line_no, "logs[%zu].fields: not an array, ignored", i);
         tw__log *l = tw__span_data_push_log(s, n);
         if (!l) {
             dc->is_nomem = true;
@@ -514,7 +519,7 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         text = json_string_value(trace_id);
         len = json_string_length(trace_id);
     }
-    if (!twb_parse_trace_id(text, len, dc->base, &hi, &lo, why, sizeof why)) {
+    if (!tw__parse_trace_id(text, len, dc->base, &hi, &lo, why, sizeof why)) {
         reject_value(dc, obj, "traceID: %s", why);
         return;
     }
@@ -522,7 +527,7 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         reject_value(dc, obj, "spanID: missing or not a string");
         return;
     }
-    if (!twb_parse_span_id(text, len, dc->base, false, &id, why, sizeof why)) {
+    if (!tw__parse_span_id(text, len, dc->base, false, &id, why, sizeof why)) {
         reject_value(dc, obj, "spanID: %s", why);
         return;
     }
@@ -546,7 +551,8 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         json_integer_value(flags) <= UINT32_MAX)
         s->flags = (uint32_t)json_integer_value(flags);
     else if (flags && !json_is_null(flags))
-        twb_warn(dc->in, dc->line_no, "flags: not a 32-bit unsigned integer, taken as sampled");
+        tw__wire_warn(dc->in, dc->line_no,
+                      "flags: not a 32-bit unsigned integer, taken as sampled");
     if (!tw__span_data_set_operation(s, json_is_string(op) ? json_string_value(op) : "",
                                      json_is_string(op) ? json_string_length(op) : 0) ||
         !read_references(dc, json_object_get(obj, "references"), s) ||
@@ -556,11 +562,11 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
     const json_t *psid = json_object_get(obj, "parentSpanID");
     uint64_t parent = 0;
     if (s->parent_id == 0 && json_is_string(psid)) {
-        if (twb_parse_span_id(json_string_value(psid), json_string_length(psid), dc->base, true,
+        if (tw__parse_span_id(json_string_value(psid), json_string_length(psid), dc->base, true,
                               &parent, why, sizeof why))
             s->parent_id = parent == id ? 0 : parent;
         else
-            twb_warn(dc->in, dc->line_no, "parentSpanID: %s, ignored", why);
+            tw__wire_warn(dc->in, dc->line_no, "parentSpanID: %s, ignored", why);
     }
 
     int64_t us = 0;
@@ -575,9 +581,10 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
                 s->start_us = t;
         }
         if (s->start_us)
-            twb_warn(dc->in, dc->line_no, "startTime: absent or 0, taken from the earliest log");
+            tw__wire_warn(dc->in, dc->line_no,
+                          "startTime: absent or 0, taken from the earliest log");
         else
-            twb_warn(dc->in, dc->line_no, "startTime: absent or 0, kept as unknown");
+            tw__wire_warn(dc->in, dc->line_no, "startTime: absent or 0, kept as unknown");
     }
     const json_t *dur = json_object_get(obj, "duration");
     s->is_duration_unknown = true;
@@ -586,7 +593,8 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         if (us >= 0)
             s->duration_us = us;
         else
-            twb_warn(dc->in, dc->line_no, "duration: negative (%lld), taken as 0", (long long)us);
+            tw__wire_warn(dc->in, dc->line_no, "duration: negative (%lld), taken as 0",
+                          (long long)us);
     }
 
     const tw__process *process = NULL;
@@ -602,8 +610,8 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
             if (!read_process(dc, p, "process", &embedded))
                 goto nomem;
         } else {
-            twb_warn(dc->in, dc->line_no, "processID %s: no such process, empty process used",
-                     json_is_string(pid) ? json_string_value(pid) : "(none)");
+            tw__wire_warn(dc->in, dc->line_no, "processID %s: no such process, empty process used",
+                          json_is_string(pid) ? json_string_value(pid) : "(none)");
         }
         process = &embedded;
     }
@@ -674,14 +682,14 @@ static void read_document(doc_ctx *dc, const json_t *doc, const char *raw, size_
     /* "data": null is an empty query result: nothing to read. */
 }
 
-/* One document (twb_json_record_fn). */
+/* One document (tw__json_record_fn). */
 static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len, size_t line_no,
                              const json_error_t *parse_error, tw_error **err)
 {
     doc_ctx *dc = arg;
     dc->line_no = line_no;
     if (!doc)
-        return twb_reject(dc->in, line_no, rec, len, "not valid JSON: %s", parse_error->text)
+        return tw__wire_reject(dc->in, line_no, rec, len, "not valid JSON: %s", parse_error->text)
                    ? TW_OK
                    : TW_E_STATE;
     read_document(dc, doc, rec, len);
@@ -692,14 +700,14 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
     return dc->is_stopped ? TW_E_STATE : TW_OK;
 }
 
-static tw_status read_jaeger_json(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_jaeger_json(FILE *stream, tw__wire_input *in, tw_error **err)
 {
-    doc_ctx dc = {.in = in, .unit = TWB_TIME_US, .base = TWB_ID_HEX};
-    if (in->opts && in->opts->time_unit != TWB_TIME_AUTO)
+    doc_ctx dc = {.in = in, .unit = TW__TIME_US, .base = TW__ID_HEX};
+    if (in->opts && in->opts->time_unit != TW__TIME_AUTO)
         dc.unit = in->opts->time_unit;
-    if (in->opts && in->opts->id_base != TWB_ID_AUTO)
+    if (in->opts && in->opts->id_base != TW__ID_AUTO)
         dc.base = in->opts->id_base;
-    return twb_json_read_records(stream, in, MAX_DOCUMENT_BYTES, JSON_ALLOW_NUL, read_record, &dc,
+    return tw__json_read_records(stream, in, MAX_DOCUMENT_BYTES, JSON_ALLOW_NUL, read_record, &dc,
                                  err);
 }
 
@@ -732,7 +740,7 @@ static int sniff_jaeger_json(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_jaeger_json = {
+const tw__wire_decoder tw__jaeger_json_decoder = {
     .name = "jaeger-json",
     .summary = "Jaeger query API / UI JSON ({\"data\":[trace]}, a trace, or spans with an "
                "embedded process; NDJSON too)",

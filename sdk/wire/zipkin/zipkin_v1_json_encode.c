@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/sinks/zipkin_v1_json.c: `--to zipkin-v1-json`, Zipkin's v1 JSON
+ * wire/zipkin/zipkin_v1_json_encode.c: the Zipkin v1 JSON encoder
+ * (`--to zipkin-v1-json`), Zipkin's v1 JSON
  * (zipkin-api.yaml definitions Span, Annotation, BinaryAnnotation,
  * Endpoint; WIRE-NOTES Part B 2.2). Last stage of the convert flow
  * (bridge/convert.h): one JSON array, the body of POST /api/v1/spans,
@@ -28,21 +29,14 @@
  *   - Endpoint.serviceName is required in v1: "" when unknown
  * Jansson writes every byte. Memory: one span at a time. Single-threaded.
  */
-#include "convert.h"
+#include "wire/formats.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "wire/core/json_common.h"
 #include "wire/zipkin/zipkin_v2_json.h"
-
-struct twb_writer {
-    FILE *out;
-    size_t n_written;
-    tw__buf buf;
-};
 
 /* A v1 Endpoint from a v2 one: the same members, serviceName required. */
 static json_t *v1_endpoint(const json_t *v2)
@@ -246,73 +240,63 @@ fail:
     return NULL;
 }
 
-/* ---- the writer ---------------------------------------------------------------------------- */
+/* ---- the document ------------------------------------------------------------------------- */
 
-static twb_writer *v1_new(FILE *out, const twb_options *opts, tw_error **err)
+struct tw__doc_encoder {
+    size_t n_written;
+    tw__buf v2; /* one span's v2 text */
+};
+
+static tw__doc_encoder *doc_create(const tw__wire_options *opts, tw__span_reject_fn reject,
+                                   void *reject_data)
 {
     (void)opts;
-    twb_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        tw__set_error(err, TW_E_NOMEM, "out of memory");
-        return NULL;
-    }
-    w->out = out;
-    tw__buf_init(&w->buf);
-    return w;
+    (void)reject; /* every span the model holds has a Zipkin v1 JSON form */
+    (void)reject_data;
+    return calloc(1, sizeof(tw__doc_encoder));
 }
 
-static void v1_free(twb_writer *w)
+static void doc_destroy(tw__doc_encoder *e)
 {
-    if (!w)
+    if (!e)
         return;
-    tw__buf_free(&w->buf);
-    free(w);
+    tw__buf_free(&e->v2);
+    free(e);
 }
 
-static tw_status put(twb_writer *w, const void *data, size_t len, tw_error **err)
-{
-    return twb_write_out(w->out, data, len, err);
-}
-
-static tw_status v1_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
+static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n, tw__buf *out)
 {
     for (size_t i = 0; i < n; i++) {
         /* The v2 JSON of the one Zipkin encoder, read back as a tree. */
-        tw__buf_reset(&w->buf);
+        tw__buf_reset(&e->v2);
         json_t *v2 = NULL;
-        if (tw__zipkin_encode_span(spans[i].data, spans[i].process, &w->buf))
-            v2 = json_loadb((const char *)w->buf.data, w->buf.len, JSON_ALLOW_NUL, NULL);
+        if (tw__zipkin_encode_span(spans[i].data, spans[i].process, &e->v2))
+            v2 = json_loadb((const char *)e->v2.data, e->v2.len, JSON_ALLOW_NUL, NULL);
         json_t *v1 = v2 ? v1_span(v2, spans[i].data) : NULL;
         json_decref(v2);
-        tw__buf_reset(&w->buf);
-        bool ok = v1 && tw__json_dump(v1, &w->buf);
+        tw__buf_reset(&e->v2);
+        bool ok = v1 && tw__json_dump(v1, &e->v2);
         json_decref(v1);
-        if (!ok) {
-            tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
-            return TW_E_NOMEM;
-        }
-        tw_status st = put(w, w->n_written++ ? "," : "[", 1, err);
-        if (st == TW_OK)
-            st = put(w, w->buf.data, w->buf.len, err);
-        if (st != TW_OK)
-            return st;
+        ok = ok && tw__buf_append(out, e->n_written++ ? "," : "[", 1) &&
+             tw__buf_append(out, e->v2.data, e->v2.len);
+        if (!ok)
+            return false;
     }
-    return TW_OK;
+    return true;
 }
 
-static tw_status v1_finish(twb_writer *w, tw_error **err)
+static bool doc_finish(tw__doc_encoder *e, tw__buf *out)
 {
-    const char *end = w->n_written ? "]\n" : "[]\n";
-    tw_status st = put(w, end, strlen(end), err);
-    return st == TW_OK ? twb_flush_out(w->out, err) : st;
+    const char *end = e->n_written ? "]\n" : "[]\n";
+    return tw__buf_append(out, end, strlen(end));
 }
 
-const twb_writer_vtable twb_writer_zipkin_v1_json = {
+const tw__wire_encoder tw__zipkin_v1_json_encoder = {
     .name = "zipkin-v1-json",
     .summary = "Zipkin v1 JSON: one array of spans with annotations and binaryAnnotations "
                "(the body of POST /api/v1/spans)",
-    .new_writer = v1_new,
-    .write = v1_write,
-    .finish = v1_finish,
-    .free_writer = v1_free,
+    .create = doc_create,
+    .encode = doc_encode,
+    .finish = doc_finish,
+    .destroy = doc_destroy,
 };

@@ -4,7 +4,7 @@
  * V1 -> V2 conversion of WIRE-NOTES Part B 2.4 [Z-V1C], written from the
  * rules, for the zipkin-v1-json and zipkin-v1-thrift readers).
  *
- * Where it sits: reader (fills a tw__zipkin_v1_span) -> twb_zipkin_v1_emit
+ * Where it sits: reader (fills a tw__zipkin_v1_span) -> tw__zipkin_v1_emit
  * -> in->emit, once per host of the record. Owns nothing past the call; no
  * locks (single-threaded, like all of `tracewire convert`).
  *
@@ -62,7 +62,7 @@
  * with a warning; an unset duration is `is_duration_unknown`. A span that
  * still has no timestamp takes its earliest log's.
  */
-#include "readers/zipkin_v1.h"
+#include "wire/zipkin/zipkin_v1.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -85,7 +85,7 @@ typedef struct builder {
 } builder;
 
 typedef struct conv {
-    twb_input *in;
+    tw__wire_input *in;
     size_t line_no;
     const tw__zipkin_v1_span *src;
     builder *b; /* b[0] is Zipkin's "first" span; points to few[] or the heap */
@@ -100,7 +100,7 @@ typedef struct conv {
 
 /* ---- endpoints ------------------------------------------------------------------------------ */
 
-void twb_ipv4_text(uint32_t ipv4, char *out)
+void tw__ipv4_text(uint32_t ipv4, char *out)
 {
     /* By hand: snprintf was a fifth of the Thrift reader's time (callgrind). */
     size_t n = 0;
@@ -143,7 +143,7 @@ static void endpoint_texts(const tw__zipkin_endpoint *e, char v4[16], char v6[IN
             v6[0] = '\0';
     }
     if (ipv4)
-        twb_ipv4_text(ipv4, v4);
+        tw__ipv4_text(ipv4, v4);
 }
 
 static bool endpoint_is_empty(const tw__zipkin_endpoint *e)
@@ -220,7 +220,7 @@ static size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
 
 static void add_log(conv *c, size_t i, const tw__zipkin_annotation *a)
 {
-    if (!twb_log_event(c->b[i].span, a->timestamp_us, a->value, a->value_len))
+    if (!tw__span_data_add_event(c->b[i].span, a->timestamp_us, a->value, a->value_len))
         c->is_nomem = true;
 }
 
@@ -240,11 +240,11 @@ static int64_t between(int64_t from, int64_t to)
 static void set_dur(conv *c, builder *b, int64_t dur)
 {
     if (dur == INT64_MIN)
-        twb_warn(c->in, c->line_no, "span %016llx: duration out of range, left out",
-                 (unsigned long long)c->src->id);
+        tw__wire_warn(c->in, c->line_no, "span %016llx: duration out of range, left out",
+                      (unsigned long long)c->src->id);
     else if (dur < 0)
-        twb_warn(c->in, c->line_no, "span %016llx: negative duration %lld us left out",
-                 (unsigned long long)c->src->id, (long long)dur);
+        tw__wire_warn(c->in, c->line_no, "span %016llx: negative duration %lld us left out",
+                      (unsigned long long)c->src->id, (long long)dur);
     b->has_dur = dur > 0;
     b->dur = dur;
 }
@@ -478,16 +478,17 @@ static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba)
         }
         break;
     default:
-        twb_warn(c->in, c->line_no,
-                 "binary annotation '%s': unknown annotation_type %d, kept as binary", ba->key,
-                 (int)ba->type);
+        tw__wire_warn(c->in, c->line_no,
+                      "binary annotation '%s': unknown annotation_type %d, kept as binary", ba->key,
+                      (int)ba->type);
         break;
     }
     if (want && v.type == TW_VALUE_BINARY)
-        twb_warn(c->in, c->line_no,
-                 "binary annotation '%s': %s value has %zu bytes, expected %zu; kept as binary",
-                 ba->key, type_names[ba->type], ba->value_len, want);
-    if (!twb_tag_value(c->b[i].span, key, &v))
+        tw__wire_warn(
+            c->in, c->line_no,
+            "binary annotation '%s': %s value has %zu bytes, expected %zu; kept as binary", ba->key,
+            type_names[ba->type], ba->value_len, want);
+    if (!tw__span_data_add_tag(c->b[i].span, key, &v))
         c->is_nomem = true;
 }
 
@@ -556,7 +557,7 @@ static void process_binary_annotations(conv *c)
 static bool tag_i64(tw__span_data *s, const char *key, int64_t value)
 {
     tw_value v = {.type = TW_VALUE_INT64, .as.i64 = value};
-    return twb_tag_value(s, key, &v);
+    return tw__span_data_add_tag(s, key, &v);
 }
 
 static bool fill_remote(const builder *b)
@@ -566,16 +567,16 @@ static bool fill_remote(const builder *b)
     endpoint_texts(e, v4, v6);
     tw__span_data *s = b->span;
     return (b->remote_without_service || e->service_len == 0 ||
-            twb_tag_str(s, "peer.service", e->service_name, e->service_len)) &&
-           (!v4[0] || twb_tag_str(s, "peer.ipv4", v4, strlen(v4))) &&
-           (!v6[0] || twb_tag_str(s, "peer.ipv6", v6, strlen(v6))) &&
+            tw__span_data_add_str_tag(s, "peer.service", e->service_name, e->service_len)) &&
+           (!v4[0] || tw__span_data_add_str_tag(s, "peer.ipv4", v4, strlen(v4))) &&
+           (!v6[0] || tw__span_data_add_str_tag(s, "peer.ipv6", v6, strlen(v6))) &&
            (!e->port || tag_i64(s, "peer.port", e->port));
 }
 
 static bool fill_process(const builder *b, tw__process *p)
 {
     const tw__zipkin_endpoint *e = b->local;
-    if (!tw__process_set_service(p, e ? e->service_name : TWB_ZIPKIN_V1_NO_SERVICE))
+    if (!tw__process_set_service(p, e ? e->service_name : TW__ZIPKIN_V1_NO_SERVICE))
         return false;
     if (!e)
         return true;
@@ -628,42 +629,42 @@ static bool finish_span(const conv *c, builder *b)
     s->start_us = b->has_ts ? b->ts : 0;
     s->duration_us = b->has_dur ? b->dur : 0;
     s->is_duration_unknown = !b->has_dur;
-    if (b->kind != K_NONE &&
-        !twb_tag_str(s, "span.kind", kind_names[b->kind], strlen(kind_names[b->kind])))
+    if (b->kind != K_NONE && !tw__span_data_add_str_tag(s, "span.kind", kind_names[b->kind],
+                                                        strlen(kind_names[b->kind])))
         return false;
     return !b->remote || fill_remote(b);
 }
 
 /* Applies a forced time unit to every time of @v1; false on overflow. */
-static bool apply_time_unit(twb_input *in, tw__zipkin_v1_span *v1)
+static bool apply_time_unit(tw__wire_input *in, tw__zipkin_v1_span *v1)
 {
-    twb_time_unit unit = in->opts ? in->opts->time_unit : TWB_TIME_AUTO;
-    if (unit == TWB_TIME_AUTO || unit == TWB_TIME_US)
+    tw__time_unit unit = in->opts ? in->opts->time_unit : TW__TIME_AUTO;
+    if (unit == TW__TIME_AUTO || unit == TW__TIME_US)
         return true;
-    bool ok = twb_time_int_to_us(v1->timestamp_us, unit, &v1->timestamp_us) &&
-              twb_time_int_to_us(v1->duration_us, unit, &v1->duration_us);
+    bool ok = tw__time_int_to_us(v1->timestamp_us, unit, &v1->timestamp_us) &&
+              tw__time_int_to_us(v1->duration_us, unit, &v1->duration_us);
     for (size_t i = 0; ok && i < v1->n_annotations; i++)
-        ok = twb_time_int_to_us(v1->annotations[i].timestamp_us, unit,
+        ok = tw__time_int_to_us(v1->annotations[i].timestamp_us, unit,
                                 &v1->annotations[i].timestamp_us);
     return ok;
 }
 
-bool twb_zipkin_v1_emit(twb_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
+bool tw__zipkin_v1_emit(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
                         size_t raw_len)
 {
     if (v1->trace_id == 0 && v1->trace_id_high == 0)
-        return twb_reject(in, line_no, raw, raw_len, "trace id is zero or missing");
+        return tw__wire_reject(in, line_no, raw, raw_len, "trace id is zero or missing");
     if (v1->id == 0)
-        return twb_reject(in, line_no, raw, raw_len, "span id is zero or missing");
+        return tw__wire_reject(in, line_no, raw, raw_len, "span id is zero or missing");
     if (!apply_time_unit(in, v1))
-        return twb_reject(in, line_no, raw, raw_len, "a time overflows in microseconds");
+        return tw__wire_reject(in, line_no, raw, raw_len, "a time overflows in microseconds");
     if (v1->dropped_annotations)
-        twb_warn(in, line_no,
-                 "span %016llx: %zu annotation(s) without timestamp, value or key dropped",
-                 (unsigned long long)v1->id, v1->dropped_annotations);
+        tw__wire_warn(in, line_no,
+                      "span %016llx: %zu annotation(s) without timestamp, value or key dropped",
+                      (unsigned long long)v1->id, v1->dropped_annotations);
     if (v1->bad_ipv6)
-        twb_warn(in, line_no, "span %016llx: %zu ipv6 address(es) not 16 bytes left out",
-                 (unsigned long long)v1->id, v1->bad_ipv6);
+        tw__wire_warn(in, line_no, "span %016llx: %zu ipv6 address(es) not 16 bytes left out",
+                      (unsigned long long)v1->id, v1->bad_ipv6);
 
     conv c = {.in = in, .line_no = line_no, .src = v1, .cap = 4};
     c.b = c.few;
@@ -678,8 +679,8 @@ bool twb_zipkin_v1_emit(twb_input *in, size_t line_no, tw__zipkin_v1_span *v1, c
     }
     bool go_on = true;
     if (c.is_nomem) {
-        go_on = twb_reject(in, line_no, raw, raw_len, "out of memory converting span %016llx",
-                           (unsigned long long)v1->id);
+        go_on = tw__wire_reject(in, line_no, raw, raw_len, "out of memory converting span %016llx",
+                                (unsigned long long)v1->id);
         for (size_t i = 0; i < c.n; i++)
             tw__span_data_unref(c.b[i].span);
     } else {
@@ -689,7 +690,7 @@ bool twb_zipkin_v1_emit(twb_input *in, size_t line_no, tw__zipkin_v1_span *v1, c
             tw__process_init(&p);
             if (!fill_process(&c.b[i], &p)) {
                 tw__span_data_unref(c.b[i].span);
-                go_on = twb_reject(in, line_no, raw, raw_len, "out of memory");
+                go_on = tw__wire_reject(in, line_no, raw, raw_len, "out of memory");
             } else {
                 go_on = in->emit(in, c.b[i].span, &p);
             }

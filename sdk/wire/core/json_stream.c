@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/json_stream.c: splits a JSON input into records without loading
- * it whole (bridge/convert.h, twb_json_stream_*), for the JSON readers of
- * `tracewire convert`.
+ * wire/core/json_stream.c: splits a JSON input into records without
+ * loading it whole (wire/core/json_stream.h), for the JSON decoders.
  *
  * Real span files come as one object, one array of objects, an array of
  * arrays (one batch per inner array), or one document per line (NDJSON),
@@ -21,12 +20,14 @@
  * Memory: one read chunk plus the current record (at most max_record_bytes).
  * Single-threaded; one stream per input.
  *
- * twb_json_read_records is the record loop the JSON readers share on top of
+ * tw__json_read_records is the record loop the JSON readers share on top of
  * it: BAD regions rejected, each record parsed with json_loadb and handed to
  * the reader's per-record function, the run ending on a read error or when
  * that function says stop.
  */
-#include "convert.h"
+#include "wire/core/json_stream.h"
+
+#include "wire/core/error.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@
 #define DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
 #define MAX_ARRAY_LEVELS 2
 
-struct twb_json_stream {
+struct tw__json_stream {
     FILE *stream;
     size_t max_record;
     unsigned char chunk[CHUNK_BYTES];
@@ -52,9 +53,9 @@ struct twb_json_stream {
     char why[160];
 };
 
-twb_json_stream *twb_json_stream_new(FILE *stream, size_t max_record_bytes)
+tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
 {
-    twb_json_stream *js = calloc(1, sizeof *js);
+    tw__json_stream *js = calloc(1, sizeof *js);
     if (!js)
         return NULL;
     js->stream = stream;
@@ -64,7 +65,7 @@ twb_json_stream *twb_json_stream_new(FILE *stream, size_t max_record_bytes)
     return js;
 }
 
-void twb_json_stream_free(twb_json_stream *js)
+void tw__json_stream_free(tw__json_stream *js)
 {
     if (!js)
         return;
@@ -73,7 +74,7 @@ void twb_json_stream_free(twb_json_stream *js)
 }
 
 /* The next byte without consuming it; -1 at the end (or on a read error). */
-static int peek(twb_json_stream *js)
+static int peek(tw__json_stream *js)
 {
     if (js->chunk_pos == js->chunk_len) {
         if (js->is_eof || js->is_error)
@@ -90,7 +91,7 @@ static int peek(twb_json_stream *js)
     return js->chunk[js->chunk_pos];
 }
 
-static void consume(twb_json_stream *js)
+static void consume(tw__json_stream *js)
 {
     if (js->chunk[js->chunk_pos] == '\n')
         js->line++;
@@ -99,7 +100,7 @@ static void consume(twb_json_stream *js)
 
 /* Keeps a byte of the current record; past the limit, bytes are counted
  * but dropped (the record is reported as too large). */
-static bool keep(twb_json_stream *js, char c, size_t *total)
+static bool keep(tw__json_stream *js, char c, size_t *total)
 {
     (*total)++;
     if (js->rec_len >= js->max_record)
@@ -123,7 +124,7 @@ static bool is_space(int c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-static void skip_space(twb_json_stream *js)
+static void skip_space(tw__json_stream *js)
 {
     for (;;) {
         int c = peek(js);
@@ -145,7 +146,7 @@ static void skip_space(twb_json_stream *js)
 }
 
 /* A region that cannot be a record: to the end of its line. */
-static twb_json_next bad_line(twb_json_stream *js, const char *why, const char **rec, size_t *len)
+static tw__json_next bad_line(tw__json_stream *js, const char *why, const char **rec, size_t *len)
 {
     js->rec_len = 0;
     size_t total = 0;
@@ -155,20 +156,20 @@ static twb_json_next bad_line(twb_json_stream *js, const char *why, const char *
             break;
         if (!keep(js, (char)c, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
-            return TWB_JSON_IO;
+            return TW__JSON_IO;
         }
         consume(js);
     }
     snprintf(js->why, sizeof js->why, "%s", why);
     *rec = js->rec ? js->rec : "";
     *len = js->rec_len;
-    return TWB_JSON_BAD;
+    return TW__JSON_BAD;
 }
 
 /* An array element that is not an object (a number, a string, a literal):
  * skipped to the next ',' or ']' of its array, strings and nested brackets
  * respected, so the elements after it on the same line are still read. */
-static twb_json_next bad_element(twb_json_stream *js, const char **rec, size_t *len)
+static tw__json_next bad_element(tw__json_stream *js, const char **rec, size_t *len)
 {
     js->rec_len = 0;
     size_t total = 0, depth = 0;
@@ -181,7 +182,7 @@ static twb_json_next bad_element(twb_json_stream *js, const char **rec, size_t *
             break;
         if (!keep(js, (char)c, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
-            return TWB_JSON_IO;
+            return TW__JSON_IO;
         }
         consume(js);
         if (in_string) {
@@ -202,11 +203,11 @@ static twb_json_next bad_element(twb_json_stream *js, const char **rec, size_t *
     snprintf(js->why, sizeof js->why, "an array element that is not a JSON object");
     *rec = js->rec ? js->rec : "";
     *len = js->rec_len;
-    return TWB_JSON_BAD;
+    return TW__JSON_BAD;
 }
 
 /* Scans one object starting at '{' into js->rec. */
-static twb_json_next scan_object(twb_json_stream *js, const char **rec, size_t *len,
+static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
 {
     js->rec_len = 0;
@@ -216,17 +217,17 @@ static twb_json_next scan_object(twb_json_stream *js, const char **rec, size_t *
         int c = peek(js);
         if (c < 0) {
             if (js->is_error)
-                return TWB_JSON_IO;
+                return TW__JSON_IO;
             snprintf(js->why, sizeof js->why,
                      "the input ends inside the JSON object that starts on line %zu", start_line);
             js->array_level = 0; /* the open arrays end with it: one report is enough */
             *rec = js->rec ? js->rec : "";
             *len = js->rec_len;
-            return TWB_JSON_BAD;
+            return TW__JSON_BAD;
         }
         if (!keep(js, (char)c, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
-            return TWB_JSON_IO;
+            return TW__JSON_IO;
         }
         consume(js);
         if (in_string) {
@@ -254,13 +255,13 @@ static twb_json_next scan_object(twb_json_stream *js, const char **rec, size_t *
     if (total > js->max_record) {
         snprintf(js->why, sizeof js->why, "a JSON record of %zu bytes (the limit is %zu)", total,
                  js->max_record);
-        return TWB_JSON_BAD;
+        return TW__JSON_BAD;
     }
     js->rec[js->rec_len] = '\0';
-    return TWB_JSON_RECORD;
+    return TW__JSON_RECORD;
 }
 
-twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t *len,
+tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why)
 {
     *why = js->why;
@@ -271,16 +272,16 @@ twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t
         if (c < 0) {
             if (js->is_error) {
                 snprintf(js->why, sizeof js->why, "read error: %s", strerror(errno));
-                return TWB_JSON_IO;
+                return TW__JSON_IO;
             }
             if (js->array_level > 0) {
                 js->array_level = 0;
                 snprintf(js->why, sizeof js->why, "the input ends inside a JSON array");
                 *rec = "";
                 *len = 0;
-                return TWB_JSON_BAD;
+                return TW__JSON_BAD;
             }
-            return TWB_JSON_END;
+            return TW__JSON_END;
         }
         if (c == '{')
             return scan_object(js, rec, len, *line_no);
@@ -306,10 +307,10 @@ twb_json_next twb_json_stream_next(twb_json_stream *js, const char **rec, size_t
 
 /* ---- the record loop of the JSON readers ---------------------------------------------------- */
 
-tw_status twb_json_read_records(FILE *stream, twb_input *in, size_t max_record_bytes,
-                                size_t json_flags, twb_json_record_fn fn, void *arg, tw_error **err)
+tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                size_t json_flags, tw__json_record_fn fn, void *arg, tw_error **err)
 {
-    twb_json_stream *js = twb_json_stream_new(stream, max_record_bytes);
+    tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
     if (!js) {
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         return TW_E_NOMEM;
@@ -318,13 +319,13 @@ tw_status twb_json_read_records(FILE *stream, twb_input *in, size_t max_record_b
     while (status == TW_OK) {
         const char *rec, *why;
         size_t len, line_no;
-        twb_json_next next = twb_json_stream_next(js, &rec, &len, &line_no, &why);
-        if (next == TWB_JSON_END)
+        tw__json_next next = tw__json_stream_next(js, &rec, &len, &line_no, &why);
+        if (next == TW__JSON_END)
             break;
-        if (next == TWB_JSON_IO) {
+        if (next == TW__JSON_IO) {
             tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
             status = TW_E_IO;
-        } else if (next == TWB_JSON_BAD) {
+        } else if (next == TW__JSON_BAD) {
             if (!in->reject(in, line_no, rec, len, why))
                 status = TW_E_STATE;
         } else {
@@ -334,6 +335,6 @@ tw_status twb_json_read_records(FILE *stream, twb_input *in, size_t max_record_b
             json_decref(record);
         }
     }
-    twb_json_stream_free(js);
+    tw__json_stream_free(js);
     return status;
 }

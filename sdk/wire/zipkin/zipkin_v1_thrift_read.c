@@ -41,13 +41,15 @@
  * Scribe form, one line (at most MAX_LINE_BYTES) and one record. Locking:
  * none.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "readers/zipkin_v1.h"
+#include "wire/zipkin/zipkin_v1.h"
 #include "wire/core/json_common.h"
 
 #define CHUNK_BYTES ((size_t)64 * 1024)
@@ -93,7 +95,7 @@ static bool bytes_append(bytes *b, const void *data, size_t len)
 
 typedef struct raw_reader {
     FILE *stream;
-    twb_input *in;
+    tw__wire_input *in;
     bytes buf;
     size_t pos;              /* next unread byte in buf */
     unsigned long long base; /* file offset of buf.data[0] */
@@ -127,7 +129,7 @@ static bool raw_fill(raw_reader *r)
 
 static tw_status read_raw(raw_reader *r, tw_error **err)
 {
-    twb_input *in = r->in;
+    tw__wire_input *in = r->in;
     char why[256];
     size_t list_no = 0;
     if (!raw_fill(r)) /* also gives buf.data a non-NULL value */
@@ -149,9 +151,9 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
             return TW_OK;
         list_no++;
         if (d != TW__THRIFT_OK) {
-            bool go_on = twb_reject(in, 0, r->buf.data + r->pos, r->buf.len - r->pos,
-                                    "list %zu at byte %llu: not a list<Span> header (%s)", list_no,
-                                    r->base + r->pos, why);
+            bool go_on = tw__wire_reject(in, 0, r->buf.data + r->pos, r->buf.len - r->pos,
+                                         "list %zu at byte %llu: not a list<Span> header (%s)",
+                                         list_no, r->base + r->pos, why);
             return go_on ? TW_OK : TW_E_STATE;
         }
         r->pos += size;
@@ -174,17 +176,17 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
             if (d != TW__THRIFT_OK) {
                 bool go_on;
                 if (d == TW__THRIFT_SHORT && !r->is_eof)
-                    go_on = twb_reject(in, 0, at, left,
-                                       "list %zu, span %u at byte %llu: larger than %zu bytes "
-                                       "(or a bad length)",
-                                       list_no, k, offset, MAX_SPAN_BYTES);
+                    go_on = tw__wire_reject(in, 0, at, left,
+                                            "list %zu, span %u at byte %llu: larger than %zu bytes "
+                                            "(or a bad length)",
+                                            list_no, k, offset, MAX_SPAN_BYTES);
                 else
-                    go_on = twb_reject(
+                    go_on = tw__wire_reject(
                         in, 0, at, left, "list %zu, span %u of %u at byte %llu: %s%s", list_no, k,
                         count, offset, d == TW__THRIFT_SHORT ? "truncated: " : "", why);
                 return go_on ? TW_OK : TW_E_STATE;
             }
-            bool go_on = twb_zipkin_v1_emit(in, 0, r->span, at, size);
+            bool go_on = tw__zipkin_v1_emit(in, 0, r->span, at, size);
             tw__zipkin_v1_span_clear(r->span);
             r->pos += size;
             if (!go_on)
@@ -199,7 +201,7 @@ io_error:
 /* ---- Scribe lines --------------------------------------------------------------------------- */
 
 typedef struct scribe_reader {
-    twb_input *in;
+    tw__wire_input *in;
     const char *category;
     tw__zipkin_v1_span *span;
     bytes record;       /* decoded Thrift bytes of the record being read */
@@ -254,7 +256,8 @@ static void drop_record(scribe_reader *s)
 /* Rejects the pending record; false when the run must stop. */
 static bool reject_record(scribe_reader *s, const char *prefix, const char *detail)
 {
-    bool go_on = twb_reject(s->in, s->record_line, s->raw.data, s->raw.len, "%s%s", prefix, detail);
+    bool go_on =
+        tw__wire_reject(s->in, s->record_line, s->raw.data, s->raw.len, "%s%s", prefix, detail);
     drop_record(s);
     return go_on;
 }
@@ -278,7 +281,7 @@ static bool emit_record(scribe_reader *s)
                 s->is_nomem = true;
             return reject_record(s, "", why);
         }
-        go_on = twb_zipkin_v1_emit(s->in, s->record_line, s->span, s->raw.data, s->raw.len);
+        go_on = tw__zipkin_v1_emit(s->in, s->record_line, s->span, s->raw.data, s->raw.len);
         tw__zipkin_v1_span_clear(s->span);
         pos += size;
     }
@@ -352,7 +355,8 @@ static bool scribe_line(scribe_reader *s, char *line, size_t len, size_t line_no
     return add_chunk(s, b64, b64_len, line, len, line_no);
 }
 
-static tw_status read_scribe(FILE *stream, twb_input *in, tw__zipkin_v1_span *span, tw_error **err)
+static tw_status read_scribe(FILE *stream, tw__wire_input *in, tw__zipkin_v1_span *span,
+                             tw_error **err)
 {
     scribe_reader s = {.in = in, .span = span, .category = DEFAULT_CATEGORY};
     if (in->opts && in->opts->scribe_category)
@@ -393,8 +397,8 @@ static tw_status read_scribe(FILE *stream, twb_input *in, tw__zipkin_v1_span *sp
                 break;
             line_no++;
             if (is_oversized) {
-                go_on = twb_reject(in, line_no, line.data, line.len, "line longer than %zu bytes",
-                                   MAX_LINE_BYTES);
+                go_on = tw__wire_reject(in, line_no, line.data, line.len,
+                                        "line longer than %zu bytes", MAX_LINE_BYTES);
                 if (go_on && s.record_line)
                     go_on = reject_record(
                         &s, "truncated Thrift span: ", "the base64 ends before the span does");
@@ -411,8 +415,8 @@ static tw_status read_scribe(FILE *stream, twb_input *in, tw__zipkin_v1_span *sp
     }
     if (line.len || is_oversized) { /* a last line without "\n" */
         line_no++;
-        go_on = is_oversized ? twb_reject(in, line_no, line.data, line.len,
-                                          "line longer than %zu bytes", MAX_LINE_BYTES)
+        go_on = is_oversized ? tw__wire_reject(in, line_no, line.data, line.len,
+                                               "line longer than %zu bytes", MAX_LINE_BYTES)
                              : scribe_line(&s, (char *)line.data, line.len, line_no);
     }
     if (go_on && s.record_line)
@@ -423,8 +427,8 @@ done:
     if (status == TW_E_NOMEM)
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
     if (s.skipped && status != TW_E_NOMEM)
-        twb_warn(in, 0, "%zu Scribe entr%s of categories other than '%s' skipped", s.skipped,
-                 s.skipped == 1 ? "y" : "ies", s.category);
+        tw__wire_warn(in, 0, "%zu Scribe entr%s of categories other than '%s' skipped", s.skipped,
+                      s.skipped == 1 ? "y" : "ies", s.category);
     free(chunk);
     free(line.data);
     free(s.record.data);
@@ -434,7 +438,7 @@ done:
 
 /* ---- the reader ----------------------------------------------------------------------------- */
 
-static tw_status read_zipkin_v1_thrift(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_zipkin_v1_thrift(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     int first = getc(stream);
     if (first == EOF) {
@@ -512,7 +516,7 @@ static int sniff_zipkin_v1_thrift(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_zipkin_v1_thrift = {
+const tw__wire_decoder tw__zipkin_v1_thrift_decoder = {
     .name = "zipkin-v1-thrift",
     .summary = "Zipkin v1 Thrift spans: a binary list<Span> (/api/v1/spans body) or Scribe "
                "log lines (base64, category filter, MIME-wrapped)",

@@ -1,45 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/sinks/jaeger_json.c: `--to jaeger-json`, the JSON of Jaeger's query
- * API (GET /api/traces; WIRE-NOTES Part B 2.8 [J-UIM]), which Jaeger UI's
- * "JSON file" upload loads. Last stage of the convert flow
- * (bridge/convert.h); target flag TWB_TARGET_JAEGER_IDS, so the assembler has
- * given shared server spans their own ids before they come here.
- *
- * Framing, streamed: {"data":[ at the first trace, traces separated by ",",
- * and ],"total":0,"limit":0,"offset":0,"errors":null} at finish (the
- * members the API writes; no trace gives {"data":[],...}). Each write()
- * call's spans are grouped by trace id (in order of first appearance); each
- * group is one trace object
- *   {traceID, spans, processes: {"p1": {serviceName, tags}, ...}, warnings}
- * with process keys p1..pN in order of first appearance of each distinct
- * (interned, so pointer-equal) process in that trace. A trace whose spans
- * come in several write() calls gives several trace objects with the same
- * traceID (the assembly window decides; Jaeger UI shows each).
- *
- * Span: {traceID, spanID, flags, operationName, references, startTime,
- * duration, tags, logs, processID, warnings}, ids lower-case hex (a trace id
- * is 16 digits when its high half is 0, else 32). References: the parent
- * first (jaeger-ui's tree takes references[0] as the parent): the reference
- * in refs that names the parent (a CHILD_OF one, else any) moves first,
- * keeping its type; with none, a CHILD_OF reference is made; then the other
- * refs in their order. Tags and log
- * fields are typed {key, type, value}: string, bool, int64 (a JSON string
- * beyond +-(2^53-1), as Jaeger writes it), float64 (NaN and the infinities
- * as the strings "NaN", "Infinity", "-Infinity": JSON has no such numbers),
- * binary (standard base64). The Jaeger rules every Jaeger target shares come
- * from sinks/jaeger_view.h: the error tag becomes a bool (plus error.message
- * for a message) and an empty service is "empty-service-name".
- *
- * Never a start time of 0 (Jaeger UI drops such spans): a span without one
- * gets its earliest log timestamp, else the earliest start time of its
- * trace in the same group, else 1 µs, and a span warning that says so (the
- * UI shows span warnings).
- *
- * Jansson writes every byte. Memory: one write() group. Single-threaded.
+ * tests/unit/wire/oracle_jaeger_json.c: the reference of the Jaeger JSON
+ * encoder's differential suite (test_jaeger_json_encode.c): the encoder as
+ * first written (bridge/sinks/jaeger_json.c), one Jansson tree per trace,
+ * following the rules of sdk/wire/jaeger/jaeger_json.h. Never linked into
+ * the library or the command.
  */
-#include "convert.h"
-#include "sinks/jaeger_view.h"
+#include "oracle.h"
+#include "wire/jaeger/jaeger_view.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -47,18 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "wire/core/json_common.h"
 
 /* +-(2^53 - 1): the integers a JavaScript number holds exactly. */
 #define JS_MAX_SAFE_INTEGER ((int64_t)9007199254740991)
-
-struct twb_writer {
-    FILE *out;
-    size_t n_traces;
-    tw__buf buf;
-    twb_jaeger_view view;
-};
 
 /* ---- values -------------------------------------------------------------------------------- */
 
@@ -204,10 +164,10 @@ static json_t *logs_json(const tw__span_data *s)
 }
 
 /* The span object. @fallback_start: the trace's earliest start (0: none). */
-static json_t *span_json(twb_writer *w, const tw__span_data *record, const char *process_id,
+static json_t *span_json(tw__jaeger_view *view, const tw__span_data *record, const char *process_id,
                          int64_t fallback_start)
 {
-    const tw__span_data *s = twb_jaeger_view_of(&w->view, record);
+    const tw__span_data *s = tw__jaeger_view_of(view, record);
     if (!s)
         return NULL;
     char hex[33];
@@ -262,7 +222,7 @@ static json_t *span_json(twb_writer *w, const tw__span_data *record, const char 
 static json_t *process_json(const tw__process *p)
 {
     tw__process scratch;
-    const tw__process *shown = twb_jaeger_process(p, &scratch);
+    const tw__process *shown = tw__jaeger_process(p, &scratch);
     json_t *obj = json_object();
     if (!obj ||
         !tw__json_put(obj, "serviceName",
@@ -275,7 +235,8 @@ static json_t *process_json(const tw__process *p)
 }
 
 /* One trace object from the spans @idx[0..n) of @spans (one trace id). */
-static json_t *trace_json(twb_writer *w, const twb_span *spans, const size_t *idx, size_t n)
+json_t *oracle_jaeger_trace_json(tw__jaeger_view *view, const tw__wire_span *spans,
+                                 const size_t *idx, size_t n)
 {
     json_t *trace = json_object(), *list = json_array(), *processes = json_object();
     GHashTable *keys = g_hash_table_new(g_direct_hash, g_direct_equal); /* process -> n */
@@ -291,7 +252,7 @@ static json_t *trace_json(twb_writer *w, const twb_span *spans, const size_t *id
     trace_hex(first->trace_id_high, first->trace_id_low, hex);
     ok = ok && tw__json_put(trace, "traceID", json_string(hex));
     for (size_t i = 0; ok && i < n; i++) {
-        const twb_span *sp = &spans[idx[i]];
+        const tw__wire_span *sp = &spans[idx[i]];
         size_t k = GPOINTER_TO_SIZE(g_hash_table_lookup(keys, sp->process));
         char pid[32];
         if (!k) {
@@ -301,7 +262,7 @@ static json_t *trace_json(twb_writer *w, const twb_span *spans, const size_t *id
             ok = tw__json_put(processes, pid, process_json(sp->process));
         }
         snprintf(pid, sizeof pid, "p%zu", k);
-        ok = ok && tw__json_push(list, span_json(w, sp->data, pid, earliest));
+        ok = ok && tw__json_push(list, span_json(view, sp->data, pid, earliest));
     }
     g_hash_table_destroy(keys);
     ok = ok && tw__json_put(trace, "spans", json_incref(list)) &&
@@ -315,129 +276,3 @@ static json_t *trace_json(twb_writer *w, const twb_span *spans, const size_t *id
     }
     return trace;
 }
-
-/* ---- grouping by trace --------------------------------------------------------------------- */
-
-typedef struct {
-    const twb_span *spans;
-} sort_ctx;
-
-static int by_trace_then_position(const void *a, const void *b, void *user)
-{
-    const twb_span *spans = ((const sort_ctx *)user)->spans;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const tw__span_data *x = spans[i].data, *y = spans[j].data;
-    if (x->trace_id_high != y->trace_id_high)
-        return x->trace_id_high < y->trace_id_high ? -1 : 1;
-    if (x->trace_id_low != y->trace_id_low)
-        return x->trace_id_low < y->trace_id_low ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-typedef struct {
-    size_t start, len; /* a run in the sorted index */
-} group;
-
-static int by_first_position(const void *a, const void *b, void *user)
-{
-    const size_t *idx = user;
-    size_t x = idx[((const group *)a)->start], y = idx[((const group *)b)->start];
-    return x < y ? -1 : x > y;
-}
-
-/* ---- the writer ---------------------------------------------------------------------------- */
-
-static twb_writer *jj_new(FILE *out, const twb_options *opts, tw_error **err)
-{
-    (void)opts;
-    twb_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        tw__set_error(err, TW_E_NOMEM, "out of memory");
-        return NULL;
-    }
-    w->out = out;
-    tw__buf_init(&w->buf);
-    twb_jaeger_view_init(&w->view);
-    return w;
-}
-
-static void jj_free(twb_writer *w)
-{
-    if (!w)
-        return;
-    tw__buf_free(&w->buf);
-    twb_jaeger_view_clear(&w->view);
-    free(w);
-}
-
-static tw_status put(twb_writer *w, const void *data, size_t len, tw_error **err)
-{
-    return twb_write_out(w->out, data, len, err);
-}
-
-static tw_status jj_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
-{
-    if (n == 0)
-        return TW_OK;
-    size_t *idx = malloc(n * sizeof *idx);
-    group *groups = malloc(n * sizeof *groups);
-    if (!idx || !groups) {
-        free(idx);
-        free(groups);
-        tw__set_error(err, TW_E_NOMEM, "out of memory");
-        return TW_E_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    sort_ctx sc = {spans};
-    qsort_r(idx, n, sizeof *idx, by_trace_then_position, &sc);
-    size_t n_groups = 0;
-    for (size_t i = 0; i < n; i++) {
-        const tw__span_data *s = spans[idx[i]].data;
-        const tw__span_data *prev = i ? spans[idx[i - 1]].data : NULL;
-        if (!prev || prev->trace_id_high != s->trace_id_high ||
-            prev->trace_id_low != s->trace_id_low)
-            groups[n_groups++] = (group){i, 0};
-        groups[n_groups - 1].len++;
-    }
-    qsort_r(groups, n_groups, sizeof *groups, by_first_position, idx);
-
-    tw_status st = TW_OK;
-    for (size_t g = 0; g < n_groups && st == TW_OK; g++) {
-        json_t *trace = trace_json(w, spans, idx + groups[g].start, groups[g].len);
-        tw__buf_reset(&w->buf);
-        bool ok = trace && tw__json_dump(trace, &w->buf);
-        json_decref(trace);
-        if (!ok) {
-            tw__set_error(err, TW_E_NOMEM, "out of memory while encoding");
-            st = TW_E_NOMEM;
-            break;
-        }
-        st = put(w, w->n_traces ? "," : "{\"data\":[", w->n_traces ? 1 : 9, err);
-        w->n_traces++;
-        if (st == TW_OK)
-            st = put(w, w->buf.data, w->buf.len, err);
-    }
-    free(idx);
-    free(groups);
-    return st;
-}
-
-static tw_status jj_finish(twb_writer *w, tw_error **err)
-{
-    static const char tail[] = "],\"total\":0,\"limit\":0,\"offset\":0,\"errors\":null}\n";
-    tw_status st = w->n_traces ? TW_OK : put(w, "{\"data\":[", 9, err);
-    if (st == TW_OK)
-        st = put(w, tail, sizeof tail - 1, err);
-    return st == TW_OK ? twb_flush_out(w->out, err) : st;
-}
-
-const twb_writer_vtable twb_writer_jaeger_json = {
-    .name = "jaeger-json",
-    .summary = "Jaeger query-API JSON {\"data\":[trace...]} (loads in Jaeger UI's JSON upload)",
-    .target_flags = TWB_TARGET_JAEGER_IDS,
-    .new_writer = jj_new,
-    .write = jj_write,
-    .finish = jj_finish,
-    .free_writer = jj_free,
-};

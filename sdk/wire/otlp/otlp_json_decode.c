@@ -53,7 +53,10 @@
  * (its line, its bytes); a bad span alone ("resourceSpans[0].scopeSpans[1].
  * spans[2]: reason", raw = the span object as compact JSON). Single-threaded.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -64,14 +67,13 @@
 
 #include <jansson.h>
 
-#include "internal.h"
 #include "wire/core/json_common.h"
 
 #define MAX_DOC_BYTES ((size_t)64 * 1024 * 1024)
 #define MAX_VALUE_DEPTH 64
 
 typedef struct ctx {
-    twb_input *in;
+    tw__wire_input *in;
     size_t line;
     char path[96];
     char why[256];
@@ -109,8 +111,8 @@ static bool parse_id(ctx *c, const char *what, json_t *value, size_t bytes, bool
     size_t len = json_string_length(value);
     char why[160];
     bool ok = bytes == 16
-                  ? twb_parse_trace_id(text, len, TWB_ID_HEX, high, low, why, sizeof why)
-                  : twb_parse_span_id(text, len, TWB_ID_HEX, allow_zero, low, why, sizeof why);
+                  ? tw__parse_trace_id(text, len, TW__ID_HEX, high, low, why, sizeof why)
+                  : tw__parse_span_id(text, len, TW__ID_HEX, allow_zero, low, why, sizeof why);
     if (ok)
         return true;
     uint8_t *raw = NULL;
@@ -180,7 +182,7 @@ static bool parse_time(ctx *c, json_t *obj, const char *key, bool *has, int64_t 
     if (!*has)
         return true;
     int64_t ns;
-    if (!parse_int(v, true, &ns) || !twb_time_int_to_us(ns, TWB_TIME_NS, us)) {
+    if (!parse_int(v, true, &ns) || !tw__time_int_to_us(ns, TW__TIME_NS, us)) {
         fail(c, "%s is not a time in nanoseconds", key);
         return false;
     }
@@ -356,7 +358,7 @@ typedef bool (*add_fn)(void *target, const char *key, const tw_value *value);
 
 static bool add_span_tag(void *target, const char *key, const tw_value *value)
 {
-    return twb_tag_value(target, key, value);
+    return tw__span_data_add_tag(target, key, value);
 }
 
 static bool add_process_tag(void *target, const char *key, const tw_value *value)
@@ -620,7 +622,7 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
     if (!each_attribute(c, json_object_get(js, "attributes"), "attributes", add_span_tag, s, NULL))
         goto fail;
     const char *k = kind_name(kind);
-    if (k && !twb_tag_str(s, "span.kind", k, strlen(k)))
+    if (k && !tw__span_data_add_str_tag(s, "span.kind", k, strlen(k)))
         goto nomem;
     json_t *status = json_object_get(js, "status");
     if (status && !json_is_null(status)) {
@@ -634,19 +636,20 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         json_t *msg = json_object_get(status, "message");
         if (n == 2) {
             tw_value yes = {.type = TW_VALUE_BOOL, .as.boolean = true};
-            if (!twb_tag_value(s, "error", &yes))
+            if (!tw__span_data_add_tag(s, "error", &yes))
                 goto nomem;
             if (json_is_string(msg) && json_string_length(msg) > 0 &&
-                !twb_tag_str(s, "otel.status_description", json_string_value(msg),
-                             json_string_length(msg)))
+                !tw__span_data_add_str_tag(s, "otel.status_description", json_string_value(msg),
+                                           json_string_length(msg)))
                 goto nomem;
-        } else if (n == 1 && !twb_tag_str(s, "otel.status_code", "OK", 2)) {
+        } else if (n == 1 && !tw__span_data_add_str_tag(s, "otel.status_code", "OK", 2)) {
             goto nomem;
         }
     }
     json_t *state = json_object_get(js, "traceState");
     if (json_is_string(state) && json_string_length(state) > 0 &&
-        !twb_tag_str(s, "w3c.tracestate", json_string_value(state), json_string_length(state)))
+        !tw__span_data_add_str_tag(s, "w3c.tracestate", json_string_value(state),
+                                   json_string_length(state)))
         goto nomem;
     /* The scope "tracewire" is the one our own encoder writes (wire/otlp_json.h):
      * it names this library, not the instrumentation that made the span, so
@@ -654,10 +657,10 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
     bool is_ours = scope->name_len == strlen("tracewire") &&
                    memcmp(scope->name, "tracewire", scope->name_len) == 0;
     if (!is_ours && scope->name_len &&
-        !twb_tag_str(s, "otel.scope.name", scope->name, scope->name_len))
+        !tw__span_data_add_str_tag(s, "otel.scope.name", scope->name, scope->name_len))
         goto nomem;
     if (!is_ours && scope->version_len &&
-        !twb_tag_str(s, "otel.scope.version", scope->version, scope->version_len))
+        !tw__span_data_add_str_tag(s, "otel.scope.version", scope->version, scope->version_len))
         goto nomem;
     if (!add_events(c, s, json_object_get(js, "events")))
         goto fail;
@@ -675,8 +678,8 @@ fail:
 static bool reject_span(ctx *c, json_t *js, const char *where)
 {
     char *raw = json_dumps(js, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
-    bool go_on =
-        twb_reject(c->in, c->line, raw ? raw : "", raw ? strlen(raw) : 0, "%s: %s", where, c->why);
+    bool go_on = tw__wire_reject(c->in, c->line, raw ? raw : "", raw ? strlen(raw) : 0, "%s: %s",
+                                 where, c->why);
     free(raw);
     return go_on;
 }
@@ -771,8 +774,8 @@ static tw_status read_document(ctx *c, json_t *doc)
                     go_on = reject_span(c, js, where);
                 } else {
                     if (warn_duration)
-                        twb_warn(c->in, c->line, "%s: endTimeUnixNano before start: duration 0",
-                                 where);
+                        tw__wire_warn(c->in, c->line,
+                                      "%s: endTimeUnixNano before start: duration 0", where);
                     go_on = c->in->emit(c->in, span, &process);
                 }
                 if (!go_on) {
@@ -786,7 +789,7 @@ static tw_status read_document(ctx *c, json_t *doc)
     return TW_OK;
 }
 
-/* One document (twb_json_record_fn). */
+/* One document (tw__json_record_fn). */
 static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len, size_t line_no,
                              const json_error_t *parse_error, tw_error **err)
 {
@@ -802,16 +805,16 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
         st = read_document(c, doc);
     }
     if (st == TW_E_MALFORMED)
-        return twb_reject(c->in, line_no, rec, len, "%s", c->why) ? TW_OK : TW_E_STATE;
+        return tw__wire_reject(c->in, line_no, rec, len, "%s", c->why) ? TW_OK : TW_E_STATE;
     if (st == TW_E_NOMEM)
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", c->in->name);
     return st;
 }
 
-static tw_status read_otlp_json(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_otlp_json(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     ctx c = {.in = in};
-    return twb_json_read_records(stream, in, MAX_DOC_BYTES, 0, read_record, &c, err);
+    return tw__json_read_records(stream, in, MAX_DOC_BYTES, 0, read_record, &c, err);
 }
 
 /* "resourceSpans" near the start (after an optional '[' and whitespace). */
@@ -831,7 +834,7 @@ static int sniff_otlp_json(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_otlp_json = {
+const tw__wire_decoder tw__otlp_json_decoder = {
     .name = "otlp-json",
     .summary = "OTLP/JSON ExportTraceServiceRequest documents (one, or one per line)",
     .read = read_otlp_json,

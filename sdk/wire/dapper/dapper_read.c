@@ -7,7 +7,10 @@
  * exactly what the SDK writes. Each line is one span with its process;
  * a bad line is rejected with its number and the decoder's reason.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <string.h>
 
@@ -30,7 +33,7 @@ static const char *reason_of(const tw_error *e)
     return m;
 }
 
-static tw_status read_dapper(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_dapper(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     tw__dapper_log_reader *r = tw__dapper_log_reader_new(stream, MAX_LINE_BYTES);
     if (!r) {
@@ -91,7 +94,7 @@ static int sniff_dapper(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_dapper = {
+const tw__wire_decoder tw__dapper_decoder = {
     .name = "dapper",
     .summary = "Dapper-style span log, one JSON object per line (docs/dapper-log-format.md)",
     .read = read_dapper,

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/sinks/jaeger_view.h: what every Jaeger target (jaeger-thrift,
- * jaeger-json, the collector and agent senders) applies to a span before
- * its encoder sees it, so that they agree (issue 5, "Errors per target";
- * WIRE-NOTES Part B 2.8 [J-SAN]):
+ * wire/jaeger/jaeger_view.h: what every Jaeger target of `tracewire
+ * convert` (jaeger-thrift, jaeger-json, the collector and agent senders)
+ * applies to a span before its encoder sees it, so that they agree:
  *
  *   error tag  bool stays; the string "true" or "" (any case) -> bool true;
  *              "false" -> bool false; any other string -> bool true plus a
@@ -22,32 +21,32 @@
  * see it), only the tag array is replaced while the view is used.
  * Single-threaded; a view is reused from span to span.
  */
-#ifndef TW_BRIDGE_SINKS_JAEGER_VIEW_H
-#define TW_BRIDGE_SINKS_JAEGER_VIEW_H
+#ifndef TW_WIRE_JAEGER_JAEGER_VIEW_H
+#define TW_WIRE_JAEGER_JAEGER_VIEW_H
 
-#include "convert.h"
+#include "wire/model/span_data.h"
 
-#define TWB_JAEGER_EMPTY_SERVICE "empty-service-name"
+#define TW__JAEGER_EMPTY_SERVICE "empty-service-name"
 
-typedef struct twb_jaeger_view {
+typedef struct tw__jaeger_view {
     tw__span_data span; /* shallow copy of the last span viewed */
     tw__tag *tags;      /* its tag array, when it differs from the record's */
     size_t cap_tags;
-} twb_jaeger_view;
+} tw__jaeger_view;
 
-void twb_jaeger_view_init(twb_jaeger_view *v);
-void twb_jaeger_view_clear(twb_jaeger_view *v);
+void tw__jaeger_view_init(tw__jaeger_view *v);
+void tw__jaeger_view_clear(tw__jaeger_view *v);
 /* @s itself when nothing changes, else the view (valid until the next call
  * on @v); NULL on allocation failure. */
-const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data *s);
-/* @p, or @scratch (a shallow copy named TWB_JAEGER_EMPTY_SERVICE) when its
+const tw__span_data *tw__jaeger_view_of(tw__jaeger_view *v, const tw__span_data *s);
+/* @p, or @scratch (a shallow copy named TW__JAEGER_EMPTY_SERVICE) when its
  * service is empty. */
-const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch);
+const tw__process *tw__jaeger_process(const tw__process *p, tw__process *scratch);
 
 /* OTLP targets: an empty service becomes "unknown_service", the name the
  * OpenTelemetry specification gives a resource without service.name. */
-#define TWB_OTLP_EMPTY_SERVICE "unknown_service"
+#define TW__OTLP_EMPTY_SERVICE "unknown_service"
 /* @p, or @scratch (a shallow copy named @name) when its service is empty. */
-const tw__process *twb_process_named(const tw__process *p, const char *name, tw__process *scratch);
+const tw__process *tw__process_named(const tw__process *p, const char *name, tw__process *scratch);
 
-#endif /* TW_BRIDGE_SINKS_JAEGER_VIEW_H */
+#endif /* TW_WIRE_JAEGER_JAEGER_VIEW_H */

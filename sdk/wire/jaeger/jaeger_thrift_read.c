@@ -26,13 +26,15 @@
  * (zero ids, an unknown tag type) is rejected alone (raw = its bytes) and
  * the batch goes on. Single-threaded.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "wire/jaeger/jaeger_thrift_decode.h"
 
 #define FIRST_BUFFER_BYTES ((size_t)64 * 1024)
@@ -40,7 +42,7 @@
 
 typedef struct reader {
     FILE *stream;
-    twb_input *in;
+    tw__wire_input *in;
     uint8_t *buf;
     size_t cap, start, end; /* the unread bytes are buf[start, end) */
     size_t base;            /* stream offset of buf[0] */
@@ -92,9 +94,9 @@ static bool on_bad_span(void *user_data, size_t index, size_t offset, size_t len
 {
     reader *r = user_data;
     size_t at = r->record_at + offset;
-    if (!twb_reject(r->in, 0, r->buf + r->start + offset, len,
-                    "byte offset %zu: span %zu of batch %zu (at byte %zu): %s", at, index + 1,
-                    r->batch_no, r->record_at, why)) {
+    if (!tw__wire_reject(r->in, 0, r->buf + r->start + offset, len,
+                         "byte offset %zu: span %zu of batch %zu (at byte %zu): %s", at, index + 1,
+                         r->batch_no, r->record_at, why)) {
         r->stopped = true;
         return false;
     }
@@ -104,8 +106,8 @@ static bool on_bad_span(void *user_data, size_t index, size_t offset, size_t len
 static void on_warn(void *user_data, size_t index, const char *why)
 {
     reader *r = user_data;
-    twb_warn(r->in, 0, "byte offset %zu: span %zu of batch %zu: %s", r->record_at, index + 1,
-             r->batch_no, why);
+    tw__wire_warn(r->in, 0, "byte offset %zu: span %zu of batch %zu: %s", r->record_at, index + 1,
+                  r->batch_no, why);
 }
 
 static size_t grown(size_t cap, size_t need)
@@ -116,7 +118,7 @@ static size_t grown(size_t cap, size_t need)
     return want > MAX_BATCH_BYTES ? MAX_BATCH_BYTES : want;
 }
 
-static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     reader r = {.stream = stream, .in = in};
     r.buf = malloc(FIRST_BUFFER_BYTES);
@@ -151,10 +153,10 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
             continue;
         }
         if (kind < 0) {
-            go_on = twb_reject(in, 0, rec, avail,
-                               "byte offset %zu: the input ends inside a record header (%zu "
-                               "bytes)",
-                               r.record_at, avail);
+            go_on = tw__wire_reject(in, 0, rec, avail,
+                                    "byte offset %zu: the input ends inside a record header (%zu "
+                                    "bytes)",
+                                    r.record_at, avail);
             break;
         }
         if (kind == 0) {
@@ -162,10 +164,11 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
                 protocol = stream_protocol;
                 is_message = false;
             } else {
-                go_on = twb_reject(in, 0, rec, avail,
-                                   "byte offset %zu: not a Jaeger Thrift Batch or emitBatch "
-                                   "message (first byte 0x%02x); the rest of the input is skipped",
-                                   r.record_at, rec[0]);
+                go_on =
+                    tw__wire_reject(in, 0, rec, avail,
+                                    "byte offset %zu: not a Jaeger Thrift Batch or emitBatch "
+                                    "message (first byte 0x%02x); the rest of the input is skipped",
+                                    r.record_at, rec[0]);
                 break;
             }
         }
@@ -191,18 +194,18 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
         case TW__THRIFT_SHORT:
             r.batch_no--; /* read again once more bytes are in */
             if (need > MAX_BATCH_BYTES) {
-                go_on = twb_reject(in, 0, rec, avail,
-                                   "byte offset %zu: batch %zu needs more than %zu MiB (the "
-                                   "limit); the rest of the input is skipped",
-                                   r.record_at, r.batch_no + 1, MAX_BATCH_BYTES >> 20);
+                go_on = tw__wire_reject(in, 0, rec, avail,
+                                        "byte offset %zu: batch %zu needs more than %zu MiB (the "
+                                        "limit); the rest of the input is skipped",
+                                        r.record_at, r.batch_no + 1, MAX_BATCH_BYTES >> 20);
                 go_on = false;
                 continue;
             }
             if (r.is_eof) {
-                go_on = twb_reject(in, 0, rec, avail,
-                                   "byte offset %zu: batch %zu is truncated: the input ends "
-                                   "after %zu of its bytes",
-                                   r.record_at, r.batch_no + 1, avail);
+                go_on = tw__wire_reject(in, 0, rec, avail,
+                                        "byte offset %zu: batch %zu is truncated: the input ends "
+                                        "after %zu of its bytes",
+                                        r.record_at, r.batch_no + 1, avail);
                 go_on = false;
                 continue;
             }
@@ -210,10 +213,11 @@ static tw_status read_jaeger_thrift(FILE *stream, twb_input *in, tw_error **err)
                 goto nomem;
             continue;
         case TW__THRIFT_MALFORMED:
-            twb_reject(in, 0, rec, avail,
-                       "byte offset %zu: batch %zu (at byte %zu) is malformed: %s; the rest of "
-                       "the input is skipped",
-                       r.record_at + err_at, r.batch_no, r.record_at, why);
+            tw__wire_reject(
+                in, 0, rec, avail,
+                "byte offset %zu: batch %zu (at byte %zu) is malformed: %s; the rest of "
+                "the input is skipped",
+                r.record_at + err_at, r.batch_no, r.record_at, why);
             go_on = false;
             continue;
         }
@@ -249,7 +253,7 @@ static int sniff_jaeger_thrift(const uint8_t *head, size_t len)
     return len >= 2 && head[1] == 0x18 ? 80 : 20;
 }
 
-const twb_reader twb_reader_jaeger_thrift = {
+const tw__wire_decoder tw__jaeger_thrift_decoder = {
     .name = "jaeger-thrift",
     .summary = "Jaeger Thrift Batch structs or emitBatch messages (binary or compact)",
     .read = read_jaeger_thrift,

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/sinks/jaeger_view.c: the Jaeger targets' error and service rules
- * (jaeger_view.h has them).
+ * wire/jaeger/jaeger_view.c: the Jaeger targets' error and service rules
+ * (wire/jaeger/jaeger_view.h has them).
  */
-#include "sinks/jaeger_view.h"
+#include "wire/jaeger/jaeger_view.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "wire/core/json_common.h"
+#include "wire/model/conventions.h"
 
-void twb_jaeger_view_init(twb_jaeger_view *v)
+void tw__jaeger_view_init(tw__jaeger_view *v)
 {
     memset(v, 0, sizeof *v);
 }
 
-void twb_jaeger_view_clear(twb_jaeger_view *v)
+void tw__jaeger_view_clear(tw__jaeger_view *v)
 {
     free(v->tags);
     memset(v, 0, sizeof *v);
@@ -43,7 +43,7 @@ static bool needs_change(const tw__span_data *s, bool *rename_lc)
     return false;
 }
 
-const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data *s)
+const tw__span_data *tw__jaeger_view_of(tw__jaeger_view *v, const tw__span_data *s)
 {
     bool rename_lc;
     bool fix_duration = s->duration_us <= 0;
@@ -96,7 +96,7 @@ const tw__span_data *twb_jaeger_view_of(twb_jaeger_view *v, const tw__span_data 
     return &v->span;
 }
 
-const tw__process *twb_process_named(const tw__process *p, const char *name, tw__process *scratch)
+const tw__process *tw__process_named(const tw__process *p, const char *name, tw__process *scratch)
 {
     if (p && p->service_name && *p->service_name)
         return p;
@@ -107,7 +107,7 @@ const tw__process *twb_process_named(const tw__process *p, const char *name, tw_
     return scratch;
 }
 
-const tw__process *twb_jaeger_process(const tw__process *p, tw__process *scratch)
+const tw__process *tw__jaeger_process(const tw__process *p, tw__process *scratch)
 {
-    return twb_process_named(p, TWB_JAEGER_EMPTY_SERVICE, scratch);
+    return tw__process_named(p, TW__JAEGER_EMPTY_SERVICE, scratch);
 }

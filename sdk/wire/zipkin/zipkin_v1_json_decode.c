@@ -29,12 +29,15 @@
  * unreadable ipv6, a non-string name) is dropped with a warning.
  *
  * Where it sits: first stage of the convert flow (bridge/convert.h); records
- * come from twb_json_stream (array, array of arrays, object, NDJSON).
+ * come from tw__json_stream (array, array of arrays, object, NDJSON).
  * Memory: one record (MAX_RECORD_BYTES) and its v1 span; the v1 span's
  * strings point into the record's Jansson value, freed after the emit.
  * Locking: none.
  */
-#include "convert.h"
+#include "wire/core/error.h"
+#include "wire/core/input.h"
+#include "wire/core/json_stream.h"
+#include "wire/formats.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,16 +48,15 @@
 
 #include <jansson.h>
 
-#include "internal.h"
-#include "readers/zipkin_v1.h"
+#include "wire/zipkin/zipkin_v1.h"
 #include "wire/core/json_common.h"
 
 #define MAX_RECORD_BYTES ((size_t)16 * 1024 * 1024)
 
 typedef struct record {
-    twb_input *in;
+    tw__wire_input *in;
     size_t line_no;
-    twb_id_base base;
+    tw__id_base base;
     tw__zipkin_v1_span *span;
     bool is_nomem;
     char why[256]; /* reason of a reject */
@@ -89,9 +91,9 @@ static bool read_id(record *rec, const json_t *v, const char *field, bool is_tra
             return false;
         }
     } else if (json_is_string(v)) {
-        bool ok = is_trace ? twb_parse_trace_id(json_string_value(v), json_string_length(v),
+        bool ok = is_trace ? tw__parse_trace_id(json_string_value(v), json_string_length(v),
                                                 rec->base, high, low, why, sizeof why)
-                           : twb_parse_span_id(json_string_value(v), json_string_length(v),
+                           : tw__parse_span_id(json_string_value(v), json_string_length(v),
                                                rec->base, allow_zero, low, why, sizeof why);
         if (!ok) {
             snprintf(rec->why, sizeof rec->why, "%s: %s", field, why);
@@ -119,16 +121,16 @@ static bool read_time(record *rec, const json_t *v, const char *field, int64_t *
     if (json_is_real(v)) {
         double d = json_real_value(v);
         if (!isfinite(d) || fabs(d) > 9.2e18) {
-            twb_warn(rec->in, rec->line_no, "%s: %g out of range, ignored", field, d);
+            tw__wire_warn(rec->in, rec->line_no, "%s: %g out of range, ignored", field, d);
             return false;
         }
         *out = llround(d);
         if ((double)*out != d)
-            twb_warn(rec->in, rec->line_no, "%s: fractional %.17g rounded to %lld", field, d,
-                     (long long)*out);
+            tw__wire_warn(rec->in, rec->line_no, "%s: fractional %.17g rounded to %lld", field, d,
+                          (long long)*out);
         return true;
     }
-    twb_warn(rec->in, rec->line_no, "%s: not a number, ignored", field);
+    tw__wire_warn(rec->in, rec->line_no, "%s: not a number, ignored", field);
     return false;
 }
 
@@ -156,7 +158,7 @@ static void read_ipv6(record *rec, tw__zipkin_endpoint *e, const json_t *v)
         return;
     const char *text = json_string_value(v);
     if (!text) {
-        twb_warn(rec->in, rec->line_no, "ipv6: not a string, left out");
+        tw__wire_warn(rec->in, rec->line_no, "ipv6: not a string, left out");
         return;
     }
     if (!*text)
@@ -179,8 +181,8 @@ static void read_ipv6(record *rec, tw__zipkin_endpoint *e, const json_t *v)
         as_text[n] = '\0';
         if (inet_pton(AF_INET6, as_text, e->ipv6) == 1) {
             e->has_ipv6 = true;
-            twb_warn(rec->in, rec->line_no, "ipv6: base64 of the text \"%s\", read as text",
-                     as_text);
+            tw__wire_warn(rec->in, rec->line_no, "ipv6: base64 of the text \"%s\", read as text",
+                          as_text);
             return;
         }
     }
@@ -202,7 +204,7 @@ static const tw__zipkin_endpoint *read_endpoint(record *rec, const json_t *obj)
         e->service_name = json_string_value(service);
         e->service_len = strlen(e->service_name); /* a NUL inside ends the name */
     } else if (service && !json_is_null(service)) {
-        twb_warn(rec->in, rec->line_no, "serviceName: not a string, left out");
+        tw__wire_warn(rec->in, rec->line_no, "serviceName: not a string, left out");
     }
     const json_t *ipv4 = json_object_get(obj, "ipv4");
     if (json_is_integer(ipv4)) {
@@ -212,8 +214,8 @@ static const tw__zipkin_endpoint *read_endpoint(record *rec, const json_t *obj)
         if (inet_pton(AF_INET, json_string_value(ipv4), &a) == 1)
             e->ipv4 = ntohl(a.s_addr);
         else
-            twb_warn(rec->in, rec->line_no, "ipv4: \"%.40s\" is not an IPv4 address, left out",
-                     json_string_value(ipv4));
+            tw__wire_warn(rec->in, rec->line_no, "ipv4: \"%.40s\" is not an IPv4 address, left out",
+                          json_string_value(ipv4));
     }
     read_ipv6(rec, e, json_object_get(obj, "ipv6"));
     const json_t *port = json_object_get(obj, "port");
@@ -224,7 +226,7 @@ static const tw__zipkin_endpoint *read_endpoint(record *rec, const json_t *obj)
         if (p >= 0 && p <= 65535)
             e->port = (uint16_t)p;
         else
-            twb_warn(rec->in, rec->line_no, "port: %lld out of range, left out", (long long)p);
+            tw__wire_warn(rec->in, rec->line_no, "port: %lld out of range, left out", (long long)p);
     }
     return e;
 }
@@ -235,7 +237,7 @@ static void read_annotations(record *rec, const json_t *list)
 {
     if (!json_is_array(list)) {
         if (list && !json_is_null(list))
-            twb_warn(rec->in, rec->line_no, "annotations: not an array, ignored");
+            tw__wire_warn(rec->in, rec->line_no, "annotations: not an array, ignored");
         return;
     }
     size_t i;
@@ -384,8 +386,8 @@ static void read_binary_annotation(record *rec, const json_t *a)
         int type = read_type(thrift_type);
         b->type = type < 0 ? TW__ZIPKIN_BYTES : type;
         if (type < 0)
-            twb_warn(rec->in, rec->line_no, "binary annotation '%s': unknown annotation_type",
-                     b->key);
+            tw__wire_warn(rec->in, rec->line_no, "binary annotation '%s': unknown annotation_type",
+                          b->key);
         if (json_is_string(value)) {
             size_t n = 0;
             const uint8_t *bytes =
@@ -394,8 +396,9 @@ static void read_binary_annotation(record *rec, const json_t *a)
                 b->value = bytes;
                 b->value_len = n;
             } else if (!rec->is_nomem) {
-                twb_warn(rec->in, rec->line_no,
-                         "binary annotation '%s': value is not base64, kept as a string", b->key);
+                tw__wire_warn(rec->in, rec->line_no,
+                              "binary annotation '%s': value is not base64, kept as a string",
+                              b->key);
                 b->type = TW__ZIPKIN_STRING;
                 b->value = (const uint8_t *)json_string_value(value);
                 b->value_len = json_string_length(value);
@@ -444,8 +447,8 @@ static void read_binary_annotation(record *rec, const json_t *a)
         rec->is_nomem = true;
         return;
     }
-    twb_warn(rec->in, rec->line_no, "binary annotation '%s': value %s kept as a string", b->key,
-             copy);
+    tw__wire_warn(rec->in, rec->line_no, "binary annotation '%s': value %s kept as a string",
+                  b->key, copy);
     b->type = TW__ZIPKIN_STRING;
     b->value = (const uint8_t *)copy;
     b->value_len = n;
@@ -494,7 +497,7 @@ static bool read_span(record *rec, const json_t *obj)
         s->name = json_string_value(name);
         s->name_len = json_string_length(name);
     } else if (name && !json_is_null(name)) {
-        twb_warn(rec->in, rec->line_no, "name: not a string, taken as empty");
+        tw__wire_warn(rec->in, rec->line_no, "name: not a string, taken as empty");
     }
     s->has_timestamp =
         read_time(rec, json_object_get(obj, "timestamp"), "timestamp", &s->timestamp_us) &&
@@ -516,36 +519,36 @@ static bool read_span(record *rec, const json_t *obj)
             read_binary_annotation(rec, a);
         }
     } else if (list && !json_is_null(list)) {
-        twb_warn(rec->in, rec->line_no, "binaryAnnotations: not an array, ignored");
+        tw__wire_warn(rec->in, rec->line_no, "binaryAnnotations: not an array, ignored");
     }
     return true;
 }
 
-/* One record (twb_json_record_fn): decoded into rec->span, then emitted. */
+/* One record (tw__json_record_fn): decoded into rec->span, then emitted. */
 static tw_status read_record(void *arg, json_t *obj, const char *raw, size_t len, size_t line_no,
                              const json_error_t *parse_error, tw_error **err)
 {
     (void)err;
     record *rec = arg;
-    twb_input *in = rec->in;
+    tw__wire_input *in = rec->in;
     rec->line_no = line_no;
     tw__zipkin_v1_span_clear(rec->span);
     rec->is_nomem = false;
     bool go_on;
     if (!obj) {
-        go_on = twb_reject(in, line_no, raw, len, "not valid JSON: %s", parse_error->text);
+        go_on = tw__wire_reject(in, line_no, raw, len, "not valid JSON: %s", parse_error->text);
     } else if (!read_span(rec, obj)) {
-        go_on = rec->is_nomem ? twb_reject(in, line_no, raw, len, "out of memory")
+        go_on = rec->is_nomem ? tw__wire_reject(in, line_no, raw, len, "out of memory")
                               : in->reject(in, line_no, raw, len, rec->why);
     } else if (rec->is_nomem) {
-        go_on = twb_reject(in, line_no, raw, len, "out of memory");
+        go_on = tw__wire_reject(in, line_no, raw, len, "out of memory");
     } else {
-        go_on = twb_zipkin_v1_emit(in, line_no, rec->span, raw, len);
+        go_on = tw__zipkin_v1_emit(in, line_no, rec->span, raw, len);
     }
     return go_on ? TW_OK : TW_E_STATE;
 }
 
-static tw_status read_zipkin_v1_json(FILE *stream, twb_input *in, tw_error **err)
+static tw_status read_zipkin_v1_json(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     tw__zipkin_v1_span *span = malloc(sizeof *span);
     if (!span) {
@@ -553,11 +556,11 @@ static tw_status read_zipkin_v1_json(FILE *stream, twb_input *in, tw_error **err
         return TW_E_NOMEM;
     }
     tw__zipkin_v1_span_init(span);
-    record rec = {.in = in, .span = span, .base = TWB_ID_AUTO};
+    record rec = {.in = in, .span = span, .base = TW__ID_AUTO};
     if (in->opts)
         rec.base = in->opts->id_base;
     tw_status status =
-        twb_json_read_records(stream, in, MAX_RECORD_BYTES, 0, read_record, &rec, err);
+        tw__json_read_records(stream, in, MAX_RECORD_BYTES, 0, read_record, &rec, err);
     tw__zipkin_v1_span_clear(span);
     free(span);
     return status;
@@ -595,7 +598,7 @@ static int sniff_zipkin_v1_json(const uint8_t *head, size_t len)
     return 0;
 }
 
-const twb_reader twb_reader_zipkin_v1_json = {
+const tw__wire_decoder tw__zipkin_v1_json_decoder = {
     .name = "zipkin-v1-json",
     .summary = "Zipkin v1 JSON spans (/api/v1/spans body, or the Thrift struct as JSON); "
                "split per host as Zipkin does",
