@@ -19,8 +19,12 @@
 #include "wire/model/span_data.h"
 #include "wire/model/conventions.h" /* tw__span_kind */
 
-/* "", "client", "server", "producer", "consumer", indexed by tw__span_kind. */
+/* "", "client", "server", "producer", "consumer", indexed by tw__span_kind;
+ * the begin and end RPC annotations of each (cs/cr, sr/ss, ms/ws, wr/mr).
+ * dapper_log.c. */
 extern const char *const tw__dapper_kind_names[5];
+extern const char *const tw__dapper_kind_begin[5];
+extern const char *const tw__dapper_kind_end[5];
 
 /* 1..max_digits hex digits of either case, left-padded. */
 bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,

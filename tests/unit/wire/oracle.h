@@ -31,4 +31,11 @@ json_t *oracle_otlp_span_json(const tw__span_data *span);
 json_t *oracle_jaeger_trace_json(tw__jaeger_view *view, const tw__wire_span *spans,
                                  const size_t *idx, size_t n);
 
+/* The Dapper log: an encoder per process, one line per span (with its
+ * "\n"), appended; false as the real encoder refuses. */
+typedef struct oracle_dapper_encoder oracle_dapper_encoder;
+oracle_dapper_encoder *oracle_dapper_encoder_new(const tw__process *process);
+void oracle_dapper_encoder_free(oracle_dapper_encoder *enc);
+bool oracle_dapper_encode_span(oracle_dapper_encoder *enc, const tw__span_data *span, tw__buf *out);
+
 #endif /* TW_TESTS_WIRE_ORACLE_H */
