@@ -446,7 +446,8 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     }
     if ((s->flags & TW__FLAG_DEBUG) && !PUT_LIT(out, ",\"debug\":true"))
         return false;
-    if (s->shared && kind && strcmp(kind, "SERVER") == 0 && !PUT_LIT(out, ",\"shared\":true"))
+    /* Zipkin's model clears `shared` on a CLIENT span only. */
+    if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
         return false;
 
     /* localEndpoint (zipkin_json.c local_endpoint). */

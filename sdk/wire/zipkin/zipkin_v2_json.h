@@ -28,8 +28,10 @@
  *   duration  ... except when the span says its duration is unknown
  *             (is_duration_unknown: a one-way RPC half read by the bridge):
  *             then absent
- *   shared    true only for a SERVER span whose record has `shared` set
- *             (the bridge's readers; the SDK gives every span its own id)
+ *   shared    true when the record has `shared` set (the decoders set it;
+ *             the SDK gives every span its own id), except on a CLIENT
+ *             span: Zipkin's model clears it there only (a shared SERVER,
+ *             CONSUMER or PRODUCER span keeps it)
  *   localEndpoint  {serviceName: the process's service, ipv4|ipv6: from
  *             the process tag `ip` (text, or a packed IPv4 int64 as
  *             Jaeger's Java client writes it) and `ipv6` (text or 16

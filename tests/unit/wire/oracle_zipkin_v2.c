@@ -367,8 +367,8 @@ json_t *oracle_zipkin_span_json(const tw__span_data *s, const tw__process *p)
     }
     if ((s->flags & TW__FLAG_DEBUG) && !tw__json_put(span, "debug", json_true()))
         goto fail;
-    /* Zipkin's model clears `shared` on anything but a SERVER span. */
-    if (s->shared && kind && strcmp(kind, "SERVER") == 0 &&
+    /* Zipkin's model clears `shared` on a CLIENT span only. */
+    if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) &&
         !tw__json_put(span, "shared", json_true()))
         goto fail;
 

@@ -454,6 +454,31 @@ static void test_string_with_nul_and_escapes_round_trips(void)
     tw__span_data_unref(s);
 }
 
+/* Zipkin's model clears `shared` on a CLIENT span only: a shared SERVER,
+ * CONSUMER (Zipkin's own converter test expects one), PRODUCER or kind-less
+ * span keeps it. */
+static void test_shared_is_kept_on_every_kind_but_client(void)
+{
+    static const struct {
+        const char *kind; /* NULL: no span.kind tag */
+        bool is_kept;
+    } cases[] = {{"server", true},  {"consumer", true}, {"producer", true},
+                 {"client", false}, {NULL, true},       {"internal", true}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tw__span_data *s = span_child();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        if (cases[i].kind)
+            CU_ASSERT_FATAL(tw_test_add_tag(s, "span.kind", tw_test_str(cases[i].kind)));
+        s->shared = true;
+        json_t *span = round_trip(s, &process_tagged);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(span);
+        bool is_written = json_is_true(json_object_get(span, "shared"));
+        CU_ASSERT_EQUAL(is_written, cases[i].is_kept);
+        json_decref(span);
+        tw__span_data_unref(s);
+    }
+}
+
 static void test_list_holds_every_span_in_order(void)
 {
     tw__span_data *list[2] = {span_every_field, span_root_64bit};
@@ -507,4 +532,5 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_string_with_nul_and_escapes_round_trips);
     CU_ADD_TEST(suite, test_list_holds_every_span_in_order);
     CU_ADD_TEST(suite, test_null_span_is_refused_and_output_kept);
+    CU_ADD_TEST(suite, test_shared_is_kept_on_every_kind_but_client);
 }
