@@ -69,10 +69,16 @@ bool tw__wire_reject(tw__wire_input *in, size_t line_no, const void *raw, size_t
                      const char *fmt, ...) TW_PRINTF(5, 6);
 void tw__wire_warn(tw__wire_input *in, size_t line_no, const char *fmt, ...) TW_PRINTF(3, 4);
 
-/* Hands a decoded span to in->emit after the checks every span passes where
- * it enters the model (tw__span_data_check_times: times within the model's
- * range); a span that fails them is rejected alone with @raw as its record,
- * named by its ids. Returns what emit or reject returned. */
+/* The checks every decoded span passes where it enters the model, once:
+ * its times within the model's range (tw__span_data_check_times). False
+ * with a reason naming the span and the value in @why. */
+bool tw__wire_check_span(const tw__span_data *span, char *why, size_t why_size);
+
+/* Hands a decoded span to in->emit after tw__wire_check_span; a span that
+ * fails it is rejected alone with @raw as its record (the span is
+ * released). Returns what emit or reject returned. Decoders that hold a
+ * span's own bytes only on the way (a Thrift list, a JSON array) call
+ * tw__wire_check_span themselves and reject those bytes. */
 bool tw__wire_emit(tw__wire_input *in, size_t line_no, tw__span_data *span,
                    const tw__process *process, const void *raw, size_t raw_len);
 

@@ -922,7 +922,7 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
         }
         bool go_on = true;
         if (o == REC_OK)
-            go_on = in->emit(in, span, &process);
+            go_on = tw__wire_emit(in, line_no, span, &process, lr.buf, lr.len);
         else if (o == REC_BAD)
             go_on = tw__wire_reject(in, line_no, lr.buf, lr.len, "%s", r.why);
         tw__process_clear(&process);

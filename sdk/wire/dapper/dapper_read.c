@@ -49,7 +49,9 @@ static tw_status read_dapper(FILE *stream, tw__wire_input *in, tw_error **err)
         if (st == TW_E_NOT_FOUND)
             break;
         if (st == TW_OK) {
-            bool go_on = in->emit(in, span, &process);
+            size_t len;
+            const char *raw = tw__dapper_log_reader_raw(r, &len);
+            bool go_on = tw__wire_emit(in, tw__dapper_log_reader_line(r), span, &process, raw, len);
             tw__process_clear(&process);
             if (!go_on) {
                 rc = TW_E_STATE;

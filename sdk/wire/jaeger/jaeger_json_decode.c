@@ -615,8 +615,13 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         }
         process = &embedded;
     }
-    if (!dc->in->emit(dc->in, s, process))
+    char range_why[320];
+    if (!tw__wire_check_span(s, range_why, sizeof range_why)) {
+        tw__span_data_unref(s);
+        reject_value(dc, obj, "%s", range_why);
+    } else if (!dc->in->emit(dc->in, s, process)) {
         dc->is_stopped = true;
+    }
     tw__process_clear(&embedded);
     return;
 

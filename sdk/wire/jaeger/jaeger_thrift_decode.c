@@ -11,6 +11,8 @@
  */
 #include "wire/jaeger/jaeger_thrift_decode.h"
 
+#include "wire/core/input.h" /* tw__wire_check_span */
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,6 +521,8 @@ static tw__span_data *read_span(decoder *d, bool *warned)
     s->start_us = start;
     *warned = dur < 0;
     s->duration_us = dur < 0 ? 0 : dur;
+    if (!tw__wire_check_span(s, d->why, sizeof d->why))
+        goto fail; /* a bad span: rejected alone, with its bytes */
     return s;
 fail:
     tw__span_data_unref(s);

@@ -664,6 +664,8 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         goto nomem;
     if (!add_events(c, s, json_object_get(js, "events")))
         goto fail;
+    if (!tw__wire_check_span(s, c->why, sizeof c->why))
+        goto fail; /* rejected alone */
     return s;
 nomem:
     c->is_nomem = true;

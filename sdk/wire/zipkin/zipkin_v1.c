@@ -692,7 +692,7 @@ bool tw__zipkin_v1_emit(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *
                 tw__span_data_unref(c.b[i].span);
                 go_on = tw__wire_reject(in, line_no, raw, raw_len, "out of memory");
             } else {
-                go_on = in->emit(in, c.b[i].span, &p);
+                go_on = tw__wire_emit(in, line_no, c.b[i].span, &p, raw, raw_len);
             }
             tw__process_clear(&p);
         }

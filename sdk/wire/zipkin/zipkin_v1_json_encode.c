@@ -65,9 +65,10 @@ static void parse_metadata(const json_t *v2, v1_metadata *md)
     const json_t *ts = json_object_get(v2, "timestamp");
     const json_t *dur = json_object_get(v2, "duration");
     md->start_ts = json_is_integer(ts) ? json_integer_value(ts) : 0;
-    md->end_ts = md->start_ts && json_is_integer(dur) && json_integer_value(dur)
-                     ? md->start_ts + json_integer_value(dur)
-                     : 0;
+    json_int_t d = json_is_integer(dur) ? json_integer_value(dur) : 0;
+    /* An end beyond int64 has no v1 form: no end then (never an overflow,
+     * which wrote an end before the start). */
+    md->end_ts = md->start_ts > 0 && d > 0 && d <= INT64_MAX - md->start_ts ? md->start_ts + d : 0;
     const json_t *kind_json = json_object_get(v2, "kind");
     const char *kind = json_is_string(kind_json) ? json_string_value(kind_json) : NULL;
     json_int_t ms = 0, ws = 0, wr = 0, mr = 0;

@@ -451,7 +451,8 @@ static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len
         tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, line_no);
         return TW_E_NOMEM;
     }
-    bool go_on = span ? in->emit(in, span, &process) : in->reject(in, line_no, rec, len, why);
+    bool go_on = span ? tw__wire_emit(in, line_no, span, &process, rec, len)
+                      : in->reject(in, line_no, rec, len, why);
     tw__process_clear(&process);
     return go_on ? TW_OK : TW_E_STATE;
 }

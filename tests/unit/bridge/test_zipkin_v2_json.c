@@ -259,6 +259,28 @@ static void test_timing_rules(void)
     capture_free(&c);
 }
 
+/* Times are checked once, where spans enter the model: a span whose start,
+ * duration or end lies beyond what every encoder can write (+-2^63 ns) is
+ * rejected alone, naming the span and the value; the others are read. */
+static void test_times_outside_the_model_range_reject_the_span_alone(void)
+{
+    read_capture c;
+    read_text(&c, "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":9223372036854775000,"
+                  "\"duration\":10000}\n"
+                  "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000000,"
+                  "\"duration\":9223372036854775000}\n"
+                  "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000000,"
+                  "\"duration\":5}\n");
+    CU_ASSERT_EQUAL(c.n_spans, 1);
+    CU_ASSERT_EQUAL_FATAL(c.n_rejects, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "000000000000000a"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "start time"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[1].reason, "duration"));
+    CU_ASSERT_EQUAL(c.rejects[0].line_no, 1); /* the record goes to --rejects verbatim */
+    CU_ASSERT(c.rejects[0].raw_len > 0);
+    capture_free(&c);
+}
+
 static void test_endpoints_map_to_process_and_peer_tags(void)
 {
     read_capture c;
@@ -529,6 +551,40 @@ static void test_v1_writer_core_annotations_and_addresses(void)
     capture_free(&c);
 }
 
+/* The v1 writer computes end annotations from the start and the duration:
+ * near INT64_MAX that sum must not overflow (it wrote an end before the
+ * start). Such spans cannot come from a decoder (their times are checked
+ * where they enter the model); the writer is safe on its own anyway. */
+static void test_v1_writer_does_not_overflow_near_int64_max(void)
+{
+    read_capture c;
+    capture_init(&c);
+    tw__process p;
+    tw__process_init(&p);
+    CU_ASSERT_FATAL(tw__process_set_service(&p, "svc"));
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->trace_id_low = 1;
+    s->span_id = 2;
+    s->start_us = INT64_MAX - 5;
+    s->duration_us = 10;
+    CU_ASSERT_FATAL(tw__span_data_add_str_tag(s, "span.kind", "client", 6));
+    c.spans = calloc(1, sizeof *c.spans);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c.spans);
+    c.spans[0] = (twb_span){s, twb_procs_intern(c.procs, &p)};
+    c.n_spans = c.cap_spans = 1;
+    json_t *doc = write_v1(&c, 1, NULL);
+    size_t i;
+    const json_t *a;
+    json_array_foreach(json_object_get(json_array_get(doc, 0), "annotations"), i, a)
+    {
+        CU_ASSERT(int_of(a, "timestamp") >= s->start_us); /* no end before the start */
+    }
+    json_decref(doc);
+    tw__process_clear(&p);
+    capture_free(&c);
+}
+
 static void test_v1_writer_framing(void)
 {
     read_capture c;
@@ -616,6 +672,8 @@ void tw_test_register(void)
     CU_add_test(suite, "kind_becomes_lower_case_tag_and_shared_only_off_client",
                 test_kind_becomes_lower_case_tag_and_shared_only_off_client);
     CU_add_test(suite, "timing_rules", test_timing_rules);
+    CU_add_test(suite, "times_outside_the_model_range_reject_the_span_alone",
+                test_times_outside_the_model_range_reject_the_span_alone);
     CU_add_test(suite, "endpoints_map_to_process_and_peer_tags",
                 test_endpoints_map_to_process_and_peer_tags);
     CU_add_test(suite, "annotations_and_tags", test_annotations_and_tags);
@@ -626,5 +684,7 @@ void tw_test_register(void)
     CU_add_test(suite, "v1_writer_core_annotations_and_addresses",
                 test_v1_writer_core_annotations_and_addresses);
     CU_add_test(suite, "v1_writer_framing", test_v1_writer_framing);
+    CU_add_test(suite, "v1_writer_does_not_overflow_near_int64_max",
+                test_v1_writer_does_not_overflow_near_int64_max);
     CU_add_test(suite, "fixtures_round_trip_to_v1", test_fixtures_round_trip_to_v1);
 }

@@ -420,6 +420,26 @@ static void test_many_spans_share_one_envelope(void)
     tw__buf_free(&out);
 }
 
+/* Times near INT64_MAX: the end is never before the start (start + duration
+ * overflowed: an end before the start), and nanoseconds saturate. */
+static void test_times_near_int64_max_do_not_overflow(void)
+{
+    tw__span_data *s = tw_test_span_root_64bit();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->start_us = INT64_MAX - 5;
+    s->duration_us = 10;
+    json_t *span;
+    json_t *doc = round_trip(s, NULL, &span);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(span);
+    const char *start = json_string_value(json_object_get(span, "startTimeUnixNano"));
+    const char *end = json_string_value(json_object_get(span, "endTimeUnixNano"));
+    CU_ASSERT_FATAL(start && end);
+    CU_ASSERT(strtoull(end, NULL, 10) >= strtoull(start, NULL, 10));
+    CU_ASSERT_STRING_EQUAL(start, "18446744073709551615");
+    json_decref(doc);
+    tw__span_data_unref(s);
+}
+
 static void test_null_span_is_refused_and_output_kept(void)
 {
     tw__buf out;
@@ -494,5 +514,6 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_repeated_keys_last_wins);
     CU_ADD_TEST(suite, test_many_spans_share_one_envelope);
     CU_ADD_TEST(suite, test_null_span_is_refused_and_output_kept);
+    CU_ADD_TEST(suite, test_times_near_int64_max_do_not_overflow);
     CU_ADD_TEST(suite, test_random_corpus_equals_the_jansson_oracle);
 }
