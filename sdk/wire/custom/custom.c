@@ -54,10 +54,10 @@
 
 #include "wire/core/error.h"
 #include "wire/core/json_common.h"
+#include "wire/core/line_reader.h"
 #include "wire/formats.h"
 
 #define MAX_LINE_BYTES ((size_t)16 * 1024 * 1024)
-#define CHUNK_BYTES 65536
 
 /* ---- the mapping ---------------------------------------------------------------------------- */
 
@@ -726,62 +726,6 @@ nomem:
 /* ---- lines ------------------------------------------------------------------------------------
  */
 
-typedef struct line_reader {
-    FILE *stream;
-    char *buf;
-    size_t len, cap;
-    bool is_too_long;
-} line_reader;
-
-/* The next line without its newline (and CR); false at the end. */
-static bool next_line(line_reader *lr, bool *nomem)
-{
-    lr->len = 0;
-    lr->is_too_long = false;
-    char chunk[CHUNK_BYTES];
-    bool got = false;
-    while (fgets(chunk, sizeof chunk, lr->stream)) {
-        got = true;
-        size_t n = strlen(chunk); /* a NUL byte in the input cuts the chunk: rare, tolerated */
-        bool has_nl = n > 0 && chunk[n - 1] == '\n';
-        if (!lr->is_too_long) {
-            if (lr->len + n > MAX_LINE_BYTES) {
-                lr->is_too_long = true;
-            } else {
-                if (lr->len + n + 1 > lr->cap) {
-                    size_t cap = (lr->len + n + 1) * 2;
-                    char *bigger = realloc(lr->buf, cap);
-                    if (!bigger) {
-                        *nomem = true;
-                        return false;
-                    }
-                    lr->buf = bigger;
-                    lr->cap = cap;
-                }
-                memcpy(lr->buf + lr->len, chunk, n);
-                lr->len += n;
-                lr->buf[lr->len] = '\0';
-            }
-        }
-        if (has_nl)
-            break;
-    }
-    if (!got)
-        return false;
-    if (!lr->buf) {
-        lr->buf = malloc(1);
-        if (!lr->buf) {
-            *nomem = true;
-            return false;
-        }
-        lr->cap = 1;
-    }
-    while (lr->len > 0 && (lr->buf[lr->len - 1] == '\n' || lr->buf[lr->len - 1] == '\r'))
-        lr->len--;
-    lr->buf[lr->len] = '\0';
-    return true;
-}
-
 /* Splits @line at tabs into r->cells. */
 static bool split_tsv(reader *r, const char *line, size_t len)
 {
@@ -851,15 +795,53 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
     reader r = {.in = in, .m = m};
     r.time_unit = m->time_unit != TW__TIME_AUTO ? m->time_unit : in->opts->time_unit;
     r.id_base = m->id_base != TW__ID_AUTO ? m->id_base : in->opts->id_base;
-    line_reader lr = {.stream = stream};
+    /* The one line reader: a NUL byte stays inside its line (which is then
+     * rejected) instead of cutting it and gluing the next line on. */
+    tw__line_reader lines;
+    tw__line_reader_init(&lines, stream, MAX_LINE_BYTES);
+    struct {
+        char *buf;
+        size_t len;
+    } lr = {NULL, 0};
     tw_status rc = TW_OK;
     size_t line_no = 0;
-    bool nomem = false, need_header = m->is_tsv && m->has_header;
-    while (next_line(&lr, &nomem)) {
-        line_no++;
-        if (lr.is_too_long) {
-            if (!tw__wire_reject(in, line_no, lr.buf, lr.len, "line longer than %zu MiB",
+    bool nomem = false, is_read_error = false, need_header = m->is_tsv && m->has_header;
+    for (;;) {
+        int got = tw__line_reader_next(&lines);
+        if (got == TW__LINE_END)
+            break;
+        if (got == TW__LINE_NOMEM) {
+            nomem = true;
+            break;
+        }
+        if (got == TW__LINE_IO) {
+            is_read_error = true;
+            break;
+        }
+        line_no = lines.line_no;
+        if (got == TW__LINE_TOO_LONG) {
+            if (!tw__wire_reject(in, line_no, "", 0, "line longer than %zu MiB",
                                  MAX_LINE_BYTES >> 20)) {
+                rc = TW_E_STATE;
+                break;
+            }
+            continue;
+        }
+        /* The line without its end (a CR too), NUL-terminated for the
+         * parsers below. */
+        lr.len = lines.line.len;
+        while (lr.len > 0 && lines.line.data[lr.len - 1] == '\r')
+            lr.len--;
+        if (!tw__buf_reserve(&lines.line, lr.len + 1)) {
+            nomem = true;
+            break;
+        }
+        lr.buf = (char *)lines.line.data;
+        lr.buf[lr.len] = '\0';
+        const char *nul = memchr(lr.buf, '\0', lr.len);
+        if (nul) {
+            if (!tw__wire_reject(in, line_no, lr.buf, lr.len, "a NUL byte at column %zu",
+                                 (size_t)(nul - lr.buf) + 1)) {
                 rc = TW_E_STATE;
                 break;
             }
@@ -938,7 +920,7 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
     if (nomem) {
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         rc = TW_E_NOMEM;
-    } else if (rc == TW_OK && ferror(stream)) {
+    } else if (rc == TW_OK && (is_read_error || ferror(stream))) {
         tw__set_error(err, TW_E_IO, "%s: read error: %s", in->name, strerror(errno));
         rc = TW_E_IO;
     }
@@ -947,7 +929,7 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
     free(r.columns);
     free(r.cells);
     free(r.cell_lens);
-    free(lr.buf);
+    tw__line_reader_free(&lines);
     return rc;
 }
 

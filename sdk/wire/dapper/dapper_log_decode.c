@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "wire/core/error.h"
+#include "wire/core/line_reader.h"
 #include "wire/dapper/dapper_log_int.h"
 #include "wire/core/json_common.h"
 
@@ -631,13 +632,7 @@ tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t lin
 /* ---- reader ------------------------------------------------------------------------------- */
 
 struct tw__dapper_log_reader {
-    FILE *stream;
-    size_t max_line;
-    size_t line_no;
-    tw__buf line;
-    size_t pos, end; /* unread bytes: in[pos, end) */
-    bool is_eof;
-    char in[65536];
+    tw__line_reader lines; /* the one line reader (wire/core/line_reader.h) */
 };
 
 tw__dapper_log_reader *tw__dapper_log_reader_new(FILE *stream, size_t max_line_bytes)
@@ -647,9 +642,7 @@ tw__dapper_log_reader *tw__dapper_log_reader_new(FILE *stream, size_t max_line_b
     tw__dapper_log_reader *r = calloc(1, sizeof(*r));
     if (!r)
         return NULL;
-    r->stream = stream;
-    r->max_line = max_line_bytes ? max_line_bytes : DEFAULT_MAX_LINE;
-    tw__buf_init(&r->line);
+    tw__line_reader_init(&r->lines, stream, max_line_bytes ? max_line_bytes : DEFAULT_MAX_LINE);
     return r;
 }
 
@@ -657,67 +650,23 @@ void tw__dapper_log_reader_free(tw__dapper_log_reader *r)
 {
     if (!r)
         return;
-    tw__buf_free(&r->line);
+    tw__line_reader_free(&r->lines);
     free(r);
 }
 
 size_t tw__dapper_log_reader_line(const tw__dapper_log_reader *r)
 {
-    return r ? r->line_no : 0;
-}
-
-/* Reads one line into r->line (without its "\n"). fread and memchr rather
- * than fgets, so a NUL byte in the input stays in the line (and fails its
- * decoding) instead of silently cutting it. Returns 1 for a line, 0 at the
- * end, -1 for a line over the limit (consumed and skipped), -2 on a read
- * error, -3 when out of memory. */
-static int read_line(tw__dapper_log_reader *r)
-{
-    tw__buf_reset(&r->line);
-    bool is_over = false, has_any = false;
-    for (;;) {
-        if (r->pos == r->end) {
-            if (r->is_eof)
-                break;
-            r->pos = 0;
-            r->end = fread(r->in, 1, sizeof r->in, r->stream);
-            if (r->end == 0) {
-                if (ferror(r->stream))
-                    return -2;
-                r->is_eof = true;
-                break; /* a last line without "\n" still counts */
-            }
-        }
-        has_any = true;
-        const char *start = r->in + r->pos;
-        size_t avail = r->end - r->pos;
-        const char *nl = memchr(start, '\n', avail);
-        size_t n = nl ? (size_t)(nl - start) : avail;
-        r->pos += nl ? n + 1 : n;
-        if (!is_over) {
-            if (r->line.len + n > r->max_line) {
-                is_over = true;
-                tw__buf_reset(&r->line);
-            } else if (!tw__buf_append(&r->line, start, n)) {
-                return -3;
-            }
-        }
-        if (nl)
-            break;
-    }
-    if (!has_any)
-        return 0;
-    r->line_no++;
-    return is_over ? -1 : 1;
+    return r ? r->lines.line_no : 0;
 }
 
 const char *tw__dapper_log_reader_raw(const tw__dapper_log_reader *r, size_t *len)
 {
-    size_t n = r->line.len;
-    while (n > 0 && (r->line.data[n - 1] == '\n' || r->line.data[n - 1] == '\r'))
+    const tw__buf *line = &r->lines.line;
+    size_t n = line->len;
+    while (n > 0 && (line->data[n - 1] == '\n' || line->data[n - 1] == '\r'))
         n--;
     *len = n;
-    return n ? (const char *)r->line.data : "";
+    return n ? (const char *)line->data : "";
 }
 
 tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,
@@ -727,31 +676,34 @@ tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **s
         tw__set_error(err, TW_E_INVALID_ARG, "dapper log reader: NULL reader");
         return TW_E_INVALID_ARG;
     }
+    tw__line_reader *lines = &r->lines;
     for (;;) {
-        int rc = read_line(r);
-        if (rc == 0)
+        /* The one line reader keeps a NUL byte inside its line (where it
+         * fails the decoding) instead of cutting the line there. */
+        int rc = tw__line_reader_next(lines);
+        if (rc == TW__LINE_END)
             return TW_E_NOT_FOUND;
-        if (rc == -2) {
-            tw__set_error(err, TW_E_IO, "line %zu: read error: %s", r->line_no + 1,
+        if (rc == TW__LINE_IO) {
+            tw__set_error(err, TW_E_IO, "line %zu: read error: %s", lines->line_no + 1,
                           strerror(errno));
             return TW_E_IO;
         }
-        if (rc == -3) {
-            tw__set_error(err, TW_E_NOMEM, "line %zu: out of memory", r->line_no + 1);
+        if (rc == TW__LINE_NOMEM) {
+            tw__set_error(err, TW_E_NOMEM, "line %zu: out of memory", lines->line_no + 1);
             return TW_E_NOMEM;
         }
-        if (rc == -1) {
+        if (rc == TW__LINE_TOO_LONG) {
             tw__set_error(err, TW_E_MALFORMED, "line %zu: longer than %zu bytes: skipped",
-                          r->line_no, r->max_line);
+                          lines->line_no, lines->max_line);
             return TW_E_MALFORMED;
         }
-        const char *p = (const char *)r->line.data;
-        size_t len = r->line.len;
+        const char *p = (const char *)lines->line.data;
+        size_t len = lines->line.len;
         size_t blank = 0;
         while (blank < len && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
             blank++;
         if (blank == len)
             continue; /* blank lines separate nothing: skipped */
-        return tw__dapper_log_decode(p, len, r->line_no, span_out, process_out, err);
+        return tw__dapper_log_decode(p, len, lines->line_no, span_out, process_out, err);
     }
 }
