@@ -165,6 +165,26 @@ static void on_warn(twb_input *in, size_t line_no, const char *reason)
     }
 }
 
+/* A span the output format cannot hold: the writer left it out (the rest
+ * goes on); it counts as a rejected record, named by its ids. */
+static void on_span_rejected(void *user_data, const twb_span *span, const char *reason)
+{
+    run *r = user_data;
+    r->n.rejected++;
+    r->n.written--; /* on_group adds the whole group after the writer returns (unsigned:
+                     * the sum comes out right) */
+    if (r->shown_rejects++ < MAX_SHOWN_MESSAGES || r->is_strict) {
+        char trace[33], id[17];
+        tw__trace_id_hex(span->data->trace_id_high, span->data->trace_id_low, trace);
+        tw__hex64(span->data->span_id, id);
+        if (r->has_progress)
+            fputs("\r\x1b[K", stderr);
+        fprintf(stderr, "%s: span %s of trace %s (\"%.60s\") left out of the output: %s\n",
+                TW_CLI_PROGRAM, id, trace, span->data->operation ? span->data->operation : "",
+                reason);
+    }
+}
+
 /* ---- per-span checks and bounds
  * ------------------------------------------------------------------- */
 
@@ -538,7 +558,9 @@ int tw__convert_cmd_main(int argc, char **argv)
 
     run r = {.opts = {.max_value_bytes = (size_t)c.max_value_bytes,
                       .max_annotations = (size_t)c.max_annotations,
-                      .scribe_category = c.scribe_category ? c.scribe_category : "zipkin"}};
+                      .scribe_category = c.scribe_category ? c.scribe_category : "zipkin",
+                      .span_rejected = on_span_rejected}};
+    r.opts.span_rejected_data = &r;
     const twb_reader *from = NULL;
     if (c.from && !(from = twb_reader_find(c.from))) {
         rc = usage_error(ctx, "unknown input format '%s' (--list-formats)", c.from);

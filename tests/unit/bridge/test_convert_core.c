@@ -428,6 +428,56 @@ static void test_dapper_writer_reads_back(void)
     tw__process_clear(&p);
 }
 
+/* What a writer left out (opts.span_rejected). */
+typedef struct {
+    size_t n;
+    char reason[256];
+} left_out;
+
+static void on_span_rejected(void *user_data, const tw__wire_span *span, const char *reason)
+{
+    (void)span;
+    left_out *lo = user_data;
+    lo->n++;
+    snprintf(lo->reason, sizeof lo->reason, "%s", reason);
+}
+
+/* A span the Dapper log cannot hold (an end beyond int64) is left out and
+ * reported, naming it; the spans after it are still written and the run
+ * goes on (the write used to fail and stop the run). */
+static void test_dapper_writer_leaves_out_a_span_it_cannot_hold(void)
+{
+    tw__process p;
+    tw__process_init(&p);
+    tw__process_set_service(&p, "billing");
+    tw__span_data *bad = span_new(7, 8, 0, "overflow");
+    bad->start_us = INT64_MAX;
+    bad->duration_us = 10;
+    tw__span_data *good = span_new(7, 9, 8, "db");
+    good->start_us = 1700000000000001;
+    good->duration_us = 4;
+    twb_span spans[2] = {{bad, &p}, {good, &p}};
+    left_out lo = {0};
+    twb_options opts = {.span_rejected = on_span_rejected, .span_rejected_data = &lo};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    twb_writer *w = twb_writer_dapper.new_writer(f, &opts, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(twb_writer_dapper.write(w, spans, 2, NULL), TW_OK);
+    CU_ASSERT_EQUAL(twb_writer_dapper.finish(w, NULL), TW_OK);
+    twb_writer_dapper.free_writer(w);
+    fclose(f);
+    CU_ASSERT_EQUAL(lo.n, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(lo.reason, "Dapper"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"span_id\":\"0000000000000009\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"span_id\":\"0000000000000008\""));
+    free(text);
+    tw__span_data_unref(bad);
+    tw__span_data_unref(good);
+    tw__process_clear(&p);
+}
+
 static void test_dapper_reader_rejects_bad_lines_and_goes_on(void)
 {
     const char *text = "{\"v\":1}\nnot json\n";
@@ -502,6 +552,8 @@ void tw_test_register(void)
     CU_add_test(suite, "jaeger_view_types_error_tags", test_jaeger_view_types_error_tags);
     CU_add_test(suite, "json_writers_frame_one_document", test_json_writers_frame_one_document);
     CU_add_test(suite, "dapper_writer_reads_back", test_dapper_writer_reads_back);
+    CU_add_test(suite, "dapper_writer_leaves_out_a_span_it_cannot_hold",
+                test_dapper_writer_leaves_out_a_span_it_cannot_hold);
     CU_add_test(suite, "jaeger_thrift_writes_one_batch_per_process",
                 test_jaeger_thrift_writes_one_batch_per_process);
     CU_add_test(suite, "dapper_reader_rejects_bad_lines_and_goes_on",
