@@ -28,8 +28,10 @@
 #include "wire/core/json_stream.h"
 
 #include "wire/core/error.h"
+#include "wire/core/utf8.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +52,15 @@ struct tw__json_stream {
 
     char *rec; /* the current record (or bad region, up to max_record bytes) */
     size_t rec_len, rec_cap;
-    char why[160];
+    char why[200];
+
+    /* Resynchronisation: the first line of the current top-level record
+     * (after its first) that starts with '{', where reading can go on when
+     * the record turns out cut off (0: none), and its line number. */
+    size_t resync_at, resync_line;
+    /* Bytes given back after a resynchronisation, read before the chunk. */
+    char *back;
+    size_t back_len, back_pos, back_cap;
 };
 
 tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
@@ -70,12 +80,15 @@ void tw__json_stream_free(tw__json_stream *js)
     if (!js)
         return;
     free(js->rec);
+    free(js->back);
     free(js);
 }
 
 /* The next byte without consuming it; -1 at the end (or on a read error). */
 static int peek(tw__json_stream *js)
 {
+    if (js->back_pos < js->back_len)
+        return (unsigned char)js->back[js->back_pos];
     if (js->chunk_pos == js->chunk_len) {
         if (js->is_eof || js->is_error)
             return -1;
@@ -93,9 +106,36 @@ static int peek(tw__json_stream *js)
 
 static void consume(tw__json_stream *js)
 {
-    if (js->chunk[js->chunk_pos] == '\n')
+    unsigned char c = js->back_pos < js->back_len ? (unsigned char)js->back[js->back_pos++]
+                                                  : js->chunk[js->chunk_pos++];
+    if (c == '\n')
         js->line++;
-    js->chunk_pos++;
+}
+
+/* Gives back the current record's bytes from the resynchronisation point
+ * on, to be read again before anything else; the record keeps the bytes
+ * before it. False when there is no such point or memory runs out. */
+static bool give_back_rest(tw__json_stream *js)
+{
+    if (!js->resync_at || js->resync_at >= js->rec_len)
+        return false;
+    size_t n = js->rec_len - js->resync_at;
+    size_t unread = js->back_len - js->back_pos;
+    char *back = malloc(n + unread ? n + unread : 1);
+    if (!back)
+        return false;
+    memcpy(back, js->rec + js->resync_at, n);
+    if (unread)
+        memcpy(back + n, js->back + js->back_pos, unread);
+    free(js->back);
+    js->back = back;
+    js->back_len = js->back_cap = n + unread;
+    js->back_pos = 0;
+    for (size_t i = 0; i < n; i++)
+        js->line -= js->back[i] == '\n';
+    js->rec_len = js->resync_at;
+    js->resync_at = 0;
+    return true;
 }
 
 /* Keeps a byte of the current record; past the limit, bytes are counted
@@ -211,6 +251,7 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
                                  size_t start_line)
 {
     js->rec_len = 0;
+    js->resync_at = 0;
     size_t total = 0, depth = 0;
     bool in_string = false, escaped = false;
     for (;;) {
@@ -218,6 +259,15 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         if (c < 0) {
             if (js->is_error)
                 return TW__JSON_IO;
+            if (give_back_rest(js)) {
+                snprintf(js->why, sizeof js->why,
+                         "the JSON object that starts on line %zu is cut off (the input ends "
+                         "inside it); reading goes on at line %zu",
+                         start_line, js->resync_line);
+                *rec = js->rec;
+                *len = js->rec_len;
+                return TW__JSON_BAD;
+            }
             snprintf(js->why, sizeof js->why,
                      "the input ends inside the JSON object that starts on line %zu", start_line);
             js->array_level = 0; /* the open arrays end with it: one report is enough */
@@ -228,6 +278,14 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         if (!keep(js, (char)c, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
             return TW__JSON_IO;
+        }
+        /* A '{' at the start of a later line of a top-level record: where
+         * an NDJSON input goes on if this record is cut off (a raw newline
+         * cannot be inside a valid JSON string, so string state is moot). */
+        if (c == '{' && !js->resync_at && js->array_level == 0 && js->rec_len >= 2 &&
+            js->rec_len <= js->max_record && js->rec[js->rec_len - 2] == '\n') {
+            js->resync_at = js->rec_len - 1;
+            js->resync_line = js->line;
         }
         consume(js);
         if (in_string) {
@@ -305,6 +363,178 @@ tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t
     }
 }
 
+/* ---- repairs before a second parse ------------------------------------------------------------
+ */
+
+/* What tw__json_repair changed. */
+typedef struct repairs {
+    size_t utf8;    /* bytes that were not UTF-8: U+FFFD */
+    size_t control; /* raw control bytes inside strings: \u00XX */
+    size_t nul_key; /* \u0000 inside member names: \ufffd */
+    size_t number;  /* numbers beyond 64 bits or a double: quoted */
+} repairs;
+
+static bool number_fits(const char *p, size_t n)
+{
+    char text[64];
+    if (n >= sizeof text)
+        return false;
+    memcpy(text, p, n);
+    text[n] = '\0';
+    bool is_real = memchr(text, '.', n) || memchr(text, 'e', n) || memchr(text, 'E', n);
+    errno = 0;
+    if (is_real) {
+        double d = strtod(text, NULL);
+        return errno != ERANGE || d == 0; /* underflow to 0 is what Jansson reads too */
+    }
+    (void)strtoll(text, NULL, 10);
+    return errno != ERANGE;
+}
+
+/*
+ * Writes @text repaired into @out: the values Jansson refuses although the
+ * record is well-formed JSON, so that one bad value does not cost a whole
+ * document (an OTLP request or Jaeger document can hold thousands of
+ * spans): bytes that are not UTF-8 become U+FFFD (the documented repair),
+ * raw control bytes inside strings are escaped, a \u0000 inside a member
+ * name (Jansson's keys are C strings) becomes \ufffd, and a number beyond
+ * int64 or a double is kept as a string (the decoder then rejects the span
+ * that holds it, alone, or keeps it as text). Anything else is copied. True
+ * when something was changed.
+ */
+static bool repair(const char *text, size_t len, tw__buf *out, repairs *r)
+{
+    memset(r, 0, sizeof *r);
+    tw__buf_reset(out);
+
+    size_t nul_escapes[16];
+    size_t n_nul = 0;
+    bool in_string = false, ok = true;
+    for (size_t i = 0; i < len && ok;) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x80) {
+            size_t n = tw__utf8_sequence((const unsigned char *)text + i, len - i);
+            if (n == 0) {
+                ok = tw__buf_put(out, TW__UTF8_REPLACEMENT, 3);
+                r->utf8++;
+                i++;
+            } else {
+                ok = tw__buf_put(out, text + i, n);
+                i += n;
+            }
+            continue;
+        }
+        if (in_string) {
+            if (c == '\\' && i + 1 < len) {
+                if (len - i >= 6 && memcmp(text + i, "\\u0000", 6) == 0 && n_nul < 16)
+                    nul_escapes[n_nul++] = out->len;
+                ok = tw__buf_put(out, text + i, 2);
+                i += 2;
+                continue;
+            }
+            if (c == '"') {
+                in_string = false;
+                ok = tw__buf_put_byte(out, c);
+                i++;
+                /* A member name when a ':' follows. */
+                size_t j = i;
+                while (j < len &&
+                       (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+                    j++;
+                if (j < len && text[j] == ':') {
+                    for (size_t k = 0; k < n_nul; k++)
+                        memcpy(out->data + nul_escapes[k], "\\ufffd", 6);
+                    r->nul_key += n_nul;
+                }
+                continue;
+            }
+            if (c < 0x20) {
+                char esc[7];
+                snprintf(esc, sizeof esc, "\\u%04X", c);
+                ok = tw__buf_put(out, esc, 6);
+                r->control++;
+                i++;
+                continue;
+            }
+            ok = tw__buf_put_byte(out, c);
+            i++;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            n_nul = 0;
+            ok = tw__buf_put_byte(out, c);
+            i++;
+            continue;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + 1;
+            while (j < len && (strchr("0123456789.eE+-", text[j]) != NULL))
+                j++;
+            if (number_fits(text + i, j - i)) {
+                ok = tw__buf_put(out, text + i, j - i);
+            } else {
+                ok = tw__buf_put_byte(out, '"') && tw__buf_put(out, text + i, j - i) &&
+                     tw__buf_put_byte(out, '"');
+                r->number++;
+            }
+            i = j;
+            continue;
+        }
+        ok = tw__buf_put_byte(out, c);
+        i++;
+    }
+    return ok && (r->utf8 || r->control || r->nul_key || r->number);
+}
+
+bool tw__json_stream_resync(tw__json_stream *js, size_t *prefix_len, size_t *resume_line)
+{
+    size_t line = js->resync_line;
+    if (!give_back_rest(js))
+        return false;
+    *prefix_len = js->rec_len;
+    *resume_line = line;
+    return true;
+}
+
+/* ---- the record loop of the JSON readers ---------------------------------------------------- */
+
+/* One record that Jansson refused: repaired and parsed again, or cut at the
+ * next line that starts a record (NDJSON), or handed over as invalid. */
+static tw_status retry_record(tw__json_stream *js, tw__wire_input *in, const char *rec, size_t len,
+                              size_t line_no, size_t json_flags, json_error_t *first_error,
+                              tw__json_record_fn fn, void *arg, tw_error **err)
+{
+    tw__buf fixed;
+    tw__buf_init(&fixed);
+    repairs r;
+    if (repair(rec, len, &fixed, &r)) {
+        json_error_t jerr;
+        json_t *record = json_loadb((const char *)fixed.data, fixed.len, json_flags, &jerr);
+        if (record) {
+            tw__wire_warn(in, line_no,
+                          "repaired before reading: %zu invalid UTF-8 bytes (U+FFFD), %zu "
+                          "control bytes in strings, %zu NUL in member names, %zu numbers out "
+                          "of range (kept as strings)",
+                          r.utf8, r.control, r.nul_key, r.number);
+            tw_status status = fn(arg, record, rec, len, line_no, NULL, err);
+            json_decref(record);
+            tw__buf_free(&fixed);
+            return status;
+        }
+    }
+    tw__buf_free(&fixed);
+    size_t prefix, resume;
+    if (tw__json_stream_resync(js, &prefix, &resume)) {
+        bool go_on = tw__wire_reject(in, line_no, rec, prefix,
+                                     "not valid JSON: %s; the record is cut off before line "
+                                     "%zu, where reading goes on",
+                                     first_error->text, resume);
+        return go_on ? TW_OK : TW_E_STATE;
+    }
+    return fn(arg, NULL, rec, len, line_no, first_error, err);
+}
+
 /* ---- the record loop of the JSON readers ---------------------------------------------------- */
 
 tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
@@ -331,7 +561,10 @@ tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_rec
         } else {
             json_error_t jerr;
             json_t *record = json_loadb(rec, len, json_flags, &jerr);
-            status = fn(arg, record, rec, len, line_no, record ? NULL : &jerr, err);
+            if (record)
+                status = fn(arg, record, rec, len, line_no, NULL, err);
+            else
+                status = retry_record(js, in, rec, len, line_no, json_flags, &jerr, fn, arg, err);
             json_decref(record);
         }
     }

@@ -40,6 +40,13 @@ typedef enum tw__json_next {
 tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why);
 
+/* After a record that is not valid JSON: when a later line of it starts a
+ * record (an NDJSON input whose record was cut off at the end of its line),
+ * cuts the record before that line and gives the rest back to be read
+ * again. *prefix_len: the bytes the cut record keeps; *resume_line: where
+ * reading goes on. False when there is no such line. */
+bool tw__json_stream_resync(tw__json_stream *js, size_t *prefix_len, size_t *resume_line);
+
 /*
  * The record loop of the JSON readers. One record of the input: @record is
  * the parsed value (the driver frees it after the call), or NULL when @raw
@@ -55,7 +62,12 @@ typedef tw_status (*tw__json_record_fn)(void *arg, struct json_t *record, const 
                                         const struct json_error_t *parse_error, tw_error **err);
 /* Splits @stream with tw__json_stream (records up to @max_record_bytes),
  * rejects each BAD region with the splitter's reason, json_loadb's each
- * record with @json_flags and hands it to @fn. Returns TW_OK at the end of
+ * record with @json_flags and hands it to @fn. A record Jansson refuses is
+ * first repaired (invalid UTF-8, control bytes in strings, NUL in member
+ * names, numbers beyond int64: one bad value must not cost a whole
+ * document; a warning counts the repairs) and parsed again; failing that,
+ * an NDJSON record cut off at the end of its line is rejected alone and
+ * reading goes on at the next line. Returns TW_OK at the end of
  * the input, TW_E_IO on a read error, TW_E_NOMEM, or what @fn returned when
  * it was not TW_OK. */
 tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,

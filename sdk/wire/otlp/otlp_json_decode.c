@@ -816,7 +816,7 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
 static tw_status read_otlp_json(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     ctx c = {.in = in};
-    return tw__json_read_records(stream, in, MAX_DOC_BYTES, 0, read_record, &c, err);
+    return tw__json_read_records(stream, in, MAX_DOC_BYTES, JSON_ALLOW_NUL, read_record, &c, err);
 }
 
 /* "resourceSpans" near the start (after an optional '[' and whitespace). */

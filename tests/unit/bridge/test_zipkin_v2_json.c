@@ -281,6 +281,36 @@ static void test_times_outside_the_model_range_reject_the_span_alone(void)
     capture_free(&c);
 }
 
+/* NDJSON with a record cut off at the end of its line: that record alone is
+ * rejected and reading goes on at the next line (the cut record used to
+ * swallow the rest of the file into one reject). Both when the input ends
+ * inside the swallowed region and when a later line closes it. */
+static void test_a_truncated_ndjson_record_resynchronises_at_the_next_line(void)
+{
+    static const char *const inputs[] = {
+        "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":1700000000000000}\n"
+        "{\"traceId\":\"1\",\"id\": \n"
+        "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000001}\n"
+        "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000002}\n",
+        "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":1700000000000000}\n"
+        "{\"traceId\":\"1\",\"id\": \n"
+        "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000001}\n"
+        "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000002}}\n"
+        "{\"traceId\":\"1\",\"id\":\"d\",\"timestamp\":1700000000000003}\n"};
+    static const size_t spans[] = {3, 4};
+    for (size_t i = 0; i < 2; i++) {
+        read_capture c;
+        read_text(&c, inputs[i]);
+        CU_ASSERT_EQUAL(c.n_spans, spans[i]);
+        CU_ASSERT(c.n_rejects >= 1);
+        if (c.n_rejects >= 1) {
+            CU_ASSERT_EQUAL(c.rejects[0].line_no, 2);
+            CU_ASSERT(c.rejects[0].raw_len < 40); /* the cut record, not the rest */
+        }
+        capture_free(&c);
+    }
+}
+
 static void test_endpoints_map_to_process_and_peer_tags(void)
 {
     read_capture c;
@@ -672,6 +702,8 @@ void tw_test_register(void)
     CU_add_test(suite, "kind_becomes_lower_case_tag_and_shared_only_off_client",
                 test_kind_becomes_lower_case_tag_and_shared_only_off_client);
     CU_add_test(suite, "timing_rules", test_timing_rules);
+    CU_add_test(suite, "a_truncated_ndjson_record_resynchronises_at_the_next_line",
+                test_a_truncated_ndjson_record_resynchronises_at_the_next_line);
     CU_add_test(suite, "times_outside_the_model_range_reject_the_span_alone",
                 test_times_outside_the_model_range_reject_the_span_alone);
     CU_add_test(suite, "endpoints_map_to_process_and_peer_tags",
