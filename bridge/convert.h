@@ -118,6 +118,11 @@ extern const twb_reader *const twb_readers[];
 const twb_reader *twb_reader_find(const char *name);
 /* The reader whose sniff scores highest on @head (NULL if all are 0). */
 const twb_reader *twb_reader_detect(const uint8_t *head, size_t len);
+/* When the detected reader @rejected refused the first record of a file:
+ * the first other detectable reader that reads @head's first record as a
+ * span (a dry run over the first bytes), or NULL. formats.c. */
+const twb_reader *twb_reader_alternative(const uint8_t *head, size_t len,
+                                         const twb_reader *rejected, const twb_options *opts);
 
 /* ---- the output side -------------------------------------------------------------------- */
 

@@ -68,6 +68,13 @@ typedef struct run {
 typedef struct run_input {
     twb_input in;
     run *r;
+    /* Detection (no --from): the reader chosen from the first bytes, which
+     * the hint of on_reject needs; NULL when --from named the reader. */
+    const twb_reader *detected;
+    const uint8_t *head;
+    size_t head_len;
+    uint64_t emitted;
+    bool has_hinted;
 } run_input;
 
 static int64_t now_ms(void)
@@ -126,10 +133,29 @@ static void where(char *out, size_t size, const char *name, size_t line_no)
         snprintf(out, size, "%s", name);
 }
 
+/* The detected reader refused the first record of its file: when another
+ * format reads that record, say so once (detection goes by the first bytes
+ * only, and formats share member names). */
+static void hint_other_format(run_input *ri)
+{
+    ri->has_hinted = true;
+    const twb_reader *other =
+        twb_reader_alternative(ri->head, ri->head_len, ri->detected, ri->in.opts);
+    if (!other)
+        return;
+    if (ri->r->has_progress)
+        fputs("\r\x1b[K", stderr);
+    fprintf(stderr,
+            "%s: %s: the first record does not read as %s (detected from the first bytes) but "
+            "reads as %s: name the format with --from %s\n",
+            TW_CLI_PROGRAM, ri->in.name, ri->detected->name, other->name, other->name);
+}
+
 static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
                       const char *reason)
 {
-    run *r = ((run_input *)in)->r;
+    run_input *ri = (run_input *)in;
+    run *r = ri->r;
     r->n.rejected++;
     if (r->shown_rejects++ < MAX_SHOWN_MESSAGES || r->is_strict) {
         char at[512];
@@ -138,6 +164,8 @@ static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw
             fputs("\r\x1b[K", stderr);
         fprintf(stderr, "%s: %s: %s\n", TW_CLI_PROGRAM, at, reason);
     }
+    if (ri->detected && !ri->has_hinted && ri->emitted == 0)
+        hint_other_format(ri);
     if (r->rejects && raw_len) {
         if (fwrite(raw, 1, raw_len, r->rejects) != raw_len || fputc('\n', r->rejects) == EOF) {
             tw__set_error(&r->fatal, TW_E_IO, "--rejects: write error: %s", strerror(errno));
@@ -270,6 +298,7 @@ static bool check_span(run *r, twb_input *in, tw__span_data *s)
 static bool on_emit(twb_input *in, tw__span_data *span, const tw__process *process)
 {
     run *r = ((run_input *)in)->r;
+    ((run_input *)in)->emitted++;
     if (r->is_stopped) {
         tw__span_data_unref(span);
         return false;
@@ -392,7 +421,10 @@ static bool convert_one(run *r, const char *path, const twb_reader *from)
                            .emit = on_emit,
                            .reject = on_reject,
                            .warn = on_warn},
-                    .r = r};
+                    .r = r,
+                    .detected = from ? NULL : reader,
+                    .head = rp->head,
+                    .head_len = rp->len};
     tw_error *e = NULL;
     tw_status st = reader->read(stream, &ri.in, &e);
     fclose(stream);

@@ -7,6 +7,7 @@
  */
 #include "convert.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const twb_reader *const twb_readers[] = {
@@ -42,6 +43,59 @@ const twb_writer_vtable *twb_writer_find(const char *name)
     for (size_t i = 0; name && twb_writers[i]; i++) {
         if (strcmp(twb_writers[i]->name, name) == 0)
             return twb_writers[i];
+    }
+    return NULL;
+}
+
+/* The dry run of twb_reader_alternative: what a reader makes of the head. */
+typedef struct {
+    twb_input in;
+    size_t emitted, rejected;
+    bool first_is_emit, has_first;
+} dry_run;
+
+static bool dry_emit(twb_input *in, tw__span_data *span, const tw__process *process)
+{
+    (void)process;
+    dry_run *d = (dry_run *)in;
+    tw__span_data_unref(span);
+    if (!d->has_first)
+        d->first_is_emit = d->has_first = true;
+    d->emitted++;
+    return true;
+}
+
+static bool dry_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
+                       const char *reason)
+{
+    (void)line_no;
+    (void)raw;
+    (void)raw_len;
+    (void)reason;
+    dry_run *d = (dry_run *)in;
+    d->has_first = true;
+    d->rejected++;
+    return true;
+}
+
+const twb_reader *twb_reader_alternative(const uint8_t *head, size_t len,
+                                         const twb_reader *rejected, const twb_options *opts)
+{
+    for (size_t i = 0; tw__wire_formats[i]; i++) {
+        const twb_reader *r = tw__wire_formats[i]->decoder;
+        if (!r || !r->sniff || r == rejected)
+            continue;
+        FILE *f = fmemopen((void *)head, len, "r");
+        if (!f)
+            return NULL;
+        dry_run d = {
+            .in = {.name = "<head>", .opts = opts, .emit = dry_emit, .reject = dry_reject}};
+        tw_error *err = NULL;
+        r->read(f, &d.in, &err);
+        tw_error_free(err);
+        fclose(f);
+        if (d.first_is_emit)
+            return r;
     }
     return NULL;
 }

@@ -79,19 +79,33 @@ static tw_status read_dapper(FILE *stream, tw__wire_input *in, tw_error **err)
     return rc;
 }
 
-/* A Dapper log line starts with {"v":1 (the encoder writes v first; a
- * reader-written or hand-edited file may not, so "trace_id" with "start_us"
- * also counts). */
+static size_t skip_blanks(const char *p, size_t len, size_t i)
+{
+    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    return i;
+}
+
+/* A Dapper log line starts with its version member, "v": 1 (the encoder
+ * writes v first; other JSON libraries may put blanks anywhere between the
+ * tokens: detection must not depend on them). A reader-written or edited
+ * file may not start with v, so "trace_id" with "start_us" also counts. */
 static int sniff_dapper(const uint8_t *head, size_t len)
 {
     const char *p = (const char *)head;
-    size_t i = 0;
-    while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-        i++;
-    if (len - i >= 6 && memcmp(p + i, "{\"v\":1", 6) == 0)
-        return 100;
-    if (i < len && p[i] == '{' && memmem(p, len, "\"start_us\"", 10) &&
-        memmem(p, len, "\"trace_id\"", 10))
+    size_t i = skip_blanks(p, len, 0);
+    if (i >= len || p[i] != '{')
+        return 0;
+    size_t j = skip_blanks(p, len, i + 1);
+    if (len - j >= 3 && memcmp(p + j, "\"v\"", 3) == 0) {
+        j = skip_blanks(p, len, j + 3);
+        if (j < len && p[j] == ':') {
+            j = skip_blanks(p, len, j + 1);
+            if (j < len && p[j] == '1' && (j + 1 == len || p[j + 1] < '0' || p[j + 1] > '9'))
+                return 100;
+        }
+    }
+    if (memmem(p, len, "\"start_us\"", 10) && memmem(p, len, "\"trace_id\"", 10))
         return 60;
     return 0;
 }

@@ -588,7 +588,9 @@ static int sniff_zipkin_v1_json(const uint8_t *head, size_t len)
     if (contains(head, len, "\"binaryAnnotations\"") ||
         contains(head, len, "\"binary_annotations\""))
         return 95;
-    if (contains(head, len, "\"localEndpoint\"") || contains(head, len, "\"traceID\""))
+    /* Zipkin v2, Jaeger JSON and the Dapper log (start_us) rule it out. */
+    if (contains(head, len, "\"localEndpoint\"") || contains(head, len, "\"traceID\"") ||
+        contains(head, len, "\"start_us\""))
         return 0;
     if (contains(head, len, "\"annotations\"") &&
         (contains(head, len, "\"endpoint\"") || contains(head, len, "\"host\"")))

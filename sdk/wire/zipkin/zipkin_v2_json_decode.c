@@ -501,10 +501,12 @@ static int sniff_zipkin_v2(const uint8_t *head, size_t len)
         i++;
     if (i >= len || (head[i] != '[' && head[i] != '{'))
         return 0;
-    /* Zipkin v1 and Jaeger JSON share some member names: their own members rule them out. */
+    /* Zipkin v1, Jaeger JSON and the Dapper log share some member names
+     * (kind, tags, annotations): their own members rule them out. */
     if (has_member(head, len, "\"binaryAnnotations\"", 0) ||
         has_member(head, len, "\"endpoint\"", 0) || has_member(head, len, "\"spanID\"", 0) ||
-        has_member(head, len, "\"traceID\"", 0))
+        has_member(head, len, "\"traceID\"", 0) || has_member(head, len, "\"start_us\"", 0) ||
+        has_member(head, len, "\"trace_id\"", 0))
         return 0;
     if (has_member(head, len, "\"localEndpoint\"", 0) ||
         has_member(head, len, "\"remoteEndpoint\"", 0) || has_member(head, len, "\"kind\"", 0) ||
