@@ -290,6 +290,18 @@ check("a file whose first record the detected reader rejects names the reader th
       rc == 1 and "reads as zipkin-v2-json: name the format with --from zipkin-v2-json" in err,
       err)
 
+# Times by magnitude, for every format: a Dapper log in milliseconds is read as such (one
+# warning); --time-unit is the override.
+ms_log = write("ms.dapper", '{"v":1,"trace_id":"1","span_id":"2","name":"op","start_us":'
+               '1700000000123,"end_us":1700000000125,"flags":1,"process":{"service":"s"}}\n')
+rc, out, err = run(["--to", "zipkin-v2-json", ms_log])
+check("a Dapper log in ms is read as ms, with a warning",
+      rc == 0 and b'"timestamp":1700000000123000' in out and b'"duration":2000' in out
+      and "read as milliseconds" in err, out, err)
+rc, out, err = run(["--to", "zipkin-v2-json", "--time-unit", "us", ms_log])
+check("--time-unit us keeps the times as they are, without a warning",
+      rc == 0 and b'"timestamp":1700000000123,' in out and "read as" not in err, out, err)
+
 # ---- sampling, skew, Jaeger ids ----------------------------------------------------------
 
 lines = []

@@ -62,6 +62,9 @@ struct tw__wire_input {
      * Never stops the run. NULL: warnings are dropped. */
     void (*warn)(tw__wire_input *in, size_t line_no, const char *reason);
     void *user_data;
+    /* The wire layer's own state for this input (warnings it gives once per
+     * input): zero it, then leave it alone. */
+    unsigned int said;
 };
 
 /* in->reject / in->warn with a printf-formatted reason. */
@@ -69,16 +72,36 @@ bool tw__wire_reject(tw__wire_input *in, size_t line_no, const void *raw, size_t
                      const char *fmt, ...) TW_PRINTF(5, 6);
 void tw__wire_warn(tw__wire_input *in, size_t line_no, const char *fmt, ...) TW_PRINTF(3, 4);
 
-/* The checks every decoded span passes where it enters the model, once:
- * its times within the model's range (tw__span_data_check_times). False
- * with a reason naming the span and the value in @why. */
-bool tw__wire_check_span(const tw__span_data *span, char *why, size_t why_size);
+/*
+ * The unit a span's times are in, by the magnitude of its @start read in
+ * the format's own @unit: @unit when a unit is forced (opts->time_unit),
+ * when @start is 0 or a plausible date (1980-01-01 to 2100-01-01) in it;
+ * else the one of seconds, milliseconds, microseconds and nanoseconds in
+ * which @start is a plausible date (a warning says so, once per input);
+ * else @unit, with a warning that the date is implausible (once per input).
+ * The plausible range spans less than a factor of 1000, so one unit at most
+ * fits. Decoders whose unit is not µs (OTLP: ns) call it on the raw value
+ * so that no digit is lost; tw__wire_admit_span does it for the others.
+ */
+tw__time_unit tw__wire_time_unit(tw__wire_input *in, size_t line_no, int64_t start,
+                                 tw__time_unit unit);
 
-/* Hands a decoded span to in->emit after tw__wire_check_span; a span that
+/*
+ * What every decoded span goes through where it enters the model, once:
+ *   - its time unit (tw__wire_time_unit, its times read as µs): the
+ *     start, the duration and the log times are scaled alike;
+ *   - its times within the model's range (tw__span_data_check_times).
+ * False, with a reason naming the span and the value in @why, when the
+ * span must be rejected.
+ */
+bool tw__wire_admit_span(tw__wire_input *in, size_t line_no, tw__span_data *span, char *why,
+                         size_t why_size);
+
+/* Hands a decoded span to in->emit after tw__wire_admit_span; a span that
  * fails it is rejected alone with @raw as its record (the span is
  * released). Returns what emit or reject returned. Decoders that hold a
  * span's own bytes only on the way (a Thrift list, a JSON array) call
- * tw__wire_check_span themselves and reject those bytes. */
+ * tw__wire_admit_span themselves and reject those bytes. */
 bool tw__wire_emit(tw__wire_input *in, size_t line_no, tw__span_data *span,
                    const tw__process *process, const void *raw, size_t raw_len);
 

@@ -4,9 +4,10 @@
  * their conversion to the model's microseconds since the epoch.
  *
  * Each format has its own unit (Zipkin and Jaeger: µs; OTLP: ns; the Dapper
- * log: µs, named in its keys); `--time-unit` forces one for every input. By
- * magnitude (TW__TIME_AUTO): |v| < 10^11 is seconds, < 10^14 ms, < 10^17
- * µs, else ns.
+ * log: µs, named in its keys), checked by magnitude where a span enters the
+ * model (tw__wire_time_unit in wire/core/input.h); `--time-unit` forces the
+ * unit of the JSON numbers that name none. TW__TIME_AUTO below, per value:
+ * |v| < 10^11 is seconds, < 10^14 ms, < 10^17 µs, else ns.
  *
  * No state, no locks: any thread.
  */

@@ -616,7 +616,7 @@ static void read_span(doc_ctx *dc, const json_t *obj, const process_map *map,
         process = &embedded;
     }
     char range_why[320];
-    if (!tw__wire_check_span(s, range_why, sizeof range_why)) {
+    if (!tw__wire_admit_span(dc->in, dc->line_no, s, range_why, sizeof range_why)) {
         tw__span_data_unref(s);
         reject_value(dc, obj, "%s", range_why);
     } else if (!dc->in->emit(dc->in, s, process)) {

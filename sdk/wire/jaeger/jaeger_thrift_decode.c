@@ -11,7 +11,7 @@
  */
 #include "wire/jaeger/jaeger_thrift_decode.h"
 
-#include "wire/core/input.h" /* tw__wire_check_span */
+#include "wire/core/input.h" /* tw__wire_admit_span */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,7 +113,8 @@ typedef struct decoder {
     tw__thrift_reader c;
     tw__buf scratch; /* NUL-terminated copies of keys and names */
     tw__thrift_result result;
-    char why[192];
+    const tw__jaeger_sink *sink; /* nullable */
+    char why[320];
 } decoder;
 
 /* @len bytes and a NUL in the scratch buffer; NULL on allocation failure. */
@@ -521,8 +522,13 @@ static tw__span_data *read_span(decoder *d, bool *warned)
     s->start_us = start;
     *warned = dur < 0;
     s->duration_us = dur < 0 ? 0 : dur;
-    if (!tw__wire_check_span(s, d->why, sizeof d->why))
-        goto fail; /* a bad span: rejected alone, with its bytes */
+    /* Where the span enters the model: its time unit and range (a bad
+     * span is rejected alone, with its bytes). */
+    bool is_admitted = d->sink && d->sink->input
+                           ? tw__wire_admit_span(d->sink->input, 0, s, d->why, sizeof d->why)
+                           : tw__span_data_check_times(s, d->why, sizeof d->why);
+    if (!is_admitted)
+        goto fail;
     return s;
 fail:
     tw__span_data_unref(s);
@@ -599,6 +605,7 @@ tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_
     tw__thrift_reader_init(&d.c, data, len, protocol, TW__JAEGER_MAX_DEPTH);
     tw__buf_init(&d.scratch);
     d.result = TW__THRIFT_OK;
+    d.sink = sink;
     d.why[0] = '\0';
 
     /* Pass 1. */

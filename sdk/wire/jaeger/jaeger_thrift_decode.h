@@ -69,6 +69,10 @@ typedef struct tw__jaeger_sink {
     /* A span kept with a change (negative duration made 0). */
     void (*warn)(void *user_data, size_t index, const char *why);
     void *user_data;
+    /* Nullable: the input the spans enter the model for; its options and
+     * warnings serve tw__wire_admit_span (the time unit by magnitude, the
+     * time range). NULL: only the time range is checked. */
+    struct tw__wire_input *input;
 } tw__jaeger_sink;
 
 /* What a decoded record was. */

@@ -127,7 +127,7 @@ static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error *
         return TW_E_NOMEM;
     }
     r.cap = FIRST_BUFFER_BYTES;
-    const tw__jaeger_sink sink = {on_span, on_bad_span, on_warn, &r};
+    const tw__jaeger_sink sink = {on_span, on_bad_span, on_warn, &r, in};
     bool has_protocol = false;
     tw__thrift_protocol stream_protocol = TW__THRIFT_BINARY;
     tw_status rc = TW_OK;

@@ -78,6 +78,7 @@ typedef struct ctx {
     char path[96];
     char why[256];
     bool is_nomem;
+    tw__time_unit unit; /* of the span being read: TW__TIME_NS but by magnitude */
 } ctx;
 
 static void fail(ctx *c, const char *fmt, ...) TW_PRINTF(2, 3);
@@ -174,7 +175,8 @@ static bool parse_int(json_t *value, bool is_unsigned, int64_t *out)
     return true;
 }
 
-/* A time in ns to µs; *has false when absent. */
+/* A time in c->unit (ns unless the span's start said otherwise) to µs;
+ * *has false when absent. */
 static bool parse_time(ctx *c, json_t *obj, const char *key, bool *has, int64_t *us)
 {
     json_t *v = json_object_get(obj, key);
@@ -182,7 +184,7 @@ static bool parse_time(ctx *c, json_t *obj, const char *key, bool *has, int64_t 
     if (!*has)
         return true;
     int64_t ns;
-    if (!parse_int(v, true, &ns) || !tw__time_int_to_us(ns, TW__TIME_NS, us)) {
+    if (!parse_int(v, true, &ns) || !tw__time_int_to_us(ns, c->unit, us)) {
         fail(c, "%s is not a time in nanoseconds", key);
         return false;
     }
@@ -592,6 +594,12 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         fail(c, "kind is not a SpanKind");
         goto fail;
     }
+    /* The unit of this span's times, by the magnitude of its start: µs
+     * written into the ns fields are read as µs, with a warning. */
+    int64_t raw_start = 0;
+    c->unit = TW__TIME_NS;
+    if (parse_int(json_object_get(js, "startTimeUnixNano"), true, &raw_start))
+        c->unit = tw__wire_time_unit(c->in, c->line, raw_start, TW__TIME_NS);
     if (!parse_time(c, js, "startTimeUnixNano", &has_start, &start) ||
         !parse_time(c, js, "endTimeUnixNano", &has_end, &end))
         goto fail;
@@ -664,7 +672,7 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         goto nomem;
     if (!add_events(c, s, json_object_get(js, "events")))
         goto fail;
-    if (!tw__wire_check_span(s, c->why, sizeof c->why))
+    if (!tw__wire_admit_span(c->in, c->line, s, c->why, sizeof c->why))
         goto fail; /* rejected alone */
     return s;
 nomem:
@@ -815,7 +823,7 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
 
 static tw_status read_otlp_json(FILE *stream, tw__wire_input *in, tw_error **err)
 {
-    ctx c = {.in = in};
+    ctx c = {.in = in, .unit = TW__TIME_NS};
     return tw__json_read_records(stream, in, MAX_DOC_BYTES, JSON_ALLOW_NUL, read_record, &c, err);
 }
 

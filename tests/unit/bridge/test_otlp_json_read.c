@@ -331,6 +331,35 @@ static void test_bad_spans_and_documents_are_rejected_alone(void)
     capture_free(&c);
 }
 
+/* Microseconds written into the nanosecond fields (a common mistake of
+ * hand-made OTLP) are read as µs by their magnitude, with one warning; no
+ * digit is lost (the choice is made on the raw value). */
+static void test_time_unit_by_magnitude(void)
+{
+    const char *text = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":["
+                       "{\"traceId\":\"01\",\"spanId\":\"02\","
+                       "\"startTimeUnixNano\":\"1700000000123456\","
+                       "\"endTimeUnixNano\":\"1700000000123999\","
+                       "\"events\":[{\"timeUnixNano\":\"1700000000123500\",\"name\":\"e\"}]},"
+                       "{\"traceId\":\"01\",\"spanId\":\"03\","
+                       "\"startTimeUnixNano\":\"1700000000123456789\","
+                       "\"endTimeUnixNano\":\"1700000000123999000\"}"
+                       "]}]}]}\n";
+    read_capture c;
+    capture_init(&c);
+    CU_ASSERT_EQUAL(read_text(&c, text), TW_OK);
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, INT64_C(1700000000123456));
+    CU_ASSERT_EQUAL(c.spans[0].data->duration_us, 543);
+    CU_ASSERT_EQUAL_FATAL(c.spans[0].data->n_logs, 1);
+    CU_ASSERT_EQUAL(c.spans[0].data->logs[0].timestamp_us, INT64_C(1700000000123500));
+    CU_ASSERT_EQUAL(c.spans[1].data->start_us, INT64_C(1700000000123457)); /* ns, as it says */
+    CU_ASSERT_EQUAL(c.spans[1].data->duration_us, 542);
+    CU_ASSERT_EQUAL(c.n_warnings, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "read as microseconds"));
+    capture_free(&c);
+}
+
 /* A document of @n spans where span @bad carries @value (raw JSON) as the
  * value of a string attribute. malloc'd. */
 static char *document_with(size_t n, size_t bad, const char *value)
@@ -426,6 +455,7 @@ void tw_test_register(void)
     CU_add_test(suite, "bad_spans_and_documents_are_rejected_alone",
                 test_bad_spans_and_documents_are_rejected_alone);
     CU_add_test(suite, "stops_when_emit_says_so", test_stops_when_emit_says_so);
+    CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
     CU_add_test(suite, "one_bad_value_does_not_cost_the_document",
                 test_one_bad_value_does_not_cost_the_document);
     CU_add_test(suite, "sniff_finds_resource_spans", test_sniff_finds_resource_spans);

@@ -259,6 +259,72 @@ static void test_timing_rules(void)
     capture_free(&c);
 }
 
+/* The time unit by magnitude: a start that is no date between 1980 and 2100
+ * in µs but is one in ms, s or ns is read in that unit (start, duration
+ * and annotations alike) with one warning per input; a start that is no
+ * date in any unit is kept, with one warning; --time-unit turns it off. */
+static void test_time_unit_by_magnitude(void)
+{
+    static const struct {
+        const char *timestamp, *duration, *annotation, *unit;
+        int64_t start_us, duration_us, annotation_us;
+    } cases[] = {
+        {"1700000000123", "5", "1700000000124", "milliseconds", INT64_C(1700000000123000), 5000,
+         INT64_C(1700000000124000)},
+        {"1700000000", "2", "1700000001", "seconds", INT64_C(1700000000000000), 2000000,
+         INT64_C(1700000001000000)},
+        {"1700000000123456789", "5000", "1700000000123457000", "nanoseconds",
+         INT64_C(1700000000123457), 5, INT64_C(1700000000123457)},
+        {"1700000000123456", "5", "1700000000123457", NULL, INT64_C(1700000000123456), 5,
+         INT64_C(1700000000123457)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":%s,\"duration\":%s,"
+                 "\"annotations\":[{\"timestamp\":%s,\"value\":\"a\"}]}\n"
+                 "{\"traceId\":\"1\",\"id\":\"2\",\"timestamp\":%s,\"duration\":%s}\n",
+                 cases[i].timestamp, cases[i].duration, cases[i].annotation, cases[i].timestamp,
+                 cases[i].duration);
+        read_capture c;
+        read_text(&c, text);
+        CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+        for (size_t k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL(c.spans[k].data->start_us, cases[i].start_us);
+            CU_ASSERT_EQUAL(c.spans[k].data->duration_us, cases[i].duration_us);
+        }
+        CU_ASSERT_EQUAL_FATAL(c.spans[0].data->n_logs, 1);
+        CU_ASSERT_EQUAL(c.spans[0].data->logs[0].timestamp_us, cases[i].annotation_us);
+        CU_ASSERT_EQUAL(c.n_warnings, cases[i].unit ? 1 : 0); /* once per input */
+        if (cases[i].unit)
+            CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, cases[i].unit));
+        CU_ASSERT_EQUAL(c.n_date_warnings, 0);
+        capture_free(&c);
+    }
+
+    /* No date in any unit: kept, one warning for the input. */
+    read_capture c;
+    read_text(&c, "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":1000,\"duration\":5}\n"
+                  "{\"traceId\":\"1\",\"id\":\"2\",\"timestamp\":2000,\"duration\":5}\n");
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, 1000);
+    CU_ASSERT_EQUAL(c.spans[1].data->start_us, 2000);
+    CU_ASSERT_EQUAL(c.n_warnings, 0);
+    CU_ASSERT_EQUAL(c.n_date_warnings, 1);
+    capture_free(&c);
+
+    /* --time-unit us: read as µs, no guess, no warning. */
+    capture_init(&c);
+    c.opts.time_unit = TWB_TIME_US;
+    const char *ms = "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":1700000000123,\"duration\":3}";
+    CU_ASSERT_EQUAL(capture_read_mem(&c, &twb_reader_zipkin_v2_json, ms, strlen(ms)), TW_OK);
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 1);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, INT64_C(1700000000123));
+    CU_ASSERT_EQUAL(c.spans[0].data->duration_us, 3);
+    CU_ASSERT_EQUAL(c.n_warnings + c.n_date_warnings, 0);
+    capture_free(&c);
+}
+
 /* Times are checked once, where spans enter the model: a span whose start,
  * duration or end lies beyond what every encoder can write (+-2^63 ns) is
  * rejected alone, naming the span and the value; the others are read. */
@@ -704,6 +770,7 @@ void tw_test_register(void)
     CU_add_test(suite, "timing_rules", test_timing_rules);
     CU_add_test(suite, "a_truncated_ndjson_record_resynchronises_at_the_next_line",
                 test_a_truncated_ndjson_record_resynchronises_at_the_next_line);
+    CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
     CU_add_test(suite, "times_outside_the_model_range_reject_the_span_alone",
                 test_times_outside_the_model_range_reject_the_span_alone);
     CU_add_test(suite, "endpoints_map_to_process_and_peer_tags",
