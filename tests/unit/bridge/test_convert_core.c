@@ -536,10 +536,43 @@ static void test_jaeger_thrift_writes_one_batch_per_process(void)
     tw__process_clear(&b);
 }
 
+/* `convert`'s readers and writers are the registry's: the same formats, in
+ * the same order, and the writers' names, summaries and flags (which repeat
+ * the encoders', constant initialisers cannot read them) agree. */
+static void test_readers_and_writers_agree_with_the_registry(void)
+{
+    size_t n_readers = 0, n_writers = 0;
+    for (size_t i = 0; tw__wire_formats[i]; i++) {
+        const tw__wire_format *f = tw__wire_formats[i];
+        if (f->decoder) {
+            CU_ASSERT_PTR_EQUAL(twb_readers[n_readers], f->decoder);
+            CU_ASSERT_PTR_EQUAL(twb_reader_find(f->name), f->decoder);
+            if (twb_readers[n_readers])
+                n_readers++;
+        }
+        if (f->encoder) {
+            CU_ASSERT_STRING_EQUAL(f->encoder->name, f->name);
+            const twb_writer_vtable *w = twb_writer_find(f->name);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+            CU_ASSERT_STRING_EQUAL(w->name, f->encoder->name);
+            CU_ASSERT_STRING_EQUAL(w->summary, f->encoder->summary);
+            CU_ASSERT_EQUAL(w->target_flags, f->encoder->flags);
+            n_writers++;
+        }
+    }
+    CU_ASSERT_PTR_NULL(twb_readers[n_readers]);
+    size_t n_vtables = 0;
+    while (twb_writers[n_vtables])
+        n_vtables++;
+    CU_ASSERT_EQUAL(n_vtables, n_writers);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
     CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
+    CU_add_test(suite, "readers_and_writers_agree_with_the_registry",
+                test_readers_and_writers_agree_with_the_registry);
     CU_add_test(suite, "decimal_ids_map_by_twos_complement",
                 test_decimal_ids_map_by_twos_complement);
     CU_add_test(suite, "base64_strict_and_lenient", test_base64_strict_and_lenient);
