@@ -200,7 +200,7 @@ static void keep_first_warning(const char *message, void *user_data)
 }
 
 /* A tracestate is written as received, so it must be one a receiver accepts: it is run
- * through the SDK's own W3C extract (the rules of WIRE-NOTES 5.6, no second grammar here)
+ * through the SDK's own W3C extract (the W3C rules, no second grammar here)
  * and must come out unchanged. Control bytes are refused first: a line break would smuggle
  * a header of its own into inject's output. */
 static bool check_tracestate(const char *tracestate, tw_error **err)

@@ -2,15 +2,16 @@
 /*
  * bridge/convert.h: what the parts of `tracewire convert` share (internal).
  *
- * Flow (DESIGN.md, "bridge:" row):
+ * Flow:
  *
- *   reader (readers/ files) -- in->emit --> pipeline (convert_cmd.c: sanitize, limits,
- *   trace-hash sampling) --> assembler (assemble/: window, merge, dedup,
- *   skew, Jaeger shared-span ids) --> writer (sinks/: one per output format)
- *   or sender (sinks/send.c: HTTP / UDP backends)
+ *   reader (a decoder of the format registry, sdk/wire/formats.h) -- in->emit -->
+ *   pipeline (convert_cmd.c: sanitize, limits, trace-hash sampling) --> assembler
+ *   (assemble/: window, merge, dedup, skew, Jaeger shared-span ids) --> writer
+ *   (sinks/writers.c: one generic writer per registry encoder) or sender
+ *   (sinks/send.c: HTTP / UDP backends)
  *
  * A span travels as a twb_span: one record of the SDK's span model
- * (model/span_data.h; ids, name, timing, typed tags, logs, refs, flags) and
+ * (wire/model/span_data.h; ids, name, timing, typed tags, logs, refs, flags) and
  * the process that recorded it (service and process tags), interned in the
  * run's twb_procs table so that equal processes are one pointer.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/convert_cmd.c: `tracewire convert`, which translates span logs
- * between formats and ships them to backends (issue 5; docs/bridge.md).
+ * between formats and ships them to backends (docs/bridge.md).
  *
  * Flow (bridge/convert.h): for each input file, a reader (named by --from,
  * else detected from the file's first bytes) emits spans; this file checks
@@ -252,8 +252,8 @@ static bool bound_values(run *r, tw__span_data *s, tw__tag *tags, size_t n)
     return true;
 }
 
-/* The checks every span passes whatever its reader (issue 5, "Time" and
- * "Values"): a negative duration becomes 1 µs (and is warned); the
+/* The checks every span passes whatever its reader (docs/bridge.md, "Time"
+ * and "Values"): a negative duration becomes 1 µs (and is warned); the
  * annotation cap keeps the first tags, then the first logs; long values are
  * cut with a marker. False on allocation failure. */
 static bool check_span(run *r, twb_input *in, tw__span_data *s)

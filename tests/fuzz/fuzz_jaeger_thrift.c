@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_jaeger_thrift.c: libFuzzer target for the Jaeger Thrift
- * decoder (sdk/src/wire/jaeger_thrift_decode.c) and the `--from
- * jaeger-thrift` reader (bridge/readers/jaeger_thrift.c). Both read files
+ * decoder (sdk/wire/jaeger/jaeger_thrift_decode.c) and the `--from
+ * jaeger-thrift` reader (sdk/wire/jaeger/jaeger_thrift_read.c). Both read files
  * from disks we do not control: no crash, leak, hang or allocation beyond
  * what the bytes justify.
  *

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v1_thrift.c: libFuzzer target for the Zipkin v1
- * Thrift decoder (sdk/src/wire/zipkin_thrift.c), the zipkin-v1-thrift
- * reader over it (bridge/readers/zipkin_v1_thrift.c: raw list<Span> when
+ * Thrift decoder (sdk/wire/zipkin/zipkin_v1_thrift.c), the zipkin-v1-thrift
+ * reader over it (sdk/wire/zipkin/zipkin_v1_thrift_read.c: raw list<Span> when
  * the first byte is 12, else Scribe base64 lines) and the V1 -> model
- * conversion (bridge/readers/zipkin_v1.c). Any bytes must give spans,
+ * conversion (sdk/wire/zipkin/zipkin_v1.c). Any bytes must give spans,
  * rejects and warnings, never a crash, leak, hang or an allocation the
  * input's size does not justify.
  *

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v2_json.c: libFuzzer target for the zipkin-v2-json
- * reader (bridge/readers/zipkin_v2_json.c) and, on what it reads, the
- * zipkin-v1-json writer (bridge/sinks/zipkin_v1_json.c). Any bytes: the
+ * reader (sdk/wire/zipkin/zipkin_v2_json_decode.c) and, on what it reads, the
+ * zipkin-v1-json writer (sdk/wire/zipkin/zipkin_v1_json_encode.c). Any bytes: the
  * reader never crashes, leaks or hangs; each reject has a reason; each span
  * has non-zero trace and span ids; and the writer turns the spans into one
  * JSON array with exactly one v1 span per span read, each with the same id.

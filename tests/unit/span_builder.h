@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/span_builder.h: builds model records (model/span_data.h) by hand
+ * tests/unit/span_builder.h: builds model records (wire/model/span_data.h) by hand
  * for the wire tests and the interop driver, the way span.c fills them:
  * push a slot, fill it, then commit the count.
  */

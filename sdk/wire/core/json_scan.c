@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/json_scan.c: the strict one-pass JSON scanner of json_scan.h. It
+ * wire/core/json_scan.c: the strict one-pass JSON scanner of json_scan.h. It
  * sits in front of Jansson on the bridge's hot input path (a Dapper log
  * line is scanned here; only a line the scanner refuses goes to Jansson).
  * Every rule below is Jansson 2.x's (load.c, utf.c), restated so that a

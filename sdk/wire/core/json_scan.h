@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/json_scan.h: a strict, allocation-light JSON scanner for the fast
+ * wire/core/json_scan.h: a strict, allocation-light JSON scanner for the fast
  * decode paths (first user: the Dapper log's fast decoder, wire/
  * dapper_log_fast.c). It turns one JSON text into a flat array of tokens in
  * one pass; a decoder then walks the tokens instead of a Jansson tree, which

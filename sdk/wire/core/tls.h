@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tls.h: the thread-local storage class of the hot path (internal).
+ * wire/core/tls.h: the thread-local storage class of the hot path (internal).
  */
 #ifndef TW_TLS_H
 #define TW_TLS_H

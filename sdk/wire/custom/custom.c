@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/custom.c: `--from custom`: any JSON-lines or TSV span log,
+ * wire/custom/custom.c: `--from custom`: any JSON-lines or TSV span log,
  * read through a field mapping given with --map / --map-file
  * (tw__custom_map, parsed here by tw__custom_map_parse), because real
  * legacy logs never match a spec. Never auto-detected (no sniff).

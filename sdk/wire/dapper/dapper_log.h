@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/dapper_log.h: the project's one encoder and one decoder of the
+ * wire/dapper/dapper_log.h: the project's one encoder and one decoder of the
  * Dapper-style local span log (internal). The SDK's file reporter
  * (report/file_sender.c) writes it; the bridge's dapper reader reads it back
- * into the same span model (model/span_data.h), so both sides share this code.
+ * into the same span model (wire/model/span_data.h), so both sides share this code.
  *
  * Format: JSON lines, one span per line, specified in docs/dapper-log-format.md
  * (format version 1). The record, in the order the encoder writes it:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/dapper_log_fast.c: the fast decoder of Dapper log lines (the bridge's
- * `--from dapper` hot path). It scans a line with wire/json_scan.h and
+ * wire/dapper/dapper_log_fast.c: the fast decoder of Dapper log lines (the bridge's
+ * `--from dapper` hot path). It scans a line with wire/core/json_scan.h and
  * builds the span and its process straight from the tokens, with no Jansson
  * tree: about 70 MB/s of Jansson parsing and its per-line hashtables were
  * most of the cost of reading a line.

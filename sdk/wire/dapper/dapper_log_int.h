@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/dapper_log_int.h: what the Dapper log's two decoders share (internal
+ * wire/dapper/dapper_log_int.h: what the Dapper log's two decoders share (internal
  * to wire/): the general decoder on a Jansson tree (dapper_log.c), which
- * gives every error message, and the fast one on wire/json_scan.h tokens
+ * gives every error message, and the fast one on wire/core/json_scan.h tokens
  * (dapper_log_fast.c), which decodes the lines it can prove it reads the
  * same way and declines every other line. tw__dapper_log_decode() tries the
  * fast one first. The value rules live here once so both apply the same.

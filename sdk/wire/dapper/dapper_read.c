@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/dapper.c: `--from dapper`, the Dapper-style span log
+ * wire/dapper/dapper_read.c: `--from dapper`, the Dapper-style span log
  * (docs/dapper-log-format.md) that the SDK's file reporter writes. A thin
- * reader: the one decoder of the format is the SDK's (wire/dapper_log.c,
+ * reader: the one decoder of the format is the SDK's (wire/dapper/dapper_log.c,
  * streaming line by line with a bounded line length), so the bridge reads
  * exactly what the SDK writes. Each line is one span with its process;
  * a bad line is rejected with its number and the decoder's reason.

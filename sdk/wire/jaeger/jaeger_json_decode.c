@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/jaeger_json.c: `--from jaeger-json`, the JSON of Jaeger's
- * query API and UI (WIRE-NOTES Part B 2.8, [J-UIM]). First stage of the
+ * wire/jaeger/jaeger_json_decode.c: `--from jaeger-json`, the JSON of Jaeger's
+ * query API and UI (docs/bridge.md). First stage of the
  * convert flow (bridge/convert.h): the JSON splitter (json_stream.c) hands
  * over one document at a time; each is one of
  *   {"data": [trace, ...], ...}   the query API response (GET /api/traces)
@@ -483,7 +483,7 @@ static bool read_logs(doc_ctx *dc, const json_t *logs, tw__span_data *s)
             }
             l->n_fields++;
         }
-        s->n_logs++; /* commits the log (model/span_data.h) */
+        s->n_logs++; /* commits the log (wire/model/span_data.h) */
     }
     return true;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/jaeger_thrift.h: the project's one Jaeger Thrift encoder (internal).
+ * wire/jaeger/jaeger_thrift.h: the project's one Jaeger Thrift encoder (internal).
  *
- * Encodes the span model (model/span_data.h) into jaeger.thrift structs
+ * Encodes the span model (wire/model/span_data.h) into jaeger.thrift structs
  * through Apache Thrift c_glib's protocol layer (compact or binary protocol
  * over a ThriftMemoryBuffer), writing fields through the protocol API rather
  * than building generated GObject structs per span (the generated code of
@@ -16,8 +16,8 @@
  *
  * Locking: an encoder is used by one thread at a time (the reporter thread).
  *
- * Wire layout (jaeger-idl thrift/jaeger.thrift and agent.thrift; WIRE-NOTES
- * 6.1-6.2). Fields are written in id order; "opt" fields are written only
+ * Wire layout (jaeger-idl thrift/jaeger.thrift and agent.thrift,
+ * our copies in thrift/). Fields are written in id order; "opt" fields are written only
  * when non-empty, as Jaeger's own clients do:
  *
  *   Span      1 i64 traceIdLow   2 i64 traceIdHigh   3 i64 spanId

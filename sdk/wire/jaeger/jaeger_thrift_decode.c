@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/jaeger_thrift_decode.c: decodes jaeger.thrift Batch structs and
+ * wire/jaeger/jaeger_thrift_decode.c: decodes jaeger.thrift Batch structs and
  * Agent.emitBatch messages (binary and compact protocols) into the span
- * model; see wire/jaeger_thrift_decode.h for the rules and
- * wire/jaeger_thrift.h for the field tables.
+ * model; see wire/jaeger/jaeger_thrift_decode.h for the rules and
+ * wire/jaeger/jaeger_thrift.h for the field tables.
  *
  * The protocols are read with the one Thrift reader (wire/core/thrift.h,
  * which states the protocol facts); types are its binary-protocol ids.

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/jaeger_thrift_decode.h: the project's one Jaeger Thrift decoder
+ * wire/jaeger/jaeger_thrift_decode.h: the project's one Jaeger Thrift decoder
  * (internal): a jaeger.thrift Batch struct, or a whole Agent.emitBatch
  * message, in the binary or the compact protocol, to the span model
- * (model/span_data.h). The bridge's `--from jaeger-thrift` reader
- * (bridge/readers/jaeger_thrift.c) streams files through it; the field
- * tables are those of the encoder (wire/jaeger_thrift.h).
+ * (wire/model/span_data.h). The bridge's `--from jaeger-thrift` reader
+ * (sdk/wire/jaeger/jaeger_thrift_read.c) streams files through it; the field
+ * tables are those of the encoder (wire/jaeger/jaeger_thrift.h).
  *
  * The decoder reads the protocols itself instead of through c_glib's
  * generated structs: its input comes from files it does not control, so it

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/jaeger_thrift.c: `--from jaeger-thrift`: a stream of
+ * wire/jaeger/jaeger_thrift_read.c: `--from jaeger-thrift`: a stream of
  * concatenated jaeger.thrift Batch structs (binary or compact protocol, as
  * the collector's /api/traces takes them and as `--to jaeger-thrift`
  * writes them), or of Agent.emitBatch messages (captured agent UDP
@@ -8,7 +8,7 @@
  *
  * Where it sits: the first stage of `tracewire convert` (bridge/convert.h);
  * the decoding is the SDK's one Jaeger Thrift decoder
- * (wire/jaeger_thrift_decode.h), so the bridge reads exactly what the SDK
+ * (wire/jaeger/jaeger_thrift_decode.h), so the bridge reads exactly what the SDK
  * writes. Each span is emitted with its batch's process.
  *
  * Streaming: a buffer holds the current record and what was read after it;

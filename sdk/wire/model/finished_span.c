@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * model/finished_span.c: read accessors of a finished span. The public
+ * wire/model/finished_span.c: read accessors of a finished span. The public
  * tw_finished_span is the model record itself (immutable once finished), so
  * reading costs nothing and nothing is copied.
  */

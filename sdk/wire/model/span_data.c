@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * model/span_data.c: span records, their arenas, and process records.
+ * wire/model/span_data.c: span records, their arenas, and process records.
  *
  * A record and its first arena block share one allocation
  * (TW__SPAN_INLINE_ARENA bytes), so a typical sampled span costs a single

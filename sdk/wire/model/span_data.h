@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * model/span_data.h: the one span model of tracewire (internal).
+ * wire/model/span_data.h: the one span model of tracewire (internal).
  *
  * Every producer of spans (the SDK's recording span, later the bridge's
  * readers) fills a tw__span_data; every encoder in wire/ consumes one. It is
- * the "finished span" of the DESIGN.md flow: after tw_span_finish the record
+ * the "finished span" of the SDK's flow: after tw_span_finish the record
  * is immutable and reference-counted, so the composite reporter can hand the
  * same record to several senders without copying.
  *

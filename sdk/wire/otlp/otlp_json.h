@@ -12,9 +12,9 @@
  * in the proto3 JSON mapping with OTLP's two exceptions (the OTLP
  * specification, "JSON Protobuf Encoding"): trace and span ids are hex, not
  * base64, and enums are integers. Keys are lowerCamelCase; 64-bit integers
- * are decimal strings. WIRE-NOTES Part B 2.9 gives the Jaeger <-> OTLP
- * conventions followed here (those of the OpenTelemetry Collector's Jaeger
- * translator, so a span reads the same whichever way it reaches a backend).
+ * are decimal strings. The Jaeger <-> OTLP conventions followed here are
+ * those of the OpenTelemetry Collector's Jaeger
+ * translator, so a span reads the same whichever way it reaches a backend.
  *
  *   ExportTraceServiceRequest {resourceSpans: [ResourceSpans]}   one entry
  *   ResourceSpans {resource: {attributes}, scopeSpans: [ScopeSpans]}

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/otlp_json.c: `--from otlp-json`: OpenTelemetry
+ * wire/otlp/otlp_json_decode.c: `--from otlp-json`: OpenTelemetry
  * ExportTraceServiceRequest documents in the OTLP/JSON encoding (one
  * document, several concatenated, or one per line: NDJSON), as
- * `--to otlp-json` and the SDK's OTLP reporter (wire/otlp_json.h) write them
+ * `--to otlp-json` and the SDK's OTLP reporter (wire/otlp/otlp_json.h) write them
  * and as OTLP/HTTP receivers take them.
  *
  * Where it sits: the first stage of `tracewire convert` (bridge/convert.h).
@@ -12,7 +12,7 @@
  * largest document, at most MAX_DOC_BYTES). Each span is emitted with the
  * process of its resource.
  *
- * Mapping (WIRE-NOTES Part B 2.9 [O-O2J], the OpenTelemetry Collector's
+ * Mapping (that of the OpenTelemetry Collector's
  * translator to Jaeger, so a span reads the same whichever way it came):
  *   resource.attributes  service.name -> process service (text of any
  *                        value); every other attribute -> a process tag, typed
@@ -659,7 +659,7 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         !tw__span_data_add_str_tag(s, "w3c.tracestate", json_string_value(state),
                                    json_string_length(state)))
         goto nomem;
-    /* The scope "tracewire" is the one our own encoder writes (wire/otlp_json.h):
+    /* The scope "tracewire" is the one our own encoder writes (wire/otlp/otlp_json.h):
      * it names this library, not the instrumentation that made the span, so
      * it is not kept (an OTLP -> X -> OTLP trip then adds nothing). */
     bool is_ours = scope->name_len == strlen("tracewire") &&

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/zipkin_v1.c: Zipkin v1 span -> span-model spans (the
- * V1 -> V2 conversion of WIRE-NOTES Part B 2.4 [Z-V1C], written from the
+ * wire/zipkin/zipkin_v1.c: Zipkin v1 span -> span-model spans (the
+ * V1 -> V2 conversion of Zipkin's V1SpanConverter, written from the
  * rules, for the zipkin-v1-json and zipkin-v1-thrift readers).
  *
  * Where it sits: reader (fills a tw__zipkin_v1_span) -> tw__zipkin_v1_emit
  * -> in->emit, once per host of the record. Owns nothing past the call; no
  * locks (single-threaded, like all of `tracewire convert`).
  *
- * The rules, in the order applied (the numbers are WIRE-NOTES 2.4's):
+ * The rules, in the order applied:
  *  1. One model span per distinct local service among annotation and binary
  *     annotation hosts (service names compared ASCII case-insensitively, ""
  *     equal to ""), all with the record's trace id, id, parent, name and

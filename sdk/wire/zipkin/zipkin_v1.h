@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/zipkin_v1.h: Zipkin v1 -> span model, shared by the
+ * wire/zipkin/zipkin_v1.h: Zipkin v1 -> span model, shared by the
  * zipkin-v1-json and zipkin-v1-thrift readers (internal to the bridge).
  *
- * Both readers fill a tw__zipkin_v1_span (sdk/src/wire/zipkin_thrift.h) per
+ * Both readers fill a tw__zipkin_v1_span (sdk/wire/zipkin/zipkin_v1_thrift.h) per
  * input record and hand it to tw__zipkin_v1_emit, which applies Zipkin's
- * V1SpanConverter rules (WIRE-NOTES Part B 2.4; the rule list is at the top
+ * V1SpanConverter rules (the rule list is at the top
  * of zipkin_v1.c) and emits one model span per host (client half, server
  * half, ...) through in->emit.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/zipkin_v1_json.c: `--from zipkin-v1-json`, Zipkin v1 span
- * JSON, in its two shapes found in real files (WIRE-NOTES Part B 2.2):
+ * wire/zipkin/zipkin_v1_json_decode.c: `--from zipkin-v1-json`, Zipkin v1 span
+ * JSON, in its two shapes found in real files:
  *
  *  - the Zipkin v1 API (zipkin-api.yaml): camelCase, hex string ids
  *    (traceId up to 32 digits, traceIdHigh), endpoint {serviceName, ipv4
@@ -14,8 +14,8 @@
  *    service_name), ids as signed decimal JSON numbers (two's complement),
  *    ipv4 a signed i32, ipv6 and every binary annotation `value` base64,
  *    annotation_type a name ("I64") or a number (0..6).
- * Both fill a tw__zipkin_v1_span (wire/zipkin_thrift.h) that
- * readers/zipkin_v1.c converts (one model span per host). Which shape a
+ * Both fill a tw__zipkin_v1_span (wire/zipkin/zipkin_v1_thrift.h) that
+ * wire/zipkin/zipkin_v1.c converts (one model span per host). Which shape a
  * binary annotation has is decided per annotation: `annotation_type`
  * present means the Thrift shape (base64 value), else the API shape.
  *

@@ -3,16 +3,16 @@
  * wire/zipkin/zipkin_v1_json_encode.c: the Zipkin v1 JSON encoder
  * (`--to zipkin-v1-json`), Zipkin's v1 JSON
  * (zipkin-api.yaml definitions Span, Annotation, BinaryAnnotation,
- * Endpoint; WIRE-NOTES Part B 2.2). Last stage of the convert flow
+ * Endpoint). Last stage of the convert flow
  * (bridge/convert.h): one JSON array, the body of POST /api/v1/spans,
  * streamed span by span ("[" at the first span, "," between, "]" at
  * finish; no span gives "[]").
  *
- * There is one Zipkin encoder in the project (wire/zipkin_json.c, v2): each
+ * There is one Zipkin encoder in the project (wire/zipkin/zipkin_v2_json.c, v2): each
  * span is encoded by it first, so ids, endpoints, tag stringification, the
  * annotation text of logs and the error rule are the same as for
  * zipkin-v2-json; this file then applies Zipkin's own V2 -> V1 conversion
- * (V2SpanConverter, WIRE-NOTES 2.4 point 9) to that JSON:
+ * (V2SpanConverter) to that JSON:
  *   - traceId, parentId, id, debug as in v2; name "" when absent
  *   - timestamp/duration as in v2, but none on a shared span
  *   - kind + timing -> core annotations with the local endpoint: CLIENT

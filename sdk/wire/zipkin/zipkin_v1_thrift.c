@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/zipkin_thrift.c: the Zipkin v1 Thrift (TBinaryProtocol) decoder and
+ * wire/zipkin/zipkin_v1_thrift.c: the Zipkin v1 Thrift (TBinaryProtocol) decoder and
  * the v1 span builders; see zipkin_thrift.h for the layout, the rules and
  * the ownership. Pure functions over a bounded byte range: every length is
  * checked against the bytes left before anything is read or allocated, so a

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/zipkin_thrift.h: the project's one Zipkin v1 Thrift decoder, and the
+ * wire/zipkin/zipkin_v1_thrift.h: the project's one Zipkin v1 Thrift decoder, and the
  * plain-C "v1 span" both Zipkin v1 readers of the bridge fill (internal).
  *
  * Where it sits: `tracewire convert` reads Zipkin v1 spans from a raw
  * TBinaryProtocol list<Span> (the body of Zipkin's /api/v1/spans) or from
- * Scribe lines (one base64 Span per entry); bridge/readers/zipkin_v1_thrift.c
- * calls this decoder, bridge/readers/zipkin_v1_json.c fills the same struct
- * from JSON, and bridge/readers/zipkin_v1.c converts it to the span model
- * (WIRE-NOTES Part B 2.4). No GLib or Thrift type appears here.
+ * Scribe lines (one base64 Span per entry); sdk/wire/zipkin/zipkin_v1_thrift_read.c
+ * calls this decoder, sdk/wire/zipkin/zipkin_v1_json_decode.c fills the same struct
+ * from JSON, and sdk/wire/zipkin/zipkin_v1.c converts it to the span model. No GLib or Thrift type
+ * appears here.
  *
  * Wire layout (openzipkin/zipkin-api thrift/zipkinCore.thrift, our copy
- * thrift/zipkincore.thrift; WIRE-NOTES Part B 2.2). TBinaryProtocol: a field
+ * thrift/zipkincore.thrift). TBinaryProtocol: a field
  * is a type byte, a big-endian i16 id and the value; a struct ends with a
  * type byte 0 (STOP); a list is an element type byte and a big-endian i32
  * count; a string/binary is a big-endian i32 length and the bytes.

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/zipkin_v1_thrift.c: `--from zipkin-v1-thrift`, Zipkin v1
- * Thrift spans (TBinaryProtocol, wire/zipkin_thrift.h) in the two forms
- * they are stored in (WIRE-NOTES Part B 2.2, 2.3). First stage of the
+ * wire/zipkin/zipkin_v1_thrift_read.c: `--from zipkin-v1-thrift`, Zipkin v1
+ * Thrift spans (TBinaryProtocol, wire/zipkin/zipkin_v1_thrift.h) in the two forms
+ * they are stored in (docs/bridge.md). First stage of the
  * convert flow (bridge/convert.h): each decoded Span goes to
- * readers/zipkin_v1.c, which emits one model span per host. Every span a
+ * wire/zipkin/zipkin_v1.c, which emits one model span per host. Every span a
  * record holds is emitted (Zipkin's Scribe consumer keeps only the first).
  *
  * The form is chosen per input by its first byte:

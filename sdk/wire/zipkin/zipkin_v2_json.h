@@ -7,7 +7,7 @@
  * `tracewire convert` writes and sends the same bytes.
  *
  * Schema: openzipkin/zipkin-api zipkin2-api.yaml, definitions Span, Endpoint,
- * Annotation, Tags (WIRE-NOTES Part B 2.1). Keys are written in this order
+ * Annotation, Tags. Keys are written in this order
  * and only when present:
  *
  *   traceId   16 lower-hex (trace_id_high == 0) or 32 lower-hex

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/readers/zipkin_v2_json.c: `--from zipkin-v2-json`, Zipkin's v2 span
- * JSON (the /api/v2/spans body; zipkin2-api.yaml definition Span, WIRE-NOTES
- * Part B 2.1). First stage of the convert flow (bridge/convert.h): records
+ * wire/zipkin/zipkin_v2_json_decode.c: `--from zipkin-v2-json`, Zipkin's v2 span
+ * JSON (the /api/v2/spans body; zipkin2-api.yaml definition
+ * Span). First stage of the convert flow (bridge/convert.h): records
  * come from the JSON splitter (json_stream.c: an array, an array of arrays,
  * one object, or NDJSON), each is decoded with Jansson and turned into one
  * span-model record plus its process (the localEndpoint), handed to in->emit.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/bridge/test_custom.c: `--from custom` (bridge/readers/custom.c):
+ * tests/unit/bridge/test_custom.c: `--from custom` (sdk/wire/custom/custom.c):
  * the mapping parser (--map text and mapping files), JSON lines with dotted
  * paths, TSV by header name and by column number, ids in both bases, every
  * time form (units, auto by magnitude, float seconds, RFC 3339), end or

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_json.c: suite "bridge/jaeger_json": the
- * jaeger-json reader (bridge/readers/jaeger_json.c) and writer
+ * jaeger-json reader (sdk/wire/jaeger/jaeger_json_decode.c) and writer
  * (bridge/sinks/jaeger_json.c). Every document shape (query API envelope,
  * UI state dump, bare trace, bare spans with an embedded process, NDJSON),
  * ids, the parent rule of references, typed values, timing and process

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_thrift_read.c: `--from jaeger-thrift`
- * (bridge/readers/jaeger_thrift.c) and the SDK's Jaeger Thrift decoder
- * (wire/jaeger_thrift_decode.c): the real capture, round trips through the
+ * (sdk/wire/jaeger/jaeger_thrift_read.c) and the SDK's Jaeger Thrift decoder
+ * (wire/jaeger/jaeger_thrift_decode.c): the real capture, round trips through the
  * SDK's encoder in both protocols (Batch structs and emitBatch messages,
  * mixed in one stream, larger than the first buffer), and every rejection
  * path (truncation, malformed bytes, bad spans, huge lengths, deep nesting).

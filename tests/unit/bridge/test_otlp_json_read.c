@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_otlp_json_read.c: `--from otlp-json`
- * (bridge/readers/otlp_json.c): the two real OTLP/JSON files (one document;
- * NDJSON), a round trip through the SDK's encoder (wire/otlp_json.h), each
+ * (sdk/wire/otlp/otlp_json_decode.c): the two real OTLP/JSON files (one document;
+ * NDJSON), a round trip through the SDK's encoder (wire/otlp/otlp_json.h), each
  * mapping rule of the reader's header comment, and the rejections.
  */
 #include <math.h>

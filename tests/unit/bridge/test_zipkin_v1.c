@@ -2,7 +2,7 @@
 /*
  * tests/unit/bridge/test_zipkin_v1.c: suite "bridge/zipkin_v1": the Zipkin
  * v1 readers (sdk/wire/zipkin/zipkin_v1_json_decode.c, zipkin_v1_thrift_read.c), the
- * Thrift decoder (sdk/src/wire/zipkin_thrift.c) and the V1 -> model
+ * Thrift decoder (sdk/wire/zipkin/zipkin_v1_thrift.c) and the V1 -> model
  * conversion (sdk/wire/zipkin/zipkin_v1.c).
  *
  * The conversion rules are checked one by one on small inline JSON spans;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_zipkin_v2_json.c: suite "bridge/zipkin_v2_json": the
- * zipkin-v2-json reader (bridge/readers/zipkin_v2_json.c) and the
- * zipkin-v1-json writer (bridge/sinks/zipkin_v1_json.c). Each mapping rule
+ * zipkin-v2-json reader (sdk/wire/zipkin/zipkin_v2_json_decode.c) and the
+ * zipkin-v1-json writer (sdk/wire/zipkin/zipkin_v1_json_encode.c). Each mapping rule
  * of the reader (ids, kind, shared, timing, endpoints, annotations, tags,
  * flags, rejects and warnings, the four input shapes, detection); every
  * real zipkin-v2-json fixture (INDEX rows 18-37) reads with the span count

@@ -25,7 +25,7 @@
  * annotations and is written as no kind, like an absent one. */
 #define KIND_NAMES tw__dapper_kind_names
 
-/* Begin and end annotation of each kind (Zipkin v1 core annotations; WIRE-NOTES 2.2, 2.4.9):
+/* Begin and end annotation of each kind (Zipkin v1 core annotations):
  * the begin one at start_us, the end one at end_us. A consumer's begin is the wire receive
  * ("wr") and its end the message receive ("mr"), which is the one kept alone. */
 #define KIND_BEGIN tw__dapper_kind_begin
@@ -162,7 +162,7 @@ static json_t *json_annotation(int64_t ts_us, const char *value)
     return NULL;
 }
 
-/* The RPC annotations of WIRE-NOTES 2.4.9 (Zipkin's V2SpanConverter): the
+/* The RPC annotations of Zipkin's V2SpanConverter: the
  * begin annotation at the start, the end one at the end when the span lasted
  * (a zero duration is "unknown" in Zipkin, so only the begin is written; a
  * consumer then writes "mr" alone, at the start). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_buf.c: suite "wire/buf", the growable byte buffer
- * of sdk/src/wire/buf.c that encoders fill and senders transmit.
+ * of sdk/wire/core/buf.c that encoders fill and senders transmit.
  *
  * The contract: a zeroed buffer is valid and empty, appends keep earlier
  * bytes and grow as needed, reset keeps the memory for reuse, a failed

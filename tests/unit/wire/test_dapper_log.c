@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_dapper_log.c: suite "wire/dapper_log": the span log's
- * one encoder and one decoder (sdk/src/wire/dapper_log.h,
+ * one encoder and one decoder (sdk/wire/dapper/dapper_log.h,
  * docs/dapper-log-format.md). Encode -> decode gives back the same model and
  * process for every field and value type (NaN, -0.0, infinities, INT64
  * limits, binary with NUL bytes, 128- and 64-bit ids); one line is one

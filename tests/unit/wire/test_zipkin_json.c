@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_zipkin_json.c: suite "wire/zipkin_json", the contract
- * of the Zipkin v2 JSON encoder (sdk/src/wire/zipkin_json.h).
+ * of the Zipkin v2 JSON encoder (sdk/wire/zipkin/zipkin_v2_json.h).
  *
  * Spans are built through the model API (span_builder.c), encoded, the bytes
  * parsed back with Jansson's own parser (json_loadb, strict: rejects invalid
