@@ -20,7 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire/core/json_write.h" /* tw__json_special_mask, TW__JSON_SWAR */
 #include "wire/core/utf8.h"
+
+/* The eight-bytes-at-a-time string copy below is the scanner's speed: make
+ * sure a change of includes never compiles it out silently. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(TW__JSON_SWAR)
+#error "TW__JSON_SWAR (wire/core/json_write.h) is not defined"
+#endif
 
 void tw__json_scan_init(tw__json_scan *s)
 {
