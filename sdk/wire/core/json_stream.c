@@ -28,6 +28,7 @@
 #include "wire/core/json_stream.h"
 
 #include "wire/core/error.h"
+#include "wire/core/json_write.h" /* tw__json_plain_run */
 #include "wire/core/utf8.h"
 
 #include <errno.h>
@@ -246,17 +247,46 @@ static tw__json_next bad_element(tw__json_stream *js, const char **rec, size_t *
     return TW__JSON_BAD;
 }
 
-/* Scans one object starting at '{' into js->rec. */
+/* Keeps @n bytes of the current record at once (keep's rule: past the
+ * limit they are counted but dropped). */
+static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size_t *total)
+{
+    *total += n;
+    if (js->rec_len >= js->max_record)
+        return true;
+    size_t room = js->max_record - js->rec_len;
+    if (n > room)
+        n = room;
+    if (js->rec_len + n > js->rec_cap) {
+        size_t cap = js->rec_cap ? js->rec_cap : 4096;
+        while (cap < js->rec_len + n)
+            cap *= 2;
+        if (cap > js->max_record)
+            cap = js->max_record;
+        char *grown = realloc(js->rec, cap + 1);
+        if (!grown)
+            return false;
+        js->rec = grown;
+        js->rec_cap = cap;
+    }
+    memcpy(js->rec + js->rec_len, p, n);
+    js->rec_len += n;
+    return true;
+}
+
+/* Scans one object starting at '{' into js->rec: a run of the bytes at
+ * hand (given-back bytes or the chunk) at a time, strings skipped eight
+ * bytes at a time, then the run kept with one copy. */
 static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
 {
     js->rec_len = 0;
     js->resync_at = 0;
     size_t total = 0, depth = 0;
-    bool in_string = false, escaped = false;
-    for (;;) {
-        int c = peek(js);
-        if (c < 0) {
+    bool in_string = false, escaped = false, is_done = false;
+    int prev = -1; /* the record's byte before the current one */
+    while (!is_done) {
+        if (peek(js) < 0) {
             if (js->is_error)
                 return TW__JSON_IO;
             if (give_back_rest(js)) {
@@ -275,38 +305,65 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
             *len = js->rec_len;
             return TW__JSON_BAD;
         }
-        if (!keep(js, (char)c, &total)) {
+        bool is_back = js->back_pos < js->back_len;
+        const unsigned char *p =
+            is_back ? (const unsigned char *)js->back + js->back_pos : js->chunk + js->chunk_pos;
+        size_t n = is_back ? js->back_len - js->back_pos : js->chunk_len - js->chunk_pos;
+        size_t base = total; /* the record index of p[0] */
+        size_t i = 0;
+        while (i < n) {
+            unsigned char c = p[i];
+            /* A '{' at the start of a later line of a top-level record
+             * (and kept): where an NDJSON input goes on if this record is
+             * cut off (a raw newline cannot be inside a valid JSON string,
+             * so string state is moot). */
+            if (c == '{' && prev == '\n' && !js->resync_at && js->array_level == 0 &&
+                base + i < js->max_record) {
+                js->resync_at = base + i;
+                js->resync_line = js->line;
+            }
+            i++;
+            prev = c;
+            if (c == '\n')
+                js->line++;
+            if (in_string) {
+                if (escaped) {
+                    escaped = false;
+                } else if (c == '\\') {
+                    escaped = true;
+                } else if (c == '"') {
+                    in_string = false;
+                } else if (c != '\n') {
+                    /* Plain string bytes hold no quote, backslash or newline. */
+                    size_t run = tw__json_plain_run(p + i, n - i);
+                    if (run) {
+                        i += run;
+                        prev = p[i - 1];
+                    }
+                }
+                continue;
+            }
+            if (c == '"') {
+                in_string = true;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (depth > 0)
+                    depth--;
+                if (depth == 0) {
+                    is_done = true;
+                    break;
+                }
+            }
+        }
+        if (!keep_run(js, p, i, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
             return TW__JSON_IO;
         }
-        /* A '{' at the start of a later line of a top-level record: where
-         * an NDJSON input goes on if this record is cut off (a raw newline
-         * cannot be inside a valid JSON string, so string state is moot). */
-        if (c == '{' && !js->resync_at && js->array_level == 0 && js->rec_len >= 2 &&
-            js->rec_len <= js->max_record && js->rec[js->rec_len - 2] == '\n') {
-            js->resync_at = js->rec_len - 1;
-            js->resync_line = js->line;
-        }
-        consume(js);
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth > 0)
-                depth--;
-            if (depth == 0)
-                break;
-        }
+        if (is_back)
+            js->back_pos += i;
+        else
+            js->chunk_pos += i;
     }
     *rec = js->rec;
     *len = js->rec_len;
