@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("the v1 writer failed");
     twb_writer_zipkin_v1_json.free_writer(w);
     fclose(out);
-    json_t *doc = json_loadb(text, text_len, 0, NULL);
+    json_t *doc = json_loadb(text, text_len, JSON_ALLOW_NUL, NULL);
     if (!json_is_array(doc) || json_array_size(doc) != c.n_spans)
         fail("the v1 output is not one array of the spans read");
     for (size_t i = 0; i < c.n_spans; i++) {
