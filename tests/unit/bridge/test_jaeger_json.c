@@ -2,7 +2,7 @@
 /*
  * tests/unit/bridge/test_jaeger_json.c: suite "bridge/jaeger_json": the
  * jaeger-json reader (sdk/wire/jaeger/jaeger_json_decode.c) and writer
- * (bridge/sinks/jaeger_json.c). Every document shape (query API envelope,
+ * (sdk/wire/jaeger/jaeger_json_encode.c). Every document shape (query API envelope,
  * UI state dump, bare trace, bare spans with an embedded process, NDJSON),
  * ids, the parent rule of references, typed values, timing and process
  * rules; every real jaeger-json fixture (INDEX rows 38-48) reads with the
