@@ -13,6 +13,8 @@
 #ifndef TW_BRIDGE_CLI_H
 #define TW_BRIDGE_CLI_H
 
+#include <stdio.h>
+
 #include "tracewire/common.h"
 
 /* Exit statuses of every subcommand (documented in docs/bridge.md). */
@@ -27,7 +29,35 @@
 int tw__context_cmd_main(int argc, char **argv);
 /* `tracewire convert ...` (convert_cmd.c). */
 int tw__convert_cmd_main(int argc, char **argv);
+/* `tracewire config ...` (config_cmd.c). */
+int tw__config_cmd_main(int argc, char **argv);
 
+/* `tracewire agent ...` (agent/agent_cmd.c; agent/agent_missing.c in a build
+ * without libmicrohttpd). */
+int tw__agent_cmd_main(int argc, char **argv);
+
+/* The views of span logs (bridge/views/): show.c, deps.c, stats.c, diff.c. */
+int tw__show_cmd_main(int argc, char **argv);
+int tw__deps_cmd_main(int argc, char **argv);
+int tw__stats_cmd_main(int argc, char **argv);
+int tw__diff_cmd_main(int argc, char **argv);
+
+/* The candidate nearest to @word (a typo: at most 2 edits; or a prefix of 3
+ * or more characters), or NULL when none is close. For "did you mean". */
+const char *tw__cli_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* After GOption refused @argv: " (did you mean --NAME?)" for the first long
+ * option that @entries (GLib's GOptionEntry array, NULL-terminated) does not
+ * know, when one of theirs is near; else "". Static storage. */
+struct _GOptionEntry;
+const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
+
+
+/* Every message below is one line: control bytes in it are written as \xNN
+ * and URL credentials (scheme://user:password@) as ***. */
+
+/* Prints the message + newline on @out (results: stdout). */
+void tw__cli_print(FILE *out, const char *fmt, ...) TW_PRINTF(2, 3);
 /* Prints "tracewire: " + the message + newline on stderr. */
 void tw__cli_error(const char *fmt, ...) TW_PRINTF(1, 2);
 /* Prints "tracewire: warning: " + the message + newline on stderr. */

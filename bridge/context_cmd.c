@@ -36,13 +36,16 @@ static const char json_schema_help[] =
     "The context as JSON (one object; extract prints every key):\n"
     "  {\"trace_id\": \"<32 hex digits>\" | null, \"span_id\": \"<16 hex>\" | null,\n"
     "   \"parent_id\": \"<16 hex>\" | null, \"sampled\": true | false | null,\n"
-    "   \"debug\": false, \"firehose\": false, \"baggage\": {\"key\": \"value\"},\n"
+    "   \"debug\": false, \"firehose\": false, \"random_trace_id\": false,\n"
+    "   \"baggage\": {\"key\": \"value\"},\n"
     "   \"tracestate\": \"<W3C tracestate>\" | null, \"debug_id\": \"<jaeger-debug-id>\" | null}\n"
     "\"sampled\": null means no decision was made upstream (B3 without X-B3-Sampled).\n"
+    "\"random_trace_id\": W3C traceparent flag 0x02 (only the w3c format carries it).\n"
     "A hint has no ids (trace_id and span_id null) and carries a debug_id, a sampling\n"
     "decision and/or baggage, as the headers 'jaeger-debug-id: x' or 'b3: 1' alone give.\n"
     "\n"
-    "Exit status: 0 success, 1 no context or bad input (reason on stderr), 2 usage error.\n";
+    "Exit status: 0 success, 1 no context or bad input (reason on stderr), 2 usage error.\n"
+    "Manual page: tracewire-context(1).\n";
 
 static void print_warning(const char *message, void *user_data)
 {
@@ -55,6 +58,32 @@ static void log_warning(tw_log_level level, const char *message, void *user_data
     (void)level;
     (void)user_data;
     tw__cli_warn("%s", message);
+}
+
+/* stdin for Jansson with a byte budget: the bound applies to what is read,
+ * so an endless input (/dev/zero) stops after the budget instead of growing
+ * Jansson's buffer (the same limit as extract's header block). */
+typedef struct bounded_input {
+    FILE *in;
+    size_t budget; /* bytes still allowed */
+    bool is_over;  /* the input went past the limit */
+} bounded_input;
+
+static size_t read_bounded(void *buffer, size_t size, void *data)
+{
+    bounded_input *b = data;
+    if (b->budget == 0) {
+        /* One byte more tells the end of input from an overlong one. */
+        if (getc(b->in) == EOF)
+            return 0;
+        b->is_over = true;
+        return (size_t)-1;
+    }
+    size_t n = fread(buffer, 1, size < b->budget ? size : b->budget, b->in);
+    b->budget -= n;
+    if (n == 0 && ferror(b->in))
+        return (size_t)-1;
+    return n;
 }
 
 /* Parses the options of one subcommand. Returns -1 to go on, or an exit
@@ -73,7 +102,8 @@ static int parse_options(const char *name, const char *summary, GOptionEntry *en
     bool ok = g_option_context_parse(options, argc, argv, &error);
     g_option_context_free(options);
     if (!ok) {
-        tw__cli_error("context %s: %s (see --help)", name, error->message);
+        tw__cli_error("context %s: %s%s (see --help)", name, error->message,
+                      tw__cli_option_hint(*argc, *argv, entries));
         g_error_free(error);
         return TW_CLI_EXIT_USAGE;
     }
@@ -201,9 +231,14 @@ static int inject_main(int argc, char **argv)
     /* Duplicate keys would make the input ambiguous; Jansson rejects them,
      * trailing text after the object, \u0000, invalid UTF-8 and nesting
      * past 2048 levels. */
-    json_t *obj = json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+    bounded_input input = {stdin, TW__HEADER_LINES_MAX_BYTES, false};
+    json_t *obj = json_load_callback(read_bounded, &input, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
-        tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column, jerr.text);
+        if (input.is_over)
+            tw__cli_error("context inject: stdin: input longer than %u bytes",
+                          TW__HEADER_LINES_MAX_BYTES);
+        else
+            tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column, jerr.text);
         goto fail_json;
     }
     tw_error *err = NULL;
@@ -266,7 +301,7 @@ static void context_usage(FILE *out)
             "extract reads HTTP header lines and prints the trace context as JSON;\n"
             "inject reads that JSON and prints the header lines. FORMAT: auto (extract\n"
             "only; = " AUTO_CODECS "), jaeger, b3, b3-single, w3c, or a comma list.\n"
-            "'%s context extract --help' has the details.\n",
+            "'%s context extract --help' has the details; manual page: tracewire-context(1).\n",
             TW_CLI_PROGRAM, TW_CLI_PROGRAM, TW_CLI_PROGRAM);
 }
 
@@ -286,6 +321,12 @@ int tw__context_cmd_main(int argc, char **argv)
         return extract_main(argc - 1, argv + 1);
     if (strcmp(sub, "inject") == 0)
         return inject_main(argc - 1, argv + 1);
+    static const char *const subs[] = {"extract", "inject"};
+    const char *near = tw__cli_nearest(sub, subs, 2);
+    if (near) {
+        tw__cli_error("context: unknown subcommand '%s'; did you mean '%s'?", sub, near);
+        return TW_CLI_EXIT_USAGE;
+    }
     tw__cli_error("context: unknown subcommand '%s' (extract or inject)", sub);
     context_usage(stderr);
     return TW_CLI_EXIT_USAGE;

@@ -93,6 +93,8 @@ json_t *tw__context_to_json(const tw_span_context *ctx, tw_extract_warning_fn wa
     ok = ok && set_new(obj, "debug", json_boolean(tw_span_context_is_debug(ctx)));
     ok =
         ok && set_new(obj, "firehose", json_boolean(tw_span_context_flags(ctx) & TW_FLAG_FIREHOSE));
+    ok = ok &&
+         set_new(obj, "random_trace_id", json_boolean(tw_span_context_is_trace_id_random(ctx)));
     const char *key, *value;
     for (size_t i = 0; ok && tw_span_context_baggage_item(ctx, i, &key, &value); i++) {
         bool replaced = false;
@@ -130,8 +132,9 @@ fail:
 
 /* ---- JSON -> context ---------------------------------------------------------------------- */
 
-static const char *const known_keys[] = {"trace_id", "span_id", "parent_id",  "sampled", "debug",
-                                         "firehose", "baggage", "tracestate", "debug_id"};
+static const char *const known_keys[] = {"trace_id",   "span_id",  "parent_id",       "sampled",
+                                         "debug",      "firehose", "random_trace_id", "baggage",
+                                         "tracestate", "debug_id"};
 
 /* Reads an optional id: absent or null leaves *present false. */
 static bool get_id(const json_t *obj, const char *key, size_t max_digits, bool *present,
@@ -200,7 +203,7 @@ static void keep_first_warning(const char *message, void *user_data)
 }
 
 /* A tracestate is written as received, so it must be one a receiver accepts: it is run
- * through the SDK's own W3C extract (the W3C rules, no second grammar here)
+ * through the SDK's own W3C extract (docs/PROPAGATION.md's rules, no second grammar here)
  * and must come out unchanged. Control bytes are refused first: a line break would smuggle
  * a header of its own into inject's output. */
 static bool check_tracestate(const char *tracestate, tw_error **err)
@@ -302,13 +305,14 @@ tw_span_context *tw__context_from_json(const json_t *obj, tw_error **err)
     tw__context_parts parts = {0};
     bool has_trace, has_span, has_parent;
     uint64_t ignored_high;
-    bool sampled, sampled_is_null, debug, firehose;
+    bool sampled, sampled_is_null, debug, firehose, random_trace_id;
     if (!get_id(obj, "trace_id", 32, &has_trace, &parts.trace_id_high, &parts.trace_id_low, err) ||
         !get_id(obj, "span_id", 16, &has_span, &ignored_high, &parts.span_id, err) ||
         !get_id(obj, "parent_id", 16, &has_parent, &ignored_high, &parts.parent_id, err) ||
         !get_bool(obj, "sampled", true, &sampled, &sampled_is_null, err) ||
         !get_bool(obj, "debug", false, &debug, NULL, err) ||
         !get_bool(obj, "firehose", false, &firehose, NULL, err) ||
+        !get_bool(obj, "random_trace_id", false, &random_trace_id, NULL, err) ||
         !get_string(obj, "tracestate", &parts.tracestate, err) ||
         !get_string(obj, "debug_id", &parts.debug_id, err))
         return NULL;
@@ -326,9 +330,11 @@ tw_span_context *tw__context_from_json(const json_t *obj, tw_error **err)
         tw__set_error(err, TW_E_MALFORMED, "\"span_id\" is zero");
         return NULL;
     }
-    if (!has_trace && (has_parent || parts.tracestate)) {
+    if (!has_trace && (has_parent || parts.tracestate || random_trace_id)) {
         tw__set_error(err, TW_E_MALFORMED, "\"%s\" needs \"trace_id\" and \"span_id\"",
-                      has_parent ? "parent_id" : "tracestate");
+                      has_parent         ? "parent_id"
+                      : parts.tracestate ? "tracestate"
+                                         : "random_trace_id");
         return NULL;
     }
     if (parts.tracestate && !check_tracestate(parts.tracestate, err))
@@ -343,7 +349,8 @@ tw_span_context *tw__context_from_json(const json_t *obj, tw_error **err)
         sampled_is_null = false;
     }
     parts.flags = (sampled ? TW_FLAG_SAMPLED : 0u) | (debug ? TW_FLAG_DEBUG : 0u) |
-                  (firehose ? TW_FLAG_FIREHOSE : 0u) | (sampled_is_null ? TW__FLAG_DEFERRED : 0u);
+                  (firehose ? TW_FLAG_FIREHOSE : 0u) | (sampled_is_null ? TW__FLAG_DEFERRED : 0u) |
+                  (random_trace_id ? TW__FLAG_RANDOM : 0u);
 
     if (!get_baggage(obj, &parts.baggage, err))
         return NULL;

@@ -6,7 +6,8 @@
  *
  *   {"trace_id": "<32 hex>" | null, "span_id": "<16 hex>" | null,
  *    "parent_id": "<16 hex>" | null, "sampled": true | false | null,
- *    "debug": bool, "firehose": bool, "baggage": {"key": "value", ...},
+ *    "debug": bool, "firehose": bool, "random_trace_id": bool,
+ *    "baggage": {"key": "value", ...},
  *    "tracestate": string | null, "debug_id": string | null}
  *
  * Ownership: returned objects belong to the caller (json_decref,

@@ -113,6 +113,9 @@ typedef tw__wire_decoder twb_reader;
 #define twb_reader_jaeger_json tw__jaeger_json_decoder
 #define twb_reader_otlp_json tw__otlp_json_decoder
 #define twb_reader_custom tw__custom_decoder
+#define twb_reader_otlp_proto tw__otlp_proto_decoder
+#define twb_reader_zipkin_v2_proto tw__zipkin_v2_proto_decoder
+#define twb_reader_jaeger_api_v2_json tw__jaeger_api_v2_json_decoder
 
 /* The readers, in detection priority order; NULL-terminated (formats.c). */
 extern const twb_reader *const twb_readers[];
@@ -154,6 +157,10 @@ extern const twb_writer_vtable twb_writer_jaeger_json;
 extern const twb_writer_vtable twb_writer_jaeger_thrift;
 extern const twb_writer_vtable twb_writer_otlp_json;
 extern const twb_writer_vtable twb_writer_dapper;
+extern const twb_writer_vtable twb_writer_otlp_proto;
+extern const twb_writer_vtable twb_writer_zipkin_v2_proto;
+extern const twb_writer_vtable twb_writer_otlp_proto;
+extern const twb_writer_vtable twb_writer_zipkin_v2_proto;
 
 extern const twb_writer_vtable *const twb_writers[]; /* NULL-terminated */
 const twb_writer_vtable *twb_writer_find(const char *name);

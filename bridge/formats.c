@@ -11,19 +11,18 @@
 #include <string.h>
 
 const twb_reader *const twb_readers[] = {
-    &tw__dapper_decoder,        &tw__zipkin_v2_json_decoder, &tw__zipkin_v1_json_decoder,
-    &tw__jaeger_json_decoder,   &tw__otlp_json_decoder,      &tw__zipkin_v1_thrift_decoder,
-    &tw__jaeger_thrift_decoder, &tw__custom_decoder,         NULL,
+    &tw__dapper_decoder,          &tw__zipkin_v2_json_decoder,
+    &tw__zipkin_v1_json_decoder,  &tw__jaeger_json_decoder,
+    &tw__otlp_json_decoder,       &tw__zipkin_v1_thrift_decoder,
+    &tw__jaeger_thrift_decoder,   &tw__otlp_proto_decoder,
+    &tw__zipkin_v2_proto_decoder, &tw__jaeger_api_v2_json_decoder,
+    &tw__custom_decoder,          NULL,
 };
 
 const twb_writer_vtable *const twb_writers[] = {
-    &twb_writer_zipkin_v2_json,
-    &twb_writer_zipkin_v1_json,
-    &twb_writer_jaeger_json,
-    &twb_writer_jaeger_thrift,
-    &twb_writer_otlp_json,
-    &twb_writer_dapper,
-    NULL,
+    &twb_writer_zipkin_v2_json, &twb_writer_zipkin_v1_json,  &twb_writer_jaeger_json,
+    &twb_writer_jaeger_thrift,  &twb_writer_otlp_json,       &twb_writer_dapper,
+    &twb_writer_otlp_proto,     &twb_writer_zipkin_v2_proto, NULL,
 };
 
 const twb_reader *twb_reader_find(const char *name)

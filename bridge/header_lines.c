@@ -173,6 +173,44 @@ static tw_status parse_line(const char *line, size_t len, size_t lineno, pending
     return pending_start(p, line, name_len, value, value_len);
 }
 
+/* Reads one line of @in (through its '\n', if any) into *line (grown as
+ * needed, at most @budget bytes plus a NUL). The bound applies to the read,
+ * not to the result: a line longer than @budget stops after @budget + 1
+ * bytes with *is_too_long set, so an endless line (/dev/zero) costs bounded
+ * time and memory. Returns the bytes read (0 at EOF), or -1 with errno on a
+ * read error or a failed allocation (ENOMEM). */
+static ssize_t read_line_bounded(FILE *in, char **line, size_t *cap, size_t budget,
+                                 bool *is_too_long)
+{
+    size_t len = 0;
+    *is_too_long = false;
+    for (;;) {
+        int c = getc(in);
+        if (c == EOF)
+            return ferror(in) ? -1 : (ssize_t)len;
+        if (len == budget) {
+            *is_too_long = true;
+            return (ssize_t)len;
+        }
+        if (len + 2 > *cap) {
+            size_t want = *cap ? *cap * 2 : 256;
+            if (want > budget + 2)
+                want = budget + 2;
+            char *grown = realloc(*line, want);
+            if (!grown) {
+                errno = ENOMEM;
+                return -1;
+            }
+            *line = grown;
+            *cap = want;
+        }
+        (*line)[len++] = (char)c;
+        (*line)[len] = '\0';
+        if (c == '\n')
+            return (ssize_t)len;
+    }
+}
+
 tw_headers *tw__header_lines_read(FILE *in, tw_error **err)
 {
     tw_headers *headers = tw_headers_new();
@@ -186,17 +224,19 @@ tw_headers *tw__header_lines_read(FILE *in, tw_error **err)
     tw_status st = TW_OK;
     for (;;) {
         errno = 0;
-        ssize_t n = getline(&line, &cap, in);
+        bool is_too_long = false;
+        ssize_t n = read_line_bounded(in, &line, &cap, TW__HEADER_LINES_MAX_BYTES - total,
+                                      &is_too_long);
         if (n < 0) {
-            if (ferror(in)) {
-                tw__set_error(err, TW_E_IO, "reading headers: %s", strerror(errno));
-                st = TW_E_IO;
-            }
+            st = errno == ENOMEM ? TW_E_NOMEM : TW_E_IO;
+            tw__set_error(err, st, "reading headers: %s", strerror(errno));
             break;
         }
+        if (n == 0 && !is_too_long)
+            break; /* end of input */
         lineno++;
         total += (size_t)n;
-        if (total > TW__HEADER_LINES_MAX_BYTES) {
+        if (is_too_long) {
             tw__set_error(err, TW_E_LIMIT, "header block longer than %u bytes",
                           TW__HEADER_LINES_MAX_BYTES);
             st = TW_E_LIMIT;

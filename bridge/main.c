@@ -11,10 +11,15 @@
  *
  * Options before the subcommand are only --help and --version: GOption
  * parses each subcommand's own options, so `tracewire context extract
- * --help` shows that subcommand's usage.
+ * --help` shows that subcommand's usage. An unknown command or option is
+ * answered with the nearest known one (tw__cli_nearest, edit distance); the
+ * bash completion (bridge/completion/tracewire.bash) reads the command list
+ * from `tracewire --help`, so the table below is the only list to extend.
  */
 #include "cli.h"
 
+#include <glib.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,15 +37,69 @@ static const command commands[] = {
      "convert trace context headers (Jaeger, B3, W3C) to and from JSON"},
     {"convert", tw__convert_cmd_main,
      "translate span logs (Dapper, Zipkin v1/v2, Jaeger, OTLP, custom) and ship them"},
+    {"config", tw__config_cmd_main,
+     "show and check the tracer configuration of this environment (--probe: endpoints)"},
+    {"show", tw__show_cmd_main,
+     "draw traces as a waterfall in the terminal, list them, or write an HTML viewer"},
+    {"deps", tw__deps_cmd_main,
+     "service dependency links (Zipkin's rules) as a table, JSON, DOT or SVG"},
+    {"stats", tw__stats_cmd_main,
+     "latency, errors, self time and critical path by service and operation"},
+    {"diff", tw__diff_cmd_main, "compare two traces, or two sets of traces: what got slower"},
+    {"agent", tw__agent_cmd_main,
+     "receive spans (Jaeger, Zipkin, OTLP, span logs) and forward them, losing nothing"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Writes one line: control bytes of the text (which quotes input: file
+ * names, header values, URLs) as \xNN, so that input cannot forge lines,
+ * and the user:password of "scheme://user:password@host" as ***, so that a
+ * URL on the command line is never echoed with its credentials. */
+static void put_sanitized(FILE *out, const char *text)
+{
+    for (const char *p = text; *p;) {
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
+            const char *at = NULL;
+            for (const char *q = p + 3; *q && !strchr("/?#\"' \t", *q); q++)
+                if (*q == '@')
+                    at = q;
+            if (at) {
+                fputs("://***", out);
+                p = at;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)*p++;
+        if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static void vline(FILE *out, const char *prefix, const char *fmt, va_list ap)
+{
+    char text[4096];
+    vsnprintf(text, sizeof text, fmt, ap);
+    fputs(prefix, out);
+    put_sanitized(out, text);
+    fputc('\n', out);
+}
+
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: %s", TW_CLI_PROGRAM, prefix);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char head[64];
+    snprintf(head, sizeof head, "%s: %s", TW_CLI_PROGRAM, prefix);
+    vline(stderr, head, fmt, ap);
+}
+
+void tw__cli_print(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vline(out, "", fmt, ap);
+    va_end(ap);
 }
 
 void tw__cli_error(const char *fmt, ...)
@@ -67,12 +126,105 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n'%s COMMAND --help' describes a command. Exit status: 0 success, 1 failure "
-            "(reason on stderr), 2 usage error.\n",
+            "(reason on stderr), 2 usage error.\nManual pages: tracewire(1), and "
+            "tracewire-COMMAND(1) for each command.\n",
             TW_CLI_PROGRAM);
+}
+
+/* Edit distance (Levenshtein: insert, delete, replace) of two short words,
+ * or SIZE_MAX when one is too long to matter. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    enum { MAX_WORD = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAX_WORD || lb >= MAX_WORD)
+        return SIZE_MAX;
+    size_t row[MAX_WORD + 1];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t above = row[j];
+            size_t best = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[lb];
+}
+
+const char *tw__cli_nearest(const char *word, const char *const *candidates, size_t n)
+{
+    /* Close enough to be a typo: at most 2 edits, and fewer than half the
+     * word's length (so "ab" does not suggest "cd"); else a word of 3 or
+     * more characters that starts a candidate ("conv" -> "convert"). */
+    const char *best = NULL;
+    size_t best_distance = SIZE_MAX, len = strlen(word);
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_distance && d <= 2 && 2 * d < len) {
+            best = candidates[i];
+            best_distance = d;
+        }
+    }
+    for (size_t i = 0; !best && len >= 3 && i < n; i++) {
+        if (strncmp(word, candidates[i], len) == 0)
+            best = candidates[i];
+    }
+    return best;
+}
+
+const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries)
+{
+    /* GOption's error names the bad option in a message that may be
+     * translated, so the option is found again here: the first "--name"
+     * argument (before "--") that no entry names. */
+    static char hint[96];
+    const char *names[64];
+    size_t n = 0;
+    for (const GOptionEntry *e = entries; e->long_name && n < 64; e++) {
+        if (*e->long_name)
+            names[n++] = e->long_name;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0)
+            break;
+        if (strncmp(arg, "--", 2) != 0)
+            continue;
+        char name[64];
+        size_t len = strcspn(arg + 2, "=");
+        if (len == 0 || len >= sizeof name)
+            continue;
+        memcpy(name, arg + 2, len);
+        name[len] = '\0';
+        bool is_known = strcmp(name, "help") == 0 || strcmp(name, "help-all") == 0;
+        for (size_t k = 0; k < n && !is_known; k++)
+            is_known = strcmp(name, names[k]) == 0;
+        if (is_known)
+            continue;
+        const char *near = tw__cli_nearest(name, names, n);
+        if (!near)
+            return "";
+        snprintf(hint, sizeof hint, " (did you mean --%s?)", near);
+        return hint;
+    }
+    return "";
 }
 
 int main(int argc, char **argv)
 {
+    /* The user's locale for the character set (GLib's help then prints
+     * "[OPTION…]", not "[OPTION?]") and for messages; numbers stay in the C
+     * locale, since every format this command reads and writes wants a '.'. */
+    setlocale(LC_ALL, "");
+    setlocale(LC_NUMERIC, "C");
     if (argc < 2) {
         tw__cli_error("missing command");
         usage(stderr);
@@ -91,7 +243,19 @@ int main(int argc, char **argv)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].main(argc - 1, argv + 1);
     }
-    tw__cli_error("unknown command '%s'", name);
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    static const char *const options[] = {"--help", "--version"};
+    const char *near = name[0] == '-' ? tw__cli_nearest(name, options, 2)
+                                      : tw__cli_nearest(name, names, N_COMMANDS);
+    const char *what = name[0] == '-' ? "option" : "command";
+    if (near) {
+        tw__cli_error("unknown %s '%s'; did you mean '%s'? ('%s --help' lists the commands)", what,
+                      name, near, TW_CLI_PROGRAM);
+        return TW_CLI_EXIT_USAGE;
+    }
+    tw__cli_error("unknown %s '%s'", what, name);
     usage(stderr);
     return TW_CLI_EXIT_USAGE;
 }

@@ -6,8 +6,9 @@
 # (libcurl, instrumented with tracewire/curl.h); backend-b fans out on a GLib thread pool.
 # tests/demo/demo_trace plays the Jaeger agent (a UDP port on loopback), starts the three
 # processes with JAEGER_AGENT_PORT pointing at it, sends one request, stops them (each
-# closes its tracer, which flushes), then prints the one trace their spans form as an
-# indented tree (service, operation, duration, kind, status) and checks it. No Jaeger is
+# closes its tracer, which flushes), saves what the agent port received (agent.thrift) and
+# the driver's own span log (spans.log) in _build/demo/demo-out/, draws the trace with
+# `tracewire show --trace PREFIX spans.log agent.thrift` and checks it. No Jaeger is
 # needed. The same program is a `make check` test.
 #
 # Installs the Debian packages (scripts/deps.sh), bootstraps with autoreconf if the tree
@@ -59,4 +60,14 @@ make -C "$BUILD" -j"$JOBS" tests/demo/demo_trace
 echo "demo: running the three-process demo"
 echo
 cd "$BUILD"
-exec ./tests/demo/demo_trace
+export TW_DEMO_OUT="$BUILD/demo-out"
+./tests/demo/demo_trace
+status=$?
+if [ "$status" -eq 0 ]; then
+    echo
+    echo "demo: the span files stay in $TW_DEMO_OUT; look at them again with, e.g.:"
+    echo "  $BUILD/bridge/tracewire show --critical-path $TW_DEMO_OUT/spans.log $TW_DEMO_OUT/agent.thrift"
+    echo "  $BUILD/bridge/tracewire show --html trace.html $TW_DEMO_OUT/spans.log $TW_DEMO_OUT/agent.thrift"
+    echo "  $BUILD/bridge/tracewire deps $TW_DEMO_OUT/spans.log $TW_DEMO_OUT/agent.thrift"
+fi
+exit "$status"

@@ -26,6 +26,8 @@ packages=(
     thrift-compiler libthrift-c-glib-dev libglib2.0-dev libcurl4-openssl-dev libssl-dev
     # the one JSON library (bridge, JSON wire formats)
     libjansson-dev
+    # protobuf formats (OTLP, Zipkin proto3): code generated from proto/*.proto, and its library
+    protobuf-c-compiler libprotobuf-c-dev
     zlib1g-dev
     # optional for the library: the microhttpd contrib, its tests and the demo (scripts/demo.sh)
     libmicrohttpd-dev
@@ -33,6 +35,13 @@ packages=(
     libcunit1-dev python3 python3-thrift valgrind clang libclang-rt-14-dev clang-format
     # benchmarks: jq is the peer that `make bench` runs against `tracewire convert`
     jq
+    # manual pages (built by scdoc, linted by groff and mandoc), bash completion's
+    # directory, the API reference (make docs), the CMake consumer test
+    scdoc groff-base mandoc bash-completion doxygen cmake
+    # the package stage: Debian packages, built and checked
+    debhelper dpkg-dev fakeroot lintian
+    # tests of the views: `deps --svg` runs Graphviz's dot; the HTML page runs in Chromium
+    graphviz chromium
 )
 
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

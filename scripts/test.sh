@@ -14,6 +14,13 @@
 #              sanitizers and run for TW_FUZZ_SECONDS (tests/fuzz/run_fuzz.sh; needs
 #              the generated headers of _build/plain)
 #   format     clang-format --dry-run --Werror over the git-tracked *.c and *.h
+#   docs       make docs: the API reference from the public headers (Doxygen, warnings
+#              are errors)                                            (_build/plain)
+#   package    the Debian packages from the `make dist` tarball (dpkg-buildpackage -b,
+#              nocheck: the other stages run the tests), lintian with no error, then
+#              dpkg -i, debian/tests/installed (hello.c with pkg-config, the command, a
+#              CMake consumer) and dpkg --purge. Needs root or sudo; refuses to run when
+#              tracewire packages are installed already   (_build/package)
 #
 # A failing stage does not stop the others; a failing step inside a stage (a build, say)
 # ends that stage. At the end it prints one line per stage and "N passed, N failed"
@@ -37,7 +44,7 @@ exec </dev/null
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${TW_JOBS:-2}
 BUILD_ROOT=${TW_BUILD_ROOT:-$SRC/_build}
-ALL_STAGES="plain distcheck valgrind asan tsan fuzz format"
+ALL_STAGES="plain distcheck valgrind asan tsan fuzz format docs package"
 STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
 
 # Wall-clock limits, so a hung test fails its stage instead of eating CI's budget.
@@ -160,12 +167,12 @@ show_test_logs() {
 # makefile with a print rule, so Makefile.am needs no helper target. If that fails, the
 # plain assignment lines in tests/Makefile.inc are read instead.
 core_tests() {
-    local dir="$BUILD_ROOT/$1" mk="$BUILD_ROOT/.tw-print-var.mk" value
+    local dir="$BUILD_ROOT/$1" var=${2:-TW_VALGRIND_TESTS} mk="$BUILD_ROOT/.tw-print-var.mk" value
     # shellcheck disable=SC2016 # $($*) is make syntax, not shell
     printf 'tw-print-var-%%:\n\t@echo $($*)\n' >"$mk"
     value=$(make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" \
-        tw-print-var-TW_VALGRIND_TESTS 2>/dev/null)
-    if [ -z "${value// /}" ]; then
+        "tw-print-var-$var" 2>/dev/null)
+    if [ -z "${value// /}" ] && [ "$var" = TW_VALGRIND_TESTS ]; then
         value=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$SRC/tests/Makefile.inc" |
             sed -n 's/^TW_CORE_TESTS[[:space:]]*+\{0,1\}=[[:space:]]*//p' | tr -s ' \t' '  ')
     fi
@@ -276,6 +283,8 @@ stage_tsan() {
     # atomic_thread_fence, and that is TSan's limit, not a bug in the code.
     configure_in tsan --enable-tsan || { note "configure failed"; return 1; }
     make_in tsan || { note "build failed"; return 1; }
+    # Threaded suites declared next to their sources (TW_TSAN_TESTS in the *.inc files).
+    TSAN_TESTS="$TSAN_TESTS $(core_tests tsan TW_TSAN_TESTS)"
     # shellcheck disable=SC2086
     make_in tsan $TSAN_TESTS || { note "building the TSan tests failed"; return 1; }
 
@@ -358,6 +367,108 @@ stage_format() {
     head -n 60 "$out"
     note "clang-format differences (run make format)"
     return 1
+}
+
+stage_docs() {
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    make_in plain docs || { note "make docs failed (Doxygen warnings are errors)"; return 1; }
+}
+
+# The packages the package stage builds and installs (not the -dbgsym ones).
+TW_DEBS="libtracewire0 libtracewire-dev libtracewire-microhttpd0 libtracewire-microhttpd-dev
+tracewire"
+
+# as_root CMD...: CMD as root (sudo -n when not root).
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    else
+        sudo -n "$@"
+    fi
+}
+
+# dpkg_locked CMD...: CMD, retried for up to 5 minutes while another apt or dpkg holds
+# the dpkg lock (other jobs may install packages on the same machine).
+dpkg_locked() {
+    local tries=0 out
+    while :; do
+        out=$(as_root "$@" 2>&1) && { printf '%s\n' "$out" | tail -n 3; return 0; }
+        if printf '%s' "$out" | grep -q 'lock' && [ "$tries" -lt 30 ]; then
+            tries=$((tries + 1))
+            sleep 10
+            continue
+        fi
+        printf '%s\n' "$out"
+        return 1
+    done
+}
+
+stage_package() {
+    local tool
+    for tool in dpkg-buildpackage dh lintian; do
+        command -v "$tool" >/dev/null 2>&1 ||
+            { note "$tool not found (scripts/deps.sh installs debhelper, lintian)"; return 1; }
+    done
+    if [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null; then
+        note "needs root or passwordless sudo (dpkg -i)"
+        return 1
+    fi
+    local pkg installed=""
+    for pkg in $TW_DEBS; do
+        case $(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) in
+        ii* | iU* | iF* | iH*) installed="$installed $pkg" ;;
+        esac
+    done
+    if [ -n "$installed" ]; then
+        note "already installed on this machine:$installed (dpkg --purge them first)"
+        return 1
+    fi
+    configure_in plain --enable-werror || { note "configure failed"; return 1; }
+    make_in plain dist >/dev/null || { note "make dist failed"; return 1; }
+    local tarball dir log="$BUILD_ROOT/package/build.log"
+    tarball=$(ls -t "$BUILD_ROOT"/plain/tracewire-*.tar.gz | head -n 1)
+    rm -rf "$BUILD_ROOT/package"
+    mkdir -p "$BUILD_ROOT/package"
+    tar -xzf "$tarball" -C "$BUILD_ROOT/package" || { note "cannot unpack $tarball"; return 1; }
+    dir=$BUILD_ROOT/package/$(basename "$tarball" .tar.gz)
+    echo "building the packages in $dir (log: $log)"
+    # A whole build from scratch (not incremental like the other stages): twice the limit.
+    if ! (cd "$dir" && run_limited $((CHECK_TIMEOUT * 2)) env DEB_BUILD_OPTIONS="nocheck parallel=$JOBS" \
+        dpkg-buildpackage -us -uc -b) >"$log" 2>&1; then
+        print_capped "$log" 80
+        note "dpkg-buildpackage failed"
+        return 1
+    fi
+    ls "$BUILD_ROOT"/package/*.deb | sed 's#.*/#    #'
+
+    echo "lintian:"
+    local changes lint="$BUILD_ROOT/package/lintian.log"
+    changes=$(ls "$BUILD_ROOT"/package/*.changes)
+    run_limited "$PROGRAM_TIMEOUT" lintian --fail-on error --display-info "$changes" >"$lint" 2>&1
+    local lint_rc=$?
+    grep -v '^running with root privileges' "$lint" | sed 's/^/    /'
+    echo "    $(grep -c '^E:' "$lint") errors, $(grep -c '^W:' "$lint") warnings, $(grep -c '^I:' "$lint") infos"
+    if [ "$lint_rc" -ne 0 ]; then
+        note "lintian found errors"
+        return 1
+    fi
+
+    local debs=() rc=0
+    for pkg in $TW_DEBS; do
+        debs+=("$(ls "$BUILD_ROOT"/package/"${pkg}"_*.deb)")
+    done
+    echo "dpkg -i ${debs[*]##*/}"
+    if ! dpkg_locked dpkg -i "${debs[@]}"; then
+        note "dpkg -i failed"
+        rc=1
+    elif ! (cd "$dir" && run_limited "$PROGRAM_TIMEOUT" sh debian/tests/installed); then
+        note "the installed packages failed debian/tests/installed"
+        rc=1
+    fi
+    echo "dpkg --purge $(echo $TW_DEBS)"
+    # shellcheck disable=SC2086 # a list of package names
+    dpkg_locked dpkg --purge $TW_DEBS || { [ "$rc" -eq 0 ] && note "dpkg --purge failed"; rc=1; }
+    return "$rc"
 }
 
 # ---- setup -----------------------------------------------------------------------------

@@ -280,8 +280,14 @@ static bool merge_into(tw__span_data *m, const tw__span_data *s)
         return false;
     if (m->start_us == 0)
         m->start_us = s->start_us;
-    if (m->duration_us == 0)
+    /* A known duration beats an unknown one whatever the order of the parts
+     * (Zipkin fills a zero duration from a later part; here "unknown" must
+     * be cleared with it, or the result would depend on arrival order). */
+    if ((m->is_duration_unknown || m->duration_us == 0) && !s->is_duration_unknown &&
+        s->duration_us != 0) {
         m->duration_us = s->duration_us;
+        m->is_duration_unknown = false;
+    }
     if (m->parent_id == 0)
         m->parent_id = s->parent_id;
     m->flags |= s->flags;

@@ -64,6 +64,8 @@ static const send_format formats[] = {
     {"zipkin", "/api/v2/spans", KIND_ZIPKIN, &tw__http_zipkin_format},
     {"jaeger-http", "/api/traces", KIND_JAEGER_HTTP, &tw__http_jaeger_format},
     {"otlp-http", "/v1/traces", KIND_OTLP, &tw__http_otlp_format},
+    /* Never chosen from the URL (it is /v1/traces too): --send-format names it. */
+    {"otlp-http-proto", NULL, KIND_OTLP, &tw__http_otlp_proto_format},
     {"jaeger-udp", NULL, KIND_UDP, NULL},
     {"jaeger-udp-binary", NULL, KIND_UDP_BINARY, NULL},
 };
@@ -73,7 +75,7 @@ static const send_format formats[] = {
     "http(s)://HOST:9411/api/v2/spans (Zipkin), http(s)://HOST:14268/api/traces (Jaeger "          \
     "collector), http(s)://HOST:4318/v1/traces (OTLP/HTTP), udp://HOST:6831 (Jaeger agent, "       \
     "compact) or udp://HOST:6832 (Jaeger agent, binary); or name the format with --send-format "   \
-    "(zipkin, jaeger-http, otlp-http, jaeger-udp, jaeger-udp-binary)"
+    "(zipkin, jaeger-http, otlp-http, otlp-http-proto, jaeger-udp, jaeger-udp-binary)"
 
 /* One SDK sender and the process it was opened with. */
 typedef struct slot {
@@ -195,8 +197,10 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
     unsigned int retry_time = window > DEFAULT_RETRY_TIME_MS
                                   ? (window > 3600000u ? 3600000u : (unsigned int)window)
                                   : DEFAULT_RETRY_TIME_MS;
+    char shown[512]; /* never the credentials */
+    tw__redact_url(url, shown, sizeof shown);
     if (tw_reporter_options_set_endpoint(r, url) != TW_OK)
-        return CONFIG_ERROR(err, "--send: bad URL \"%s\"", url);
+        return CONFIG_ERROR(err, "--send: bad URL \"%s\"", shown);
     if (o->max_body_bytes && tw_reporter_options_set_max_body_size(r, o->max_body_bytes) != TW_OK)
         return CONFIG_ERROR(err, "--send: the body size limit must be 512..1073741824 bytes");
     if (tw_reporter_options_set_max_retries(r, o->max_retries) != TW_OK)
@@ -207,14 +211,24 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
     for (size_t i = 0; i < o->n_headers; i++) {
         const char *line = o->headers[i];
         const char *colon = strchr(line, ':');
+        /* Never echo a header line: its value may be a credential
+         * ("Authorization: Bearer ..."). The name, when there is one, is
+         * enough to find it. */
         if (!colon || colon == line)
-            return CONFIG_ERROR(err, "--header \"%s\": expected \"Name: value\"", line);
+            return CONFIG_ERROR(err,
+                                "--header number %zu: expected \"Name: value\" (the line is not "
+                                "shown: it may hold a secret)",
+                                i + 1);
         char *name = strndup(line, (size_t)(colon - line));
         const char *value = colon + 1 + strspn(colon + 1, " \t");
         tw_status st = name ? tw_reporter_options_add_header(r, name, value) : TW_E_NOMEM;
         free(name);
         if (st != TW_OK)
-            return CONFIG_ERROR(err, "--header \"%s\": not a valid header", line);
+            return CONFIG_ERROR(err,
+                                "--header \"%.*s: ...\": not a valid header (a name must be an "
+                                "HTTP token other than Content-Type, Content-Length, Host, "
+                                "Transfer-Encoding, Expect or Connection; a value one line)",
+                                (int)(colon - line), line);
     }
     if (o->user) {
         const char *colon = strchr(o->user, ':');
@@ -246,11 +260,14 @@ static void on_sdk_refused(void *arg, uint64_t trace_high, uint64_t trace_low, u
     char trace[33], span[17];
     hex_id(trace, sizeof trace, trace_high, trace_low);
     hex_id(span, sizeof span, 0, span_id);
-    if (s->on_refused)
+    if (s->on_refused) {
         s->on_refused(s->refused_arg, trace, span, reason);
-    else
+    } else {
+        char clean[1024]; /* the backend's answer: escaped, one line */
+        tw__log_sanitize(reason, clean, sizeof clean);
         fprintf(stderr, "tracewire convert: --send (%s): span %s/%s refused: %s\n", s->fmt->name,
-                trace, span, reason);
+                trace, span, clean);
+    }
 }
 
 static tw__sender *new_sdk_sender(const twb_sender *s, tw_error **err)
@@ -323,9 +340,12 @@ static slot *open_slot(twb_sender *s, const tw__process *process, tw_status *st,
     else if (s->fmt->kind == KIND_OTLP)
         p = tw__process_named(p, TW__OTLP_EMPTY_SERVICE, &sl->named);
     if (sl->sender->vtable->open(sl->sender, p, &e) != TW_OK) {
-        fprintf(stderr,
-                "tracewire convert: --send (%s): spans of service \"%s\" cannot be sent: %s\n",
-                s->fmt->name, p && p->service_name ? p->service_name : "", tw_error_message(e));
+        char clean[1024]; /* quotes a service name read from the input: escaped */
+        snprintf(clean, sizeof clean, "--send (%s): spans of service \"%s\" cannot be sent: %s",
+                 s->fmt->name, p && p->service_name ? p->service_name : "", tw_error_message(e));
+        char shown[1100];
+        tw__log_sanitize(clean, shown, sizeof shown);
+        fprintf(stderr, "tracewire convert: %s\n", shown);
         tw_error_free(e);
         sl->sender->vtable->free(sl->sender);
         sl->sender = NULL;
@@ -401,6 +421,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         tw__set_error(err, TW_E_CONFIG, "--send: no URL; accepted: %s", ACCEPTED_FORMS);
         return NULL;
     }
+    char shown[512]; /* the URL for messages: never its credentials */
+    tw__redact_url(url, shown, sizeof shown);
     bool is_udp = has_prefix(url, "udp://");
     bool is_http = has_prefix(url, "http://") || has_prefix(url, "https://");
     char *host = NULL;
@@ -409,7 +431,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         tw__set_error(err, TW_E_CONFIG,
                       "--send \"%s\": expected udp://HOST:PORT (HOST a name, an IPv4 address or "
                       "[IPv6]; PORT 1..65535)",
-                      url);
+                      shown);
         return NULL;
     }
     const send_format *fmt = NULL;
@@ -419,7 +441,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
             tw__set_error(err, TW_E_CONFIG,
                           fmt ? "--send-format %s does not go with the URL \"%s\": accepted: %s"
                               : "--send-format \"%s\" is unknown (URL \"%s\"); accepted: %s",
-                          o->format, url, ACCEPTED_FORMS);
+                          o->format, shown, ACCEPTED_FORMS);
             free(host);
             return NULL;
         }
@@ -435,8 +457,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         }
     }
     if (!fmt) {
-        tw__set_error(err, TW_E_CONFIG, "--send \"%s\": cannot tell the backend; accepted: %s", url,
-                      ACCEPTED_FORMS);
+        tw__set_error(err, TW_E_CONFIG, "--send \"%s\": cannot tell the backend; accepted: %s",
+                      shown, ACCEPTED_FORMS);
         free(host);
         return NULL;
     }
@@ -459,7 +481,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
     } else {
         size_t packet = o->max_packet_bytes ? o->max_packet_bytes : TWB_SEND_DEFAULT_MAX_PACKET;
         if (tw_reporter_options_set_agent(s->ropts, host, port) != TW_OK)
-            st = CONFIG_ERROR(err, "--send: bad agent address \"%s\"", url);
+            st = CONFIG_ERROR(err, "--send: bad agent address \"%s\"", shown);
         else if (tw_reporter_options_set_max_packet_size(s->ropts, packet) != TW_OK)
             st = CONFIG_ERROR(err, "--send: the datagram size limit must be 512..65507 bytes");
     }

@@ -6,7 +6,9 @@
  *   http(s)://host:9411/api/v2/spans   Zipkin, v2 JSON (application/json)
  *   http(s)://host:14268/api/traces    Jaeger collector, Thrift binary Batch
  *                                      (application/x-thrift)
- *   http(s)://host:4318/v1/traces      OTLP/HTTP, OTLP/JSON (application/json)
+ *   http(s)://host:4318/v1/traces      OTLP/HTTP, OTLP/JSON (application/json), or
+ *                                      protobuf (application/x-protobuf) with
+ *                                      --send-format otlp-http-proto
  *   udp://host:6831                    Jaeger agent, compact Agent.emitBatch
  *   udp://host:6832                    Jaeger agent, binary Agent.emitBatch
  *
@@ -39,8 +41,8 @@ typedef struct twb_send_options {
     const char *const *headers;      /* "Name: value" lines (--header); n_headers of them */
     size_t n_headers;
     const char *user; /* --user "name:password": basic auth; NULL: none */
-    /* --send-format: "zipkin", "jaeger-http", "otlp-http", "jaeger-udp",
-     * "jaeger-udp-binary"; NULL: chosen from the URL */
+    /* --send-format: "zipkin", "jaeger-http", "otlp-http", "otlp-http-proto",
+     * "jaeger-udp", "jaeger-udp-binary"; NULL: chosen from the URL */
     const char *format;
     /* Called once per span the backend refused on its own (after the batch
      * was split to isolate it): the span and the reason. NULL: a line on
@@ -63,8 +65,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
 /* TWB_TARGET_JAEGER_IDS for the Jaeger collector and agent targets. */
 unsigned int twb_sender_target_flags(const twb_sender *s);
 
-/* The format in use: "zipkin", "jaeger-http", "otlp-http", "jaeger-udp",
- * "jaeger-udp-binary". */
+/* The format in use: "zipkin", "jaeger-http", "otlp-http", "otlp-http-proto",
+ * "jaeger-udp", "jaeger-udp-binary". */
 const char *twb_sender_format(const twb_sender *s);
 
 /* Queues @n spans, sending every batch that fills up (synchronously).

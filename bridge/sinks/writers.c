@@ -107,3 +107,11 @@ WRITER(otlp_json, "otlp-json", tw__otlp_json_encoder,
        "OTLP/JSON: one ExportTraceServiceRequest (the body of POST /v1/traces)", 0);
 WRITER(dapper, "dapper", tw__dapper_encoder,
        "Dapper-style span log: one JSON object per line (docs/dapper-log-format.md)", 0);
+WRITER(otlp_proto, "otlp-proto", tw__otlp_proto_encoder,
+       "OTLP protobuf: one ExportTraceServiceRequest (the body of POST /v1/traces as "
+       "application/x-protobuf)",
+       0);
+WRITER(zipkin_v2_proto, "zipkin-v2-proto", tw__zipkin_v2_proto_encoder,
+       "Zipkin v2 proto3: one ListOfSpans (the body of POST /api/v2/spans as "
+       "application/x-protobuf)",
+       0);

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "tracewire/config.h"
 #include "tracewire/tracewire.h"
 
 /* An interval in milliseconds for the variable @name: plain digits (Java and
@@ -31,5 +32,29 @@ bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms
  * empty key. On failure @opts has exactly the tags it had before (the bytes
  * of tags added before the bad item stay in its arena until it is freed). */
 bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err);
+
+/* One key=value item of a list read by tw__parse_kv_list (@name: the
+ * variable). Returns false to stop, with @err set. */
+typedef bool (*tw__kv_fn)(void *arg, const char *name, const char *key, const char *value,
+                          tw_error **err);
+
+/* A "k1=v1,k2=v2" list (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS,
+ * jaeger_remote's OTEL_TRACES_SAMPLER_ARG): items split at ',', keys and
+ * values trimmed and %-decoded (the W3C baggage form, as the OpenTelemetry
+ * specification says), empty items skipped, @fn called once per item in
+ * order. Fails on an item without '=', an empty key, bad %-encoding (or
+ * %00), or when @fn fails. With @is_secret (headers) no message quotes the
+ * list or a value: items are named by position and key. */
+bool tw__parse_kv_list(const char *name, const char *v, bool is_secret, tw__kv_fn fn, void *arg,
+                       tw_error **err);
+
+/* What config_probe.c reads of a tw_config (config_env.c). */
+const char *tw__config_service(const tw_config *c);
+/* The remote sampler's URL, or NULL when the sampler is not remote. */
+const char *tw__config_sampling_endpoint(const tw_config *c);
+size_t tw__config_transport_count(const tw_config *c);
+/* The @i-th transport's options as read, and its name; NULL past the end. */
+const tw_reporter_options *tw__config_transport(const tw_config *c, size_t i, const char **name);
+bool tw__config_has_errors(const tw_config *c);
 
 #endif /* TW_CONFIG_ENV_H */

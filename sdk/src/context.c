@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "propagation/propagation.h"
+
 /* ---- baggage ---------------------------------------------------------------------------- */
 
 tw__baggage *tw__baggage_ref(tw__baggage *b)
@@ -28,6 +30,30 @@ void tw__baggage_unref(tw__baggage *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refcount, 1, memory_order_acq_rel) == 1)
         free(b);
+}
+
+const char *tw__baggage_refusal(const tw__baggage *b, const char *key, const char *value)
+{
+    if (!value)
+        return NULL; /* a removal is always allowed */
+    size_t kl = strlen(key), vl = strlen(value);
+    if (kl + vl > TW_BAGGAGE_MAX_ITEM_BYTES)
+        return "key and value exceed " TW__STR(TW_BAGGAGE_MAX_ITEM_BYTES) " bytes";
+    /* What stays of @b: all of it, less the item @key replaces (one lookup
+     * of at most TW_BAGGAGE_MAX_ITEMS keys; sizes are kept, not summed). */
+    size_t n = b ? b->n : 0, bytes = b ? b->n_bytes : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(b->items[i].key, key) == 0) {
+            n--;
+            bytes -= kl + strlen(b->items[i].value);
+            break;
+        }
+    }
+    if (n + 1 > TW_BAGGAGE_MAX_ITEMS)
+        return "more than " TW__STR(TW_BAGGAGE_MAX_ITEMS) " items";
+    if (bytes + kl + vl > TW_BAGGAGE_MAX_TOTAL_BYTES)
+        return "the baggage would exceed " TW__STR(TW_BAGGAGE_MAX_TOTAL_BYTES) " bytes";
+    return NULL;
 }
 
 const char *tw__baggage_get(const tw__baggage *b, const char *key)
@@ -66,6 +92,7 @@ tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char 
         return NULL;
     atomic_init(&nb->refcount, 1);
     nb->n = 0;
+    nb->n_bytes = bytes - 2 * n; /* bytes counted the two NULs of each item */
     char *strings = (char *)nb + head;
     for (size_t i = 0; i <= old_n; i++) {
         const char *k, *v;
@@ -124,6 +151,25 @@ void tw__ctx_extra_unref(tw__ctx_extra *x)
 
 /* ---- contexts --------------------------------------------------------------------------- */
 
+bool tw__context_is_usable(const tw_span_context *c, const char *caller)
+{
+    tw_span *s = tw__context_span(c);
+    if (!s || s->state == TW__SPAN_OPEN)
+        return true;
+    tw__log_msg(TW_LOG_ERROR,
+                "%s: the context of a finished span was used (keep it with "
+                "tw_span_context_ref() before tw_span_finish()); ignored",
+                caller);
+    return false;
+}
+
+void tw__context_lend_baggage(const tw_span_context *c)
+{
+    tw_span *s = tw__context_span(c);
+    if (s && c->baggage)
+        atomic_store_explicit(&s->is_baggage_lent, true, memory_order_relaxed);
+}
+
 tw_span_context *tw__span_context_build(const tw__context_parts *parts)
 {
     tw_span_context *c = malloc(sizeof(*c));
@@ -140,7 +186,7 @@ tw_span_context *tw__span_context_build(const tw__context_parts *parts)
     c->trace_id_low = parts->trace_id_low;
     c->span_id = parts->span_id;
     c->parent_id = parts->parent_id;
-    c->flags = parts->flags & (TW__FLAGS_WIRE | TW__FLAG_DEFERRED);
+    c->flags = parts->flags & (TW__FLAGS_WIRE | TW__FLAG_DEFERRED | TW__FLAG_RANDOM);
     c->baggage = tw__baggage_ref(parts->baggage);
     return c;
 }
@@ -175,7 +221,7 @@ tw_span_context *tw_span_context_new(uint64_t trace_id_high, uint64_t trace_id_l
 
 tw_span_context *tw_span_context_ref(const tw_span_context *ctx)
 {
-    if (!ctx)
+    if (!ctx || !tw__context_is_usable(ctx, "tw_span_context_ref"))
         return NULL;
     tw_span_context *c = (tw_span_context *)ctx;
     if (atomic_load_explicit(&c->refcount, memory_order_relaxed) != 0) {
@@ -190,6 +236,7 @@ tw_span_context *tw_span_context_ref(const tw_span_context *ctx)
     }
     *copy = *ctx;
     atomic_init(&copy->refcount, 1);
+    copy->flags &= ~TW__FLAG_IN_SPAN;
     copy->baggage = tw__baggage_ref(ctx->baggage);
     copy->extra = tw__ctx_extra_ref(ctx->extra);
     return copy;
@@ -267,23 +314,73 @@ bool tw_span_context_is_debug(const tw_span_context *ctx)
     return ctx && (ctx->flags & TW_FLAG_DEBUG);
 }
 
+bool tw_span_context_is_trace_id_random(const tw_span_context *ctx)
+{
+    return ctx && (ctx->flags & TW__FLAG_RANDOM);
+}
+
+static void hex_u64(char *out, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = hex[v & 0xf];
+}
+
 char *tw_span_context_trace_id_hex(const tw_span_context *ctx, char *buf, size_t size)
 {
     TW_CHECK_ARG(ctx && buf && size >= 33, NULL);
-    static const char hex[] = "0123456789abcdef";
     size_t pos = 0;
-    uint64_t halves[2] = {ctx->trace_id_high, ctx->trace_id_low};
-    for (int h = ctx->trace_id_high ? 0 : 1; h < 2; h++) {
-        for (int shift = 60; shift >= 0; shift -= 4)
-            buf[pos++] = hex[(halves[h] >> shift) & 0xf];
+    if (ctx->trace_id_high) {
+        hex_u64(buf, ctx->trace_id_high);
+        pos = 16;
     }
-    buf[pos] = '\0';
+    hex_u64(buf + pos, ctx->trace_id_low);
+    buf[pos + 16] = '\0';
+    return buf;
+}
+
+char *tw_span_context_trace_id_hex32(const tw_span_context *ctx, char *buf, size_t size)
+{
+    TW_CHECK_ARG(ctx && buf && size >= TW_TRACE_ID_HEX_SIZE, NULL);
+    hex_u64(buf, ctx->trace_id_high);
+    hex_u64(buf + 16, ctx->trace_id_low);
+    buf[32] = '\0';
+    return buf;
+}
+
+char *tw_span_context_span_id_hex(const tw_span_context *ctx, char *buf, size_t size)
+{
+    TW_CHECK_ARG(ctx && buf && size >= TW_SPAN_ID_HEX_SIZE, NULL);
+    hex_u64(buf, ctx->span_id);
+    buf[16] = '\0';
+    return buf;
+}
+
+char *tw_span_context_traceparent(const tw_span_context *ctx, char *buf, size_t size)
+{
+    if (!buf || size < TW_TRACEPARENT_SIZE) {
+        tw__log_msg(TW_LOG_ERROR,
+                    "tw_span_context_traceparent: invalid argument: buffer of %zu "
+                    "bytes (TW_TRACEPARENT_SIZE needed)",
+                    buf ? size : (size_t)0);
+        return NULL;
+    }
+    if (!ctx || !tw__context_has_ids(ctx)) {
+        buf[0] = '\0'; /* no context: an empty field in the log line */
+        return NULL;
+    }
+    tw__w3c_traceparent(ctx, buf);
     return buf;
 }
 
 const char *tw_span_context_baggage_get(const tw_span_context *ctx, const char *key)
 {
-    return ctx ? tw__baggage_get(ctx->baggage, key) : NULL;
+    if (!ctx)
+        return NULL;
+    const char *v = tw__baggage_get(ctx->baggage, key);
+    if (v)
+        tw__context_lend_baggage(ctx);
+    return v;
 }
 
 size_t tw_span_context_baggage_count(const tw_span_context *ctx)
@@ -296,6 +393,7 @@ bool tw_span_context_baggage_item(const tw_span_context *ctx, size_t index, cons
 {
     if (!ctx || !ctx->baggage || index >= ctx->baggage->n)
         return false;
+    tw__context_lend_baggage(ctx);
     if (key)
         *key = ctx->baggage->items[index].key;
     if (value)
@@ -307,6 +405,14 @@ tw_span_context *tw_span_context_with_baggage(const tw_span_context *ctx, const 
                                               const char *value)
 {
     TW_CHECK_ARG(ctx && key && *key, NULL);
+    if (!tw__context_is_usable(ctx, "tw_span_context_with_baggage"))
+        return NULL;
+    const char *why = tw__baggage_refusal(ctx->baggage, key, value);
+    if (why) {
+        tw__log_msg(TW_LOG_WARN, "tw_span_context_with_baggage: baggage item \"%.64s\" refused: %s",
+                    key, why);
+        return NULL;
+    }
     bool is_empty = false;
     tw__baggage *nb = tw__baggage_with(ctx->baggage, key, value, &is_empty);
     if (!nb && !is_empty) {
@@ -321,6 +427,7 @@ tw_span_context *tw_span_context_with_baggage(const tw_span_context *ctx, const 
     }
     *c = *ctx;
     atomic_init(&c->refcount, 1);
+    c->flags &= ~TW__FLAG_IN_SPAN;
     c->baggage = nb;
     c->extra = tw__ctx_extra_ref(ctx->extra);
     return c;

@@ -21,6 +21,13 @@
 /* Internal flag above Jaeger's byte: the upstream made no sampling decision
  * (B3 "defer"); the first span started from the context decides. */
 #define TW__FLAG_DEFERRED 0x100u
+/* W3C Trace Context Level 2 "random-trace-id" (traceparent flag 0x02): at least
+ * the right-most 7 bytes of the trace id are random. Kept above Jaeger's byte,
+ * where 0x02 is debug, so that each codec writes its own bit: W3C writes it,
+ * Jaeger, B3 and binary have no such bit. Set on every trace tracewire starts
+ * (span.c: ids.c draws the trace id's low half, in 64-bit mode the whole id,
+ * uniformly), inherited by children, read from traceparent. */
+#define TW__FLAG_RANDOM 0x200u
 #define TW__FLAGS_WIRE 0xffu
 
 /* Immutable, reference-counted list of key/value pairs (context.c). */
@@ -37,7 +44,7 @@ tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char 
 /* Parts of a context for the propagation codecs. */
 typedef struct tw__context_parts {
     uint64_t trace_id_high, trace_id_low, span_id, parent_id;
-    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED */
+    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED, TW__FLAG_RANDOM */
     tw__baggage *baggage;   /* borrowed; the context takes its own reference */
     const char *tracestate; /* copied; NULL for none */
     const char *debug_id;   /* copied; NULL for none */

@@ -49,16 +49,24 @@ static struct {
 
 void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...)
 {
-    char stack[512];
+    char raw[512], stack[1024];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(stack, sizeof stack, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
     if (n < 0)
-        n = 0;
-    /* "Not found" is an answer, not a problem (an untraced request has no
-     * context to extract): it goes to the log at debug level only. */
-    tw__log_raw(status == TW_E_NOT_FOUND ? TW_LOG_DEBUG : TW_LOG_WARN, stack);
+        raw[0] = '\0';
+    /* Messages quote input (header values, variables): control bytes are
+     * escaped and URL credentials masked before anyone sees them. */
+    tw__log_sanitize(raw, stack, sizeof stack);
+    /* Where the log line goes: "not found" is an answer, not a problem (an
+     * untraced request has no context to extract); an error the caller
+     * receives is theirs to report (info, for whoever wants both); one
+     * nobody receives is a warning, else it would be lost. */
+    tw_log_level level = status == TW_E_NOT_FOUND ? TW_LOG_DEBUG
+                         : err != NULL            ? TW_LOG_INFO
+                                                  : TW_LOG_WARN;
+    tw__log_cause(level, fmt, stack);
     if (!err || *err) /* GError rule: never overwrite a set error */
         return;
     size_t len = strlen(stack);

@@ -48,7 +48,28 @@
 
 void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
 bool tw__log_enabled(tw_log_level level);
+/* Delivers a formatted message (sanitized here) with no rate limit. */
 void tw__log_raw(tw_log_level level, const char *message);
+/* Delivers a message of one cause (a call site's format string, or any
+ * stable address): the default logger lets one line per cause through
+ * per minute and says how many it held back. */
+void tw__log_cause(tw_log_level level, const void *cause, const char *message);
+/* Copies @in into @out (NUL-terminated, cut to @size) with control bytes
+ * as \xNN and the user:password of "scheme://user:password@" as "***".
+ * Returns the length written. Every log line and error message passes
+ * through it; the bridge's messages too. */
+size_t tw__log_sanitize(const char *in, char *out, size_t size);
+/* A URL (or any text meant as one) for a message: what precedes an '@' in
+ * its authority (user:password) becomes "***"; without "://", whatever
+ * precedes the last '@'. Cut to @size. */
+void tw__redact_url(const char *url, char *out, size_t size);
+/* TRACEWIRE_LOG_LEVEL / OTEL_LOG_LEVEL values: debug, info, warn(ing),
+ * error, off (none); verbose, all, trace mean debug. Case-insensitive. */
+bool tw__parse_log_level(const char *v, tw_log_level *out);
+/* Lines the default logger dropped because stderr was not writable. */
+uint64_t tw__log_default_dropped(void);
+/* Forgets the default logger's rate-limit history (tests). */
+void tw__log_rate_reset(void);
 
 /* ---- baggage (context.c) ------------------------------------------------------------------- */
 
@@ -57,6 +78,7 @@ void tw__log_raw(tw_log_level level, const char *message);
 struct tw__baggage {
     atomic_uint refcount;
     size_t n;
+    size_t n_bytes; /* keys and values, without NULs: what the limits measure */
     struct {
         const char *key;
         const char *value;
@@ -81,6 +103,11 @@ tw__ctx_extra *tw__ctx_extra_new(const char *tracestate, const char *debug_id);
 tw__ctx_extra *tw__ctx_extra_ref(tw__ctx_extra *x);
 void tw__ctx_extra_unref(tw__ctx_extra *x);
 
+/* Internal flag: the context is embedded in a tw_span (set at start, never
+ * copied: scope snapshots and owned copies clear it). It tells a span's
+ * context from the other embedded ones (scopes, captures). */
+#define TW__FLAG_IN_SPAN 0x400u
+
 /*
  * A context either has ids (trace id not zero, span id not zero), or is a
  * "hint" extracted without a usable trace context: a jaeger-debug-id, a
@@ -89,7 +116,7 @@ void tw__ctx_extra_unref(tw__ctx_extra *x);
  */
 struct tw_span_context {
     atomic_uint refcount; /* 0 marks a context embedded in a span (not refcounted) */
-    uint32_t flags;       /* Jaeger flags | TW__FLAG_DEFERRED */
+    uint32_t flags;       /* Jaeger flags | TW__FLAG_DEFERRED | TW__FLAG_RANDOM */
     uint64_t trace_id_high;
     uint64_t trace_id_low;
     uint64_t span_id;
@@ -125,6 +152,9 @@ struct tw_tracer_options {
     tw__limits limits;
     bool use_active_span;        /* implicit parent from the active scope (default true) */
     tw__handler_chain *handlers; /* NULL: none; moves to the tracer like the sampler */
+    bool is_parent_based;        /* the sampler decides for new traces only (default true) */
+    bool no_propagation;         /* inject writes nothing, extract finds nothing (internal:
+                                    OTEL_PROPAGATORS=none, the no-op tracer) */
 };
 
 struct tw_tracer {
@@ -142,6 +172,11 @@ struct tw_tracer {
     /* A handler wants unsampled spans: they record locally ("sample local"); span.c tests
      * it once on the unsampled fast path. Immutable after tw_tracer_new. */
     bool records_unsampled;
+    /* The sampler decides for every span, not only for new traces
+     * (tw_tracer_options_set_parent_based(false)). Immutable. */
+    bool samples_every_span;
+    bool no_propagation; /* see tw_tracer_options; immutable */
+    bool is_noop;        /* the global no-op tracer: never closed or freed */
 
     /* Counters: relaxed atomics; they are statistics, never used to order
      * memory, so relaxed increments are enough. */
@@ -152,6 +187,7 @@ struct tw_tracer {
     atomic_uint_fast64_t extract_warnings;         /* baggage/tracestate problems seen by extract */
     atomic_uint_fast64_t spans_dropped_by_handler; /* sampled, dropped by the chain */
     atomic_uint_fast64_t spans_recorded_locally;   /* unsampled, recorded for the chain only */
+    atomic_uint_fast64_t baggage_dropped;          /* tw_span_set_baggage refusals (limits) */
 };
 
 void tw__tracer_release(tw_tracer *t);
@@ -170,9 +206,42 @@ struct tw_span {
     tw__span_data *data;     /* NULL for spans that do not record */
     int64_t start_mono_ns;
     struct tw_span *next_free; /* per-thread pool link */
-    /* Operation name of a span that does not record (cut to fit), kept so
-     * that a later sampling.priority can still name the span. */
+    /* Operation name of a span that does not record, kept so that a later
+     * sampling.priority can still name the span: inline when it fits, else
+     * op_name_long (owned, freed at finish). */
     char op_name[48];
+    char *op_name_long;
+    /* Baggage values handed out (tw_span_get_baggage, or the context's
+     * baggage accessors) stay valid until finish: a baggage the span
+     * replaces after lending from it is kept here, not freed. */
+    atomic_bool is_baggage_lent;
+    struct tw__retired_baggage *retired;
+    uint32_t n_retired;
 };
+
+/* At most this many lent baggages are kept per span; a further change of a
+ * lent baggage is refused (TW_E_LIMIT, counted), so memory stays bounded. */
+#define TW__SPAN_RETIRED_MAX 32
+
+/* The span a context is embedded in, or NULL for any other context. */
+static inline struct tw_span *tw__context_span(const tw_span_context *c)
+{
+    if (!(c->flags & TW__FLAG_IN_SPAN) ||
+        atomic_load_explicit(&c->refcount, memory_order_relaxed) != 0)
+        return NULL;
+    return (struct tw_span *)((char *)c - offsetof(struct tw_span, context));
+}
+
+/* A context a caller may use: a heap context, or one embedded in a span
+ * that is still open. A finished span's context (kept past tw_span_finish)
+ * is refused with a logged error while the handle is pooled. */
+bool tw__context_is_usable(const tw_span_context *c, const char *caller);
+/* Marks the baggage of a span's embedded context as lent (see tw_span). */
+void tw__context_lend_baggage(const tw_span_context *c);
+
+/* Caps of a span's or context's baggage (the public TW_BAGGAGE_MAX_*), the
+ * same as inject and extract apply: NULL when @key = @value may be added to
+ * @b, else why not. */
+const char *tw__baggage_refusal(const tw__baggage *b, const char *key, const char *value);
 
 #endif /* TW_INTERNAL_H */

@@ -1,69 +1,331 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * log.c: the process-wide diagnostics logger (tw_set_logger) and the
- * ready-made stderr/stdout sinks.
+ * log.c: the process-wide diagnostics logger (tw_set_logger,
+ * tw_set_log_level), the default logger (tw_log_default: warnings and
+ * errors on stderr, one line per cause per minute, never blocking), the
+ * ready-made stderr/stdout sinks, and what every message goes through
+ * before any logger sees it: control bytes escaped (a quoted header or
+ * baggage key cannot forge a line) and URL credentials masked.
  *
  * Locking: `logger_lock` is a rwlock: tw_set_logger() swaps the pair (fn,
  * user_data) under the write lock, so once it returns the old logger is
  * never called again; messages are formatted outside the lock and delivered
  * under the read lock, so threads logging at once do not wait for each
  * other's (possibly slow) logger I/O; the logger must be thread-safe, as
- * common.h says. The level
- * check is a relaxed atomic load: a stale level only decides whether one
- * message is formatted.
+ * common.h says. The level check is a relaxed atomic load: a stale level
+ * only decides whether one message is formatted. The rate limiter of the
+ * default logger is a fixed table of atomics (no lock, no allocation).
+ *
+ * Where it sits: every tw__log_msg / tw__set_error of the library ends in
+ * tw__log_raw() here. The level comes from TRACEWIRE_LOG_LEVEL or
+ * OTEL_LOG_LEVEL, read once at the first log call or logger change.
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+#define LOG_OFF 4 /* TW_LOG_OFF: above TW_LOG_ERROR, nothing enabled */
 
 static pthread_rwlock_t logger_lock = PTHREAD_RWLOCK_INITIALIZER;
-static tw_log_fn logger_fn;       /* guarded by logger_lock */
-static void *logger_user_data;    /* guarded by logger_lock */
-static atomic_int logger_min = 4; /* above TW_LOG_ERROR: nothing enabled */
+static tw_log_fn logger_fn = tw_log_default; /* guarded by logger_lock */
+static void *logger_user_data;               /* guarded by logger_lock */
+static atomic_int logger_min = TW_LOG_WARN;
 
 /* fork(): keep logger_lock from being copied into the child held by a
- * thread that does not exist there. */
+ * thread that does not exist there. The child does not unlock the copy: its
+ * thread has a new id, which glibc's rwlock does not take for the writer
+ * that locked it (the unlock would count as a reader's and leave the lock
+ * write-held: the child's first log line would then wait forever). The
+ * child is single-threaded here, so it starts from a fresh lock. */
 static void logger_prepare_fork(void)
 {
     pthread_rwlock_wrlock(&logger_lock);
 }
 
-static void logger_after_fork(void)
+static void logger_after_fork_parent(void)
 {
     pthread_rwlock_unlock(&logger_lock);
 }
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void install_atfork(void)
+static void logger_after_fork_child(void)
 {
-    pthread_atfork(logger_prepare_fork, logger_after_fork, logger_after_fork);
+    pthread_rwlock_init(&logger_lock, NULL);
+}
+
+/* ---- the level from the environment -------------------------------------------------------- */
+
+bool tw__parse_log_level(const char *v, tw_log_level *out)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } names[] = {
+        {"debug", TW_LOG_DEBUG},  {"verbose", TW_LOG_DEBUG}, {"all", TW_LOG_DEBUG},
+        {"trace", TW_LOG_DEBUG},  {"info", TW_LOG_INFO},     {"warn", TW_LOG_WARN},
+        {"warning", TW_LOG_WARN}, {"error", TW_LOG_ERROR},   {"off", LOG_OFF},
+        {"none", LOG_OFF},        {"silent", LOG_OFF},
+    };
+    for (size_t i = 0; v && i < sizeof names / sizeof names[0]; i++) {
+        if (strcasecmp(v, names[i].name) == 0) {
+            *out = (tw_log_level)names[i].level;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The fork handlers are registered when the library is loaded, before any
+ * other of its handlers: a child handler that logs (a reporter's) then runs
+ * after the logger's lock is fresh again (child handlers run in the order
+ * they were registered; a hook registered lazily could run too late). */
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    pthread_atfork(logger_prepare_fork, logger_after_fork_parent, logger_after_fork_child);
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Once per process: the level the environment asks for. A value that is
+ * not a level is ignored here (there is no logger yet to say so);
+ * tw_tracer_new_from_env() and `tracewire config` report it. */
+static void init_logging(void)
+{
+    const char *names[] = {"TRACEWIRE_LOG_LEVEL", "OTEL_LOG_LEVEL"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        tw_log_level level;
+        if (v && *v && tw__parse_log_level(v, &level)) {
+            atomic_store_explicit(&logger_min, (int)level, memory_order_relaxed);
+            break;
+        }
+    }
 }
 
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
 {
-    pthread_once(&atfork_once, install_atfork);
+    pthread_once(&init_once, init_logging);
     pthread_rwlock_wrlock(&logger_lock);
     logger_fn = fn;
     logger_user_data = user_data;
-    atomic_store_explicit(&logger_min, fn ? (int)min_level : 4, memory_order_relaxed);
+    atomic_store_explicit(&logger_min, fn ? (int)min_level : LOG_OFF, memory_order_relaxed);
+    pthread_rwlock_unlock(&logger_lock);
+}
+
+void tw_set_log_level(tw_log_level min_level)
+{
+    pthread_once(&init_once, init_logging);
+    int level = (int)min_level;
+    if (level < TW_LOG_DEBUG || level > LOG_OFF)
+        level = LOG_OFF;
+    pthread_rwlock_wrlock(&logger_lock);
+    if (logger_fn)
+        atomic_store_explicit(&logger_min, level, memory_order_relaxed);
     pthread_rwlock_unlock(&logger_lock);
 }
 
 bool tw__log_enabled(tw_log_level level)
 {
+    pthread_once(&init_once, init_logging);
     return (int)level >= atomic_load_explicit(&logger_min, memory_order_relaxed);
+}
+
+/* ---- what every message goes through -------------------------------------------------------- */
+
+/* The authority of a URL starting at @p (just after "://"): up to the first
+ * '/', '?', '#', space, quote or end. Returns the position of the last '@'
+ * in it, or NULL. */
+static const char *userinfo_end(const char *p)
+{
+    const char *at = NULL;
+    for (; *p && !strchr("/?#\"' \t<>", *p); p++) {
+        if (*p == '@')
+            at = p;
+    }
+    return at;
+}
+
+size_t tw__log_sanitize(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t w = 0;
+    if (size == 0)
+        return 0;
+    for (const char *p = in; *p;) {
+        /* "scheme://user:password@host": the credentials become "***". */
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
+            const char *at = userinfo_end(p + 3);
+            if (at) {
+                const char *mask = "://***";
+                for (const char *m = mask; *m && w + 1 < size; m++)
+                    out[w++] = *m;
+                p = at;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)*p++;
+        if (c < 0x20 || c == 0x7f) {
+            if (w + 4 >= size)
+                break;
+            out[w++] = '\\';
+            out[w++] = 'x';
+            out[w++] = hex[c >> 4];
+            out[w++] = hex[c & 0xf];
+        } else {
+            if (w + 1 >= size)
+                break;
+            out[w++] = (char)c;
+        }
+    }
+    out[w] = '\0';
+    return w;
+}
+
+void tw__redact_url(const char *url, char *out, size_t size)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *auth = scheme_end ? scheme_end + 3 : url;
+    const char *at = NULL;
+    for (const char *p = auth; *p && !strchr("/?#", *p); p++) {
+        if (*p == '@')
+            at = p;
+    }
+    if (!scheme_end && !at) {
+        /* Not a URL: "user:password@host/..." without a scheme, or a
+         * mangled scheme ("htp:/user:pw@host"): anything before an '@' in
+         * the text could be a credential. */
+        at = strrchr(url, '@');
+        auth = url;
+    }
+    if (!at)
+        snprintf(out, size, "%s", url);
+    else
+        snprintf(out, size, "%.*s***%s", (int)(auth - url), url, at);
+}
+
+/* Whether @s needs sanitizing at all (the common case does not). */
+static bool needs_sanitizing(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f || (*p == ':' && p[1] == '/' && p[2] == '/'))
+            return true;
+    }
+    return false;
+}
+
+/* ---- the default logger's rate limit -------------------------------------------------------- */
+
+/* One line per cause per minute. A cause is a call site's format string (its
+ * address: the same site is one cause whatever the values); the table is
+ * fixed, a full table shares one overflow slot. */
+#define RATE_SLOTS 256
+#define RATE_PERIOD_NS 60000000000LL
+
+typedef struct rate_slot {
+    _Atomic(const void *) cause;
+    atomic_llong last_ns; /* when a line was last let through; 0: never */
+    atomic_uint suppressed;
+} rate_slot;
+
+static rate_slot rate_slots[RATE_SLOTS + 1]; /* the last one: overflow */
+
+static rate_slot *slot_for(const void *cause)
+{
+    uintptr_t h = (uintptr_t)cause;
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15ULL;
+    size_t start = (size_t)(h >> 40) % RATE_SLOTS;
+    for (size_t i = 0; i < 8; i++) {
+        rate_slot *s = &rate_slots[(start + i) % RATE_SLOTS];
+        const void *seen = atomic_load_explicit(&s->cause, memory_order_acquire);
+        if (seen == cause)
+            return s;
+        if (seen == NULL) {
+            const void *expected = NULL;
+            if (atomic_compare_exchange_strong(&s->cause, &expected, cause) || expected == cause)
+                return s;
+        }
+    }
+    return &rate_slots[RATE_SLOTS];
+}
+
+/* Whether a line of @cause may be written now; *suppressed receives the
+ * number of lines of the same cause held back since the last one. */
+static bool rate_allows(const void *cause, unsigned int *suppressed)
+{
+    rate_slot *s = slot_for(cause);
+    int64_t now = tw__mono_ns();
+    long long last = atomic_load_explicit(&s->last_ns, memory_order_relaxed);
+    if (last != 0 && now - last < RATE_PERIOD_NS) {
+        atomic_fetch_add_explicit(&s->suppressed, 1, memory_order_relaxed);
+        return false;
+    }
+    if (!atomic_compare_exchange_strong(&s->last_ns, &last, now ? now : 1)) {
+        atomic_fetch_add_explicit(&s->suppressed, 1, memory_order_relaxed);
+        return false; /* another thread let this cause through just now */
+    }
+    *suppressed = atomic_exchange_explicit(&s->suppressed, 0, memory_order_relaxed);
+    return true;
+}
+
+void tw__log_rate_reset(void)
+{
+    for (size_t i = 0; i <= RATE_SLOTS; i++) {
+        atomic_store(&rate_slots[i].cause, NULL);
+        atomic_store(&rate_slots[i].last_ns, 0);
+        atomic_store(&rate_slots[i].suppressed, 0);
+    }
+}
+
+/* ---- delivery ----------------------------------------------------------------------------- */
+
+static void deliver(tw_log_level level, const void *cause, const char *message)
+{
+    if (!tw__log_enabled(level))
+        return;
+    char clean[2048];
+    if (needs_sanitizing(message)) {
+        tw__log_sanitize(message, clean, sizeof clean);
+        message = clean;
+    }
+    char with_count[2200];
+    pthread_rwlock_rdlock(&logger_lock);
+    tw_log_fn fn = logger_fn;
+    if (fn == tw_log_default && cause) {
+        unsigned int suppressed = 0;
+        if (!rate_allows(cause, &suppressed)) {
+            pthread_rwlock_unlock(&logger_lock);
+            return;
+        }
+        if (suppressed) {
+            snprintf(with_count, sizeof with_count,
+                     "%s (%u more like this in the last minute were not shown)", message,
+                     suppressed);
+            message = with_count;
+        }
+    }
+    if (fn)
+        fn(level, message, logger_user_data);
+    pthread_rwlock_unlock(&logger_lock);
 }
 
 void tw__log_raw(tw_log_level level, const char *message)
 {
-    if (!tw__log_enabled(level))
-        return;
-    pthread_rwlock_rdlock(&logger_lock);
-    if (logger_fn)
-        logger_fn(level, message, logger_user_data);
-    pthread_rwlock_unlock(&logger_lock);
+    deliver(level, NULL, message); /* no cause: never held back */
+}
+
+void tw__log_cause(tw_log_level level, const void *cause, const char *message)
+{
+    deliver(level, cause, message);
 }
 
 void tw__log_msg(tw_log_level level, const char *fmt, ...)
@@ -75,8 +337,10 @@ void tw__log_msg(tw_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    tw__log_raw(level, buf);
+    deliver(level, fmt, buf);
 }
+
+/* ---- sinks ---------------------------------------------------------------------------------- */
 
 static const char *level_name(tw_log_level level)
 {
@@ -89,8 +353,47 @@ static const char *level_name(tw_log_level level)
         return "warning";
     case TW_LOG_ERROR:
         return "error";
+    default:
+        break;
     }
     return "log";
+}
+
+static atomic_ullong default_lines_dropped; /* stderr was not writable */
+
+uint64_t tw__log_default_dropped(void)
+{
+    return atomic_load_explicit(&default_lines_dropped, memory_order_relaxed);
+}
+
+void tw_log_default(tw_log_level level, const char *message, void *user_data)
+{
+    (void)user_data;
+    char line[2400];
+    int n = snprintf(line, sizeof line, "tracewire: %s: %s\n", level_name(level), message);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (len >= sizeof line - 1)
+        line[len - 1] = '\n';
+    /* Never wait for stderr: a pipe nobody drains, a stopped terminal. A
+     * write of at most PIPE_BUF bytes to a pipe that poll() calls writable
+     * does not block; anything else is dropped and counted. */
+    struct pollfd pfd = {.fd = STDERR_FILENO, .events = POLLOUT};
+    int ready;
+    do
+        ready = poll(&pfd, 1, 0);
+    while (ready < 0 && errno == EINTR);
+    if (ready != 1 || !(pfd.revents & POLLOUT)) {
+        atomic_fetch_add_explicit(&default_lines_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    ssize_t rc;
+    do
+        rc = write(STDERR_FILENO, line, len);
+    while (rc < 0 && errno == EINTR);
+    if (rc != (ssize_t)len)
+        atomic_fetch_add_explicit(&default_lines_dropped, 1, memory_order_relaxed);
 }
 
 void tw_log_to_stderr(tw_log_level level, const char *message, void *user_data)

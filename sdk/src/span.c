@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "handlers/handlers.h"
 #include "ids.h"
+#include "propagation/propagation.h" /* TW__STR */
 #include "report/report.h"
 #include "sampling/sampling.h"
 #include "scope/scope.h"
@@ -184,6 +185,8 @@ tw_status tw_span_options_add_reference(tw_span_options *opts, tw_reference_type
     TW_CHECK_ARG(type == TW_REF_CHILD_OF || type == TW_REF_FOLLOWS_FROM, TW_E_INVALID_ARG);
     if (!ctx)
         return TW_OK;
+    if (!tw__context_is_usable(ctx, "tw_span_options_add_reference"))
+        return TW_E_INVALID_ARG;
     if (opts->n_refs == opts->cap_refs) {
         size_t ncap = opts->cap_refs ? opts->cap_refs * 2 : 4;
         option_ref *grown = realloc(opts->refs, ncap * sizeof(*grown));
@@ -279,6 +282,31 @@ static int priority_of(const tw_value *v)
     return -1;
 }
 
+/* Keeps the operation name of a span that does not record, so that a later
+ * sampling.priority (or a rename before it) can still name it: inline when
+ * it fits, else on the heap (rare: a name of 48 bytes or more). */
+static inline void keep_op_name(tw_span *s, const char *operation)
+{
+    size_t len = strnlen(operation, sizeof s->op_name);
+    if (__builtin_expect(len < sizeof s->op_name, 1)) {
+        memcpy(s->op_name, operation, len);
+        s->op_name[len] = '\0';
+        return;
+    }
+    free(s->op_name_long);
+    s->op_name_long = strdup(operation);
+    if (!s->op_name_long) { /* no memory: the name is cut rather than lost */
+        memcpy(s->op_name, operation, sizeof s->op_name - 1);
+        s->op_name[sizeof s->op_name - 1] = '\0';
+    }
+}
+
+/* The name keep_op_name kept. */
+static inline const char *kept_op_name(const tw_span *s)
+{
+    return s->op_name_long ? s->op_name_long : s->op_name;
+}
+
 /* Makes the span record from now on (sampling forced on an unsampled span,
  * or a local record): allocates the record and takes the tracer reference.
  * The caller counts a sampled span (spans_started_sampled) and sets
@@ -354,7 +382,7 @@ static void apply_priority(tw_span *s, const tw_value *value)
         s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
         if (!s->data) {
             s->is_local_record = false;
-            if (begin_recording(s, s->op_name, tw__now_us())) {
+            if (begin_recording(s, kept_op_name(s), tw__now_us())) {
                 atomic_fetch_add_explicit(&s->tracer->spans_started_sampled, 1,
                                           memory_order_relaxed);
             } else {
@@ -375,8 +403,10 @@ static void apply_priority(tw_span *s, const tw_value *value)
 
 static void set_tag(tw_span *s, const char *key, const tw_value *value)
 {
-    if (!s || !key) {
-        tw__log_msg(TW_LOG_ERROR, "tw_span_set_tag: invalid argument: NULL %s", s ? "key" : "span");
+    if (!s)
+        return; /* a failed start, already logged */
+    if (!key) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_set_tag: invalid argument: NULL key");
         return;
     }
     if (__builtin_expect(is_sampling_priority(key), 0))
@@ -404,15 +434,6 @@ static inline void add_refs(tw__span_data *d, const option_ref *refs, size_t n_r
     if (single_parent && tw__context_has_ids(single_parent))
         tw__span_data_add_ref(d, TW__REF_CHILD_OF, single_parent->trace_id_high,
                               single_parent->trace_id_low, single_parent->span_id);
-}
-
-/* Keeps the operation name of a span that does not record (cut to fit), so
- * that a later sampling.priority can still name it. */
-static inline void keep_op_name(tw_span *s, const char *operation)
-{
-    size_t len = strnlen(operation, sizeof s->op_name - 1);
-    memcpy(s->op_name, operation, len);
-    s->op_name[len] = '\0';
 }
 
 /*
@@ -467,6 +488,8 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     }
     if (!parent && n_refs)
         parent = refs[0].ctx;
+    if (__builtin_expect(parent != NULL, 0) && !tw__context_is_usable(parent, "tw_span_start"))
+        parent = single_parent = NULL;
     /* No explicit parent: the active scope's context (scope/scope.h), recorded
      * as a ChildOf reference like an explicit parent. When no scope is open on
      * this thread this costs one TLS load and a compare (tested first: with
@@ -486,6 +509,10 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     s->state = TW__SPAN_OPEN;
     s->tracer = t;
     s->data = NULL;
+    s->op_name_long = NULL;
+    s->retired = NULL;
+    s->n_retired = 0;
+    atomic_init(&s->is_baggage_lent, false);
     atomic_init(&s->context.refcount, 0);
     /* A parent without ids is a hint (debug id, decision, baggage): the span
      * is the root of a new trace that honours it. */
@@ -499,11 +526,12 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
         s->context.flags = parent->flags;
         s->context.baggage = tw__baggage_ref(parent->baggage);
         s->context.extra = tw__ctx_extra_ref(parent->extra);
-        if (__builtin_expect(parent->flags & TW__FLAG_DEFERRED, 0)) {
+        if (__builtin_expect((parent->flags & TW__FLAG_DEFERRED) || t->samples_every_span, 0)) {
             is_sampler_decision = true;
             tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
                                operation, &decision);
-            s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
+            s->context.flags = (decision.is_sampled ? TW_FLAG_SAMPLED : 0) |
+                               (parent->flags & TW__FLAG_RANDOM); /* W3C: kept in the trace */
         }
     } else {
         /* A root's span id is its trace id's low half, as in Jaeger's Go
@@ -520,7 +548,7 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
             if (parent->extra && parent->extra->debug_id) {
                 s->context.flags = TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
                 debug_id = parent->extra->debug_id;
-            } else if (!(parent->flags & TW__FLAG_DEFERRED)) {
+            } else if (!(parent->flags & TW__FLAG_DEFERRED) && !t->samples_every_span) {
                 s->context.flags = parent->flags & TW__FLAGS_WIRE;
             } else {
                 is_sampler_decision = true;
@@ -533,7 +561,11 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
                                operation, &decision);
             s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
         }
+        /* The trace id is ours and random where W3C Level 2 asks (its low 7 bytes, drawn
+         * uniformly by tw__random_id in both id sizes): traceparent says so (flag 0x02). */
+        s->context.flags |= TW__FLAG_RANDOM;
     }
+    s->context.flags |= TW__FLAG_IN_SPAN;
     bool has_start = opts && opts->has_start;
     int64_t start_us = has_start ? opts->start_us : 0;
 
@@ -641,6 +673,28 @@ static __attribute__((noinline, cold)) void finish_local_record(tw_span *s)
     tw__handlers_run(s->tracer, s->data);
 }
 
+/* A baggage the span replaced after lending values from it (tw_span): kept
+ * until finish so that every value it lent stays valid. */
+typedef struct tw__retired_baggage {
+    struct tw__retired_baggage *next;
+    tw__baggage *baggage;
+} retired_baggage;
+
+/* Frees what a span kept for its own life: a long operation name, retired
+ * baggage. Out of line: most spans have neither. */
+static __attribute__((noinline)) void free_kept(tw_span *s)
+{
+    free(s->op_name_long);
+    s->op_name_long = NULL;
+    while (s->retired) {
+        retired_baggage *next = s->retired->next;
+        tw__baggage_unref(s->retired->baggage);
+        free(s->retired);
+        s->retired = next;
+    }
+    s->n_retired = 0;
+}
+
 static void finish(tw_span *s, bool has_end, int64_t end_us)
 {
     if (!s)
@@ -662,7 +716,7 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
             d->duration_us = tw__now_us() - d->start_us;
         if (d->duration_us < 0)
             d->duration_us = 0;
-        d->flags = s->context.flags;
+        d->flags = s->context.flags & TW__FLAGS_WIRE; /* Jaeger's byte only */
         if (s->context.flags & TW_FLAG_SAMPLED) {
             mark_limits(s);
             if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
@@ -687,6 +741,8 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
     }
     tw__baggage_unref(s->context.baggage);
     tw__ctx_extra_unref(s->context.extra);
+    if (__builtin_expect(s->op_name_long != NULL || s->retired != NULL, 0))
+        free_kept(s);
     span_release(s);
 }
 
@@ -712,9 +768,15 @@ bool tw_span_is_sampled(const tw_span *span)
     return span && (span->context.flags & TW_FLAG_SAMPLED) && span->data;
 }
 
+/* NULL spans are silent no-ops everywhere below: tw_span_start returns NULL
+ * only after logging why (a closed tracer, no memory), and instrumentation
+ * keeps calling on the result; one line per cause is enough. */
+
 void tw_span_set_firehose(tw_span *span)
 {
-    TW_CHECK_ARG_VOID(span && span->state == TW__SPAN_OPEN);
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(span->state == TW__SPAN_OPEN);
     span->context.flags |= TW_FLAG_FIREHOSE;
     if (tw__scope_tops)
         tw__scope_span_changed(span);
@@ -722,9 +784,44 @@ void tw_span_set_firehose(tw_span *span)
 
 void tw_span_set_operation_name(tw_span *span, const char *operation)
 {
-    TW_CHECK_ARG_VOID(span && operation);
-    if (span->data)
-        tw__span_data_set_operation(span->data, operation, strlen(operation));
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(operation && span->state == TW__SPAN_OPEN);
+    if (span->data) {
+        if (!tw__span_data_set_operation(span->data, operation, strlen(operation)))
+            tw__log_msg(TW_LOG_ERROR, "tw_span_set_operation_name: out of memory");
+        return;
+    }
+    /* Not recording: keep the name, for a sampling.priority set later. */
+    keep_op_name(span, operation);
+}
+
+/* Removes the non-structural tags named @key of a recording span. */
+static void remove_tags(tw__span_data *d, const char *key)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < d->n_tags; i++) {
+        if (strcmp(d->tags[i].key, key) == 0)
+            continue;
+        d->tags[kept++] = d->tags[i];
+    }
+    d->n_tags = kept;
+}
+
+void tw_span_set_kind(tw_span *span, tw_span_kind kind)
+{
+    static const char *const names[] = {NULL, "server", "client", "producer", "consumer"};
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(span->state == TW__SPAN_OPEN);
+    TW_CHECK_ARG_VOID((unsigned)kind < sizeof names / sizeof names[0]);
+    if (!is_recording(span))
+        return;
+    remove_tags(span->data, TW_TAG_SPAN_KIND); /* the last kind set wins, alone */
+    if (names[kind]) {
+        tw_value v = {.type = TW_VALUE_STRING, .as.str = names[kind], .len = strlen(names[kind])};
+        add_tag(span, TW_TAG_SPAN_KIND, &v, false);
+    }
 }
 
 void tw_span_set_tag_str(tw_span *span, const char *key, const char *value)
@@ -757,6 +854,8 @@ void tw_span_set_tag_double(tw_span *span, const char *key, double value)
 
 void tw_span_set_tag_binary(tw_span *span, const char *key, const void *data, size_t len)
 {
+    if (!span)
+        return;
     TW_CHECK_ARG_VOID(data || len == 0);
     tw_value v = {.type = TW_VALUE_BINARY, .as.bin = data, .len = len};
     set_tag(span, key, &v);
@@ -765,7 +864,9 @@ void tw_span_set_tag_binary(tw_span *span, const char *key, const void *data, si
 void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field *fields,
                         size_t n_fields)
 {
-    TW_CHECK_ARG_VOID(span && (fields || n_fields == 0));
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(fields || n_fields == 0);
     tw__span_data *d = span->data;
     if (!is_recording(span))
         return;
@@ -799,7 +900,9 @@ void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field 
 
 void tw_span_log_kv(tw_span *span, const char *key, ...)
 {
-    TW_CHECK_ARG_VOID(span && key);
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(key);
     if (!is_recording(span))
         return;
     tw_log_field fields[64];
@@ -823,14 +926,17 @@ void tw_span_log_kv(tw_span *span, const char *key, ...)
 
 void tw_span_log_event(tw_span *span, const char *event)
 {
-    TW_CHECK_ARG_VOID(span && event);
+    if (!span)
+        return;
+    TW_CHECK_ARG_VOID(event);
     tw_log_field f = {"event", {.type = TW_VALUE_STRING, .as.str = event, .len = strlen(event)}};
     tw_span_log_fields(span, 0, &f, 1);
 }
 
 void tw_span_set_error(tw_span *span, const char *kind, const char *message)
 {
-    TW_CHECK_ARG_VOID(span);
+    if (!span)
+        return;
     tw_span_set_tag_bool(span, "error", true);
     tw_log_field fields[3];
     size_t n = 0;
@@ -844,15 +950,62 @@ void tw_span_set_error(tw_span *span, const char *kind, const char *message)
     tw_span_log_fields(span, 0, fields, n);
 }
 
+/* Keeps @old (the span's previous baggage, which lent values) until finish.
+ * False when the span keeps TW__SPAN_RETIRED_MAX already or no memory. */
+static bool retire_baggage(tw_span *span, tw__baggage *old)
+{
+    if (span->n_retired >= TW__SPAN_RETIRED_MAX)
+        return false;
+    retired_baggage *r = malloc(sizeof *r);
+    if (!r)
+        return false;
+    r->baggage = old;
+    r->next = span->retired;
+    span->retired = r;
+    span->n_retired++;
+    return true;
+}
+
+static tw_status refuse_baggage(tw_span *span, const char *key, const char *why, tw_status st)
+{
+    atomic_fetch_add_explicit(&span->tracer->baggage_dropped, 1, memory_order_relaxed);
+    tw__log_msg(TW_LOG_WARN, "tw_span_set_baggage: baggage item \"%.64s\" dropped: %s", key, why);
+    return st;
+}
+
 tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value)
 {
-    TW_CHECK_ARG(span && span->state == TW__SPAN_OPEN && key && *key, TW_E_INVALID_ARG);
+    if (!span)
+        return TW_E_INVALID_ARG; /* a failed start, already logged */
+    TW_CHECK_ARG(span->state == TW__SPAN_OPEN && key && *key, TW_E_INVALID_ARG);
+    /* The limits inject and extract apply: what could never travel is
+     * refused here, where the caller can still see it. */
+    const char *why = tw__baggage_refusal(span->context.baggage, key, value);
+    if (why)
+        return refuse_baggage(span, key, why, TW_E_LIMIT);
+    tw__baggage *old = span->context.baggage;
+    /* The values lent from the old baggage must outlive this change: the
+     * span keeps its reference (a child or scope sharing it may finish
+     * before the span does, so their references are no guarantee). */
+    bool must_keep_old = old && atomic_load_explicit(&span->is_baggage_lent, memory_order_relaxed);
+    if (must_keep_old && span->n_retired >= TW__SPAN_RETIRED_MAX)
+        return refuse_baggage(span, key,
+                              "the span's baggage was read and then changed more than " TW__STR(
+                                  TW__SPAN_RETIRED_MAX) " times (values lent stay valid until "
+                                                        "finish, so memory would grow)",
+                              TW_E_LIMIT);
     bool is_empty = false;
-    tw__baggage *nb = tw__baggage_with(span->context.baggage, key, value, &is_empty);
+    tw__baggage *nb = tw__baggage_with(old, key, value, &is_empty);
     if (!nb && !is_empty)
-        return TW_E_NOMEM;
-    tw__baggage_unref(span->context.baggage);
+        return refuse_baggage(span, key, "out of memory", TW_E_NOMEM);
+    if (must_keep_old && !retire_baggage(span, old)) {
+        tw__baggage_unref(nb);
+        return refuse_baggage(span, key, "out of memory", TW_E_NOMEM);
+    }
+    if (!must_keep_old)
+        tw__baggage_unref(old);
     span->context.baggage = nb;
+    atomic_store_explicit(&span->is_baggage_lent, false, memory_order_relaxed);
     if (tw__scope_tops)
         tw__scope_span_changed(span); /* children started from its scopes see it */
     return TW_OK;
@@ -860,5 +1013,10 @@ tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value)
 
 const char *tw_span_get_baggage(const tw_span *span, const char *key)
 {
-    return span && key ? tw__baggage_get(span->context.baggage, key) : NULL;
+    if (!span || !key)
+        return NULL;
+    const char *v = tw__baggage_get(span->context.baggage, key);
+    if (v)
+        atomic_store_explicit(&((tw_span *)span)->is_baggage_lent, true, memory_order_relaxed);
+    return v;
 }

@@ -13,6 +13,7 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ tw_tracer_options *tw_tracer_options_new(void)
     tw__process_init(&o->tags);
     o->is_128bit = true;
     o->use_active_span = true;
+    o->is_parent_based = true;
     o->limits = (tw__limits){DEFAULT_MAX_TAGS, DEFAULT_MAX_LOGS, DEFAULT_MAX_LOG_FIELDS,
                              DEFAULT_MAX_VALUE_BYTES};
     return o;
@@ -152,6 +154,13 @@ tw_status tw_tracer_options_set_use_active_span(tw_tracer_options *opts, bool us
     return TW_OK;
 }
 
+tw_status tw_tracer_options_set_parent_based(tw_tracer_options *opts, bool is_parent_based)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    opts->is_parent_based = is_parent_based;
+    return TW_OK;
+}
+
 /* ---- tracer ------------------------------------------------------------------------------- */
 
 static bool add_str_tag(tw__process *p, const char *key, const char *value)
@@ -207,19 +216,21 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     opts->handlers = NULL;
 
     tw_tracer *t = NULL;
+    /* Each failure sets the error of its real cause, and only that one (a
+     * set error is never overwritten, and a second, vaguer message would
+     * still reach the logger). */
     if (!opts->service || !*opts->service) {
         tw__set_error(err, TW_E_CONFIG, "tracer: the service name is missing or empty");
         goto fail;
     }
-    if (!sampler)
-        sampler = tw_sampler_const_new(true);
-    if (!reporter)
-        reporter = tw_reporter_jaeger_udp_new(NULL, err);
-    if (!propagator)
-        propagator = tw__propagator_default();
-    if (!sampler || !reporter || !propagator) {
-        tw__set_error(err, TW_E_NOMEM,
-                      "tracer: cannot create the default sampler/reporter/propagator");
+    if (!sampler && !(sampler = tw_sampler_const_new(true))) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for the default sampler");
+        goto fail;
+    }
+    if (!reporter && !(reporter = tw_reporter_jaeger_udp_new(NULL, err)))
+        goto fail; /* the constructor said why (TW_E_IO: no socket; TW_E_NOMEM) */
+    if (!propagator && !(propagator = tw__propagator_default())) {
+        tw__set_error(err, TW_E_NOMEM, "tracer: out of memory for the default propagator");
         goto fail;
     }
     t = calloc(1, sizeof(*t));
@@ -245,6 +256,8 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     t->propagator = propagator;
     t->handlers = handlers;
     t->records_unsampled = tw__handler_chain_wants_unsampled(handlers);
+    t->samples_every_span = !opts->is_parent_based;
+    t->no_propagation = opts->no_propagation;
     return t;
 
 fail_process:
@@ -279,6 +292,10 @@ tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms)
 tw_status tw_tracer_close(tw_tracer *tracer)
 {
     TW_CHECK_ARG(tracer, TW_E_INVALID_ARG);
+    if (tracer->is_noop) {
+        tw__log_msg(TW_LOG_ERROR, "tw_tracer_close: the no-op global tracer is never closed");
+        return TW_E_INVALID_ARG;
+    }
     bool expected = false;
     if (!atomic_compare_exchange_strong(&tracer->is_closed, &expected, true)) {
         tw__log_msg(TW_LOG_WARN, "tw_tracer_close: tracer \"%s\" is already closed",
@@ -297,10 +314,68 @@ void tw__tracer_release(tw_tracer *t)
     free(t);
 }
 
+/* ---- the global tracer --------------------------------------------------------------------- */
+
+static _Atomic(tw_tracer *) global_tracer;
+static tw_tracer *noop_tracer;
+static pthread_once_t noop_once = PTHREAD_ONCE_INIT;
+
+/* The tracer tw_tracer_global() returns when none is set: it samples
+ * nothing, reports nowhere and propagates nothing (a library instrumented
+ * through it must not send "not sampled" headers on behalf of an
+ * application that chose no tracing). Made once, never freed. */
+static void make_noop_tracer(void)
+{
+    tw_tracer_options *o = tw_tracer_options_new();
+    if (!o)
+        return;
+    tw_tracer_options_set_service(o, "tracewire-noop");
+    tw_sampler *never = tw_sampler_const_new(false);
+    tw_reporter *nowhere = tw_reporter_null_new();
+    if (never)
+        tw_tracer_options_set_sampler(o, never);
+    if (nowhere)
+        tw_tracer_options_set_reporter(o, nowhere);
+    o->no_propagation = true;
+    tw_tracer *t = never && nowhere ? tw_tracer_new(o, NULL) : NULL;
+    tw_tracer_options_free(o);
+    if (t)
+        t->is_noop = true;
+    noop_tracer = t;
+}
+
+void tw_tracer_set_global(tw_tracer *tracer)
+{
+    if (tracer && tracer->is_noop)
+        tracer = NULL;
+    atomic_store_explicit(&global_tracer, tracer, memory_order_release);
+}
+
+tw_tracer *tw_tracer_global(void)
+{
+    tw_tracer *t = atomic_load_explicit(&global_tracer, memory_order_acquire);
+    if (t)
+        return t;
+    pthread_once(&noop_once, make_noop_tracer);
+    return noop_tracer;
+}
+
+bool tw_tracer_is_noop(const tw_tracer *tracer)
+{
+    return tracer && tracer->is_noop;
+}
+
 void tw_tracer_free(tw_tracer *tracer)
 {
     if (!tracer)
         return;
+    if (tracer->is_noop) {
+        tw__log_msg(TW_LOG_ERROR, "tw_tracer_free: the no-op global tracer is never freed");
+        return;
+    }
+    /* The global slot forgets a tracer that goes away. */
+    tw_tracer *expected = tracer;
+    atomic_compare_exchange_strong(&global_tracer, &expected, NULL);
     /* Before close: spans owned by scopes left open on this thread are then
      * reported, not dropped as finished after close. */
     tw__scope_tracer_free(tracer);
@@ -341,6 +416,8 @@ tw_status tw_tracer_inject(tw_tracer *tracer, const tw_span_context *ctx, tw_for
                            const tw_carrier_writer *carrier)
 {
     TW_CHECK_ARG(tracer && tracer->propagator, TW_E_INVALID_ARG);
+    if (tracer->no_propagation)
+        return TW_OK; /* OTEL_PROPAGATORS=none, or the no-op tracer: nothing to write */
     return tw_propagator_inject(tracer->propagator, ctx, format, carrier);
 }
 
@@ -349,6 +426,10 @@ tw_span_context *tw_tracer_extract(tw_tracer *tracer, tw_format format,
 {
     if (!tracer || !tracer->propagator) {
         tw__set_error(err, TW_E_INVALID_ARG, "tw_tracer_extract: the tracer is NULL or freed");
+        return NULL;
+    }
+    if (tracer->no_propagation) {
+        tw__set_error(err, TW_E_NOT_FOUND, "tw_tracer_extract: this tracer propagates nothing");
         return NULL;
     }
     /* Warnings reach the logger inside the extract; here they are counted. */
@@ -379,6 +460,8 @@ uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id)
         return atomic_load_explicit(&tracer->spans_dropped_by_handler, memory_order_relaxed);
     case TW_TRACER_SPANS_RECORDED_LOCALLY:
         return atomic_load_explicit(&tracer->spans_recorded_locally, memory_order_relaxed);
+    case TW_TRACER_BAGGAGE_DROPPED:
+        return atomic_load_explicit(&tracer->baggage_dropped, memory_order_relaxed);
     }
     return 0;
 }

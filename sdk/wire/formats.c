@@ -8,10 +8,10 @@
  * file; the highest score wins, ties going to the earlier row. `custom`
  * never detects itself: its fields must be mapped.
  *
- * The protobuf formats (otlp-proto, zipkin-v2-proto, jaeger-api-v2-json)
- * join as rows of their own modules (sdk/wire/otlp/otlp_proto.c,
- * sdk/wire/zipkin/zipkin_proto.c, the Jaeger api_v2 JSON decoder), with
- * the content types application/x-protobuf and application/json.
+ * The protobuf family are rows like the others: otlp-proto and
+ * zipkin-v2-proto (application/x-protobuf, read and written), and
+ * jaeger-api-v2-json (read only: Jaeger's api_v2 protobuf-JSON, rewritten
+ * into the query-API form the jaeger-json decoder reads).
  */
 #include "wire/formats.h"
 
@@ -31,11 +31,19 @@ static const tw__wire_format zipkin_v1_thrift = {"zipkin-v1-thrift", "applicatio
 static const tw__wire_format jaeger_thrift = {"jaeger-thrift", "application/x-thrift",
                                               &tw__jaeger_thrift_decoder,
                                               &tw__jaeger_thrift_encoder};
+static const tw__wire_format otlp_proto = {"otlp-proto", "application/x-protobuf",
+                                           &tw__otlp_proto_decoder, &tw__otlp_proto_encoder};
+static const tw__wire_format zipkin_v2_proto = {"zipkin-v2-proto", "application/x-protobuf",
+                                                &tw__zipkin_v2_proto_decoder,
+                                                &tw__zipkin_v2_proto_encoder};
+static const tw__wire_format jaeger_api_v2_json = {"jaeger-api-v2-json", "application/json",
+                                                   &tw__jaeger_api_v2_json_decoder, NULL};
 static const tw__wire_format custom = {"custom", NULL, &tw__custom_decoder, NULL};
 
 const tw__wire_format *const tw__wire_formats[] = {
-    &dapper,           &zipkin_v2_json, &zipkin_v1_json, &jaeger_json, &otlp_json,
-    &zipkin_v1_thrift, &jaeger_thrift,  &custom,         NULL,
+    &dapper,          &zipkin_v2_json,     &zipkin_v1_json, &jaeger_json,
+    &otlp_json,       &zipkin_v1_thrift,   &jaeger_thrift,  &otlp_proto,
+    &zipkin_v2_proto, &jaeger_api_v2_json, &custom,         NULL,
 };
 
 const tw__wire_format *tw__wire_format_find(const char *name)

@@ -49,18 +49,23 @@ extern const tw__wire_decoder tw__dapper_decoder;         /* wire/dapper/dapper_
 extern const tw__wire_decoder tw__zipkin_v2_json_decoder; /* wire/zipkin/zipkin_v2_json_decode.c */
 extern const tw__wire_decoder tw__zipkin_v1_json_decoder; /* wire/zipkin/zipkin_v1_json_decode.c */
 extern const tw__wire_decoder
-    tw__zipkin_v1_thrift_decoder;                        /* wire/zipkin/zipkin_v1_thrift_read.c */
-extern const tw__wire_decoder tw__jaeger_json_decoder;   /* wire/jaeger/jaeger_json_decode.c */
-extern const tw__wire_decoder tw__jaeger_thrift_decoder; /* wire/jaeger/jaeger_thrift_read.c */
-extern const tw__wire_decoder tw__otlp_json_decoder;     /* wire/otlp/otlp_json_decode.c */
-extern const tw__wire_decoder tw__custom_decoder;        /* wire/custom/custom.c */
+    tw__zipkin_v1_thrift_decoder;                          /* wire/zipkin/zipkin_v1_thrift_read.c */
+extern const tw__wire_decoder tw__jaeger_json_decoder;     /* wire/jaeger/jaeger_json_decode.c */
+extern const tw__wire_decoder tw__jaeger_thrift_decoder;   /* wire/jaeger/jaeger_thrift_read.c */
+extern const tw__wire_decoder tw__otlp_json_decoder;       /* wire/otlp/otlp_json_decode.c */
+extern const tw__wire_decoder tw__custom_decoder;          /* wire/custom/custom.c */
+extern const tw__wire_decoder tw__otlp_proto_decoder;      /* wire/otlp/otlp_proto_read.c */
+extern const tw__wire_decoder tw__zipkin_v2_proto_decoder; /* wire/zipkin/zipkin_proto_read.c */
+extern const tw__wire_decoder tw__jaeger_api_v2_json_decoder; /* wire/jaeger/api_v2_json_read.c */
 
 /* Document encoders. */
-extern const tw__wire_encoder tw__zipkin_v2_json_encoder; /* wire/zipkin/zipkin_v2_json_doc.c */
-extern const tw__wire_encoder tw__zipkin_v1_json_encoder; /* wire/zipkin/zipkin_v1_json_encode.c */
-extern const tw__wire_encoder tw__jaeger_json_encoder;    /* wire/jaeger/jaeger_json_encode.c */
-extern const tw__wire_encoder tw__jaeger_thrift_encoder;  /* wire/jaeger/jaeger_thrift_doc.c */
-extern const tw__wire_encoder tw__otlp_json_encoder;      /* wire/otlp/otlp_json_doc.c */
-extern const tw__wire_encoder tw__dapper_encoder;         /* wire/dapper/dapper_doc.c */
+extern const tw__wire_encoder tw__zipkin_v2_json_encoder;  /* wire/zipkin/zipkin_v2_json_doc.c */
+extern const tw__wire_encoder tw__zipkin_v1_json_encoder;  /* wire/zipkin/zipkin_v1_json_encode.c */
+extern const tw__wire_encoder tw__jaeger_json_encoder;     /* wire/jaeger/jaeger_json_encode.c */
+extern const tw__wire_encoder tw__jaeger_thrift_encoder;   /* wire/jaeger/jaeger_thrift_doc.c */
+extern const tw__wire_encoder tw__otlp_json_encoder;       /* wire/otlp/otlp_json_doc.c */
+extern const tw__wire_encoder tw__dapper_encoder;          /* wire/dapper/dapper_doc.c */
+extern const tw__wire_encoder tw__otlp_proto_encoder;      /* wire/otlp/otlp_proto_doc.c */
+extern const tw__wire_encoder tw__zipkin_v2_proto_encoder; /* wire/zipkin/zipkin_proto_doc.c */
 
 #endif /* TW_WIRE_FORMATS_H */

@@ -162,9 +162,12 @@ int main(int argc, char **argv)
         const char *name;
         reporter_ctor ctor;
         const char *path;
-    } http[] = {{"jaeger-http", tw_reporter_jaeger_http_new, "/api/traces"},
-                {"zipkin", tw_reporter_zipkin_new, "/api/v2/spans"},
-                {"otlp-http", tw_reporter_otlp_http_new, "/v1/traces"}};
+        tw_otlp_protocol protocol;
+    } http[] = {
+        {"jaeger-http", tw_reporter_jaeger_http_new, "/api/traces", TW_OTLP_HTTP_JSON},
+        {"zipkin", tw_reporter_zipkin_new, "/api/v2/spans", TW_OTLP_HTTP_JSON},
+        {"otlp-http", tw_reporter_otlp_http_new, "/v1/traces", TW_OTLP_HTTP_JSON},
+        {"otlp-http-proto", tw_reporter_otlp_http_new, "/v1/traces", TW_OTLP_HTTP_PROTOBUF}};
     tw_reporter_options *ro = tw_reporter_options_new();
     tw_reporter_options_set_agent(ro, "127.0.0.1", u.sink.port);
     run("jaeger-udp", tw_reporter_jaeger_udp_new, ro, &u.bytes, NULL, n);
@@ -174,6 +177,7 @@ int main(int argc, char **argv)
         ro = tw_reporter_options_new();
         snprintf(url, sizeof url, "http://127.0.0.1:%u%s", http_port, http[i].path);
         tw_reporter_options_set_endpoint(ro, url);
+        tw_reporter_options_set_otlp_protocol(ro, http[i].protocol);
         run(http[i].name, http[i].ctor, ro, &http_bytes, NULL, n);
         tw_reporter_options_free(ro);
     }

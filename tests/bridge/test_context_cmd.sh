@@ -6,7 +6,8 @@
 # Covers: every format read (Jaeger, B3 multi and single, W3C) and written, with the JSON
 # compared byte for byte (the output's key order and spacing are part of the contract);
 # round trips inject -> extract for every format, 64- and 128-bit ids, sampled, unsampled,
-# deferred, debug, firehose, baggage and tracestate; hints (jaeger-debug-id alone, b3: 1);
+# deferred, debug, firehose, the random trace id, baggage and tracestate; the W3C Trace
+# Context rules (flags, tracestate grammar, limits, duplicates); hints (jaeger-debug-id alone, b3: 1);
 # the auto order (jaeger, w3c, b3); header text tolerance (CRLF, start line, folding, case);
 # malformed headers and JSON (exit 1, the reason on stderr, nothing on stdout); usage errors
 # (exit 2) and --help (exit 0).
@@ -110,10 +111,17 @@ bad() {
 }
 
 # JSON the command prints: ctx TRACE SPAN PARENT SAMPLED DEBUG FIREHOSE BAGGAGE TRACESTATE
-# DEBUG_ID, each already in JSON form.
+# DEBUG_ID, each already in JSON form; "random_trace_id" is false. ctx_random: the same
+# with "random_trace_id": true (W3C traceparent flag 0x02).
+ctx_with() { # RANDOM_TRACE_ID TRACE SPAN PARENT SAMPLED DEBUG FIREHOSE BAGGAGE TRACESTATE DEBUG_ID
+    printf '{"trace_id": %s, "span_id": %s, "parent_id": %s, "sampled": %s, "debug": %s, "firehose": %s, "random_trace_id": %s, "baggage": %s, "tracestate": %s, "debug_id": %s}' \
+        "$2" "$3" "$4" "$5" "$6" "$7" "$1" "$8" "$9" "${10}"
+}
 ctx() {
-    printf '{"trace_id": %s, "span_id": %s, "parent_id": %s, "sampled": %s, "debug": %s, "firehose": %s, "baggage": %s, "tracestate": %s, "debug_id": %s}' \
-        "$@"
+    ctx_with false "$@"
+}
+ctx_random() {
+    ctx_with true "$@"
 }
 
 T128=0af7651916cd43dd8448eb211c80319c
@@ -184,8 +192,61 @@ ok "extract w3c: traceparent, two tracestate headers joined, baggage" \
     context extract --format w3c
 ok "extract w3c: unsampled, --pretty indents" \
     "traceparent: 00-$T128-$SPAN-00\n" \
-    "{\n  \"trace_id\": \"$T128\",\n  \"span_id\": \"$SPAN\",\n  \"parent_id\": null,\n  \"sampled\": false,\n  \"debug\": false,\n  \"firehose\": false,\n  \"baggage\": {},\n  \"tracestate\": null,\n  \"debug_id\": null\n}" \
+    "{\n  \"trace_id\": \"$T128\",\n  \"span_id\": \"$SPAN\",\n  \"parent_id\": null,\n  \"sampled\": false,\n  \"debug\": false,\n  \"firehose\": false,\n  \"random_trace_id\": false,\n  \"baggage\": {},\n  \"tracestate\": null,\n  \"debug_id\": null\n}" \
     context extract --format w3c --pretty
+
+# ---- extract: the W3C Trace Context rules (Level 2; docs/PROPAGATION.md quotes the spec) ---
+# The same rules run through tw_headers and the curl_slist carriers in the unit suites
+# (tests/unit/propagation/w3c_rules.h).
+ok "extract w3c: flag 0x02 is the random trace id, not debug" \
+    "traceparent: 00-$T128-$SPAN-02\n" \
+    "$(ctx_random "\"$T128\"" "\"$SPAN\"" null false false false '{}' null null)" \
+    context extract --format w3c
+ok "extract w3c: flags 03, sampled and random" \
+    "traceparent: 00-$T128-$SPAN-03\n" \
+    "$(ctx_random "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)" \
+    context extract --format w3c
+ok "extract w3c: unknown flags are not kept (fd: sampled only)" \
+    "traceparent: 00-$T128-$SPAN-fd\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)" \
+    context extract --format w3c
+ok "extract jaeger: Jaeger's 0x02 is debug, never the random trace id" \
+    "uber-trace-id: $T128:$SPAN:0:3\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true true false '{}' null null)" \
+    context extract --format jaeger
+ok "extract w3c: a tracestate key may start with a digit and contain @" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: 1foo=1,foo@=2,foo@@bar=3,foo@bar@baz=4,t@vvvvvvvvvvvvvvv=5\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' '"1foo=1,foo@=2,foo@@bar=3,foo@bar@baz=4,t@vvvvvvvvvvvvvvv=5"' null)" \
+    context extract --format w3c
+ok "extract w3c: empty members and OWS are allowed, leading spaces of a value kept" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: , foo=  a b \t,\t, bar=2 \ntracestate: \n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' '"foo=  a b,bar=2"' null)" \
+    context extract --format w3c
+ok_warn "extract w3c: a repeated tracestate key keeps the first member, with a warning" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: foo=1,bar=2\ntracestate: foo=3\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' '"foo=1,bar=2"' null)" \
+    "member \"foo\" .* dropped: its key occurs earlier" context extract --format w3c
+ok_warn "extract w3c: a tracestate that cannot be parsed is discarded whole, with a warning" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: foo=1,@bar=2\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)" \
+    "invalid key .* the whole tracestate is discarded" context extract --format w3c
+ok_warn "extract w3c: an empty tracestate value: discarded whole" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: foo=,bar=3\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)" \
+    "invalid value" context extract --format w3c
+members32="a01=1,a02=2,a03=3,a04=4,a05=5,a06=6,a07=7,a08=8,a09=9,a10=10,a11=11,a12=12,a13=13,a14=14,a15=15,a16=16,a17=17,a18=18,a19=19,a20=20,a21=21,a22=22,a23=23,a24=24,a25=25,a26=26,a27=27,a28=28,a29=29,a30=30,a31=31,a32=32"
+ok "extract w3c: 32 tracestate members are kept" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: $members32\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' "\"$members32\"" null)" \
+    context extract --format w3c
+ok_warn "extract w3c: more than 32 tracestate members: discarded whole" \
+    "traceparent: 00-$T128-$SPAN-01\ntracestate: $members32\ntracestate: a33=33\n" \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)" \
+    "more than 32 members" context extract --format w3c
+bad "extract w3c: tracestate without traceparent is discarded (no context)" 1 "no trace context" \
+    "tracestate: foo=1\n" context extract --format w3c
+bad "extract w3c: two traceparent headers" 1 "2 traceparent headers" \
+    "traceparent: 00-$T128-$SPAN-01\ntraceparent: 00-$T128-$SPAN-01\n" context extract --format w3c
 
 # ---- extract: auto and the header text ---------------------------------------------------
 ok "extract auto: jaeger wins over traceparent and b3" \
@@ -256,6 +317,34 @@ head -c 1100000 /dev/zero | tr '\0' 'a' | sed 's/^/x-big: /' >"$work/big"
 big=$(cat "$work/big")
 bad "extract: more than 1 MiB of headers" 1 "longer than 1048576 bytes" "$big\n" context extract
 
+# endless NAME ARGS...: the command reads an endless input (from a generator on a pipe)
+# and must stop at the 1 MiB bound with exit 1 and the reason, within 60 s (before the
+# bound applied to the read, /dev/zero grew one line to 1.4 GB in 10 s). The generator's
+# output is given as a shell word list in $gen.
+endless() {
+    name=$1
+    shift
+    # shellcheck disable=SC2086 # the wrapper and the generator are word lists
+    sh -c "$gen" 2>/dev/null | timeout -k 5 60 ${TW_TEST_WRAPPER:-} "$tw" "$@" \
+        >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ "$rc" -ne 1 ]; then
+        fail "$name" "exit $rc, expected 1 (124: it did not stop at the bound)"
+    elif ! grep -q "longer than 1048576 bytes" "$work/err"; then
+        fail "$name" "stderr does not give the bound"
+    elif [ -s "$work/out" ]; then
+        fail "$name" "unexpected stdout"
+    else
+        pass "$name"
+    fi
+}
+gen="cat /dev/zero"
+endless "extract: an endless line (/dev/zero) stops at the bound" context extract
+gen="printf 'x-a: '; cat /dev/zero | tr '\\000' a"
+endless "extract: an endless header value stops at the bound" context extract
+gen="printf '{\"trace_id\": \"'; cat /dev/zero | tr '\\000' a"
+endless "inject: an endless JSON string stops at the bound" context inject --format jaeger
+
 # ---- inject ------------------------------------------------------------------------------
 full="{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"parent_id\": \"$PARENT\", \"sampled\": true, \"baggage\": {\"user-id\": \"alice smith\", \"q\": \"a=1,b\"}, \"tracestate\": \"congo=t61rcWkgMzE\"}"
 ok "inject jaeger: 128-bit, parent, %%-encoded baggage" "$full" \
@@ -282,6 +371,16 @@ ok "inject: a comma list writes every format" \
     "{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"sampled\": false}" \
     "uber-trace-id: $T128:$SPAN:0000000000000000:0\ntraceparent: 00-$T128-$SPAN-00" \
     context inject --format jaeger,w3c
+ok "inject w3c: random_trace_id sets flag 0x02 (sampled: 03)" \
+    "{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"sampled\": true, \"debug\": true, \"random_trace_id\": true}" \
+    "traceparent: 00-$T128-$SPAN-03" context inject --format w3c
+ok "inject w3c: random_trace_id, not sampled: 02" \
+    "{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"sampled\": false, \"random_trace_id\": true}" \
+    "traceparent: 00-$T128-$SPAN-02" context inject --format w3c
+ok "inject: Jaeger and B3 have no random bit (debug stays Jaeger's 0x02)" \
+    "{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"sampled\": true, \"random_trace_id\": true}" \
+    "uber-trace-id: $T128:$SPAN:0000000000000000:1\nb3: $T128-$SPAN-1" \
+    context inject --format jaeger,b3-single
 ok_warn "inject: a baggage key that is not a header name is left out, with a warning" \
     "{\"trace_id\": \"$T128\", \"span_id\": \"$SPAN\", \"sampled\": true, \"baggage\": {\"a b\": \"1\", \"c\": \"2\"}}" \
     "uber-trace-id: $T128:$SPAN:0000000000000000:1\nuberctx-c: 2" "a b" \
@@ -314,6 +413,12 @@ for f in jaeger w3c; do
     roundtrip "baggage that needs encoding" $f \
         "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{"user-id": "alice smith", "q": "a=1,b;c%%d+e", "city": "Zürich"}' null null)"
 done
+roundtrip "random trace id, sampled" w3c \
+    "$(ctx_random "\"$T128\"" "\"$SPAN\"" null true false false '{}' null null)"
+roundtrip "random trace id, 64-bit, not sampled" w3c \
+    "$(ctx_random "\"$T64\"" "\"$SPAN\"" null false false false '{}' null null)"
+roundtrip "tracestate with the current key grammar" w3c \
+    "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' '"1tw@x=1,a@b@c=2"' null)"
 roundtrip "tracestate" w3c \
     "$(ctx "\"$T128\"" "\"$SPAN\"" null true false false '{}' '"congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"' null)"
 
@@ -362,6 +467,15 @@ bad "inject: a line break in tracestate cannot smuggle a header" 1 "\"tracestate
     context inject --format w3c
 bad "inject: tracestate that is not a W3C list" 1 "\"tracestate\" is not a W3C list.*no '='" \
     "{\"trace_id\": \"1\", \"span_id\": \"2\", \"tracestate\": \"a=1,bad\"}" \
+    context inject --format w3c
+bad "inject: tracestate with a repeated key is not a list as it would be sent" 1 \
+    "\"tracestate\" is not a W3C list.*occurs earlier" \
+    "{\"trace_id\": \"1\", \"span_id\": \"2\", \"tracestate\": \"a=1,a=2\"}" \
+    context inject --format w3c
+bad "inject: random_trace_id without ids" 1 "\"random_trace_id\" needs" \
+    "{\"random_trace_id\": true, \"sampled\": true}" context inject --format w3c
+bad "inject: random_trace_id a string" 1 "\"random_trace_id\" must be true or false" \
+    "{\"trace_id\": \"1\", \"span_id\": \"2\", \"random_trace_id\": \"yes\"}" \
     context inject --format w3c
 bad "inject: tracestate without ids" 1 "\"tracestate\" needs" \
     "{\"tracestate\": \"a=1\", \"sampled\": true}" context inject --format w3c

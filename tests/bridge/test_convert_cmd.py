@@ -80,6 +80,12 @@ FIXTURES = {
     "jaeger-thrift": [
         "elastic__apm-server/testdata__jaeger__span.thrift",
     ],
+    # Jaeger api_v2 protobuf-JSON (PostSpansRequest): INDEX.md rows 52-54.
+    "jaeger-api-v2-json": [
+        "elastic__apm-server/testdata__jaeger__batch_0.json",
+        "elastic__apm-server/testdata__jaeger__batch_1.json",
+        "elastic__apm-server/beater__jaeger__testdata__batch_2.json",
+    ],
 }
 
 
@@ -101,7 +107,51 @@ for name, fmt in index_rows():
         FIXTURES["zipkin-v1-json"].append(name)
 
 OUTPUTS = ["zipkin-v2-json", "zipkin-v1-json", "jaeger-json", "jaeger-thrift", "otlp-json",
-           "dapper"]
+           "dapper", "otlp-proto", "zipkin-v2-proto"]
+
+
+def pb_fields(data):
+    """The (field number, wire type, value) of a protobuf message's top level; raises on
+    anything that is not the protobuf wire format (protobuf.dev, "Encoding")."""
+    fields, i = [], 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+            if shift > 63:
+                raise ValueError("varint longer than 10 bytes")
+
+    while i < len(data):
+        tag = varint()
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value = varint()
+        elif wire == 1:
+            value, i = data[i:i + 8], i + 8
+        elif wire == 5:
+            value, i = data[i:i + 4], i + 4
+        elif wire == 2:
+            n = varint()
+            value, i = data[i:i + n], i + n
+            if len(value) != n:
+                raise ValueError("length past the end")
+        else:
+            raise ValueError("wire type %d" % wire)
+        if number == 0 or i > len(data):
+            raise ValueError("not protobuf")
+        fields.append((number, wire, value))
+    return fields
+
+
+def pb_sub(data, number):
+    return [v for n, w, v in pb_fields(data) if n == number and w == 2]
 
 
 def parse_output(fmt, data):
@@ -116,6 +166,22 @@ def parse_output(fmt, data):
     if fmt == "otlp-json":
         doc = json.loads(data)
         return sum(len(s["spans"]) for r in doc["resourceSpans"] for s in r["scopeSpans"])
+    if fmt == "otlp-proto":
+        # ExportTraceServiceRequest.resource_spans[].scope_spans[].spans[]; ids 16 and 8 bytes
+        n = 0
+        for rs in pb_sub(data, 1):
+            for ss in pb_sub(rs, 2):
+                for span in pb_sub(ss, 2):
+                    assert [len(v) for v in pb_sub(span, 1)] == [16]
+                    assert [len(v) for v in pb_sub(span, 2)] == [8]
+                    n += 1
+        return n
+    if fmt == "zipkin-v2-proto":
+        spans = pb_sub(data, 1)
+        for span in spans:
+            assert [len(v) for v in pb_sub(span, 1)] in ([8], [16])
+            assert [len(v) for v in pb_sub(span, 3)] == [8]
+        return len(spans)
     if fmt == "dapper":
         lines = [l for l in data.decode().split("\n") if l]
         for l in lines:
@@ -150,12 +216,55 @@ rc, out, err = run(["--to", "nope"])
 check("unknown output format is a usage error", rc == 2 and "nope" in err, rc, err)
 rc, out, err = run(["--list-formats"])
 check("--list-formats names every format",
-      rc == 0 and all(f.encode() in out for f in OUTPUTS + ["zipkin-v1-thrift", "custom"]),
+      rc == 0 and all(f.encode() in out for f in OUTPUTS + ["zipkin-v1-thrift", "custom",
+                                                            "jaeger-api-v2-json"]),
       rc, out)
 rc, out, err = run(["--to", "dapper", "--sample", "2"])
 check("--sample outside 0..1 is a usage error", rc == 2, rc, err)
 rc, out, err = run(["--to", "dapper", os.path.join(WORK, "absent")])
-check("a missing file fails with its name", rc == 1 and "absent" in err, rc, err)
+check("a missing file fails with its name, before any output", rc == 2 and "absent" in err and not out,
+      rc, err)
+
+# Numeric options are range-checked and refused with the option's name, never wrapped,
+# clamped or ignored (4294967297 used to become 1, -7 was ignored).
+SKEW = fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")
+for opt, value, send in [("--retries", "4294967297", True), ("--timeout-ms", "4294967297", True),
+                         ("--max-body-bytes", "-7", True), ("--retries", "-1", True),
+                         ("--window", "-1", False), ("--window", "99999999999", False),
+                         ("--max-value-bytes", "15", False), ("--max-annotations", "-3", False)]:
+    target = ["--send", "http://127.0.0.1:1/api/v2/spans"] if send else ["--to", "dapper"]
+    rc, out, err = run(target + [opt, value, SKEW])
+    check("%s %s is a usage error naming the option" % (opt, value),
+          rc == 2 and opt in err and value in err and out == b"", rc, err)
+
+# -o or --rejects naming an input would empty it before it is read: refused, input intact.
+victim = write("victim.json", open(SKEW, "rb").read())
+for opt in ["-o", "--rejects"]:
+    rc, out, err = run(["--to", "zipkin-v2-json", opt, victim, victim])
+    check("%s naming the input is refused and the input is kept" % opt,
+          rc == 2 and "names the input" in err and
+          open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
+
+# --to with --send: accepted when it is what the destination takes, refused on a conflict.
+rc, out, err = run(["--to", "zipkin-v2-json", "--send", "http://127.0.0.1:1/api/v2/spans",
+                    "--retries", "0", SKEW])
+check("--to matching the --send destination is accepted",
+      rc == 1 and "conflicts" not in err and "failed 4" in err, rc, err)
+rc, out, err = run(["--to", "jaeger-json", "--send", "http://127.0.0.1:1/api/v2/spans", SKEW])
+check("--to conflicting with the --send destination is a usage error",
+      rc == 2 and "conflicts" in err and "zipkin-v2-json" in err, rc, err)
+
+# Write errors are said even when the run already failed for another reason (rejects).
+if os.path.exists("/dev/full"):
+    bad = write("bad.json", "garbage\n")
+    rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "--rejects", "/dev/full",
+                        bad])
+    check("a --rejects file that cannot be written is reported",
+          rc == 1 and "/dev/full: write error" in err, rc, err)
+    rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "-o", "/dev/full", SKEW,
+                        bad])
+    check("an output that cannot be written is reported with rejects too",
+          rc == 1 and "/dev/full: write error" in err, rc, err)
 
 # ---- every fixture, every output ---------------------------------------------------------
 
@@ -235,6 +344,51 @@ for rel in FIXTURES.get("zipkin-v2-json", [])[:6]:
         same = rc1 == rc0 and canon_zipkin(out, holds) == canon_zipkin(direct, holds)
         check("zipkin-v2-json -> %s -> zipkin-v2-json keeps every span: %s" % (via, short), same,
               err, "direct: " + direct.decode()[:600], "round trip: " + out.decode()[:600])
+
+for rel in FIXTURES.get("zipkin-v2-json", [])[:6]:
+    path = fixture(rel)
+    short = rel.split("/")[-1]
+    rc0, direct, err0 = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", path])
+    rc1, rc2, out, err = convert_via(path, "zipkin-v2-json", "zipkin-v2-proto", "zipkin-v2-json")
+    check("zipkin-v2-json -> zipkin-v2-proto -> zipkin-v2-json is the identity: %s" % short,
+          rc1 == rc0 and out == direct, err, "direct: " + direct.decode()[:600],
+          "round trip: " + out.decode()[:600])
+    rc1, rc2, out, err = convert_via(path, "zipkin-v2-json", "otlp-proto", "zipkin-v2-json")
+    _, _, via_json, _ = convert_via(path, "zipkin-v2-json", "otlp-json", "zipkin-v2-json")
+    check("zipkin-v2-json -> otlp-proto -> zipkin-v2-json equals the trip via otlp-json: %s"
+          % short, rc1 == rc0 and out == via_json, err)
+
+for rel in FIXTURES.get("otlp-json", []):
+    path = fixture(rel)
+    short = rel.split("/")[-1]
+    rc0, direct, err0 = run(["--from", "otlp-json", "--to", "otlp-json", path])
+    rc1, rc2, out, err = convert_via(path, "otlp-json", "otlp-proto", "otlp-json")
+    check("otlp-json -> otlp-proto -> otlp-json equals otlp-json -> otlp-json: %s" % short,
+          rc1 == rc0 and out == direct, err, direct[:600], out[:600])
+
+# The otlp-proto input forms: one request, or the Collector file exporter's frames (a 4-byte
+# big-endian length before each request); both detected.
+src = fixture("openzipkin__zipkin/zipkin-lens__testdata__messaging-kafka.json")
+rc, bare, err = run(["--to", "otlp-proto", src])
+framed = b"".join(len(part).to_bytes(4, "big") + part for part in (bare, bare))
+pframed = write("framed.otlpb", framed)
+pbare = write("bare.otlpb", bare)
+rc1, one, err1 = run(["--to", "zipkin-v2-json", pbare])
+rc2, two, err2 = run(["--to", "zipkin-v2-json", pframed])
+check("otlp-proto reads a bare request and the file exporter's frames (detected)",
+      rc1 == 0 and rc2 == 0 and one == two and len(json.loads(one)) == 28 and
+      summary_count(err2, "read") == 2 * summary_count(err1, "read") == 56, err1, err2)
+cut = write("cut.otlpb", bare[:len(bare) // 2])
+rc, out, err = run(["--from", "otlp-proto", "--to", "zipkin-v2-json", cut])
+check("a cut otlp-proto input is rejected with a byte offset, exit 1",
+      rc == 1 and "byte " in err and summary_count(err, "rejected") == 1, rc, err)
+notpb = write("notpb.otlpb", b"\x0a\x05\x0a\x03abc\xff\xff")
+rc, out, err = run(["--from", "otlp-proto", "--to", "zipkin-v2-json", notpb])
+check("input that is not protobuf is rejected, not a crash", rc == 1 and out == b"[]\n",
+      rc, err)
+rc, out, err = run(["--to", "zipkin-v2-json", "--send-format", "otlp-http-proto", src])
+check("--send-format without --send is still a usage error or ignored, never a crash",
+      rc in (0, 2), rc, err)
 
 for rel in FIXTURES.get("jaeger-json", [])[:4]:
     path = fixture(rel)

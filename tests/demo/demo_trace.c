@@ -9,15 +9,21 @@
  * (each prints the port it bound, so there is no race for a "free" port),
  * then the frontend pointed at them, all with JAEGER_AGENT_PORT set to the
  * sink. It sends one request to the frontend through libcurl instrumented by
- * its own tracer (service demo-driver, memory reporter), so the trace's root
- * is this program's CLIENT span. Then it stops the processes with SIGTERM
- * (each closes its tracer, which flushes), decodes every datagram with the
- * c_glib code generated from the Jaeger IDL (tests/unit/jaeger_decode.c),
- * prints the trace as an indented tree and checks it: one trace id, unique
+ * its own tracer (service demo-driver; a memory reporter for the checks and
+ * the Dapper-style span log, spans.log), so the trace's root is this
+ * program's CLIENT span. Then it stops the processes with SIGTERM (each
+ * closes its tracer, which flushes), writes every datagram the agent port
+ * received to agent.thrift (the agent's emitBatch messages, as they came),
+ * and draws the trace with `tracewire show --trace PREFIX spans.log
+ * agent.thrift` (the bridge's view: docs/views.md). It decodes every datagram
+ * itself with the c_glib code generated from the Jaeger IDL
+ * (tests/unit/jaeger_decode.c) and checks the trace: one trace id, unique
  * span ids, exactly one root (ours), no orphans, kinds and services and
  * parents exactly as the demo's call graph says, the pool's spans children
  * of backend-b's server span while running on other threads, each server
- * span inside its client span, no errors.
+ * span inside its client span, no errors; and that `tracewire show` found
+ * that trace with every span. The files stay in TW_DEMO_OUT when it is set
+ * (scripts/demo.sh sets it), else in a temporary directory removed at exit.
  *
  * Bounded: every wait has a timeout, a watchdog (alarm, TW_DEMO_TIMEOUT_S,
  * default 60 s) kills the children and fails, and the children get SIGKILL
@@ -36,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +53,10 @@
 #include "tracewire/curl.h"
 #include "tracewire/tracewire.h"
 #include "udp_sink.h"
+
+#ifndef TW_TRACEWIRE
+#error "TW_TRACEWIRE must name the built tracewire command (examples/Makefile.inc sets it)"
+#endif
 
 #define N_POOL_SPANS 3 /* backend-b's fan-out (examples/demo/backend_b.c) */
 #define READY_TIMEOUT_MS 15000
@@ -374,87 +385,108 @@ static void add_finished(span_set *set, const char *service, const tw_finished_s
     }
 }
 
-/* ---- the tree view ------------------------------------------------------------------------- */
+/* ---- the span files and `tracewire show` -------------------------------------------------- */
 
-static int by_start(const void *a, const void *b)
+static char out_dir[480];
+static bool is_out_temporary;
+
+/* TW_DEMO_OUT, else a new temporary directory. */
+static bool make_out_dir(void)
 {
-    const demo_span *x = *(demo_span *const *)a, *y = *(demo_span *const *)b;
-    return (x->start_us > y->start_us) - (x->start_us < y->start_us);
+    const char *dir = getenv("TW_DEMO_OUT");
+    if (dir && *dir) {
+        snprintf(out_dir, sizeof(out_dir), "%s", dir);
+        if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "demo_trace: cannot create %s: %s\n", out_dir, strerror(errno));
+            return false;
+        }
+        /* a run appends to spans.log: start from an empty one */
+        char path[512];
+        snprintf(path, sizeof(path), "%s/spans.log", out_dir);
+        unlink(path);
+        return true;
+    }
+    snprintf(out_dir, sizeof(out_dir), "%s/tracewire-demo.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(out_dir)) {
+        perror("demo_trace: mkdtemp");
+        return false;
+    }
+    is_out_temporary = true;
+    return true;
 }
 
-/* The children of @parent_id, by start time; the caller frees the array. */
-static demo_span **children_of(const span_set *set, uint64_t parent_id, size_t *n_out)
+static void remove_out_dir(void)
 {
-    demo_span **list = calloc(set->n + 1, sizeof(*list));
-    size_t n = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        if (set->spans[i].parent_id == parent_id)
-            list[n++] = &set->spans[i];
+    if (!is_out_temporary)
+        return;
+    const char *files[] = {"spans.log", "agent.thrift"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", out_dir, files[i]);
+        unlink(path);
     }
-    qsort(list, n, sizeof(*list), by_start);
-    *n_out = n;
-    return list;
+    rmdir(out_dir);
 }
 
-static void print_subtree(const span_set *set, const demo_span *s, const char *prefix, bool is_last,
-                          bool is_root, int depth)
+/* The datagrams the agent port received, one after the other: a stream of
+ * emitBatch messages that `tracewire` reads as jaeger-thrift. */
+static bool save_datagrams(const udp_sink *sink)
 {
-    char label[256];
-    snprintf(label, sizeof(label), "%s%s%s  %s", prefix, is_root ? "" : (is_last ? "└─ " : "├─ "),
-             s->service, s->operation);
-    /* Pad by display columns: the box-drawing characters are 3 bytes, 1 column. */
-    int columns = 0;
-    for (const char *p = label; *p; p++)
-        columns += ((unsigned char)*p & 0xc0) != 0x80;
-    printf("%s%*s %9.3f ms  %-8s", label, columns < 58 ? 58 - columns : 0, "",
-           (double)s->duration_us / 1000.0, s->kind ? s->kind : "internal");
-    if (s->status_code >= 0)
-        printf(" %3" PRId64, s->status_code);
-    else
-        printf("    ");
-    if (s->thread_id >= 0)
-        printf("  thread %" PRId64, s->thread_id);
-    if (s->is_error)
-        printf("  ERROR");
-    printf("\n");
-    if (depth > 32)
-        return; /* a cycle cannot happen with unique ids; this is belt and braces */
-    char child_prefix[256];
-    snprintf(child_prefix, sizeof(child_prefix), "%s%s", prefix,
-             is_root ? "" : (is_last ? "   " : "│  "));
-    size_t n = 0;
-    demo_span **kids = children_of(set, s->span_id, &n);
-    for (size_t i = 0; i < n; i++)
-        print_subtree(set, kids[i], child_prefix, i + 1 == n, false, depth + 1);
-    free(kids);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/agent.thrift", out_dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "demo_trace: cannot write %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < sink->n; i++)
+        ok &= fwrite(sink->data[i], 1, sink->len[i], f) == sink->len[i];
+    ok &= fclose(f) == 0;
+    return ok;
 }
 
-static void print_tree(const span_set *set)
+/* Runs the tracewire command with @args (NULL-terminated, after the
+ * program); its stdout goes to ours, or into @captured (size @size) when
+ * that is not NULL. Returns its exit status, or -1 when it did not run. */
+static int run_tracewire(char *const args[], char *captured, size_t size)
 {
+    const char *program = getenv("TW_TRACEWIRE") ? getenv("TW_TRACEWIRE") : TW_TRACEWIRE;
+    char *argv[16];
     size_t n = 0;
-    demo_span **roots = children_of(set, 0, &n);
-    for (size_t i = 0; i < n; i++) {
-        char hex[40];
-        if (roots[i]->trace_hi)
-            snprintf(hex, sizeof(hex), "%016" PRIx64 "%016" PRIx64, roots[i]->trace_hi,
-                     roots[i]->trace_lo);
-        else
-            snprintf(hex, sizeof(hex), "%016" PRIx64, roots[i]->trace_lo);
-        printf("\ntrace %s (%zu spans)\n\n", hex, set->n);
-        print_subtree(set, roots[i], "", true, true, 0);
+    argv[n++] = (char *)program;
+    for (size_t i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    int fds[2] = {-1, -1};
+    if (captured && pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("demo_trace: fork");
+        return -1;
     }
-    free(roots);
-    /* Spans whose parent is not in the set would be invisible above. */
-    for (size_t i = 0; i < set->n; i++) {
-        const demo_span *s = &set->spans[i];
-        bool has_parent = s->parent_id == 0;
-        for (size_t j = 0; j < set->n && !has_parent; j++)
-            has_parent = set->spans[j].span_id == s->parent_id;
-        if (!has_parent)
-            printf("orphan: %s %s (parent %016" PRIx64 " not reported)\n", s->service, s->operation,
-                   s->parent_id);
+    if (pid == 0) {
+        if (captured)
+            dup2(fds[1], STDOUT_FILENO);
+        execv(program, argv);
+        _exit(127);
     }
-    printf("\n");
+    size_t len = 0;
+    if (captured) {
+        close(fds[1]);
+        ssize_t got;
+        while ((got = read(fds[0], captured + len, size - 1 - len)) > 0)
+            len += (size_t)got;
+        close(fds[0]);
+        captured[len] = '\0';
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* ---- the checks ------------------------------------------------------------------------------ */
@@ -634,7 +666,8 @@ static bool send_request(tw_tracer *tracer, const char *base_url)
     return rc == CURLE_OK && status == 200;
 }
 
-/* The driver's tracer: everything sampled into a memory reporter, and the
+/* The driver's tracer: everything sampled into a memory reporter (for the
+ * checks) and into the span log spans.log (for `tracewire show`), and the
  * propagation formats the demo processes use (JAEGER_PROPAGATION passes
  * through to them), so the frontend can read what the driver sends. */
 static tw_tracer *driver_tracer(tw_reporter **memory)
@@ -654,8 +687,22 @@ static tw_tracer *driver_tracer(tw_reporter **memory)
     }
     tw_tracer_options_set_service(opts, "demo-driver");
     tw_tracer_options_set_sampler(opts, tw_sampler_const_new(true));
+    char path[512];
+    snprintf(path, sizeof(path), "%s/spans.log", out_dir);
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_file_path(ro, path);
+    tw_error *err = NULL;
+    tw_reporter *file = tw_reporter_file_new(ro, &err);
+    tw_reporter_options_free(ro);
+    if (!file) {
+        fprintf(stderr, "demo_trace: span log %s: %s\n", path, tw_error_message(err));
+        tw_error_free(err);
+        tw_tracer_options_free(opts);
+        return NULL;
+    }
     *memory = tw_reporter_memory_new(0);
-    tw_tracer_options_set_reporter(opts, *memory);
+    tw_reporter *both[2] = {*memory, file};
+    tw_tracer_options_set_reporter(opts, tw_reporter_composite_new(both, 2));
     tw_tracer *tracer = tw_tracer_new(opts, NULL);
     tw_tracer_options_free(opts);
     return tracer;
@@ -683,9 +730,12 @@ int main(int argc, char **argv)
     alarm(timeout_s ? timeout_s : 60);
     signal(SIGPIPE, SIG_IGN);
 
+    if (!make_out_dir())
+        return 99;
     udp_sink sink;
     if (!udp_sink_open(&sink, "127.0.0.1")) {
         perror("demo_trace: cannot open the UDP sink");
+        remove_out_dir();
         return 99;
     }
     fcntl(sink.fd, F_SETFD, FD_CLOEXEC);
@@ -731,11 +781,52 @@ int main(int argc, char **argv)
     for (size_t i = 0; tracer && i < tw_memory_reporter_count(memory); i++)
         add_finished(&set, "demo-driver", tw_memory_reporter_span(memory, i));
     printf("demo: %zu datagrams from the three processes, %zu spans in all\n", sink.n, set.n);
+    /* The span log is complete once the driver's tracer is closed. */
+    if (tracer)
+        tw_tracer_close(tracer);
+    bool is_saved = save_datagrams(&sink);
 
-    print_tree(&set);
+    /* Draw the trace with the bridge, from the two span files. */
+    const demo_span *root = NULL;
+    for (size_t i = 0; i < set.n; i++) {
+        if (set.spans[i].parent_id == 0 && strcmp(set.spans[i].service, "demo-driver") == 0)
+            root = &set.spans[i];
+    }
+    int show_rc = -1, list_rc = -1;
+    char listing[4096] = "";
+    char spans_log[512], agent_file[512], prefix[9] = "";
+    snprintf(spans_log, sizeof(spans_log), "%s/spans.log", out_dir);
+    snprintf(agent_file, sizeof(agent_file), "%s/agent.thrift", out_dir);
+    if (root && is_saved) {
+        char id[33];
+        if (root->trace_hi)
+            snprintf(id, sizeof(id), "%016" PRIx64 "%016" PRIx64, root->trace_hi, root->trace_lo);
+        else
+            snprintf(id, sizeof(id), "%016" PRIx64, root->trace_lo);
+        memcpy(prefix, id, 8); /* a prefix is enough */
+        printf("demo: span files in %s\n", out_dir);
+        printf("\n$ tracewire show --trace %s spans.log agent.thrift\n\n", prefix);
+        char *show_args[] = {"show", "--trace", prefix, spans_log, agent_file, NULL};
+        show_rc = run_tracewire(show_args, NULL, 0);
+        char *list_args[] = {"show", "--list", "--trace", prefix, spans_log, agent_file, NULL};
+        list_rc = run_tracewire(list_args, listing, sizeof(listing));
+        printf("\n");
+    }
     check(is_answered, "the frontend answered 200");
     check(is_clean, "the three processes exited cleanly on SIGTERM (tracers closed and flushed)");
     check(n_bad == 0, "every datagram decodes as a Jaeger emitBatch");
+    check(is_saved, "the agent's datagrams were saved for tracewire");
+    check(show_rc == 0, "tracewire show drew the trace from spans.log and agent.thrift");
+    {
+        /* --list: one trace, every span (the "SPANS" column), no error */
+        char want[64];
+        snprintf(want, sizeof(want), " %6zu       0  demo-driver: HTTP GET", set.n);
+        size_t lines = 0;
+        for (const char *p = listing; *p; p++)
+            lines += *p == '\n';
+        check(list_rc == 0 && lines == 2 && strstr(listing, want) != NULL,
+              "tracewire show --list finds that one trace with every span and no error");
+    }
     check_trace(&set);
     printf("\n%s: %d check(s) failed\n", n_failed ? "FAIL" : "PASS", n_failed);
     rc = n_failed ? 1 : 0;
@@ -747,6 +838,7 @@ out_stop:
     stop_all();
 out:
     alarm(0);
+    remove_out_dir();
     free_environment(env);
     udp_sink_close(&sink);
     curl_global_cleanup();

@@ -6,7 +6,9 @@
  * leak or hang on any byte string, and must fail exactly when they set an
  * error (docs/API.md).
  *
- * Input: byte 0 selects the parser (interval, JAEGER_TAGS, or both); the
+ * Input: byte 0 selects the parser (interval, JAEGER_TAGS, the key=value
+ * lists of OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS, secret
+ * or not, or several); the
  * rest, up to the first NUL, is the variable's value, copied into an
  * allocation of exactly its size so that AddressSanitizer catches a read past
  * the NUL. tw_tracer_new_from_env() is not called: it opens a reporter socket
@@ -193,6 +195,105 @@ static void fuzz_tags(const char *value)
         fail("the JAEGER_TAGS parser's result depends on whether err is NULL", value);
 }
 
+/* ---- key=value lists (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS) ------------------ */
+
+typedef struct kv_seen {
+    size_t n;
+    const char *value; /* the input, for messages */
+} kv_seen;
+
+static bool count_item(void *arg, const char *name, const char *key, const char *value,
+                       tw_error **err)
+{
+    (void)name;
+    (void)err;
+    kv_seen *seen = arg;
+    /* Keys and values are trimmed before %-decoding: a decoded one may
+     * start or end with an encoded space, on purpose; only emptiness is
+     * impossible (a raw key is non-empty, and %XX never decodes to NUL). */
+    if (!*key)
+        fail("an empty key reached the callback", seen->value);
+    (void)value;
+    seen->n++;
+    return true;
+}
+
+/* Items a reading of @value that shares no code with the parser finds: the
+ * comma-separated parts that are not blank. */
+static size_t count_items(const char *value)
+{
+    size_t n = 0;
+    for (const char *p = value; *p;) {
+        const char *end = p + strcspn(p, ",");
+        bool blank = true;
+        for (const char *q = p; q < end; q++)
+            blank = blank && isspace((unsigned char)*q);
+        n += !blank;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+/* Whether @piece occurs in the key (before '=') of any item of @value: keys
+ * may be quoted, so such a piece proves nothing. */
+static bool in_some_key(const char *value, const char *piece, size_t len)
+{
+    for (const char *p = value; *p;) {
+        const char *end = p + strcspn(p, ",");
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        const char *k_end = eq ? eq : end;
+        for (const char *q = p; q + len <= k_end; q++) {
+            if (memcmp(q, piece, len) == 0)
+                return true;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return false;
+}
+
+/* A secret list's error never quotes a value: for each item "k=v" whose
+ * trimmed v is 8 bytes or more and occurs in no key, v is not in @msg. */
+static void check_no_value_quoted(const char *value, const char *msg)
+{
+    for (const char *p = value; *p;) {
+        const char *end = p + strcspn(p, ",");
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq) {
+            const char *v = eq + 1, *v_end = end;
+            trim_span(&v, &v_end);
+            size_t vlen = (size_t)(v_end - v);
+            char piece[64];
+            if (vlen >= 8 && vlen < sizeof piece) {
+                memcpy(piece, v, vlen);
+                piece[vlen] = '\0';
+                if (!in_some_key(value, piece, vlen) && strstr(msg, piece))
+                    fail("a secret list's error quotes a value", value);
+            }
+        }
+        p = *end ? end + 1 : end;
+    }
+}
+
+static void fuzz_kv_list(const char *value, bool is_secret)
+{
+    static const char name[] = "OTEL_EXPORTER_OTLP_HEADERS";
+    kv_seen quiet = {0, value}, loud = {0, value};
+    tw_error *err = NULL;
+    bool ok_quiet = tw__parse_kv_list(name, value, is_secret, count_item, &quiet, NULL);
+    bool ok = tw__parse_kv_list(name, value, is_secret, count_item, &loud, &err);
+    if (ok != ok_quiet || quiet.n != loud.n)
+        fail("the key=value parser's result depends on whether err is NULL", value);
+    if (ok != (err == NULL))
+        fail("the key=value parser set an error on success or none on failure", value);
+    if (ok && loud.n != count_items(value))
+        fail("the key=value parser accepted a list but skipped or invented items", value);
+    if (err) {
+        if (is_secret)
+            check_no_value_quoted(value, tw_error_message(err));
+        check_error(err, name, value);
+    }
+}
+
 /* ---- libFuzzer entry points --------------------------------------------------------------- */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -220,16 +321,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(value, bytes, len);
     value[len] = '\0';
-    switch (selector % 3) {
+    switch (selector % 5) {
     case 0:
         fuzz_interval(value);
         break;
     case 1:
         fuzz_tags(value);
         break;
+    case 2:
+        fuzz_kv_list(value, true);
+        break;
+    case 3:
+        fuzz_kv_list(value, false);
+        break;
     default:
         fuzz_interval(value);
         fuzz_tags(value);
+        fuzz_kv_list(value, true);
         break;
     }
     free(value);

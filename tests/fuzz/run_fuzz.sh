@@ -4,11 +4,12 @@
 # tests/fuzz/run_fuzz.sh: builds each libFuzzer target (tests/fuzz/fuzz_<name>.c) with clang
 # and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.
 #
-# The library sources (sdk/src/**/*.c, sdk/wire/**/*.c) are compiled here with clang and the sanitizers, so
-# the code under test is instrumented: linking the gcc-built libtracewire-core.a would give
-# libFuzzer no coverage of it and ASan no view of its memory. Headers that the build
-# generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/) come from
-# BUILDDIR, which must have been built (`make`) first.
+# The library sources (sdk/src/**/*.c, sdk/wire/**/*.c) are compiled here with clang and the
+# sanitizers, so the code under test is instrumented: linking the gcc-built
+# libtracewire-core.a would give libFuzzer no coverage of it and ASan no view of its memory.
+# Code the build generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/, the
+# protobuf-c code under proto/gen/) comes from BUILDDIR, which must have been built (`make`)
+# first.
 #
 # Per target: seeds from tests/fuzz/corpus/<name>/ (read only), a libFuzzer dictionary
 # from tests/fuzz/<name>.dict if present. The program is BUILDDIR/tests/fuzz/fuzz_<name>;
@@ -59,7 +60,8 @@ command -v "$clang" >/dev/null 2>&1 || {
         "libclang-rt-14-dev)" >&2
     exit 2
 }
-for generated in sdk/include/tracewire/version.h sdk/gen/twire_jaeger_jaeger_types.h; do
+for generated in sdk/include/tracewire/version.h sdk/gen/twire_jaeger_jaeger_types.h \
+    proto/gen/opentelemetry/proto/trace/v1/trace.pb-c.h; do
     [ -f "$build/$generated" ] || {
         echo "run_fuzz.sh: $build/$generated is missing: run make in $build first" >&2
         exit 2
@@ -67,11 +69,11 @@ for generated in sdk/include/tracewire/version.h sdk/gen/twire_jaeger_jaeger_typ
 done
 # The modules configure.ac asks for the core library.
 # shellcheck disable=SC2207 # word splitting of compiler flags is intended
-dep_cflags=($(pkg-config --cflags glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib)) ||
-    exit 2
+dep_cflags=($(pkg-config --cflags glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib \
+    libprotobuf-c)) || exit 2
 # shellcheck disable=SC2207
-dep_libs=($(pkg-config --libs glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib)) ||
-    exit 2
+dep_libs=($(pkg-config --libs glib-2.0 gobject-2.0 thrift_c_glib openssl libcurl jansson zlib \
+    libprotobuf-c)) || exit 2
 
 out=$build/tests/fuzz
 run=$out/run
@@ -82,7 +84,7 @@ mkdir -p "$run/obj" "$run/artifacts" || exit 2
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
     -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk" -I"$src/sdk/src" -I"$build/sdk/gen"
-    -I"$src/tests/unit" -I"$src/bridge"
+    -I"$build/proto/gen" -I"$src/tests/unit" -I"$src/bridge"
     "${dep_cflags[@]}")
 
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
@@ -102,11 +104,17 @@ while IFS= read -r -d '' c; do
 done < <({
     find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
-        ! -name 'context_json.c' ! -name 'header_lines.c' -print0
+        ! -name 'context_json.c' ! -name 'header_lines.c' ! -name 'pipeline.c' \
+        ! -name '*_mhd.c' ! -name 'agent_missing.c' \
+        ! -path '*/views/show.c' ! -path '*/views/html.c' ! -path '*/views/deps.c' \
+        ! -path '*/views/stats.c' ! -path '*/views/diff.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
-# bridge/, the readers, assembler and sinks of `tracewire convert`: not the command's
-# entry points and option parsing, which need main.c.)
+# bridge/, the readers, assembler and sinks of `tracewire convert` and the views'
+# algorithms, the agent's parts: not the commands' entry points, option parsing and input
+# pipeline, which need main.c and the format registry, nor the agent's libmicrohttpd
+# servers (*_mhd.c), whose decoding the fuzz targets call directly.)
+
 # The reference of the differential targets: the c_glib code generated from thrift/ (not
 # ours: compiled without warnings) and the test helpers that drive it.
 for c in "$build"/sdk/gen/*.c "$src/tests/unit/thrift_reference.c" "$src/tests/unit/jaeger_decode.c"; do
@@ -119,6 +127,19 @@ for c in "$build"/sdk/gen/*.c "$src/tests/unit/thrift_reference.c" "$src/tests/u
     fi
     objs+=("$obj")
 done
+# The code protoc-c generated from proto/ (in the build tree), not ours to instrument for
+# warnings but for coverage and the sanitizers like the rest.
+while IFS= read -r -d '' c; do
+    rel=${c#"$build"/}
+    obj=$run/obj/$(echo "${rel%.c}" | tr / _ | tr - _).o
+    if ! "$clang" -std=c11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -w \
+        -I"$build/proto/gen" "${dep_cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
+        -c "$c" -o "$obj"; then
+        echo "run_fuzz.sh: cannot compile $rel" >&2
+        exit 1
+    fi
+    objs+=("$obj")
+done < <(find "$build/proto/gen" -name '*.pb-c.c' -print0 | sort -z)
 
 failed=()
 for name in "$@"; do

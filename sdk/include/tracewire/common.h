@@ -11,9 +11,14 @@
  * Thread safety (default): functions that take no object may be called from
  * any thread. Each function says otherwise where it differs.
  *
- * The library never writes to stdout/stderr and never aborts on bad input: it
- * reports through return values, tw_error, and the logger installed with
- * tw_set_logger().
+ * The library never aborts on bad input: it reports through return values,
+ * tw_error, and the logger. The default logger (tw_log_default) writes
+ * warnings and errors to stderr, at most one line per cause per minute and
+ * never blocking; TRACEWIRE_LOG_LEVEL (or OTEL_LOG_LEVEL), tw_set_log_level()
+ * and tw_set_logger() change or silence it. Nothing else is ever written to
+ * stdout or stderr. Every message has its control bytes escaped (\xNN) and
+ * URL credentials masked before a logger sees it; secrets (passwords,
+ * tokens, header values) are never part of a message.
  */
 #ifndef TRACEWIRE_COMMON_H
 #define TRACEWIRE_COMMON_H
@@ -135,7 +140,8 @@ typedef enum tw_log_level {
     TW_LOG_DEBUG = 0,
     TW_LOG_INFO = 1,
     TW_LOG_WARN = 2,
-    TW_LOG_ERROR = 3
+    TW_LOG_ERROR = 3,
+    TW_LOG_OFF = 4 /* a minimum level only: nothing is logged. Since: 0.1 */
 } tw_log_level;
 
 /*
@@ -147,15 +153,45 @@ typedef void (*tw_log_fn)(tw_log_level level, const char *message, void *user_da
 
 /**
  * tw_set_logger: installs the process-wide diagnostics logger; NULL removes
- * it (the default: silence). Messages below @min_level are not formatted.
+ * it (silence). Messages below @min_level are not formatted. A logger you
+ * install receives every message at or above @min_level (no rate limit);
+ * pass tw_log_default to restore the default.
+ * Default, before any call: tw_log_default at TW_LOG_WARN, or at the level
+ * named by TRACEWIRE_LOG_LEVEL, else OTEL_LOG_LEVEL (debug, info, warn,
+ * error, off; read once, at the first message or logger call).
  * Thread safety: any thread; the previous logger may still receive a message
  * that was in flight. Since: 0.1
  */
 TW_EXTERN void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level);
 
 /**
+ * tw_set_log_level: changes the minimum level of the installed logger
+ * (default or yours) without replacing it: TW_LOG_DEBUG to see everything,
+ * TW_LOG_OFF to silence it. No effect after tw_set_logger(NULL, ...).
+ * @min_level: a tw_log_level; values outside DEBUG..OFF mean OFF.
+ * Overrides TRACEWIRE_LOG_LEVEL / OTEL_LOG_LEVEL.
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN void tw_set_log_level(tw_log_level min_level);
+
+/**
+ * tw_log_default: the default logger: writes "tracewire: LEVEL: message"
+ * lines to stderr without ever blocking the calling thread (a line is
+ * written with one write(2) when poll(2) says stderr takes it, else
+ * dropped). Installed as the logger (the default), it lets through at most
+ * one line per cause (one place in the library that logs) per minute, and
+ * the next line of that cause says how many were held back. Called
+ * directly (say, as a logging reporter's function) it writes every line.
+ * @user_data: ignored.
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN void tw_log_default(tw_log_level level, const char *message, void *user_data);
+
+/**
  * tw_log_to_stderr: a ready-made tw_log_fn that writes "tracewire: LEVEL: msg"
- * lines to stderr (user_data is ignored). Thread safety: any thread. Since: 0.1
+ * lines to stderr with stdio, every one, waiting for stderr if it must (for
+ * tools and tests; applications keep tw_log_default). user_data is ignored.
+ * Thread safety: any thread. Since: 0.1
  */
 TW_EXTERN void tw_log_to_stderr(tw_log_level level, const char *message, void *user_data);
 

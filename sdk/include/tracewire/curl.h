@@ -6,13 +6,19 @@
  * <tracewire/tracewire.h>; the functions live in libtracewire itself, which
  * links libcurl anyway. Compile with $(pkg-config --cflags tracewire libcurl).
  *
+ * The common case, one call, nothing to release:
+ *
  *   struct curl_slist *mine = curl_slist_append(NULL, "Accept: application/json");
- *   CURL *easy = curl_easy_init();
  *   curl_easy_setopt(easy, CURLOPT_URL, "http://backend/price");
+ *   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, mine);   // as the application already does
+ *   CURLcode rc = tw_curl_perform(tracer, easy, NULL, mine, TW_CURL_MARK_PARENT_ERROR);
+ *
+ * A handle performed many times (or through the multi interface) can be
+ * instrumented once instead:
+ *
  *   tw_curl_instrument(tracer, easy, NULL, mine);  // NULL: the active span is the parent
  *   CURLcode rc = tw_curl_easy_perform(easy);      // one CLIENT span per call
  *   tw_curl_easy_cleanup(easy);                    // tw_curl_release + curl_easy_cleanup
- *   curl_slist_free_all(mine);
  *
  * What is and is not possible, and why the API has this shape:
  * - Plain curl_easy_perform() is not traced. libcurl has no hook at the end
@@ -35,12 +41,13 @@
  *   application's list is never modified or freed. A list set directly with
  *   CURLOPT_HTTPHEADER on an instrumented handle is replaced by the one given
  *   to tw_curl_instrument() at the next traced transfer.
- * - Per-handle state is kept in a side table keyed by the CURL pointer, not
- *   in CURLOPT_PRIVATE, which stays the application's. libcurl has no
- *   cleanup hook either: call tw_curl_release() (or tw_curl_easy_cleanup())
- *   before curl_easy_cleanup(), or the state leaks and a later handle at the
- *   same address would inherit it. curl_easy_duphandle() copies the
- *   application's header list but not the instrumentation.
+ * - tw_curl_instrument() keeps per-handle state in a side table keyed by the
+ *   CURL pointer, not in CURLOPT_PRIVATE, which stays the application's.
+ *   libcurl has no cleanup hook either: call tw_curl_release() (or
+ *   tw_curl_easy_cleanup()) before curl_easy_cleanup(), or the state leaks
+ *   and a later handle at the same address would inherit it.
+ *   curl_easy_duphandle() copies the application's header list but not the
+ *   instrumentation. tw_curl_perform() keeps no state at all.
  * - Tracing never fails or delays a transfer: when a span, the header list or
  *   the injection cannot be made (no memory, a closed tracer, a propagator
  *   error), the transfer runs with the application's headers, and the problem
@@ -109,6 +116,37 @@ extern "C" {
  */
 TW_EXTERN tw_status tw_curl_instrument(tw_tracer *tracer, CURL *easy, const tw_span_context *parent,
                                        struct curl_slist *user_headers);
+
+/* tw_curl_perform() flags. */
+/* Also mark the parent span failed (tw_span_set_error, kind "http", message
+ * "HTTP request to <url> failed: <reason>") when the transfer failed
+ * (a CURLcode other than CURLE_OK, or a 5xx status). */
+#define TW_CURL_MARK_PARENT_ERROR 0x1u
+
+/**
+ * tw_curl_perform: the common case in one call: curl_easy_perform(@easy)
+ * in a CLIENT span of @tracer, with the trace context injected next to the
+ * application's headers, and the span tagged and finished before it
+ * returns (the span's rules are tw_curl_easy_perform()'s, above). Nothing
+ * is kept afterwards: no release step, and @easy is left exactly as the
+ * caller set it (CURLOPT_HTTPHEADER is @headers again).
+ * @tracer: the tracer (NULL: the transfer runs untraced, logged).
+ * @easy: the easy handle, options set (URL, method, body, ...).
+ * @parent: (nullable) the parent span; NULL: the calling thread's active
+ *   span of @tracer (tracewire/scope.h), or a new trace.
+ * @headers: (transfer none) (nullable) the list the application set (or
+ *   would set) as CURLOPT_HTTPHEADER: libcurl cannot give it back, so it is
+ *   passed here. Never modified or freed. NULL: no headers of its own.
+ * @flags: 0, or TW_CURL_MARK_PARENT_ERROR (the parent, or the active span,
+ *   is marked failed when the transfer fails).
+ * Returns: exactly what curl_easy_perform() returned; tracing problems go
+ * to the logger and never stop the transfer.
+ * Do not use it on a handle instrumented with tw_curl_instrument().
+ * Thread safety: one thread at a time per easy handle; the parent span
+ * follows span.h's rule. Since: 0.1
+ */
+TW_EXTERN CURLcode tw_curl_perform(tw_tracer *tracer, CURL *easy, tw_span *parent,
+                                   struct curl_slist *headers, unsigned int flags);
 
 /**
  * tw_curl_slist_writer: a carrier writer that appends "Key: value" header

@@ -209,6 +209,31 @@ TW_EXTERN tw_span_context *tw_propagator_extract(const tw_propagator *propagator
                                                  tw_error **err);
 
 /**
+ * tw_span_context_with_tracestate: a new context equal to @ctx whose W3C
+ * tracestate has @key set to @value, for a vendor that keeps its own member in
+ * the list. Following W3C Trace Context ("Mutating the tracestate Field"): the
+ * member goes to the left of the list, an existing member with @key is removed
+ * first (an update moves it to the left), the other members keep their order;
+ * beyond 32 members the right-most ones are removed; beyond the 512 bytes
+ * tracewire propagates, other members are removed as extract truncates (those
+ * over 128 bytes first, then from the right). Removed members are logged
+ * (TW_LOG_WARN). A NULL @value removes @key's member. Baggage, flags and the
+ * debug id are kept. @ctx is not changed (contexts are immutable): inject the
+ * returned one, or start spans from it (children inherit its tracestate).
+ * @key: 1-256 characters of a-z 0-9 _ - * / @, starting with a-z or 0-9.
+ * @value: (nullable) 1-256 printable ASCII characters other than ',' and '=',
+ * not ending in a space.
+ * Returns: (transfer full) (nullable) NULL with @err set: TW_E_INVALID_ARG for
+ * NULL @ctx or @key, a context without ids (a hint: tracestate needs a
+ * traceparent), or a key or value outside the grammar; TW_E_LIMIT when the
+ * member alone exceeds 512 bytes; TW_E_NOMEM.
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_span_context *tw_span_context_with_tracestate(const tw_span_context *ctx,
+                                                           const char *key, const char *value,
+                                                           tw_error **err);
+
+/**
  * Jaeger's BINARY layout, big-endian: trace id high (8), trace id low (8),
  * span id (8), parent id (8), flags (1), baggage count (4), then per item
  * key length (4), key, value length (4), value.

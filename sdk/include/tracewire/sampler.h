@@ -10,8 +10,13 @@
  * the options (and then to the tracer); otherwise free it with
  * tw_sampler_free().
  *
- * Thread safety: samplers are immutable once built and are consulted from
- * any thread.
+ * Thread safety: every sampler is consulted from any thread, and every
+ * function here may be called from any thread. Samplers are not all
+ * immutable: const and probabilistic never change; rate limiting spends
+ * tokens, per-operation learns operations and takes
+ * tw_sampler_per_operation_set(), adaptive re-balances every second, and
+ * remote swaps its strategy when the endpoint serves a new one. Those keep
+ * their state behind their own locks or atomics, so no caller locks.
  */
 #ifndef TRACEWIRE_SAMPLER_H
 #define TRACEWIRE_SAMPLER_H
@@ -60,7 +65,7 @@ TW_EXTERN tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_
  * are tracked; further ones use the default probability alone. A bound of
  * 0 means none (Jaeger's Go client would still let one trace of each
  * operation through its full token bucket). Tags:
- * probabilistic/<rate> or lowerbound/<rate>, whichever decided.
+ * probabilistic/RATE or lowerbound/RATE, whichever decided.
  * Returns: (transfer full) (nullable) NULL with @err set for a probability
  * outside [0, 1] or a negative bound. Since: 0.1
  */
@@ -82,7 +87,7 @@ TW_EXTERN tw_status tw_sampler_per_operation_set(tw_sampler *sampler, const char
  * @target_traces_per_second sampled traces per second for the whole process,
  * raising the probability of quiet operations and lowering that of busy
  * ones (re-balanced every second from each operation's measured rate; new
- * operations start at 0.001). Tags: probabilistic/<current probability>.
+ * operations start at 0.001). Tags: probabilistic/CURRENT_PROBABILITY.
  * At most @max_operations (0 = 2000) operations are tracked separately.
  * Returns: (transfer full) (nullable) NULL with @err set unless the target
  * is a positive finite number. Since: 0.1
@@ -145,7 +150,8 @@ typedef enum tw_remote_counter {
 TW_EXTERN uint64_t tw_sampler_remote_counter(const tw_sampler *sampler, tw_remote_counter counter);
 
 /** tw_sampler_type: "const", "probabilistic", "ratelimiting", "remote",
- * "per-operation", "adaptive"; "" for NULL. Since: 0.1 */
+ * "per-operation", "adaptive"; "" for NULL. Thread safety: any thread.
+ * Since: 0.1 */
 TW_EXTERN const char *tw_sampler_type(const tw_sampler *sampler);
 
 /**

@@ -19,6 +19,13 @@
  * measured with a monotonic clock unless an explicit start or finish time is
  * given.
  *
+ * NULL: every tw_span_* call accepts a NULL span and does nothing, silently
+ * (tw_span_set_baggage returns TW_E_INVALID_ARG): tw_span_start() returns
+ * NULL only after logging why (closed tracer, no memory), so the caller's
+ * path can stay the same without one log line per call. Other bad
+ * arguments on a real span (a NULL key, a finished handle) are logged as
+ * errors.
+ *
  * Thread safety: a span is written by one thread at a time (the caller
  * synchronises if several threads touch one span); it may be finished on a
  * different thread from the one that started it.
@@ -28,6 +35,7 @@
 
 #include "tracewire/common.h"
 #include "tracewire/context.h"
+#include "tracewire/tags.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,9 +128,16 @@ TW_EXTERN void tw_span_finish_at(tw_span *span, int64_t end_us);
 
 /**
  * tw_span_get_context: the span's context.
- * Returns: (transfer none) (nullable) borrowed until the span finishes or its
- * baggage changes; take tw_span_context_ref() to keep it longer.
- * Since: 0.1
+ * Returns: (transfer none) (nullable) borrowed for the span's whole life:
+ * the pointer, and every value read through it (baggage values included),
+ * stay valid until tw_span_finish*(), whatever the span does meanwhile (a
+ * baggage or sampling change is seen through the same pointer). Take
+ * tw_span_context_ref() to keep it longer. Using it after the finish is a
+ * bug that the library detects, while the handle is pooled, and logs (the
+ * context is then ignored, as if NULL). NULL for a NULL or finished span.
+ * Borrowed rather than owned so that it cannot leak:
+ * tw_span_start_child(t, op, tw_span_get_context(parent)) is the idiom.
+ * Thread safety: any thread that may read the span. Since: 0.1
  */
 TW_EXTERN const tw_span_context *tw_span_get_context(const tw_span *span);
 
@@ -139,8 +154,35 @@ TW_EXTERN bool tw_span_is_sampled(const tw_span *span);
  */
 TW_EXTERN void tw_span_set_firehose(tw_span *span);
 
-/** tw_span_set_operation_name: renames the span (copied). Since: 0.1 */
+/**
+ * tw_span_set_operation_name: renames the span (copied). The name is kept
+ * even on a span that does not record, so a span of an unsampled trace
+ * forced later by sampling.priority is reported under its last name.
+ * Since: 0.1
+ */
 TW_EXTERN void tw_span_set_operation_name(tw_span *span, const char *operation);
+
+/* A span's role in an exchange (OpenTracing's span.kind values;
+ * OpenTelemetry's SpanKind). */
+typedef enum tw_span_kind {
+    TW_SPAN_KIND_INTERNAL = 0, /* no span.kind tag (the default) */
+    TW_SPAN_KIND_SERVER = 1,
+    TW_SPAN_KIND_CLIENT = 2,
+    TW_SPAN_KIND_PRODUCER = 3,
+    TW_SPAN_KIND_CONSUMER = 4
+} tw_span_kind;
+
+/**
+ * tw_span_set_kind: sets the span's kind: the tag span.kind
+ * (TW_TAG_SPAN_KIND) to "server", "client", "producer" or "consumer",
+ * replacing a kind set before (by this call or as a tag);
+ * TW_SPAN_KIND_INTERNAL removes it. The Zipkin and OTLP writers map it onto
+ * their own kind fields.
+ * @span: (nullable) the span; NULL is a no-op.
+ * @kind: a tw_span_kind; other values are logged and ignored.
+ * Thread safety: one thread at a time per span. Since: 0.1
+ */
+TW_EXTERN void tw_span_set_kind(tw_span *span, tw_span_kind kind);
 
 /**
  * Typed tags. Keys and values are copied. Setting "sampling.priority" to a
@@ -190,14 +232,23 @@ TW_EXTERN void tw_span_set_error(tw_span *span, const char *kind, const char *me
 /**
  * tw_span_set_baggage: sets a baggage item that travels with this span's
  * context to every child and across process boundaries (a NULL @value
- * removes it). Baggage is recorded even on unsampled spans.
- * Returns: TW_OK, TW_E_INVALID_ARG, TW_E_NOMEM. Since: 0.1
+ * removes it). Baggage is recorded even on unsampled spans. The limits
+ * that inject and extract apply hold here too: at most TW_BAGGAGE_MAX_ITEMS
+ * items, TW_BAGGAGE_MAX_ITEM_BYTES per key + value, and
+ * TW_BAGGAGE_MAX_TOTAL_BYTES in all (tracewire/propagation.h). An item over
+ * them is refused, logged and counted (TW_TRACER_BAGGAGE_DROPPED); so is a
+ * change after the span has lent values and been changed
+ * 32 times (lent values stay valid until finish, so memory would grow).
+ * Returns: TW_OK; TW_E_LIMIT (refused, nothing changed); TW_E_INVALID_ARG
+ * (NULL span, silently; a NULL or empty key or a finished span, logged);
+ * TW_E_NOMEM. Since: 0.1
  */
 TW_EXTERN tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value);
 
 /**
  * tw_span_get_baggage: Returns: (transfer none) (nullable) the value, borrowed
- * until the span finishes or its baggage changes. Since: 0.1
+ * until the span finishes (also when its baggage changes meanwhile).
+ * Since: 0.1
  */
 TW_EXTERN const char *tw_span_get_baggage(const tw_span *span, const char *key);
 

@@ -84,32 +84,70 @@ TW_EXTERN tw_status tw_tracer_options_set_max_value_bytes(tw_tracer_options *opt
 TW_EXTERN tw_status tw_tracer_options_set_use_active_span(tw_tracer_options *opts,
                                                           bool use_active_span);
 
+/**
+ * tw_tracer_options_set_parent_based: who decides whether a span is
+ * sampled. true (the default): the sampler decides once per trace, where it
+ * starts in this process; a span with a parent (local or extracted) follows
+ * the parent's decision (Jaeger's rule, OpenTelemetry's ParentBased
+ * samplers). false: the sampler decides for every span started, parent or
+ * not (OpenTelemetry's always_on, always_off and traceidratio without the
+ * parentbased_ prefix): a child of an unsampled remote parent can then be
+ * sampled, and a trace can have sampled and unsampled parts unless the
+ * sampler decides by trace id alone. A jaeger-debug-id still forces
+ * sampling.
+ * Returns: TW_OK, TW_E_INVALID_ARG. Thread safety: one thread per options.
+ * Since: 0.1
+ */
+TW_EXTERN tw_status tw_tracer_options_set_parent_based(tw_tracer_options *opts,
+                                                       bool is_parent_based);
+
 /* ---- tracer ----------------------------------------------------------------------------- */
 
 typedef struct tw_tracer tw_tracer;
 
 /**
- * tw_tracer_new: creates a tracer. The sampler, reporter and handlers
- * (tracewire/handler.h) in @opts move to the tracer (the options no longer
- * hold them, also on failure the tracer frees them); the rest is copied, so
- * @opts may be freed or reused.
- * Returns: (transfer full) (nullable) NULL with @err set: TW_E_CONFIG for a
- * missing service name, TW_E_NOMEM. Since: 0.1
+ * tw_tracer_new: creates a tracer and starts its reporter. The sampler,
+ * reporter, propagator and handlers (tracewire/handler.h) in @opts move to
+ * the tracer (the options no longer hold them; on failure the tracer frees
+ * them); the rest is copied, so @opts may be freed or reused. Without a
+ * reporter in @opts the default Jaeger agent UDP reporter is made here.
+ * Returns: (transfer full) (nullable) the tracer, or NULL with @err set to
+ * the real cause (also passed to the logger: at info level when @err is
+ * given, as a warning when it is NULL):
+ * TW_E_INVALID_ARG: @opts is NULL;
+ * TW_E_CONFIG: the service name is missing or empty, or the reporter
+ * refuses its configuration as it starts (a process too large for one
+ * UDP datagram);
+ * TW_E_IO: the default reporter cannot open its UDP socket;
+ * TW_E_ENCODE: the reporter cannot encode the process (service and tags);
+ * TW_E_STATE: the reporter's thread cannot be started, or libcurl cannot
+ * be initialised;
+ * TW_E_NOMEM: out of memory.
+ * Thread safety: any thread; @opts belongs to the calling thread.
+ * Since: 0.1
  */
 TW_EXTERN tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err);
 
 /**
- * tw_tracer_new_from_env: a tracer configured by the Jaeger client variables
- * (JAEGER_SERVICE_NAME, JAEGER_AGENT_HOST, JAEGER_AGENT_PORT,
- * JAEGER_SAMPLER_TYPE, JAEGER_SAMPLER_PARAM, JAEGER_REPORTER_LOG_SPANS,
- * JAEGER_REPORTER_MAX_QUEUE_SIZE, JAEGER_REPORTER_FLUSH_INTERVAL,
- * JAEGER_REPORTER_MAX_PACKET_SIZE, JAEGER_TAGS, JAEGER_TRACEID_128BIT,
- * JAEGER_PROPAGATION), with Jaeger's meanings; see docs/CONFIGURATION.md.
- * JAEGER_PROPAGATION is a comma list of jaeger, b3, b3-single, w3c (see
- * tw_propagator_parse(); default jaeger).
- * @default_service: (nullable) used when JAEGER_SERVICE_NAME is unset.
- * Returns: (transfer full) (nullable) NULL with @err naming the variable and
- * value at fault. Since: 0.1
+ * tw_tracer_new_from_env: a tracer configured by the environment: the
+ * Jaeger client variables (JAEGER_*) with Jaeger's meanings, the
+ * OpenTelemetry SDK variables (OTEL_*: service and resource, sampler,
+ * propagators, exporter, OTLP and Zipkin exporter settings, batch
+ * processor, limits) and tracewire's own (TRACEWIRE_*). Each variable,
+ * its default and what it maps onto: docs/CONFIGURATION.md. When several
+ * name one setting, TRACEWIRE_* wins over JAEGER_*, which wins over OTEL_*;
+ * a conflict (two families set one setting to different values) and a
+ * variable that has no effect in the configuration chosen are logged as
+ * warnings (and listed by `tracewire config`). tw_config_from_env()
+ * (tracewire/config.h) reads the same variables with the same code
+ * without making a tracer.
+ * @default_service: (nullable) used when no variable names the service.
+ * Returns: (transfer full) (nullable) NULL with @err set: TW_E_CONFIG naming
+ * the variable and value at fault (the first problem found; the others go
+ * to the logger as warnings; secrets are never quoted), or any status of
+ * tw_tracer_new(). Every failure sets an error.
+ * Thread safety: any thread, but it reads the environment: no other thread
+ * may call setenv() meanwhile. Since: 0.1
  */
 TW_EXTERN tw_tracer *tw_tracer_new_from_env(const char *default_service, tw_error **err);
 
@@ -142,6 +180,40 @@ TW_EXTERN void tw_tracer_free(tw_tracer *tracer);
 TW_EXTERN bool tw_tracer_is_closed(const tw_tracer *tracer);
 
 /**
+ * tw_tracer_set_global: makes @tracer the process-wide tracer that
+ * tw_tracer_global() returns, so that a library can instrument itself
+ * without taking a tracer parameter (OpenTracing's GlobalTracer).
+ * @tracer: (transfer none) (nullable) borrowed: the caller still owns it
+ * and frees it; tw_tracer_free() of the global tracer resets the global to
+ * the no-op tracer. NULL resets it now.
+ * Thread safety: any thread; a thread that obtained the previous tracer
+ * from tw_tracer_global() may still be using it, so free a tracer only
+ * when no thread uses it (tw_tracer_free's own rule). Since: 0.1
+ */
+TW_EXTERN void tw_tracer_set_global(tw_tracer *tracer);
+
+/**
+ * tw_tracer_global: the tracer set with tw_tracer_set_global(), or else a
+ * no-op tracer: spans start (tw_span_* calls work, contexts have ids), are
+ * never sampled, are reported nowhere, and inject writes nothing and
+ * extract finds nothing, so an application that set no tracer sends no
+ * trace headers. The no-op tracer is made once and lives until the process
+ * ends: tw_tracer_close() and tw_tracer_free() refuse it (logged).
+ * Returns: (transfer none) never NULL, except when the no-op tracer cannot
+ * be allocated (then NULL, which every tw_span_start accepts).
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN tw_tracer *tw_tracer_global(void);
+
+/**
+ * tw_tracer_is_noop: whether @tracer is the no-op tracer of
+ * tw_tracer_global() (so a library can skip costly instrumentation when no
+ * tracer is set). Returns: false for NULL and every other tracer.
+ * Thread safety: any thread. Since: 0.1
+ */
+TW_EXTERN bool tw_tracer_is_noop(const tw_tracer *tracer);
+
+/**
  * tw_tracer_reporter: the tracer's reporter, to read counters or the memory
  * reporter's spans. Returns: (transfer none) (nullable) borrowed until
  * tw_tracer_free(); after close only the counters and memory-reporter spans
@@ -158,6 +230,9 @@ TW_EXTERN bool tw_tracer_process_tag(const tw_tracer *tracer, const char *key, t
 /**
  * tw_tracer_inject: writes @ctx into @carrier with the tracer's propagator
  * (tw_propagator_inject()). Works until tw_tracer_free(), also after close.
+ * A tracer that propagates nothing (OTEL_PROPAGATORS=none, the no-op
+ * global tracer) writes nothing and returns TW_OK; its extract finds
+ * nothing (TW_E_NOT_FOUND).
  * Returns: TW_OK; TW_E_INVALID_ARG for NULL arguments, TW_FORMAT_BINARY
  * (use tw_binary_inject) or a context without ids; TW_E_NOMEM; the carrier's
  * error. Thread safety: any thread. Since: 0.1
@@ -189,7 +264,9 @@ typedef enum tw_tracer_counter_id {
     TW_TRACER_SPANS_DROPPED_BY_HANDLER = 5,
     /* Spans of unsampled traces recorded only for handlers that want them ("sample
      * local"), discarded after the chain. Since: 0.1 */
-    TW_TRACER_SPANS_RECORDED_LOCALLY = 6
+    TW_TRACER_SPANS_RECORDED_LOCALLY = 6,
+    /* Baggage items tw_span_set_baggage refused (over the baggage limits). Since: 0.1 */
+    TW_TRACER_BAGGAGE_DROPPED = 7
 } tw_tracer_counter_id;
 TW_EXTERN uint64_t tw_tracer_counter(const tw_tracer *tracer, tw_tracer_counter_id id);
 

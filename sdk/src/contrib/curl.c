@@ -18,6 +18,7 @@
  * Spec: OpenTracing semantic conventions (span.kind, http.*, peer.*, error).
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -184,20 +185,15 @@ fail_append:
 
 /* ---- begin / end -------------------------------------------------------------------------- */
 
-tw_status tw_curl_transfer_begin(CURL *easy)
+/* Starts the span of @state's transfer on @easy and injects its context
+ * into a new header list set on the handle. Tracing problems are logged;
+ * the transfer runs whatever happens here. */
+static void begin_transfer(curl_state *state, CURL *easy)
 {
-    TW_CHECK_ARG(easy != NULL, TW_E_INVALID_ARG);
-    curl_state *state = lookup(easy);
-    if (!state)
-        return TW_E_NOT_FOUND;
-    if (state->span) {
-        tw__log_msg(TW_LOG_ERROR, "tw_curl_transfer_begin: a transfer is already in progress");
-        return TW_E_STATE;
-    }
     tw_span_options *opts = tw_span_options_new();
     if (!opts) {
         tw__log_msg(TW_LOG_WARN, "tw_curl: out of memory: transfer not traced");
-        return TW_OK;
+        return;
     }
     /* Without a parent of its own, tw_span_start takes the calling thread's
      * active context of the tracer (scope.h), or starts a new trace. */
@@ -207,12 +203,12 @@ tw_status tw_curl_transfer_begin(CURL *easy)
     state->span = tw_span_start(state->tracer, "HTTP", opts);
     tw_span_options_free(opts);
     if (!state->span)
-        return TW_OK; /* closed tracer or no memory: reported by tw_span_start */
+        return; /* closed tracer or no memory: reported by tw_span_start */
 
     tw_headers *injected = tw_headers_new();
     if (!injected) {
         tw__log_msg(TW_LOG_WARN, "tw_curl: out of memory: trace context not sent");
-        return TW_OK;
+        return;
     }
     tw_carrier_writer writer = tw_headers_writer(injected);
     tw_status status = tw_tracer_inject(state->tracer, tw_span_get_context(state->span),
@@ -231,6 +227,19 @@ tw_status tw_curl_transfer_begin(CURL *easy)
         }
     }
     tw_headers_free(injected);
+}
+
+tw_status tw_curl_transfer_begin(CURL *easy)
+{
+    TW_CHECK_ARG(easy != NULL, TW_E_INVALID_ARG);
+    curl_state *state = lookup(easy);
+    if (!state)
+        return TW_E_NOT_FOUND;
+    if (state->span) {
+        tw__log_msg(TW_LOG_ERROR, "tw_curl_transfer_begin: a transfer is already in progress");
+        return TW_E_STATE;
+    }
+    begin_transfer(state, easy);
     return TW_OK;
 }
 
@@ -265,7 +274,10 @@ static void tag_url_and_host(tw_span *span, const char *url)
     curl_url_cleanup(parsed);
 }
 
-static void tag_transfer(tw_span *span, CURL *easy, CURLcode result)
+/* Tags the span from the transfer's information; returns whether the span
+ * was marked failed (a CURLcode other than CURLE_OK, or a 5xx status), with
+ * a description of the failure in @why. */
+static bool tag_transfer(tw_span *span, CURL *easy, CURLcode result, char *why, size_t why_size)
 {
     char *method = NULL;
 #if LIBCURL_VERSION_NUM >= 0x074800 /* 7.72: CURLINFO_EFFECTIVE_METHOD */
@@ -302,14 +314,22 @@ static void tag_transfer(tw_span *span, CURL *easy, CURLcode result)
     if (result != CURLE_OK) {
         tw_span_set_tag_int64(span, "curl.error_code", (int64_t)result);
         tw_span_set_error(span, "curl", curl_easy_strerror(result));
-    } else if (status_code >= 500) {
-        tw_span_set_tag_bool(span, "error", true);
+        snprintf(why, why_size, "%s", curl_easy_strerror(result));
+        return true;
     }
+    if (status_code >= 500) {
+        tw_span_set_tag_bool(span, "error", true);
+        snprintf(why, why_size, "HTTP status %ld", status_code);
+        return true;
+    }
+    return false;
 }
 
 /* Ends the transfer in progress: the handle gets the application's list back
- * before ours is freed, so libcurl never holds a dangling list. */
-static void end_transfer(curl_state *state, CURL *easy, CURLcode result, bool is_abandoned)
+ * before ours is freed, so libcurl never holds a dangling list. Returns
+ * whether the client span was marked failed (*why says how). */
+static bool end_transfer(curl_state *state, CURL *easy, CURLcode result, bool is_abandoned,
+                         char *why, size_t why_size)
 {
     if (state->request_headers) {
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, state->user_headers);
@@ -317,21 +337,24 @@ static void end_transfer(curl_state *state, CURL *easy, CURLcode result, bool is
         state->request_headers = NULL;
     }
     if (!state->span)
-        return;
+        return false;
+    bool has_failed = true;
     if (is_abandoned)
         tw_span_set_error(state->span, "tracewire", "transfer abandoned: released before it ended");
     else
-        tag_transfer(state->span, easy, result);
+        has_failed = tag_transfer(state->span, easy, result, why, why_size);
     tw_span_finish(state->span);
     state->span = NULL;
+    return has_failed;
 }
 
 void tw_curl_transfer_end(CURL *easy, CURLcode result)
 {
     TW_CHECK_ARG_VOID(easy != NULL);
     curl_state *state = lookup(easy);
+    char why[256];
     if (state)
-        end_transfer(state, easy, result, false);
+        end_transfer(state, easy, result, false, why, sizeof why);
 }
 
 CURLcode tw_curl_easy_perform(CURL *easy)
@@ -341,7 +364,48 @@ CURLcode tw_curl_easy_perform(CURL *easy)
         return curl_easy_perform(easy);
     tw_curl_transfer_begin(easy);
     CURLcode result = curl_easy_perform(easy);
-    end_transfer(state, easy, result, false);
+    char why[256];
+    end_transfer(state, easy, result, false, why, sizeof why);
+    return result;
+}
+
+CURLcode tw_curl_perform(tw_tracer *tracer, CURL *easy, tw_span *parent, struct curl_slist *headers,
+                         unsigned int flags)
+{
+    if (!easy)
+        return curl_easy_perform(easy); /* libcurl's own answer to a NULL handle */
+    if (!tracer) {
+        tw__log_msg(TW_LOG_ERROR, "tw_curl_perform: invalid argument: NULL tracer: not traced");
+        return curl_easy_perform(easy);
+    }
+    /* The state of this one transfer lives here: nothing is left behind in
+     * the side table, so there is nothing to release afterwards. */
+    curl_state state = {.tracer = tracer, .user_headers = headers};
+    const tw_span_context *parent_ctx = parent ? tw_span_get_context(parent) : NULL;
+    state.parent = (tw_span_context *)parent_ctx; /* borrowed for the call: not unreferenced */
+    tw_span *to_mark = parent ? parent : tw_tracer_active_span(tracer);
+    begin_transfer(&state, easy);
+    CURLcode result = curl_easy_perform(easy);
+    char why[256] = "";
+    bool has_failed = end_transfer(&state, easy, result, false, why, sizeof why);
+    if (has_failed && (flags & TW_CURL_MARK_PARENT_ERROR) && to_mark) {
+        char *url = NULL, message[512];
+        if (curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url) != CURLE_OK || !url)
+            url = "";
+        /* The URL as the client span's tag has it: without credentials. */
+        CURLU *u = curl_url();
+        char *clean = NULL;
+        if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+            curl_url_set(u, CURLUPART_USER, NULL, 0);
+            curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+            curl_url_get(u, CURLUPART_URL, &clean, 0);
+        }
+        snprintf(message, sizeof message, "HTTP request to %s failed: %s", clean ? clean : "?",
+                 why);
+        curl_free(clean);
+        curl_url_cleanup(u);
+        tw_span_set_error(to_mark, "http", message);
+    }
     return result;
 }
 
@@ -352,7 +416,8 @@ void tw_curl_release(CURL *easy)
     curl_state *state = steal(easy);
     if (!state)
         return;
-    end_transfer(state, easy, CURLE_OK, true);
+    char why[64];
+    end_transfer(state, easy, CURLE_OK, true, why, sizeof why);
     tw_span_context_unref(state->parent);
     free(state);
 }

@@ -11,12 +11,13 @@
  *
  * This file is its own library (libtracewire-microhttpd) so that libtracewire
  * does not link libmicrohttpd; it therefore uses the public API only (the
- * core's tw__ symbols are hidden in the shared library). It owns nothing
- * between calls and takes no lock.
+ * core's tw__ symbols are hidden in the shared library). It takes no lock;
+ * a tw_mhd_request (span, scope) lives from begin to end of one request.
  *
  * Spec: OpenTracing semantic conventions (span.kind, http.*, peer.*, error).
  */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 
 #include "tracewire/microhttpd.h"
 #include "tracewire/propagation.h"
+#include "tracewire/scope.h"
+#include "tracewire/tags.h"
 
 /* ---- a carrier reader over the request headers -------------------------------------------- */
 
@@ -76,8 +79,10 @@ static void tag_peer(tw_span_options *opts, struct MHD_Connection *connection)
 
 /* ---- start and finish ----------------------------------------------------------------------- */
 
-tw_span *tw_mhd_start_span(tw_tracer *tracer, struct MHD_Connection *connection, const char *method,
-                           const char *url)
+/* The SERVER span of a request; @route (nullable) names the operation in
+ * place of the path. */
+static tw_span *start_span(tw_tracer *tracer, struct MHD_Connection *connection, const char *method,
+                           const char *url, const char *route)
 {
     if (!tracer || !connection || !method || !url)
         return NULL;
@@ -93,19 +98,23 @@ tw_span *tw_mhd_start_span(tw_tracer *tracer, struct MHD_Connection *connection,
         return NULL;
     }
     tw_span_options_add_reference(opts, TW_REF_CHILD_OF, parent);
-    tw_span_options_add_tag_str(opts, "span.kind", "server");
-    tw_span_options_add_tag_str(opts, "component", "libmicrohttpd");
-    tw_span_options_add_tag_str(opts, "http.method", method);
-    tw_span_options_add_tag_str(opts, "http.url", url);
+    tw_span_options_add_tag_str(opts, TW_TAG_SPAN_KIND, "server");
+    tw_span_options_add_tag_str(opts, TW_TAG_COMPONENT, "libmicrohttpd");
+    tw_span_options_add_tag_str(opts, TW_TAG_HTTP_METHOD, method);
+    tw_span_options_add_tag_str(opts, TW_TAG_HTTP_URL, url);
+    if (route)
+        tw_span_options_add_tag_str(opts, TW_ATTR_HTTP_ROUTE, route);
     tag_peer(opts, connection);
 
-    /* "<method> <url>": the buffer is sized from the inputs (no limit needed:
-     * libmicrohttpd bounds the request line by its memory pool). */
-    size_t name_len = strlen(method) + 1 + strlen(url) + 1;
+    /* "<method> <route or url>", the name the sampler sees: the buffer is
+     * sized from the inputs (no limit needed: libmicrohttpd bounds the
+     * request line by its memory pool, the route is the application's). */
+    const char *name = route ? route : url;
+    size_t name_len = strlen(method) + 1 + strlen(name) + 1;
     char *operation = malloc(name_len);
     tw_span *span = NULL;
     if (operation) {
-        snprintf(operation, name_len, "%s %s", method, url);
+        snprintf(operation, name_len, "%s %s", method, name);
         span = tw_span_start(tracer, operation, opts);
         free(operation);
     }
@@ -119,6 +128,79 @@ tw_span *tw_mhd_start_span(tw_tracer *tracer, struct MHD_Connection *connection,
                        NULL);
     tw_error_free(extract_error);
     return span;
+}
+
+tw_span *tw_mhd_start_span(tw_tracer *tracer, struct MHD_Connection *connection, const char *method,
+                           const char *url)
+{
+    return start_span(tracer, connection, method, url, NULL);
+}
+
+/* ---- requests: route and activation ---------------------------------------------------------- */
+
+struct tw_mhd_request {
+    tw_span *span;   /* owned: ended by tw_mhd_request_end */
+    tw_scope *scope; /* while the span is active on the calling thread, else NULL */
+};
+
+tw_mhd_request *tw_mhd_request_begin(tw_tracer *tracer, struct MHD_Connection *connection,
+                                     const char *method, const char *url,
+                                     const tw_mhd_options *options)
+{
+    /* Members the caller's struct is too old to have are taken as absent. */
+    const char *route = NULL;
+    bool is_active = false;
+    if (options && options->size >= offsetof(tw_mhd_options, route) + sizeof options->route)
+        route = options->route;
+    if (options && options->size >= offsetof(tw_mhd_options, activate) + sizeof options->activate)
+        is_active = options->activate;
+    tw_mhd_request *req = calloc(1, sizeof *req);
+    if (!req)
+        return NULL;
+    req->span = start_span(tracer, connection, method, url, route);
+    if (!req->span) {
+        free(req);
+        return NULL;
+    }
+    if (is_active)
+        req->scope = tw_scope_activate(req->span, false); /* NULL: logged; runs inactive */
+    return req;
+}
+
+tw_span *tw_mhd_request_span(const tw_mhd_request *req)
+{
+    return req ? req->span : NULL;
+}
+
+tw_status tw_mhd_request_enter(tw_mhd_request *req)
+{
+    if (!req)
+        return TW_E_INVALID_ARG;
+    if (req->scope)
+        return TW_E_STATE;
+    req->scope = tw_scope_activate(req->span, false);
+    return req->scope ? TW_OK : TW_E_NOMEM;
+}
+
+tw_status tw_mhd_request_leave(tw_mhd_request *req)
+{
+    if (!req)
+        return TW_E_INVALID_ARG;
+    if (!req->scope)
+        return TW_OK;
+    tw_status st = tw_scope_close(req->scope);
+    if (st == TW_OK)
+        req->scope = NULL;
+    return st;
+}
+
+void tw_mhd_request_end(tw_mhd_request *req, unsigned int status_code)
+{
+    if (!req)
+        return;
+    tw_mhd_request_leave(req);
+    tw_mhd_finish_span(req->span, status_code);
+    free(req);
 }
 
 void tw_mhd_finish_span(tw_span *span, unsigned int status_code)

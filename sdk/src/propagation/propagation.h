@@ -45,9 +45,12 @@
 #define TW__B3_MULTI_MAX 64       /* bytes of one X-B3-* value (the longest valid one has 32) */
 #define TW__TRACEPARENT_MAX 512   /* bytes of a traceparent value (future versions may grow) */
 #define TW__TRACESTATE_MAX_MEMBERS 32
-#define TW__TRACESTATE_MAX_BYTES 512 /* what we propagate; W3C: "at least 512" */
-#define TW__WARNINGS_SHOWN 16        /* per extract; the rest are counted and summarised */
-#define TW__SLOTS_MAX 24             /* single-valued headers of all codecs of a propagator */
+#define TW__TRACESTATE_MAX_BYTES 512   /* what we propagate; W3C: "at least 512" */
+#define TW__TRACESTATE_KEY_MAX 256     /* characters of a key (W3C grammar) */
+#define TW__TRACESTATE_VALUE_MAX 256   /* characters of a value (W3C grammar) */
+#define TW__TRACESTATE_LONG_MEMBER 128 /* longer members are truncated first (W3C) */
+#define TW__WARNINGS_SHOWN 16          /* per extract; the rest are counted and summarised */
+#define TW__SLOTS_MAX 24               /* single-valued headers of all codecs of a propagator */
 
 /* ---- hex: wire/core/hex.h (tw__hex_value, tw__hex_u64, tw__parse_hex) ------------------ */
 
@@ -274,6 +277,35 @@ static inline unsigned int tw__wire_flags(const tw_span_context *ctx)
         flags &= ~(unsigned int)(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
     return flags;
 }
+
+/* ---- W3C tracestate (tracestate.c) --------------------------------------------------------- */
+
+/* The W3C grammar (Trace Context, "tracestate Header Field Values"):
+ *   key   = ( lcalpha / DIGIT ) 0*255 ( lcalpha / DIGIT / "_" / "-" / "*" / "/" / "@" )
+ *   value = 0*255( %x20 / nblk-chr ) nblk-chr;  nblk-chr = %x21-2B / %x2D-3C / %x3E-7E */
+bool tw__ts_key_is_valid(const char *k, size_t n);
+bool tw__ts_value_is_valid(const char *v, size_t n);
+
+/* A member of a list: "key=value" at @s, @len bytes, the key @key_len of them. */
+typedef struct tw__ts_member {
+    const char *s;
+    size_t len, key_len;
+} tw__ts_member;
+
+/* Drops whole members of @m[0..*n) until the joined list fits TW__TRACESTATE_MAX_BYTES:
+ * those over TW__TRACESTATE_LONG_MEMBER bytes first, from the right, then others from
+ * the right; the first @pinned members are never dropped. @dropped (nullable) hears
+ * each one. */
+void tw__ts_fit(tw__ts_member *m, size_t *n, size_t pinned,
+                void (*dropped)(void *data, const tw__ts_member *member, const char *why),
+                void *data);
+/* Writes the members joined with ',' and a NUL to @out (room for the joined length
+ * + 1); returns the length. */
+size_t tw__ts_join(const tw__ts_member *m, size_t n, char *out);
+
+/* W3C traceparent "00-<32 hex>-<16 hex>-<flags>" of a context with ids
+ * (w3c.c), NUL-terminated in @v. */
+void tw__w3c_traceparent(const tw_span_context *ctx, char v[56]);
 
 /* ---- propagator (composite.c) -------------------------------------------------------------- */
 

@@ -225,11 +225,13 @@ void tw__scan_free(tw__scan *scan)
     tw__sbuf_free(&scan->buf);
 }
 
-static void deliver(tw__scan *scan, const char *message)
+static void deliver(tw__scan *scan, const void *cause, const char *message)
 {
     if (scan->warn)
         scan->warn(message, scan->warn_data);
-    tw__log_raw(TW_LOG_WARN, message);
+    /* Keyed by call site: a caller sending bad headers on every request
+     * costs the default logger one line a minute per kind of problem. */
+    tw__log_cause(TW_LOG_WARN, cause, message);
 }
 
 void tw__scan_warn(tw__scan *scan, const char *fmt, ...)
@@ -242,8 +244,10 @@ void tw__scan_warn(tw__scan *scan, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    deliver(scan, message);
+    deliver(scan, fmt, message);
 }
+
+static const char summary_cause; /* its address names the summary line's cause */
 
 void tw__scan_warn_summary(tw__scan *scan)
 {
@@ -252,7 +256,7 @@ void tw__scan_warn_summary(tw__scan *scan)
     char message[128];
     snprintf(message, sizeof message, "extract: %zu more baggage/tracestate problems not shown",
              scan->n_warnings - TW__WARNINGS_SHOWN);
-    deliver(scan, message);
+    deliver(scan, &summary_cause, message);
 }
 
 static void set_failed(tw__scan *scan)
@@ -412,6 +416,7 @@ tw__baggage *tw__scan_build_baggage(tw__scan *scan, const tw__source *sources, s
         return NULL;
     atomic_init(&b->refcount, 1);
     b->n = n;
+    b->n_bytes = bytes;
     char *strings = (char *)b + head;
     for (size_t i = 0; i < n; i++) {
         const char *k, *v;

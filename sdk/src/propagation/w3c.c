@@ -1,28 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/w3c.c: W3C Trace Context (traceparent, tracestate; W3C
- * Recommendation "Trace Context" Level 1, WIRE-NOTES 5.6) and the W3C
- * baggage header (W3C "Propagation format for distributed context: Baggage").
+ * "Trace Context" Level 2 and its Level 1 Recommendation) and the W3C baggage
+ * header (W3C "Propagation format for distributed context: Baggage").
  *
  *   traceparent: {version}-{trace-id}-{parent-id}-{trace-flags}
- *     written  00-{32 lower hex}-{16 lower hex}-{01|00}: only the sampled bit; Jaeger's
- *              debug and firehose bits are not W3C flags (C++ leaks debug as 0x02,
- *              which Level 2 reads as "random trace id"); deferred is written 00
+ *     written  00-{32 lower hex}-{16 lower hex}-{flags}: sampled 0x01 and random trace
+ *              id 0x02 (Level 2), nothing else; Jaeger's debug and firehose bits are
+ *              not W3C flags (C++ leaks debug as 0x02, which Level 2 reads as "random
+ *              trace id"); deferred is written not sampled
  *     read     lower-case hex only; version ff invalid; version 00 exactly 55 bytes;
  *              a higher version at least 55 bytes with '-' or the end after the flags;
  *              zero ids invalid; a second traceparent header is invalid (the W3C test
- *              suite restarts the trace); bit 0x01 becomes Jaeger's sampled flag
+ *              suite restarts the trace); 0x01 becomes Jaeger's sampled flag, 0x02 the
+ *              context's random-trace-id flag, other bits are dropped
  *   tracestate: read only with a valid traceparent; several headers joined with ',';
- *     members checked against the Level 1 grammar (keys, multi-tenant keys, values);
- *     an invalid member, a duplicate key or more than 32 members discard the whole
- *     tracestate (the W3C test suite's reading); a valid one longer than 512 bytes
- *     loses whole members, those over 128 bytes first, then from the right. Kept on
- *     the context (child spans inherit it) and written back unchanged.
+ *     members checked against the current grammar (tracestate.c); a list that cannot
+ *     be parsed (a bad member, more than 32 members) is discarded whole; a repeated key
+ *     keeps its first member; a list longer than 512 bytes loses whole members, those
+ *     over 128 bytes first, then from the right. Kept on the context (child spans
+ *     inherit it) and written back unchanged.
  *   baggage: key=value[;properties] members, comma-separated, values %-encoded;
  *     properties are not kept. Bad members are dropped with a warning.
  *
  * Header names are matched ignoring ASCII case and written in lower case.
- * Stateless; any thread.
+ * Stateless; any thread. docs/PROPAGATION.md has the rules and the spec's sentences.
  */
 #include "propagation/propagation.h"
 
@@ -95,20 +97,29 @@ static tw_status inject_baggage(const tw_span_context *ctx, const tw_carrier_wri
     return status;
 }
 
-static tw_status w3c_inject(const tw_span_context *ctx, tw_format format,
-                            const tw_carrier_writer *carrier)
+/* The traceparent value of @ctx (tw_span_context_traceparent shares it, so
+ * a log line shows exactly what inject sends). */
+void tw__w3c_traceparent(const tw_span_context *ctx, char v[56])
 {
-    (void)format;
-    char v[56];
     memcpy(v, "00-", 3);
     tw__hex_u64(v + 3, ctx->trace_id_high);
     tw__hex_u64(v + 19, ctx->trace_id_low);
     v[35] = '-';
     tw__hex_u64(v + 36, ctx->span_id);
     v[52] = '-';
+    /* Bits W3C defines only: sampled (0x01) and, Level 2, random trace id (0x02). */
     v[53] = '0';
-    v[54] = (tw__wire_flags(ctx) & TW_FLAG_SAMPLED) ? '1' : '0';
+    v[54] = tw__hex_digits[((tw__wire_flags(ctx) & TW_FLAG_SAMPLED) ? 0x01 : 0) |
+                           ((ctx->flags & TW__FLAG_RANDOM) ? 0x02 : 0)];
     v[55] = '\0';
+}
+
+static tw_status w3c_inject(const tw_span_context *ctx, tw_format format,
+                            const tw_carrier_writer *carrier)
+{
+    (void)format;
+    char v[56];
+    tw__w3c_traceparent(ctx, v);
     tw_status status = carrier->set(carrier->user_data, TRACEPARENT, v);
     const char *tracestate = ctx->extra ? ctx->extra->tracestate : NULL;
     if (status == TW_OK && tracestate && *tracestate)
@@ -271,67 +282,12 @@ static bool parse_traceparent(tw__scan *scan, const tw__slot *slot, tw__extracte
     out->parts.trace_id_low = lo;
     out->parts.span_id = span; /* the caller's span: our parent */
     out->parts.parent_id = 0;  /* W3C does not carry the grandparent */
-    out->parts.flags = (flags & 0x01) ? TW_FLAG_SAMPLED : 0;
+    out->parts.flags =
+        ((flags & 0x01) ? TW_FLAG_SAMPLED : 0) | ((flags & 0x02) ? TW__FLAG_RANDOM : 0);
     return true;
 }
 
 /* ---- extract: tracestate ------------------------------------------------------------------ */
-
-static bool is_keychar(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' ||
-           c == '/';
-}
-
-/* key = simple-key / multi-tenant-key (Level 1):
- *   simple-key       = lcalpha 0*255( lcalpha / DIGIT / "_" / "-"/ "*" / "/" )
- *   multi-tenant-key = tenant-id "@" system-id
- *   tenant-id        = ( lcalpha / DIGIT ) 0*240( ... )
- *   system-id        = lcalpha 0*13( ... ) */
-static bool is_ts_key(const char *k, size_t n)
-{
-    const char *at = memchr(k, '@', n);
-    size_t first = at ? (size_t)(at - k) : n;
-    size_t first_max = at ? 241 : 256;
-    if (first == 0 || first > first_max)
-        return false;
-    unsigned char c0 = (unsigned char)k[0];
-    if (!((c0 >= 'a' && c0 <= 'z') || (at && c0 >= '0' && c0 <= '9')))
-        return false;
-    for (size_t i = 1; i < first; i++) {
-        if (!is_keychar((unsigned char)k[i]))
-            return false;
-    }
-    if (!at)
-        return true;
-    const char *sys = at + 1;
-    size_t sn = n - first - 1;
-    if (sn == 0 || sn > 14 || !(sys[0] >= 'a' && sys[0] <= 'z'))
-        return false;
-    for (size_t i = 1; i < sn; i++) {
-        if (!is_keychar((unsigned char)sys[i]))
-            return false;
-    }
-    return true;
-}
-
-/* value = 0*255(chr) nblk-chr; chr = %x20 / nblk-chr; nblk-chr = %x21-2B / %x2D-3C / %x3E-7E */
-static bool is_ts_value(const char *v, size_t n)
-{
-    if (n == 0 || n > 256 || v[n - 1] == ' ')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c > 0x7e || c == ',' || c == '=')
-            return false;
-    }
-    return true;
-}
-
-typedef struct {
-    const char *s;
-    size_t len, key_len;
-} ts_member;
 
 static void discard_tracestate(tw__scan *scan, const char *why, const char *s, size_t n)
 {
@@ -340,6 +296,19 @@ static void discard_tracestate(tw__scan *scan, const char *why, const char *s, s
     tw__scan_warn(scan, TRACESTATE ": %s (\"%s\"); the whole tracestate is discarded", why, shown);
 }
 
+static void warn_dropped(void *data, const tw__ts_member *member, const char *why)
+{
+    char shown[TW__EXCERPT_SIZE];
+    tw__excerpt(shown, member->s, member->key_len);
+    tw__scan_warn(data, TRACESTATE ": member \"%s\" (%zu bytes) dropped: %s", shown, member->len,
+                  why);
+}
+
+/* A list that cannot be parsed (a member that is not key=value by the grammar, more than
+ * 32 members) is discarded whole: "If the tracestate header cannot be parsed the vendor
+ * MAY discard the entire header" (Processing Model, step 3), so a list we could not
+ * validate is never forwarded. A repeated key keeps its first (left-most, most recent)
+ * member: "vendors MAY also discard duplicate keys that were not generated by them". */
 static void parse_tracestate(tw__scan *scan, const tw__slot *slot, tw__extracted *out)
 {
     if (!slot->count)
@@ -349,8 +318,8 @@ static void parse_tracestate(tw__scan *scan, const tw__slot *slot, tw__extracted
                       TW__TRACESTATE_MAX_RAW);
         return;
     }
-    ts_member m[TW__TRACESTATE_MAX_MEMBERS];
-    size_t n = 0;
+    tw__ts_member m[TW__TRACESTATE_MAX_MEMBERS], repeated[TW__TRACESTATE_MAX_MEMBERS];
+    size_t n = 0, n_members = 0, n_repeated = 0;
     for (uint32_t pos = scan->lists[TW__SRC_TRACESTATE].head; pos;) {
         const char *k, *value;
         size_t kl, value_len;
@@ -362,61 +331,42 @@ static void parse_tracestate(tw__scan *scan, const tw__slot *slot, tw__extracted
             const char *s = tw__trim_ows(member, &len);
             member = comma ? comma + 1 : end;
             if (len == 0)
-                continue; /* empty members are allowed */
-            if (n == TW__TRACESTATE_MAX_MEMBERS) {
+                continue; /* empty members are allowed, and not counted */
+            if (n_members == TW__TRACESTATE_MAX_MEMBERS) {
                 discard_tracestate(
                     scan, "more than " TW__STR(TW__TRACESTATE_MAX_MEMBERS) " members", s, len);
                 return;
             }
+            n_members++;
             const char *eq = memchr(s, '=', len);
             if (!eq) {
                 discard_tracestate(scan, "a member has no '='", s, len);
                 return;
             }
             size_t key_len = (size_t)(eq - s);
-            if (!is_ts_key(s, key_len)) {
+            if (!tw__ts_key_is_valid(s, key_len)) {
                 discard_tracestate(scan, "a member has an invalid key", s, len);
                 return;
             }
-            if (!is_ts_value(eq + 1, len - key_len - 1)) {
+            if (!tw__ts_value_is_valid(eq + 1, len - key_len - 1)) {
                 discard_tracestate(scan, "a member has an invalid value", s, len);
                 return;
             }
-            for (size_t i = 0; i < n; i++) {
-                if (m[i].key_len == key_len && memcmp(m[i].s, s, key_len) == 0) {
-                    discard_tracestate(scan, "a key occurs twice", s, len);
-                    return;
-                }
-            }
-            m[n++] = (ts_member){s, len, key_len};
+            bool is_repeated = false;
+            for (size_t i = 0; i < n && !is_repeated; i++)
+                is_repeated = m[i].key_len == key_len && memcmp(m[i].s, s, key_len) == 0;
+            if (is_repeated)
+                repeated[n_repeated++] = (tw__ts_member){s, len, key_len};
+            else
+                m[n++] = (tw__ts_member){s, len, key_len};
         }
     }
-    /* Over the size we propagate: drop whole members, those over 128 bytes
-     * first (from the right), then from the right (W3C "tracestate Limits"). */
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += m[i].len + (i ? 1 : 0);
-    for (int pass = 0; pass < 2 && total > TW__TRACESTATE_MAX_BYTES; pass++) {
-        for (size_t i = n; i-- > 0 && total > TW__TRACESTATE_MAX_BYTES;) {
-            if (pass == 0 && m[i].len <= 128)
-                continue;
-            char shown[TW__EXCERPT_SIZE];
-            tw__excerpt(shown, m[i].s, m[i].key_len);
-            tw__scan_warn(scan, TRACESTATE ": member \"%s\" (%zu bytes) dropped: %s", shown,
-                          m[i].len, "the list exceeds " TW__STR(TW__TRACESTATE_MAX_BYTES) " bytes");
-            total -= m[i].len + (n > 1 ? 1 : 0);
-            memmove(&m[i], &m[i + 1], (n - i - 1) * sizeof m[0]);
-            n--;
-        }
-    }
-    size_t pos = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            out->tracestate[pos++] = ',';
-        memcpy(out->tracestate + pos, m[i].s, m[i].len);
-        pos += m[i].len;
-    }
-    out->tracestate[pos] = '\0';
+    /* Reported only now: a list discarded later on would make them noise. */
+    for (size_t i = 0; i < n_repeated; i++)
+        warn_dropped(scan, &repeated[i], "its key occurs earlier in the list");
+    /* Over the size we propagate: drop whole members (W3C "tracestate Limits"). */
+    tw__ts_fit(m, &n, 0, warn_dropped, scan);
+    tw__ts_join(m, n, out->tracestate);
     out->parts.tracestate = n ? out->tracestate : NULL;
 }
 

@@ -58,6 +58,9 @@ typedef struct {
     bool needs_restart;  /* guarded by lock: a forked child, thread not started yet */
     bool is_sender_open; /* guarded by send_lock: open() succeeded */
     pthread_t thread;
+    /* What log_losses last said (reporter thread only). */
+    uint64_t said_queue_full, said_too_large, said_failed;
+    int64_t said_ns;
     tw__span_data **batch;     /* reporter thread's private drain array (cap) */
     pthread_mutex_t send_lock; /* held while the sender runs (see the top comment) */
     tw__fork_entry fork_entry;
@@ -150,6 +153,48 @@ static struct timespec deadline_after_ms(unsigned int ms)
     return ts;
 }
 
+/* Says, at most once a minute (and at close), how many spans were lost
+ * since the last time it spoke: a full queue (counted by the application
+ * threads, said here so that they never write to a log), spans too large
+ * for a packet or body, spans the transport could not take. The reporter
+ * thread only. */
+#define LOSS_PERIOD_NS 60000000000LL
+static void log_losses(async_reporter *a, int64_t now, bool is_closing)
+{
+    if (!is_closing && a->said_ns != 0 && now - a->said_ns < LOSS_PERIOD_NS)
+        return;
+    const tw__report_counters *c = &a->counters;
+    uint64_t full = tw__read(&c->queue_full), large = tw__read(&c->too_large);
+    uint64_t failed = tw__read(&c->failed);
+    if (full < a->said_queue_full || large < a->said_too_large || failed < a->said_failed)
+        a->said_queue_full = a->said_too_large = a->said_failed = 0; /* counters restarted */
+    if (full > a->said_queue_full)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: the queue of %zu spans was full: %llu spans dropped (%llu in "
+                    "all); spans are finished faster than they are sent: raise the queue size "
+                    "(JAEGER_REPORTER_MAX_QUEUE_SIZE) or sample less",
+                    a->name, a->cap, (unsigned long long)(full - a->said_queue_full),
+                    (unsigned long long)full);
+    if (large > a->said_too_large)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
+                    "in all); lower the per-span limits (TRACEWIRE_MAX_*) or raise the packet or "
+                    "body size",
+                    a->name, (unsigned long long)(large - a->said_too_large),
+                    (unsigned long long)large);
+    if (failed > a->said_failed)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans could not be sent (%llu in all); the transport's "
+                    "own message says why",
+                    a->name, (unsigned long long)(failed - a->said_failed),
+                    (unsigned long long)failed);
+    if (full > a->said_queue_full || large > a->said_too_large || failed > a->said_failed)
+        a->said_ns = now ? now : 1;
+    a->said_queue_full = full;
+    a->said_too_large = large;
+    a->said_failed = failed;
+}
+
 static void *reporter_thread(void *arg)
 {
     async_reporter *a = arg;
@@ -182,6 +227,7 @@ static void *reporter_thread(void *arg)
             last_flush_ns = now;
         }
         pthread_mutex_unlock(&a->send_lock);
+        log_losses(a, now, is_closing);
 
         pthread_mutex_lock(&a->lock);
         a->flush_completed = flush_gen;

@@ -2,7 +2,7 @@
 /*
  * report/file_sender.c: the Dapper-style local span log (DESIGN.md "Out-of-
  * band collection"): a tw__sender that appends one JSON line per span
- * (wire/dapper_log.h, docs/dapper-log-format.md) to a file that rotates by
+ * (wire/dapper/dapper_log.h, docs/dapper-log-format.md) to a file that rotates by
  * size, under the async reporter (async.c), so that the file is opened,
  * written, rotated and synced on the reporter thread only.
  *

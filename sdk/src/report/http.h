@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http.h: the HTTP senders (internal): one transport (http_sender.c,
- * libcurl) and three body formats (http_formats.c): the Jaeger collector's
- * Thrift binary Batch, Zipkin v2 JSON and OTLP/JSON.
+ * libcurl) and four body formats (http_formats.c): the Jaeger collector's
+ * Thrift binary Batch, Zipkin v2 JSON, OTLP/JSON and OTLP protobuf.
  *
  * Flow (DESIGN.md): async reporter thread -> sender append (encode one span
  * with the format, batch by the exact body size) -> flush -> POST with
@@ -54,6 +54,7 @@ typedef struct tw__http_options {
     bool is_gzip; /* gzip bodies (Content-Encoding: gzip); max_body_bytes bounds the
                    * uncompressed body. Default off (the bridge turns it on). */
     unsigned int max_split_requests; /* on 400/413, halve to isolate refused spans */
+    int otlp_protocol;               /* tw_otlp_protocol of tw_reporter_otlp_http_new */
 } tw__http_options;
 
 void tw__http_options_init(tw__http_options *h);
@@ -95,6 +96,7 @@ typedef struct tw__http_format_vtable {
 extern const tw__http_format_vtable tw__http_jaeger_format;
 extern const tw__http_format_vtable tw__http_zipkin_format;
 extern const tw__http_format_vtable tw__http_otlp_format;
+extern const tw__http_format_vtable tw__http_otlp_proto_format; /* OTLP protobuf */
 
 /* ---- the sender ----------------------------------------------------------------------------- */
 

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report/http_formats.c: the three HTTP body formats of report/http.h, thin
+ * report/http_formats.c: the four HTTP body formats of report/http.h, thin
  * adapters over the project's one encoder per wire format (wire/):
  *
  *   jaeger-http  application/x-thrift: a bare jaeger.thrift Batch in the
  *                binary protocol (WIRE-NOTES 6.5), POST /api/traces
  *   zipkin       application/json: a Zipkin v2 ListOfSpans (Part B 2.1)
  *   otlp-http    application/json: an ExportTraceServiceRequest (OTLP/JSON)
+ *   otlp-http-proto  application/x-protobuf: the same request in protobuf
+ *                (wire/otlp/otlp_proto.h)
  *
  * Sizes are exact, computed from real encodings: each span is encoded once
  * as an item and its size measured; a body adds to the items only what does
  * not depend on the span count. Binary Thrift has fixed-width list headers
  * and i64s, so a Batch is (Batch with no spans) + the spans; a compact JSON
  * array is "[" + items joined by "," + "]", so a body is (body with an empty
- * array) + the items + one comma between each two. The sender checks the
- * built length against body_size on every batch.
+ * array) + the items + one comma between each two; a protobuf request is
+ * the items inside two length-delimited envelopes whose length prefixes
+ * are computed from the items' total. The sender checks the built length
+ * against body_size on every batch.
  *
  * Locking: none (reporter thread only).
  */
@@ -23,6 +27,7 @@
 
 #include "report/http.h"
 #include "wire/otlp/otlp_json.h"
+#include "wire/otlp/otlp_proto.h"
 #include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- Jaeger collector: Thrift binary Batch --------------------------------------------------- */
@@ -302,4 +307,95 @@ const tw__http_format_vtable tw__http_otlp_format = {
     .free_item = free,
     .body_size = otlp_body_size,
     .build = otlp_build,
+};
+
+/* ---- OTLP protobuf ------------------------------------------------------------------------- */
+
+typedef struct {
+    tw__otlp_proto_envelope envelope; /* the process's resource and our scope, encoded once */
+    tw__buf scratch;                  /* encode's buffer, reused */
+} otlp_proto_format;
+
+static tw__http_format *otlp_proto_new(void)
+{
+    otlp_proto_format *o = calloc(1, sizeof(*o));
+    if (o) {
+        tw__buf_init(&o->envelope.resource);
+        tw__buf_init(&o->envelope.scope);
+        tw__buf_init(&o->scratch);
+    }
+    return (tw__http_format *)o;
+}
+
+static void otlp_proto_free(tw__http_format *f)
+{
+    otlp_proto_format *o = (otlp_proto_format *)f;
+    if (!o)
+        return;
+    tw__otlp_proto_envelope_clear(&o->envelope);
+    tw__buf_free(&o->scratch);
+    free(o);
+}
+
+static tw_status otlp_proto_open(tw__http_format *f, const tw__process *process, tw_error **err)
+{
+    otlp_proto_format *o = (otlp_proto_format *)f;
+    tw__otlp_proto_envelope_clear(&o->envelope);
+    if (!tw__otlp_proto_envelope_init(&o->envelope, process)) {
+        tw__set_error(err, TW_E_ENCODE, "otlp-http-proto: cannot encode the resource");
+        return TW_E_ENCODE;
+    }
+    return TW_OK;
+}
+
+/* An item is a span's `spans` field as it goes into the body. */
+static void *otlp_proto_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
+{
+    otlp_proto_format *o = (otlp_proto_format *)f;
+    tw__buf_reset(&o->scratch);
+    if (!tw__otlp_proto_encode_span(span, &o->scratch))
+        return NULL;
+    return item_from(&o->scratch, size);
+}
+
+static size_t otlp_proto_body_size(const tw__http_format *f, size_t n, size_t items_size)
+{
+    (void)n;
+    return tw__otlp_proto_resource_spans_size(&((const otlp_proto_format *)f)->envelope,
+                                              items_size);
+}
+
+static bool otlp_proto_build(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
+                             const tw__client_stats *stats, tw__buf *out)
+{
+    (void)seq_no;
+    (void)stats;
+    otlp_proto_format *o = (otlp_proto_format *)f;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += ((const jaeger_item *)items[i])->len;
+    tw__buf_reset(out);
+    if (!tw__buf_reserve(out, tw__otlp_proto_resource_spans_size(&o->envelope, total)) ||
+        !tw__otlp_proto_put_resource_spans_head(&o->envelope, total, out))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const jaeger_item *item = items[i];
+        if (!tw__buf_append(out, item->data, item->len))
+            return false;
+    }
+    return true;
+}
+
+const tw__http_format_vtable tw__http_otlp_proto_format = {
+    .size = sizeof(tw__http_format_vtable),
+    .name = "otlp-http-proto",
+    .content_type = TW__OTLP_PROTO_CONTENT_TYPE,
+    .default_endpoint = "http://localhost:4318/v1/traces",
+    .new_format = otlp_proto_new,
+    .free_format = otlp_proto_free,
+    .open = otlp_proto_open,
+    .encode = otlp_proto_encode,
+    .free_item = free,
+    .body_size = otlp_proto_body_size,
+    .build = otlp_proto_build,
 };

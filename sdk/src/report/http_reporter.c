@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_reporter.c: the public side of the HTTP reporters (Jaeger
- * collector, Zipkin, OTLP/HTTP): their tw_reporter_options setters and
+ * collector, Zipkin, OTLP/HTTP JSON or protobuf): their tw_reporter_options setters and
  * constructors. Each constructor pairs a body format (http_formats.c) with
  * the HTTP sender (http_sender.c) behind the bounded async reporter
  * (async.c), so report() only enqueues.
@@ -117,7 +117,9 @@ static bool is_header_value(const char *value)
 
 tw_status tw_reporter_options_set_bearer_token(tw_reporter_options *opts, const char *token)
 {
-    TW_CHECK_ARG(opts && (!token || (*token && is_header_value(token))), TW_E_INVALID_ARG);
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    if (token && (!*token || !is_header_value(token)))
+        return TW_E_INVALID_ARG; /* refused input: the caller says so, without the token */
     tw__http_options *h = http_part(opts);
     if (!h || !replace(&h->bearer_token, token))
         return TW_E_NOMEM;
@@ -191,9 +193,11 @@ static bool is_reserved(const char *name)
 tw_status tw_reporter_options_add_header(tw_reporter_options *opts, const char *name,
                                          const char *value)
 {
-    TW_CHECK_ARG(opts && name && value && is_token(name) && !is_reserved(name) &&
-                     is_header_value(value),
-                 TW_E_INVALID_ARG);
+    TW_CHECK_ARG(opts && name && value, TW_E_INVALID_ARG);
+    /* Refused input, not a programmer error: no log line (the caller names
+     * the variable; a value may be a secret). */
+    if (!is_token(name) || is_reserved(name) || !is_header_value(value))
+        return TW_E_INVALID_ARG;
     tw__http_options *h = http_part(opts);
     if (!h)
         return TW_E_NOMEM;
@@ -264,6 +268,28 @@ tw_status tw_reporter_options_set_retry_backoff_ms(tw_reporter_options *opts,
     return TW_OK;
 }
 
+tw_status tw_reporter_options_set_gzip(tw_reporter_options *opts, bool is_gzip)
+{
+    TW_CHECK_ARG(opts, TW_E_INVALID_ARG);
+    tw__http_options *h = http_part(opts);
+    if (!h)
+        return TW_E_NOMEM;
+    h->is_gzip = is_gzip;
+    return TW_OK;
+}
+
+tw_status tw_reporter_options_set_otlp_protocol(tw_reporter_options *opts,
+                                                tw_otlp_protocol protocol)
+{
+    TW_CHECK_ARG(opts && (protocol == TW_OTLP_HTTP_JSON || protocol == TW_OTLP_HTTP_PROTOBUF),
+                 TW_E_INVALID_ARG);
+    tw__http_options *h = http_part(opts);
+    if (!h)
+        return TW_E_NOMEM;
+    h->otlp_protocol = (int)protocol;
+    return TW_OK;
+}
+
 /* ---- reporters ---------------------------------------------------------------------------- */
 
 static tw_reporter *http_reporter_new(const tw__http_format_vtable *format,
@@ -300,5 +326,7 @@ tw_reporter *tw_reporter_zipkin_new(const tw_reporter_options *opts, tw_error **
 
 tw_reporter *tw_reporter_otlp_http_new(const tw_reporter_options *opts, tw_error **err)
 {
-    return http_reporter_new(&tw__http_otlp_format, opts, err);
+    bool is_protobuf = opts && opts->http && opts->http->otlp_protocol == TW_OTLP_HTTP_PROTOBUF;
+    return http_reporter_new(is_protobuf ? &tw__http_otlp_proto_format : &tw__http_otlp_format,
+                             opts, err);
 }

@@ -700,8 +700,10 @@ static tw_status check_url(const char *name, const char *url, char **log_url, tw
     curl_free(scheme);
     curl_url_cleanup(u);
     if (!ok) {
+        char shown[512]; /* never the credentials a mangled URL may hold */
+        tw__redact_url(url, shown, sizeof shown);
         tw__set_error(err, TW_E_CONFIG, "%s: endpoint \"%s\" is not an http:// or https:// URL",
-                      name, url);
+                      name, shown);
         return TW_E_CONFIG;
     }
     return TW_OK;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/udp_sender.c: the Jaeger agent UDP transport: batches spans into
- * Thrift compact Agent.emitBatch datagrams (wire/jaeger_thrift.h) and sends
+ * Thrift compact Agent.emitBatch datagrams (wire/jaeger/jaeger_thrift.h) and sends
  * them to the agent (default 127.0.0.1:6831, IPv4 or IPv6); or, as
  * "jaeger-udp-binary", the same datagrams in the Thrift binary protocol for
  * the agent's port 6832 (the encoder sizes both exactly).
@@ -152,6 +152,19 @@ static void emit(udp_sender *u)
                                       u->spans.len, n, u->seq_no, &u->batch_stats,
                                       (int32_t)(u->seq_no & 0x7fffffff), &u->packet)) {
         ssize_t rc = send(u->fd, u->packet.data, u->packet.len, 0);
+        /* A closed port answers with ICMP port unreachable, which the
+         * connected socket keeps as a pending error: on loopback it is
+         * there as soon as send returns. Reading it now (one getsockopt, on
+         * this thread) counts the datagram it refused as failed, and makes
+         * a lone datagram to an absent agent (a short program's only one)
+         * visible rather than counted as sent. */
+        int pending = 0;
+        socklen_t pending_len = sizeof pending;
+        if (rc == (ssize_t)u->packet.len &&
+            getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &pending, &pending_len) == 0 && pending) {
+            rc = -1;
+            errno = pending;
+        }
         if (rc == (ssize_t)u->packet.len) {
             ok = true;
             u->last_errno = 0;
@@ -161,8 +174,14 @@ static void emit(udp_sender *u)
         } else {
             int e = rc < 0 ? errno : EMSGSIZE;
             if (e != u->last_errno)
-                tw__log_msg(TW_LOG_WARN, "%s: send to %s:%s failed: %s", u->name, u->host, u->port,
-                            strerror(e));
+                tw__log_msg(TW_LOG_WARN,
+                            "%s: send to %s:%s failed: %s; spans are being dropped%s (counted "
+                            "as failed to emit; this message is not repeated until the error "
+                            "changes)",
+                            u->name, u->host, u->port, strerror(e),
+                            e == ECONNREFUSED ? " (nothing listens there: is a Jaeger agent "
+                                                "running? JAEGER_AGENT_HOST, JAEGER_AGENT_PORT)"
+                                              : "");
             u->last_errno = e;
             /* Re-resolve soon: the agent may have moved (rate-limited to
              * once a second by last_resolve_ns). */

@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -160,6 +161,39 @@ static void count(remote_sampler *r, tw_remote_counter c)
     atomic_fetch_add_explicit(&r->counters[c], 1, memory_order_relaxed);
 }
 
+/* The sampling in force, for the log line that says the endpoint failed:
+ * the strategy last served, else the initial sampler (its rate, for the
+ * kinds whose decision has no side effect). Poller thread. */
+static void describe_in_force(remote_sampler *r, char *out, size_t size)
+{
+    if (r->has_strategy) {
+        const tw__strategy *s = &r->strategy;
+        if (s->kind == TW__STRATEGY_PROBABILISTIC)
+            snprintf(out, size, "probabilistic %g (the last strategy served)", s->probability);
+        else if (s->kind == TW__STRATEGY_RATE_LIMITING)
+            snprintf(out, size, "rate limiting %g traces/s (the last strategy served)",
+                     s->max_traces_per_second);
+        else
+            snprintf(out, size, "per-operation, default %g (the last strategy served)",
+                     s->default_probability);
+        return;
+    }
+    pthread_rwlock_rdlock(&r->lock);
+    const char *type = r->current->vtable->type;
+    if (strcmp(type, "probabilistic") == 0 || strcmp(type, "const") == 0) {
+        tw__sampling_decision d;
+        tw__sampler_decide(r->current, 0, 1, "", &d);
+        if (d.param.type == TW_VALUE_DOUBLE)
+            snprintf(out, size, "%s %g (the initial sampler)", type, d.param.as.dbl);
+        else
+            snprintf(out, size, "%s %s (the initial sampler)", type,
+                     d.param.as.boolean ? "1" : "0");
+    } else {
+        snprintf(out, size, "%s (the initial sampler)", type);
+    }
+    pthread_rwlock_unlock(&r->lock);
+}
+
 /* One query; applies a new strategy when it differs. Poller thread (or the
  * constructor, before the thread exists). */
 static void poll_once(remote_sampler *r, long timeout_ms)
@@ -171,8 +205,15 @@ static void poll_once(remote_sampler *r, long timeout_ms)
     curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK || status != 200) {
         count(r, TW_REMOTE_QUERIES_FAILED);
-        tw__log_msg(TW_LOG_WARN, "remote sampler: GET %s failed: %s", r->url,
-                    rc != CURLE_OK ? curl_easy_strerror(rc) : "HTTP status not 200");
+        char in_force[128], why[64];
+        describe_in_force(r, in_force, sizeof in_force);
+        if (rc == CURLE_OK)
+            snprintf(why, sizeof why, "HTTP status %ld", status);
+        tw__log_msg(TW_LOG_WARN,
+                    "remote sampler: GET %s failed: %s; sampling stays at %s until it answers "
+                    "(set JAEGER_SAMPLER_TYPE, or JAEGER_SAMPLING_ENDPOINT to a Jaeger agent's "
+                    "or collector's sampling endpoint)",
+                    r->url, rc != CURLE_OK ? curl_easy_strerror(rc) : why, in_force);
         return;
     }
     count(r, TW_REMOTE_QUERIES_OK);

@@ -84,7 +84,7 @@ uint64_t tw__scope_new_key(void)
 static inline void snapshot_set(tw_span_context *dst, const tw_span_context *src)
 {
     atomic_init(&dst->refcount, 0);
-    dst->flags = src->flags;
+    dst->flags = src->flags & ~TW__FLAG_IN_SPAN; /* a snapshot, not the span's own */
     dst->trace_id_high = src->trace_id_high;
     dst->trace_id_low = src->trace_id_low;
     dst->span_id = src->span_id;

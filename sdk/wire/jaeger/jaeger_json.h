@@ -4,7 +4,8 @@
  * decoder: the JSON of Jaeger's query API (GET /api/traces), which Jaeger
  * UI's "JSON file" upload loads. The decoder is tw__jaeger_json_decoder
  * (wire/formats.h; its rules at the top of jaeger_json_decode.c); this
- * header is the encoder's.
+ * header is the encoder's, and the decoder's entry point for one parsed
+ * document.
  *
  * Document: {"data":[ at the first trace, traces separated by ",", and
  * ],"total":0,"limit":0,"offset":0,"errors":null} at the end (the members
@@ -44,7 +45,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "wire/core/buf.h"
+#include "wire/core/input.h"
 #include "wire/core/output.h"
 #include "wire/jaeger/jaeger_view.h"
 
@@ -53,5 +57,14 @@
  * False (out unchanged) on allocation failure. */
 bool tw__jaeger_json_encode_trace(tw__jaeger_view *view, const tw__wire_span *spans,
                                   const size_t *idx, size_t n, tw__buf *out);
+
+/* The decoder's rules applied to one parsed document (the query-API
+ * envelope, a trace or a span), for decoders of other Jaeger JSON forms
+ * that rewrite their documents into this one (wire/jaeger/api_v2_json.h):
+ * spans go to in->emit, bad ones to in->reject with @raw (the document's
+ * text) or their own text. Times are µs and ids hex whatever the options
+ * say. TW_OK, TW_E_STATE (emit or reject said stop) or TW_E_NOMEM. */
+tw_status tw__jaeger_json_read_document(tw__wire_input *in, size_t line_no, const json_t *doc,
+                                        const char *raw, size_t raw_len);
 
 #endif /* TW_WIRE_JAEGER_JAEGER_JSON_H */

@@ -48,6 +48,7 @@
 #include "wire/core/input.h"
 #include "wire/core/json_stream.h"
 #include "wire/formats.h"
+#include "wire/jaeger/jaeger_json.h"
 
 #include "wire/core/json_common.h"
 
@@ -703,6 +704,14 @@ static tw_status read_record(void *arg, json_t *doc, const char *rec, size_t len
         return TW_E_NOMEM;
     }
     return dc->is_stopped ? TW_E_STATE : TW_OK;
+}
+
+tw_status tw__jaeger_json_read_document(tw__wire_input *in, size_t line_no, const json_t *doc,
+                                        const char *raw, size_t raw_len)
+{
+    doc_ctx dc = {.in = in, .line_no = line_no, .unit = TW__TIME_US, .base = TW__ID_HEX};
+    read_document(&dc, doc, raw, raw_len);
+    return dc.is_nomem ? TW_E_NOMEM : dc.is_stopped ? TW_E_STATE : TW_OK;
 }
 
 static tw_status read_jaeger_json(FILE *stream, tw__wire_input *in, tw_error **err)

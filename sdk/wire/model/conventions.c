@@ -16,16 +16,26 @@
 
 bool tw__tag_key_is(const tw__tag *t, const char *key)
 {
-    return t && t->key && strcmp(t->key, key) == 0;
+    if (!t || !t->key)
+        return false;
+    size_t len = strlen(key);
+    return t->key_len == len && memcmp(t->key, key, len) == 0;
 }
 
-/* FNV-1a over a NUL-terminated key. */
-static uint64_t key_hash(const char *key)
+/* FNV-1a over a key of @len bytes. */
+static uint64_t key_hash(const char *key, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325u;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-        h = (h ^ *p) * 0x100000001b3u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)key[i]) * 0x100000001b3u;
     return h;
+}
+
+/* Keys are equal by their lengths and bytes (a key may hold a NUL byte);
+ * the length first, where most keys differ. */
+static bool same_key(const tw__tag *a, const tw__tag *b)
+{
+    return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0;
 }
 
 bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner)
@@ -37,7 +47,7 @@ bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner)
         for (size_t i = 0; i < n; i++) {
             is_winner[i] = true;
             for (size_t j = i + 1; j < n && is_winner[i]; j++)
-                is_winner[i] = strcmp(tags[i].key, tags[j].key) != 0;
+                is_winner[i] = !same_key(&tags[i], &tags[j]);
         }
         return true;
     }
@@ -50,8 +60,8 @@ bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner)
         return false;
     for (size_t i = 0; i < n; i++) {
         is_winner[i] = true;
-        size_t at = key_hash(tags[i].key) & (cap - 1);
-        while (slots[at] && strcmp(tags[slots[at] - 1].key, tags[i].key) != 0)
+        size_t at = key_hash(tags[i].key, tags[i].key_len) & (cap - 1);
+        while (slots[at] && !same_key(&tags[slots[at] - 1], &tags[i]))
             at = (at + 1) & (cap - 1);
         if (slots[at])
             is_winner[slots[at] - 1] = false;

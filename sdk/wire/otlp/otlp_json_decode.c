@@ -12,42 +12,24 @@
  * largest document, at most MAX_DOC_BYTES). Each span is emitted with the
  * process of its resource.
  *
- * Mapping (that of the OpenTelemetry Collector's
- * translator to Jaeger, so a span reads the same whichever way it came):
- *   resource.attributes  service.name -> process service (text of any
- *                        value); every other attribute -> a process tag, typed
- *   scope / instrumentationLibrary (old name, also instrumentationLibrarySpans)
- *                        name, version -> span tags otel.scope.name /
- *                        otel.scope.version (when not empty)
+ * Mapping: the reading rules of wire/otlp/otlp_map.h, shared with the
+ * OTLP protobuf reader; this file parses the JSON forms into the plain
+ * fields those builders take:
+ *   resource.attributes, scope / instrumentationLibrary (old name, also
+ *   instrumentationLibrarySpans) name and version
  *   traceId, spanId      hex (any case; 32/16 digits, shorter is left-padded),
  *                        or base64 of 16/8 bytes (proto3 JSON writers)
- *   parentSpanId         absent, "" or zero: root; else the parent, and a
- *                        CHILD_OF reference to it first in the references
- *   name                 operation
- *   kind                 number or name (SPAN_KIND_SERVER, SERVER):
- *                        SERVER/CLIENT/PRODUCER/CONSUMER -> tag span.kind;
- *                        INTERNAL and UNSPECIFIED -> no tag (the model's
- *                        kind-less span, which the encoder writes as INTERNAL)
- *   startTimeUnixNano, endTimeUnixNano  decimal string or number, ns -> µs
- *                        rounded; duration = end - start in µs, at least 1
- *                        when end > start, 0 when end is absent or earlier
- *                        (warning); start absent or 0: the span is rejected
- *   attributes           typed tags: stringValue, boolValue, intValue
- *                        (string or number), doubleValue (number, or
- *                        "NaN"/"Infinity"/"-Infinity"), bytesValue (base64)
- *                        -> binary; arrayValue / kvlistValue -> a string of
- *                        plain JSON ([1,"a"], {"k":true}); an empty value ""
- *   events               logs: timeUnixNano -> timestamp; name -> field
- *                        `event` (first, when not empty); attributes -> fields
- *   links                references: FOLLOWS_FROM, or CHILD_OF when the
- *                        attribute opentracing.ref_type is "child_of"
- *   status               code 2 (ERROR) -> tag error=true (bool), message ->
- *                        tag otel.status_description; code 1 (OK) -> tag
- *                        otel.status_code="OK"; 0 / absent: nothing
- *   traceState           tag w3c.tracestate (when not empty)
- *   flags                TW__FLAG_SAMPLED (exported spans were sampled)
- * Tags come in this order: attributes, span.kind, status tags, tracestate,
- * scope tags.
+ *   parentSpanId         absent, "" or zero: root
+ *   kind                 number or name (SPAN_KIND_SERVER, SERVER)
+ *   startTimeUnixNano, endTimeUnixNano  decimal string or number, ns (a
+ *                        start that is a date only in µs, ms or s is read in
+ *                        that unit, with a warning: wire/core/input.h)
+ *   attributes           stringValue, boolValue, intValue (string or number),
+ *                        doubleValue (number, or "NaN"/"Infinity"/
+ *                        "-Infinity"), bytesValue (base64) -> binary;
+ *                        arrayValue / kvlistValue -> a string of plain JSON
+ *                        ([1,"a"], {"k":true}); an empty value ""
+ *   status.code          number or name (STATUS_CODE_ERROR)
  *
  * Errors: a document that is not JSON or not a request is rejected whole
  * (its line, its bytes); a bad span alone ("resourceSpans[0].scopeSpans[1].
@@ -68,6 +50,7 @@
 #include <jansson.h>
 
 #include "wire/core/json_common.h"
+#include "wire/otlp/otlp_map.h"
 
 #define MAX_DOC_BYTES ((size_t)64 * 1024 * 1024)
 #define MAX_VALUE_DEPTH 64
@@ -175,19 +158,27 @@ static bool parse_int(json_t *value, bool is_unsigned, int64_t *out)
     return true;
 }
 
-/* A time in c->unit (ns unless the span's start said otherwise) to µs;
- * *has false when absent. */
-static bool parse_time(ctx *c, json_t *obj, const char *key, bool *has, int64_t *us)
+/* A time in ns; *has false when absent. The value is in c->unit: ns unless
+ * the span's start said otherwise (read_span). */
+static bool parse_time(ctx *c, json_t *obj, const char *key, bool *has, int64_t *ns)
 {
     json_t *v = json_object_get(obj, key);
     *has = v != NULL && !json_is_null(v);
     if (!*has)
         return true;
-    int64_t ns;
-    if (!parse_int(v, true, &ns) || !tw__time_int_to_us(ns, c->unit, us)) {
+    if (!parse_int(v, true, ns)) {
         fail(c, "%s is not a time in nanoseconds", key);
         return false;
     }
+    int64_t scale = c->unit == TW__TIME_S    ? 1000000000
+                    : c->unit == TW__TIME_MS ? 1000000
+                    : c->unit == TW__TIME_US ? 1000
+                                             : 1;
+    if (*ns > INT64_MAX / scale) {
+        fail(c, "%s is beyond the year 2262 once read in the span's unit", key);
+        return false;
+    }
+    *ns *= scale;
     return true;
 }
 
@@ -360,7 +351,7 @@ typedef bool (*add_fn)(void *target, const char *key, const tw_value *value);
 
 static bool add_span_tag(void *target, const char *key, const tw_value *value)
 {
-    return tw__span_data_add_tag(target, key, value);
+    return tw__otlp_span_add_attribute(target, key, value);
 }
 
 static bool add_process_tag(void *target, const char *key, const tw_value *value)
@@ -409,39 +400,28 @@ static bool each_attribute(ctx *c, json_t *list, const char *where, add_fn add, 
 
 /* ---- the span ------------------------------------------------------------------------------ */
 
-static const char *kind_name(json_t *kind)
-{
-    static const char *const by_number[6] = {NULL,     NULL,       "server",
-                                             "client", "producer", "consumer"};
-    if (json_is_integer(kind)) {
-        json_int_t k = json_integer_value(kind);
-        return k >= 0 && k < 6 ? by_number[k] : NULL;
-    }
-    const char *s = json_string_value(kind);
-    if (!s)
-        return NULL;
-    if (strncasecmp(s, "SPAN_KIND_", 10) == 0)
-        s += 10;
-    static const char *const names[4] = {"server", "client", "producer", "consumer"};
-    for (size_t i = 0; i < 4; i++) {
-        if (strcasecmp(s, names[i]) == 0)
-            return names[i];
-    }
-    return NULL;
-}
-
-static bool kind_is_valid(json_t *kind)
+/* The SpanKind number of a kind given as a number or a name (any case,
+ * with or without SPAN_KIND_); -1 for anything else. Absent: 0. */
+static int64_t kind_number(json_t *kind)
 {
     if (!kind || json_is_null(kind))
-        return true;
-    if (json_is_integer(kind))
-        return json_integer_value(kind) >= 0 && json_integer_value(kind) <= 5;
+        return 0;
+    if (json_is_integer(kind)) {
+        json_int_t k = json_integer_value(kind);
+        return k >= 0 && k <= 5 ? k : -1;
+    }
     const char *s = json_string_value(kind);
     if (!s)
-        return false;
+        return -1;
     if (strncasecmp(s, "SPAN_KIND_", 10) == 0)
         s += 10;
-    return kind_name(kind) || strcasecmp(s, "INTERNAL") == 0 || strcasecmp(s, "UNSPECIFIED") == 0;
+    static const char *const names[6] = {"UNSPECIFIED", "INTERNAL", "SERVER",
+                                         "CLIENT",      "PRODUCER", "CONSUMER"};
+    for (int64_t i = 0; i < 6; i++) {
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    }
+    return -1;
 }
 
 static bool add_events(ctx *c, tw__span_data *s, json_t *events)
@@ -465,28 +445,16 @@ static bool add_events(ctx *c, tw__span_data *s, json_t *events)
         if (!parse_time(c, ev, "timeUnixNano", &has, &ts))
             return false;
         json_t *attrs = json_object_get(ev, "attributes");
-        const char *name = json_string_value(json_object_get(ev, "name"));
-        size_t n_fields = (name && name[0] ? 1 : 0) + json_array_size(attrs);
-        tw__log *log = tw__span_data_push_log(s, n_fields);
-        if (!log) {
-            c->is_nomem = true;
+        if (attrs && !json_is_null(attrs) && !json_is_array(attrs)) {
+            fail(c, "%s.attributes is not an array", where);
             return false;
         }
-        log->timestamp_us = ts;
-        s->n_logs++;
-        bool cut = false;
-        if (name && name[0]) {
-            tw_value v = {.type = TW_VALUE_STRING,
-                          .len = json_string_length(json_object_get(ev, "name")),
-                          .as.str = name};
-            if (!tw__tag_set(&s->arena, &log->fields[0], "event", &v, SIZE_MAX, &cut)) {
-                c->is_nomem = true;
-                return false;
-            }
-            log->n_fields = 1;
-        }
-        if (attrs && !json_is_array(attrs)) {
-            fail(c, "%s.attributes is not an array", where);
+        json_t *name = json_object_get(ev, "name");
+        tw__log *log = tw__otlp_span_add_event(s, ts, json_string_value(name),
+                                               json_is_string(name) ? json_string_length(name) : 0,
+                                               json_array_size(attrs));
+        if (!log) {
+            c->is_nomem = true;
             return false;
         }
         size_t k;
@@ -502,14 +470,12 @@ static bool add_events(ctx *c, tw__span_data *s, json_t *events)
             char *owned;
             if (!any_value(c, json_object_get(kv, "value"), &value, &owned))
                 return false;
-            bool ok = tw__tag_set(&s->arena, &log->fields[log->n_fields], json_string_value(key),
-                                  &value, SIZE_MAX, &cut);
+            bool ok = tw__otlp_event_add_attribute(s, log, json_string_value(key), &value);
             free(owned);
             if (!ok) {
                 c->is_nomem = true;
                 return false;
             }
-            log->n_fields++;
         }
     }
     return true;
@@ -533,19 +499,18 @@ static bool add_links(ctx *c, tw__span_data *s, json_t *links)
         snprintf(what, sizeof what, "links[%zu].spanId", i);
         if (!parse_id(c, what, json_object_get(link, "spanId"), 8, false, &unused, &sid))
             return false;
-        tw__ref_type type = TW__REF_FOLLOWS_FROM;
+        bool is_child_of = false;
         size_t k;
         json_t *kv;
         json_array_foreach(json_object_get(link, "attributes"), k, kv)
         {
-            const char *key = json_string_value(json_object_get(kv, "key"));
-            const char *val =
-                json_string_value(json_object_get(json_object_get(kv, "value"), "stringValue"));
-            if (key && val && strcmp(key, "opentracing.ref_type") == 0 &&
-                strcasecmp(val, "child_of") == 0)
-                type = TW__REF_CHILD_OF;
+            json_t *val = json_object_get(json_object_get(kv, "value"), "stringValue");
+            if (json_is_string(val) && tw__otlp_link_attribute_is_child_of(
+                                           json_string_value(json_object_get(kv, "key")),
+                                           json_string_value(val), json_string_length(val)))
+                is_child_of = true;
         }
-        if (!tw__span_data_add_ref(s, type, hi, lo, sid)) {
+        if (!tw__otlp_span_add_link(s, hi, lo, sid, is_child_of)) {
             c->is_nomem = true;
             return false;
         }
@@ -565,34 +530,28 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
         fail(c, "a span is not an object");
         return NULL;
     }
-    tw__span_data *s = tw__span_data_new();
-    if (!s) {
-        c->is_nomem = true;
-        return NULL;
-    }
+    tw__otlp_span_fields f;
+    memset(&f, 0, sizeof f);
     uint64_t unused = 0;
-    int64_t start = 0, end = 0;
-    bool has_start, has_end;
     json_t *parent = json_object_get(js, "parentSpanId");
     json_t *name = json_object_get(js, "name");
     json_t *kind = json_object_get(js, "kind");
-    if (!parse_id(c, "traceId", json_object_get(js, "traceId"), 16, false, &s->trace_id_high,
-                  &s->trace_id_low) ||
-        !parse_id(c, "spanId", json_object_get(js, "spanId"), 8, false, &unused, &s->span_id))
-        goto fail;
+    if (!parse_id(c, "traceId", json_object_get(js, "traceId"), 16, false, &f.trace_id_high,
+                  &f.trace_id_low) ||
+        !parse_id(c, "spanId", json_object_get(js, "spanId"), 8, false, &unused, &f.span_id))
+        return NULL;
     if (parent && !json_is_null(parent) &&
         !(json_is_string(parent) && json_string_length(parent) == 0) &&
-        !parse_id(c, "parentSpanId", parent, 8, true, &unused, &s->parent_id))
-        goto fail;
-    if (s->parent_id == s->span_id)
-        s->parent_id = 0;
+        !parse_id(c, "parentSpanId", parent, 8, true, &unused, &f.parent_id))
+        return NULL;
     if (name && !json_is_null(name) && !json_is_string(name)) {
         fail(c, "name is not a string");
-        goto fail;
+        return NULL;
     }
-    if (!kind_is_valid(kind)) {
+    f.kind = kind_number(kind);
+    if (f.kind < 0) {
         fail(c, "kind is not a SpanKind");
-        goto fail;
+        return NULL;
     }
     /* The unit of this span's times, by the magnitude of its start: µs
      * written into the ns fields are read as µs, with a warning. */
@@ -600,83 +559,57 @@ static tw__span_data *read_span(ctx *c, json_t *js, const scope_info *scope, boo
     c->unit = TW__TIME_NS;
     if (parse_int(json_object_get(js, "startTimeUnixNano"), true, &raw_start))
         c->unit = tw__wire_time_unit(c->in, c->line, raw_start, TW__TIME_NS);
-    if (!parse_time(c, js, "startTimeUnixNano", &has_start, &start) ||
-        !parse_time(c, js, "endTimeUnixNano", &has_end, &end))
-        goto fail;
-    if (!has_start || start == 0) {
-        fail(c, "startTimeUnixNano is missing or 0");
-        goto fail;
+    if (!parse_time(c, js, "startTimeUnixNano", &f.has_start, &f.start_ns) ||
+        !parse_time(c, js, "endTimeUnixNano", &f.has_end, &f.end_ns))
+        return NULL;
+    if (json_is_string(name)) {
+        f.name = json_string_value(name);
+        f.name_len = json_string_length(name);
     }
-    s->start_us = start;
-    *warn_duration = has_end && end < start;
-    s->duration_us = has_end && end > start ? end - start : 0;
-    if (s->duration_us == 0 && has_end && end >= start) {
-        /* end > start by less than 0.5 µs rounds to 0: keep it positive. */
-        int64_t start_ns = 0, end_ns = 0;
-        parse_int(json_object_get(js, "startTimeUnixNano"), true, &start_ns);
-        parse_int(json_object_get(js, "endTimeUnixNano"), true, &end_ns);
-        if (end_ns > start_ns)
-            s->duration_us = 1;
-    }
-    s->flags = TW__FLAG_SAMPLED;
-    if (name && json_is_string(name) &&
-        !tw__span_data_set_operation(s, json_string_value(name), json_string_length(name)))
-        goto nomem;
-    if (s->parent_id && !tw__span_data_add_ref(s, TW__REF_CHILD_OF, s->trace_id_high,
-                                               s->trace_id_low, s->parent_id))
-        goto nomem;
-    if (!add_links(c, s, json_object_get(js, "links")))
-        goto fail;
-    if (!each_attribute(c, json_object_get(js, "attributes"), "attributes", add_span_tag, s, NULL))
-        goto fail;
-    const char *k = kind_name(kind);
-    if (k && !tw__span_data_add_str_tag(s, "span.kind", k, strlen(k)))
-        goto nomem;
     json_t *status = json_object_get(js, "status");
     if (status && !json_is_null(status)) {
         json_t *code = json_object_get(status, "code");
         const char *code_name = json_string_value(code);
-        json_int_t n = json_is_integer(code) ? json_integer_value(code) : 0;
+        f.status_code = json_is_integer(code) ? json_integer_value(code) : 0;
         if (code_name) /* the proto3 JSON enum name */
-            n = strcasecmp(code_name, "STATUS_CODE_ERROR") == 0 ? 2
-                : strcasecmp(code_name, "STATUS_CODE_OK") == 0  ? 1
-                                                                : 0;
+            f.status_code = strcasecmp(code_name, "STATUS_CODE_ERROR") == 0 ? 2
+                            : strcasecmp(code_name, "STATUS_CODE_OK") == 0  ? 1
+                                                                            : 0;
         json_t *msg = json_object_get(status, "message");
-        if (n == 2) {
-            tw_value yes = {.type = TW_VALUE_BOOL, .as.boolean = true};
-            if (!tw__span_data_add_tag(s, "error", &yes))
-                goto nomem;
-            if (json_is_string(msg) && json_string_length(msg) > 0 &&
-                !tw__span_data_add_str_tag(s, "otel.status_description", json_string_value(msg),
-                                           json_string_length(msg)))
-                goto nomem;
-        } else if (n == 1 && !tw__span_data_add_str_tag(s, "otel.status_code", "OK", 2)) {
-            goto nomem;
+        if (json_is_string(msg)) {
+            f.status_message = json_string_value(msg);
+            f.status_message_len = json_string_length(msg);
         }
     }
     json_t *state = json_object_get(js, "traceState");
-    if (json_is_string(state) && json_string_length(state) > 0 &&
-        !tw__span_data_add_str_tag(s, "w3c.tracestate", json_string_value(state),
-                                   json_string_length(state)))
-        goto nomem;
-    /* The scope "tracewire" is the one our own encoder writes (wire/otlp/otlp_json.h):
-     * it names this library, not the instrumentation that made the span, so
-     * it is not kept (an OTLP -> X -> OTLP trip then adds nothing). */
-    bool is_ours = scope->name_len == strlen("tracewire") &&
-                   memcmp(scope->name, "tracewire", scope->name_len) == 0;
-    if (!is_ours && scope->name_len &&
-        !tw__span_data_add_str_tag(s, "otel.scope.name", scope->name, scope->name_len))
-        goto nomem;
-    if (!is_ours && scope->version_len &&
-        !tw__span_data_add_str_tag(s, "otel.scope.version", scope->version, scope->version_len))
-        goto nomem;
+    if (json_is_string(state)) {
+        f.trace_state = json_string_value(state);
+        f.trace_state_len = json_string_length(state);
+    }
+    tw__span_data *s;
+    tw__otlp_build built = tw__otlp_span_new(&f, &s, warn_duration);
+    if (built == TW__OTLP_BUILD_NO_START) {
+        fail(c, "startTimeUnixNano is missing or 0");
+        return NULL;
+    }
+    if (built != TW__OTLP_BUILD_OK) {
+        c->is_nomem = true;
+        return NULL;
+    }
+    if (!add_links(c, s, json_object_get(js, "links")))
+        goto fail;
+    if (!each_attribute(c, json_object_get(js, "attributes"), "attributes", add_span_tag, s, NULL))
+        goto fail;
+    if (!tw__otlp_span_add_field_tags(s, &f, scope->name, scope->name_len, scope->version,
+                                      scope->version_len)) {
+        c->is_nomem = true;
+        goto fail;
+    }
     if (!add_events(c, s, json_object_get(js, "events")))
         goto fail;
     if (!tw__wire_admit_span(c->in, c->line, s, c->why, sizeof c->why))
         goto fail; /* rejected alone */
     return s;
-nomem:
-    c->is_nomem = true;
 fail:
     tw__span_data_unref(s);
     return NULL;
@@ -715,37 +648,21 @@ static tw_status read_document(ctx *c, json_t *doc)
         json_t *attrs = json_object_get(json_object_get(rs, "resource"), "attributes");
         char where[192];
         snprintf(where, sizeof where, "resourceSpans[%zu].resource.attributes", r);
-        const char *service = "";
-        char *owned_service = NULL;
+        bool ok = tw__process_set_service(&process, "");
         size_t i;
         json_t *kv;
         json_array_foreach(attrs, i, kv)
         {
-            const char *key = json_string_value(json_object_get(kv, "key"));
-            if (key && strcmp(key, "service.name") == 0) {
-                tw_value v;
-                char *owned;
-                free(owned_service);
-                owned_service = NULL;
-                if (any_value(c, json_object_get(kv, "value"), &v, &owned)) {
-                    tw__buf text;
-                    tw__buf_init(&text);
-                    tw__tag t = {.key = "", .type = v.type, .len = v.len};
-                    memcpy(&t.v, &v.as, sizeof t.v);
-                    static const char nul = 0;
-                    if (!tw__value_text(&t, &text) || !tw__buf_append(&text, &nul, 1)) {
-                        c->is_nomem = true;
-                    } else {
-                        owned_service = (char *)text.data;
-                        service = owned_service;
-                    }
-                    free(owned);
-                }
+            tw_value v;
+            char *owned;
+            if (ok && tw__otlp_is_service_key(json_string_value(json_object_get(kv, "key"))) &&
+                any_value(c, json_object_get(kv, "value"), &v, &owned)) {
+                ok = tw__otlp_process_set_service(&process, &v);
+                free(owned);
             }
         }
-        bool ok = !c->is_nomem && tw__process_set_service(&process, service) &&
-                  each_attribute(c, attrs, where, add_process_tag, &process, "service.name");
-        free(owned_service);
+        c->is_nomem = c->is_nomem || !ok;
+        ok = ok && each_attribute(c, attrs, where, add_process_tag, &process, "service.name");
         if (!ok) {
             tw__process_clear(&process);
             if (c->is_nomem)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/zipkin/zipkin_v1_thrift.c: the Zipkin v1 Thrift (TBinaryProtocol) decoder and
- * the v1 span builders; see zipkin_thrift.h for the layout, the rules and
+ * wire/zipkin/zipkin_v1_thrift.c: the Zipkin v1 Thrift decoder (TBinaryProtocol,
+ * and TCompactProtocol for the Jaeger agent's emitZipkinBatch) and the v1
+ * span builders; see zipkin_v1_thrift.h for the layout, the rules and
  * the ownership. Pure functions over a bounded byte range: every length is
  * checked against the bytes left before anything is read or allocated, so a
  * claimed 2 GiB string in a 20-byte input is TW__THRIFT_SHORT, not an
@@ -107,10 +108,10 @@ static tw__thrift_result finish(const tw__thrift_reader *r, char *why, size_t wh
     return r->state;
 }
 
-static void reader_init(tw__thrift_reader *r, const uint8_t *data, size_t len, char *why,
-                        size_t why_size)
+static void reader_init(tw__thrift_reader *r, const uint8_t *data, size_t len,
+                        tw__thrift_protocol proto, char *why, size_t why_size)
 {
-    tw__thrift_reader_init(r, data, len, TW__THRIFT_BINARY, MAX_DEPTH);
+    tw__thrift_reader_init(r, data, len, proto, MAX_DEPTH);
     if (why && why_size)
         why[0] = '\0';
 }
@@ -119,7 +120,7 @@ tw__thrift_result tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, 
                                                size_t *size, char *why, size_t why_size)
 {
     tw__thrift_reader r;
-    reader_init(&r, data, len, why, why_size);
+    reader_init(&r, data, len, TW__THRIFT_BINARY, why, why_size);
     int elem;
     size_t n;
     if (tw__thrift_read_list(&r, &elem, &n)) {
@@ -138,7 +139,7 @@ tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len
                                                  char *why, size_t why_size)
 {
     tw__thrift_reader r;
-    reader_init(&r, data, len, why, why_size);
+    reader_init(&r, data, len, TW__THRIFT_BINARY, why, why_size);
     if (tw__thrift_skip(&r, TW__T_STRUCT, 0))
         *size = r.pos;
     return finish(&r, why, why_size);
@@ -162,11 +163,11 @@ static bool nomem(decoder *d)
     return tw__thrift_fail(&d->c, TW__THRIFT_NOMEM, d->c.pos, "out of memory");
 }
 
-/* Reads a field header; *type 0 at the end of the struct. */
-static bool field_begin(decoder *d, int *type, int16_t *id)
+/* Reads a field header; *type 0 at the end of the struct. @last: the
+ * previous field id of this struct (the compact protocol's deltas). */
+static bool field_begin(decoder *d, int *type, int16_t *id, int16_t *last)
 {
-    int16_t last = 0; /* binary protocol: ids are written in full */
-    return tw__thrift_read_field(&d->c, type, id, &last);
+    return tw__thrift_read_field(&d->c, type, id, last);
 }
 
 static bool read_i64_field(decoder *d, int type, int64_t *v, bool *has)
@@ -189,10 +190,11 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
         return nomem(d);
     int saved = d->depth;
     d->depth = ENDPOINT_FIELD_DEPTH;
+    int16_t last = 0;
     for (;;) {
         int type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == TW__T_STOP)
             break;
@@ -239,10 +241,11 @@ static bool decode_annotation(decoder *d)
     const uint8_t *value = NULL;
     size_t value_len = 0;
     const tw__zipkin_endpoint *host = NULL;
+    int16_t last = 0;
     for (;;) {
         int type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == TW__T_STOP)
             break;
@@ -282,10 +285,11 @@ static bool decode_binary_annotation(decoder *d)
     size_t key_len = 0, value_len = 0;
     int32_t ba_type = TW__ZIPKIN_STRING; /* absent: Zipkin's default reading is a string */
     const tw__zipkin_endpoint *host = NULL;
+    int16_t last = 0;
     for (;;) {
         int type;
         int16_t id = 0;
-        if (!field_begin(d, &type, &id))
+        if (!field_begin(d, &type, &id, &last))
             return false;
         if (type == TW__T_STOP)
             break;
@@ -352,19 +356,20 @@ static bool decode_struct_list(decoder *d, int type, bool (*element)(decoder *d)
     return true;
 }
 
-tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
-                                                tw__zipkin_v1_span *out, size_t *size, char *why,
-                                                size_t why_size)
+static tw__thrift_result decode_span(const uint8_t *data, size_t len, tw__thrift_protocol proto,
+                                     tw__zipkin_v1_span *out, size_t *size, char *why,
+                                     size_t why_size)
 {
     decoder d;
-    reader_init(&d.c, data, len, why, why_size);
+    reader_init(&d.c, data, len, proto, why, why_size);
     d.span = out;
     d.depth = SPAN_FIELD_DEPTH;
     tw__zipkin_v1_span_clear(out);
+    int16_t last = 0;
     for (;;) {
         int type;
         int16_t id = 0;
-        if (!field_begin(&d, &type, &id))
+        if (!field_begin(&d, &type, &id, &last))
             break;
         if (type == TW__T_STOP) {
             *size = d.c.pos;
@@ -436,4 +441,57 @@ tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
     }
     tw__zipkin_v1_span_clear(out);
     return finish(&d.c, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
+                                                tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                size_t why_size)
+{
+    return decode_span(data, len, TW__THRIFT_BINARY, out, size, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_compact_decode_span(const uint8_t *data, size_t len,
+                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                 size_t why_size)
+{
+    return decode_span(data, len, TW__THRIFT_COMPACT, out, size, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_compact_emit_begin(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size)
+{
+    static const char method[] = "emitZipkinBatch";
+    tw__thrift_reader r;
+    reader_init(&r, data, len, TW__THRIFT_COMPACT, why, why_size);
+    const uint8_t *name;
+    size_t name_len;
+    int type, elem;
+    int32_t seq_id;
+    int16_t id = 0, last = 0;
+    size_t n;
+    if (!tw__thrift_read_message_begin(&r, &name, &name_len, &type, &seq_id))
+        return finish(&r, why, why_size);
+    if (type != TW__THRIFT_CALL && type != TW__THRIFT_ONEWAY) {
+        tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 1, "message type %d, expected CALL or ONEWAY",
+                        type);
+    } else if (name_len != sizeof method - 1 || memcmp(name, method, name_len) != 0) {
+        tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 2, "method \"%.*s\", expected %s",
+                        (int)(name_len > 64 ? 64 : name_len), (const char *)name, method);
+    } else if (tw__thrift_read_field(&r, &type, &id, &last)) {
+        /* The args struct: field 1, list<Span>. */
+        size_t at = r.pos;
+        if (type != TW__T_LIST || id != 1) {
+            tw__thrift_fail(&r, TW__THRIFT_MALFORMED, at,
+                            "%s: field %d of type %d, expected 1 (list)", method, id, type);
+        } else if (tw__thrift_read_list(&r, &elem, &n)) {
+            if (elem != TW__T_STRUCT) {
+                tw__thrift_fail(&r, TW__THRIFT_MALFORMED, at,
+                                "list element type %d, expected 12 (Span struct)", elem);
+            } else {
+                *count = (uint32_t)n;
+                *size = r.pos;
+            }
+        }
+    }
+    return finish(&r, why, why_size);
 }

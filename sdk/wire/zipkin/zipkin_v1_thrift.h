@@ -3,6 +3,10 @@
  * wire/zipkin/zipkin_v1_thrift.h: the project's one Zipkin v1 Thrift decoder, and the
  * plain-C "v1 span" both Zipkin v1 readers of the bridge fill (internal).
  *
+ * Both Thrift protocols: the binary one (TBinaryProtocol, below) and the
+ * compact one (TCompactProtocol), which the Jaeger agent's emitZipkinBatch
+ * uses on UDP 5775 (`tracewire agent --zipkin-udp`).
+ *
  * Where it sits: `tracewire convert` reads Zipkin v1 spans from a raw
  * TBinaryProtocol list<Span> (the body of Zipkin's /api/v1/spans) or from
  * Scribe lines (one base64 Span per entry); sdk/wire/zipkin/zipkin_v1_thrift_read.c
@@ -158,5 +162,18 @@ tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len
 tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
                                                 size_t why_size);
+
+/* The same Span struct in TCompactProtocol (varint integers, delta field
+ * ids, bools in field headers), as the Jaeger agent's emitZipkinBatch
+ * carries it on UDP port 5775. */
+tw__thrift_result tw__zipkin_compact_decode_span(const uint8_t *data, size_t len,
+                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                 size_t why_size);
+
+/* The start of a compact Agent.emitZipkinBatch message (agent.thrift: a
+ * CALL or ONEWAY message "emitZipkinBatch" whose args field 1 is
+ * list<zipkincore.Span>): *count spans follow at byte *size. */
+tw__thrift_result tw__zipkin_compact_emit_begin(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size);
 
 #endif /* TW_WIRE_ZIPKIN_THRIFT_H */

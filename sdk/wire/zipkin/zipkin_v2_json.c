@@ -450,7 +450,8 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
         return false;
 
-    /* localEndpoint (zipkin_json.c local_endpoint). */
+    /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
+     */
     enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT, N_LOCAL };
     size_t local_used[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
     if (p) {
@@ -472,7 +473,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             return false;
     }
 
-    /* remoteEndpoint (zipkin_json.c remote_endpoint). */
+    /* remoteEndpoint (the reference's remote_endpoint). */
     endpoint remote = {.n = 0};
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
@@ -501,7 +502,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     if (remote.n && (!PUT_LIT(out, ",\"remoteEndpoint\":") || !put_endpoint(out, &remote)))
         return false;
 
-    /* annotations (zipkin_json.c add_annotations). */
+    /* annotations (the reference's add_annotations). */
     bool has_annotations = false;
     for (size_t i = 0; i < s->n_logs; i++) {
         const tw__log *log = &s->logs[i];

@@ -32,6 +32,7 @@
 #include "wire/core/json_common.h"
 #include "wire/core/json_stream.h"
 #include "wire/formats.h"
+#include "wire/zipkin/zipkin_v2_json_decode.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -429,6 +430,23 @@ nomem:
     rc->is_nomem = true;
     tw__span_data_unref(s);
     return NULL;
+}
+
+bool tw__zipkin_v2_emit_object(tw__wire_input *in, size_t line_no, const json_t *obj,
+                               const void *raw, size_t raw_len, bool *is_nomem)
+{
+    record_ctx rc = {.in = in, .line_no = line_no, .unit = TW__TIME_US, .base = TW__ID_HEX};
+    char why[256];
+    tw__process process;
+    tw__process_init(&process);
+    tw__span_data *span = decode_span(&rc, obj, &process, why, sizeof why);
+    *is_nomem = rc.is_nomem;
+    bool go_on = true;
+    if (!rc.is_nomem)
+        go_on = span ? tw__wire_emit(in, line_no, span, &process, raw, raw_len)
+                     : in->reject(in, line_no, raw, raw_len, why);
+    tw__process_clear(&process);
+    return go_on;
 }
 
 /* One record (tw__json_record_fn): a span emitted, or the record rejected. */

@@ -21,7 +21,9 @@
 // spec forces is a projection; a loss where implementations *disagree* is a probe (PROBES below):
 // fixed headers read by every implementation of that format, each one's reading recorded and
 // asserted, so that the table documents the disagreements and fails when a peer changes. Every
-// probe's comment says who disagrees and what tracewire does.
+// probe's comment says who disagrees and what tracewire does. FORWARDS do the same for what a
+// W3C implementation sends on after reading headers (extract, then inject of that context), and a
+// last check records a writer that turns W3C's random-trace-id bit into Jaeger's debug bit.
 //
 // Carriers are plain objects with lower-case keys, as Node's http module hands headers to
 // applications; OpenTelemetry's default getter looks keys up exactly, so that matters.
@@ -105,7 +107,7 @@ const isZero = (hex) => /^0*$/.test(hex);
 function ctxOf(fields) {
     return Object.assign({
         trace_id: null, span_id: null, parent_id: null, sampled: true, debug: false,
-        firehose: false, baggage: {}, tracestate: null, debug_id: null,
+        firehose: false, random_trace_id: false, baggage: {}, tracestate: null, debug_id: null,
     }, fields);
 }
 
@@ -158,7 +160,8 @@ function otelContext(c) {
     ctx = api.trace.setSpanContext(ctx, {
         traceId: c.trace_id,
         spanId: c.span_id,
-        traceFlags: c.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
+        // W3C Level 2's random-trace-id bit (0x02) has no name in @opentelemetry/api 1.9.
+        traceFlags: (c.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE) | (c.random_trace_id ? 2 : 0),
         traceState: c.tracestate ? new core.TraceState(c.tracestate) : undefined,
         isRemote: false,
     });
@@ -185,6 +188,7 @@ function fromOtel(ctx) {
         span_id: sc.spanId,
         sampled: (sc.traceFlags & api.TraceFlags.SAMPLED) === api.TraceFlags.SAMPLED,
         debug: debug === '1' || debug === 'd',
+        random_trace_id: (sc.traceFlags & 2) === 2,
         baggage,
         tracestate: sc.traceState ? sc.traceState.serialize() : null,
     });
@@ -230,7 +234,8 @@ const PEERS = [
     {
         name: 'jaeger-client', format: 'jaeger',
         // Everything Jaeger has: 64/128-bit ids, parent, sampled, debug, firehose, baggage.
-        project: (c) => keep(c, { tracestate: null, debug_id: null }),
+        // No format but W3C has a random-trace-id bit: the others' projections drop it.
+        project: (c) => keep(c, { random_trace_id: false, tracestate: null, debug_id: null }),
         inject(c) {
             const carrier = {};
             jaegerTracer.inject(jaegerClientContext(c), opentracing.FORMAT_HTTP_HEADERS, carrier);
@@ -242,7 +247,7 @@ const PEERS = [
         name: 'jaeger-client-b3', format: 'b3',
         // B3 multi has no baggage (jaeger-client puts uberctx- headers next to it, which
         // tracewire's B3 codec does not read) and no firehose.
-        project: (c) => keep(c, { baggage: {}, firehose: false, tracestate: null, debug_id: null }),
+        project: (c) => keep(c, { baggage: {}, firehose: false, random_trace_id: false, tracestate: null, debug_id: null }),
         inject(c) {
             const carrier = {};
             b3Codec.inject(jaegerClientContext(keep(c, { baggage: {} })), carrier);
@@ -254,11 +259,12 @@ const PEERS = [
         name: 'otel-jaeger', format: 'jaeger',
         // OpenTelemetry's span context has no parent id, no debug and no firehose bit: it writes
         // parent "0" and flags 00/01, and reads only the sampled bit.
-        project: (c) => keep(c, { parent_id: null, debug: false, firehose: false, tracestate: null, debug_id: null }),
+        project: (c) => keep(c, { parent_id: null, debug: false, firehose: false, random_trace_id: false, tracestate: null, debug_id: null }),
     }, otelPeer(new JaegerPropagator())),
     Object.assign({
         name: 'otel-w3c', format: 'w3c',
-        // traceparent has no parent id and no debug; tracestate and W3C baggage ride along.
+        // traceparent has no parent id and no debug; the random-trace-id flag (Level 2),
+        // tracestate and W3C baggage ride along.
         project: (c) => keep(c, { parent_id: null, debug: false, firehose: false, debug_id: null }),
     }, otelPeer(new core.CompositePropagator({
         propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
@@ -266,12 +272,12 @@ const PEERS = [
     Object.assign({
         name: 'otel-b3-multi', format: 'b3',
         // OpenTelemetry neither writes nor keeps X-B3-ParentSpanId.
-        project: (c) => keep(c, { parent_id: null, baggage: {}, firehose: false, tracestate: null, debug_id: null }),
+        project: (c) => keep(c, { parent_id: null, baggage: {}, firehose: false, random_trace_id: false, tracestate: null, debug_id: null }),
     }, otelPeer(new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER }))),
     Object.assign({
         name: 'otel-b3-single', format: 'b3-single',
         // Same for the parent field of the single header.
-        project: (c) => keep(c, { parent_id: null, baggage: {}, firehose: false, tracestate: null, debug_id: null }),
+        project: (c) => keep(c, { parent_id: null, baggage: {}, firehose: false, random_trace_id: false, tracestate: null, debug_id: null }),
     }, otelPeer(new B3Propagator({ injectEncoding: B3InjectEncoding.SINGLE_HEADER }), 'd')),
 ];
 
@@ -308,6 +314,19 @@ const CASES = [
         ctx: ctxOf({ trace_id: T128, span_id: SPAN, tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7' }),
         only: ['otel-w3c'],
     },
+    // The W3C Level 2 random-trace-id flag: carried by W3C, dropped by the formats without the
+    // bit. Not for otel-jaeger, whose writer turns it into Jaeger's debug bit (a writer
+    // disagreement, checked below).
+    {
+        name: 'random trace id, sampled',
+        ctx: ctxOf({ trace_id: T128, span_id: SPAN, random_trace_id: true }),
+        only: ['otel-w3c', 'jaeger-client', 'jaeger-client-b3', 'otel-b3-multi', 'otel-b3-single'],
+    },
+    {
+        name: 'random trace id, unsampled, 64-bit',
+        ctx: ctxOf({ trace_id: T64, span_id: SPAN, sampled: false, random_trace_id: true }),
+        only: ['otel-w3c', 'jaeger-client', 'jaeger-client-b3', 'otel-b3-multi', 'otel-b3-single'],
+    },
 ];
 
 // ---- probes: fixed headers, every reader of the format, each reading recorded -----------------
@@ -334,14 +353,15 @@ const READERS = {
 };
 
 // Each probe: headers as they arrive, and what every reader of the format makes of them. The
-// comment says who disagrees and what tracewire does (and why); WIRE-NOTES 5.1-5.6 and
-// docs/PROPAGATION.md have the rules. `--print-probes` prints the current readings.
+// comment says who disagrees and what tracewire does (and why); docs/PROPAGATION.md has the
+// rules. `--print-probes` prints the current readings.
 const U = 'uber-trace-id';
 const TS = `${T128}:${SPAN}`;
 const TP = `00-${T128}-${SPAN}-01`;
 const C = P128(); // the probes' context read correctly: sampled, no parent
 const UPPER = ctxOf({ trace_id: T128.toUpperCase(), span_id: SPAN.toUpperCase() });
 const same = (readers, value) => Object.fromEntries(readers.map((r) => [r, value]));
+const MEMBERS_33 = Array.from({ length: 33 }, (_, i) => `k${i + 1}=${i + 1}`).join(',');
 const JAEGER_READERS = ['tracewire', 'jaeger-client', 'otel-jaeger'];
 const B3_READERS = ['tracewire', 'jaeger-client-b3', 'otel-b3'];
 
@@ -527,11 +547,16 @@ const PROBES = [
         expect: { tracewire: C, 'jaeger-client-b3': NONE, 'otel-b3': NONE },
     },
 
-    // ---- W3C trace context and baggage (WIRE-NOTES 5.6) ----
+    // ---- W3C trace context and baggage (docs/PROPAGATION.md, "W3C Trace Context") ----
     { name: 'w3c: upper-case traceparent', format: 'w3c', headers: { traceparent: `00-${T128.toUpperCase()}-${SPAN}-01` }, expect: same(['tracewire', 'otel-w3c'], NONE) },
     { name: 'w3c: version 01 with an extra field', format: 'w3c', headers: { traceparent: `01-${T128}-${SPAN}-01-what-comes-next` }, expect: same(['tracewire', 'otel-w3c'], C) },
     { name: 'w3c: version 00 with an extra field', format: 'w3c', headers: { traceparent: `00-${T128}-${SPAN}-01-extra` }, expect: same(['tracewire', 'otel-w3c'], NONE) },
-    { name: 'w3c: flags 03 (random trace id)', format: 'w3c', headers: { traceparent: `00-${T128}-${SPAN}-03` }, expect: same(['tracewire', 'otel-w3c'], C) },
+    // Level 2's random-trace-id flag (0x02): both read it as a bit, apart from sampled.
+    { name: 'w3c: flags 03 (sampled, random trace id)', format: 'w3c', headers: { traceparent: `00-${T128}-${SPAN}-03` }, expect: same(['tracewire', 'otel-w3c'], P128({ random_trace_id: true })) },
+    { name: 'w3c: flags 02 (random trace id only)', format: 'w3c', headers: { traceparent: `00-${T128}-${SPAN}-02` }, expect: same(['tracewire', 'otel-w3c'], P128({ sampled: false, random_trace_id: true })) },
+    // Unknown flags: both read the two defined bits alike (what each re-sends differs: see
+    // FORWARDS below).
+    { name: 'w3c: flags fd (unknown bits)', format: 'w3c', headers: { traceparent: `00-${T128}-${SPAN}-fd` }, expect: same(['tracewire', 'otel-w3c'], C) },
     // A tracestate list with a member that is not key=value: OpenTelemetry drops that member
     // and re-serialises the rest without spaces; tracewire discards the whole list with a
     // warning (the spec allows either), so it never forwards a list it could not validate.
@@ -540,12 +565,37 @@ const PROBES = [
         headers: { traceparent: TP, tracestate: 'a=1 , b=2,bad,c=3' },
         expect: { tracewire: C, 'otel-w3c': P128({ tracestate: 'a=1,b=2,c=3' }) },
     },
-    // A repeated key (forbidden by the spec): OpenTelemetry keeps the last value, tracewire
-    // discards the list.
+    // A repeated key ("vendors MAY also discard duplicate keys"): OpenTelemetry keeps the key's
+    // first position with its last value; tracewire keeps the first member whole (the left-most
+    // is the most recent position), with a warning.
     {
         name: 'w3c: tracestate with a repeated key', format: 'w3c',
-        headers: { traceparent: TP, tracestate: 'a=1,a=2' },
-        expect: { tracewire: C, 'otel-w3c': P128({ tracestate: 'a=2' }) },
+        headers: { traceparent: TP, tracestate: 'a=1,b=2,a=3' },
+        expect: { tracewire: P128({ tracestate: 'a=1,b=2' }), 'otel-w3c': P128({ tracestate: 'a=3,b=2' }) },
+    },
+    // The current key grammar, key = ( lcalpha / DIGIT ) 0*255 ( keychar ) with '@' among the
+    // key characters: OpenTelemetry (1.x and 2.x) still checks the first Recommendation's
+    // grammar (a simple key starts with a letter; tenant@system with at most 241 and 14
+    // characters and one '@') and drops such members one by one; tracewire keeps them.
+    {
+        name: 'w3c: tracestate key starting with a digit', format: 'w3c',
+        headers: { traceparent: TP, tracestate: '1foo=1,bar=2' },
+        expect: { tracewire: P128({ tracestate: '1foo=1,bar=2' }), 'otel-w3c': P128({ tracestate: 'bar=2' }) },
+    },
+    {
+        name: 'w3c: tracestate keys with @ beyond the old tenant@system form', format: 'w3c',
+        headers: { traceparent: TP, tracestate: 'foo@bar@baz=1,foo@=2,t@vvvvvvvvvvvvvvv=3,bar=4' },
+        expect: {
+            tracewire: P128({ tracestate: 'foo@bar@baz=1,foo@=2,t@vvvvvvvvvvvvvvv=3,bar=4' }),
+            'otel-w3c': P128({ tracestate: 'bar=4' }),
+        },
+    },
+    // More than 32 members: OpenTelemetry keeps the first 32; tracewire discards the list
+    // (the grammar allows 32: it cannot be parsed), with a warning.
+    {
+        name: 'w3c: tracestate with 33 members', format: 'w3c',
+        headers: { traceparent: TP, tracestate: MEMBERS_33 },
+        expect: { tracewire: C, 'otel-w3c': P128({ tracestate: MEMBERS_33.slice(0, MEMBERS_33.lastIndexOf(',')) }) },
     },
     { name: 'w3c: baggage with properties', format: 'w3c', headers: { traceparent: TP, baggage: 'k=v;p=1,j=2' }, expect: same(['tracewire', 'otel-w3c'], P128({ baggage: { k: 'v', j: '2' } })) },
     // W3C baggage is %-encoded, not form-encoded: '+' stays '+' for both.
@@ -564,6 +614,45 @@ const PROBES = [
     },
     // Baggage without a trace: both keep it (tracewire as a hint with no sampling decision).
     { name: 'w3c: baggage alone', format: 'w3c', headers: { baggage: 'k=v' }, expect: same(['tracewire', 'otel-w3c'], ctxOf({ sampled: null, baggage: { k: 'v' } })) },
+];
+
+// ---- forwarding: headers in, the same context out ----------------------------------------------
+
+// What a W3C implementation sends on when it forwards the context it read (extract, then inject
+// of the same context: the parent id stays, only what the implementation keeps survives).
+const FORWARDERS = {
+    tracewire: (h) => {
+        const ctx = ourExtract('w3c', h);
+        return ctx ? ourInject('w3c', ctx) : null;
+    },
+    'otel-w3c': (h) => {
+        const carrier = {};
+        const prop = new core.W3CTraceContextPropagator();
+        prop.inject(prop.extract(api.ROOT_CONTEXT, h, api.defaultTextMapGetter), carrier,
+            api.defaultTextMapSetter);
+        return carrier;
+    },
+};
+
+const FORWARDS = [
+    // "Vendors MUST set those [other flags] to zero" / "set all unparsed / unknown trace-flags
+    // to 0 on outgoing requests": tracewire keeps the bits it knows (sampled, random); OpenTelemetry
+    // re-sends the byte it read, and writes a value of 0x10 or more with a third digit
+    // ("0" + "fd"), a traceparent every strict reader (tracewire included) refuses.
+    {
+        name: 'w3c: unknown flags forwarded',
+        headers: { traceparent: `00-${T128}-${SPAN}-fd` },
+        expect: {
+            tracewire: { traceparent: `00-${T128}-${SPAN}-01` },
+            'otel-w3c': { traceparent: `00-${T128}-${SPAN}-0fd` },
+        },
+    },
+    // The random-trace-id flag is forwarded by both.
+    {
+        name: 'w3c: random flag forwarded',
+        headers: { traceparent: `00-${T128}-${SPAN}-02`, tracestate: 'congo=t61rcWkgMzE' },
+        expect: same(['tracewire', 'otel-w3c'], { traceparent: `00-${T128}-${SPAN}-02`, tracestate: 'congo=t61rcWkgMzE' }),
+    },
 ];
 
 // ---- running ---------------------------------------------------------------------------------
@@ -627,6 +716,35 @@ for (const probe of PROBES) {
                 `headers: ${JSON.stringify(probe.headers)}`);
         });
     }
+}
+
+for (const fwd of FORWARDS) {
+    for (const [who, forward] of Object.entries(FORWARDERS)) {
+        check(`forward ${fwd.name}: ${who}`, () => {
+            assert.deepStrictEqual(forward(Object.assign({}, fwd.headers)), fwd.expect[who],
+                `headers: ${JSON.stringify(fwd.headers)}`);
+        });
+    }
+}
+
+// A writer disagreement: OpenTelemetry's Jaeger propagator writes the whole W3C trace-flags byte
+// as the Jaeger flags, so a context that arrived with traceparent flags 03 (sampled, random trace
+// id) leaves as uber-trace-id flags 03, which every Jaeger reader (jaeger-client, tracewire, the
+// Go and Java clients) takes for *debug*: one W3C hop forces debug sampling downstream. tracewire
+// keeps the two bits apart and writes 1.
+{
+    const random = ctxOf({ trace_id: T128, span_id: SPAN, random_trace_id: true });
+    check('writer: random trace id into uber-trace-id: otel-jaeger writes debug', () => {
+        const carrier = PEERS[2].inject(random);
+        assert.strictEqual(carrier['uber-trace-id'], `${T128}:${SPAN}:0:03`);
+        assert.deepStrictEqual(ourExtract('jaeger', carrier), P128({ debug: true }));
+        assert.deepStrictEqual(PEERS[0].extract(carrier), P128({ debug: true }));
+    });
+    check('writer: random trace id into uber-trace-id: tracewire writes sampled only', () => {
+        const carrier = ourInject('jaeger', random);
+        assert.strictEqual(carrier['uber-trace-id'], `${T128}:${SPAN}:0000000000000000:1`);
+        assert.deepStrictEqual(PEERS[0].extract(carrier), C);
+    });
 }
 
 console.log(`${passed} passed, ${failed} failed`);

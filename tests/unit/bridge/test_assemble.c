@@ -374,6 +374,30 @@ static void test_parts_of_one_span_merge(void)
     capture_clear(&c);
 }
 
+/* The merged duration does not depend on which part came first: a part
+ * whose duration is unknown takes the known one, and the result is known. */
+static void test_merge_takes_known_duration_in_either_order(void)
+{
+    for (int order = 0; order < 2; order++) {
+        capture c;
+        twb_assembler *a = new_asm(100, false, false, 1.0, &c);
+        tw__span_data *timeless = mk(0, 5, 0x77, 0x10, NULL, "get /x", 0, 0);
+        timeless->is_duration_unknown = true;
+        tw__span_data *timed = mk(0, 5, 0x77, 0x10, NULL, "get /x", 1000, 300);
+        add_str_tag(timed, "http.path", "/x");
+        add_ok(a, sp(order == 0 ? timeless : timed, &process_b));
+        add_ok(a, sp(order == 0 ? timed : timeless, &process_b));
+        flush_ok(a);
+        CU_ASSERT_EQUAL_FATAL(c.n, 1);
+        const tw__span_data *m = c.spans[0].data;
+        CU_ASSERT_EQUAL(m->start_us, 1000);
+        CU_ASSERT_EQUAL(m->duration_us, 300);
+        CU_ASSERT_FALSE(m->is_duration_unknown);
+        twb_assembler_free(a);
+        capture_clear(&c);
+    }
+}
+
 static void test_late_fragment_joins_the_shared_server(void)
 {
     /* smartthings-mobile-web-install's 3-record ids: a kind-less fragment
@@ -1021,6 +1045,8 @@ void tw_test_register(void)
     CU_add_test(suite, "exact_duplicates_are_dropped_and_counted",
                 test_exact_duplicates_are_dropped_and_counted);
     CU_add_test(suite, "parts_of_one_span_merge", test_parts_of_one_span_merge);
+    CU_add_test(suite, "merge_takes_known_duration_in_either_order",
+                test_merge_takes_known_duration_in_either_order);
     CU_add_test(suite, "late_fragment_joins_the_shared_server",
                 test_late_fragment_joins_the_shared_server);
     CU_add_test(suite, "incompatible_parts_do_not_merge", test_incompatible_parts_do_not_merge);

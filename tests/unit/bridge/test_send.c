@@ -7,9 +7,10 @@
  * (tests/unit/udp_sink.c).
  *
  * What arrives is decoded independently: gzip bodies with zlib's inflate,
- * Zipkin and OTLP JSON with Jansson, the Jaeger collector's Thrift binary
- * Batch and the agent's emitBatch datagrams with the c_glib code generated
- * from Jaeger's IDL. Covered: the format chosen from the URL (and refused
+ * Zipkin and OTLP JSON with Jansson, OTLP protobuf with protobuf-c's unpack of
+ * the code generated from opentelemetry-proto, the Jaeger collector's Thrift
+ * binary Batch and the agent's emitBatch datagrams with the c_glib code
+ * generated from Jaeger's IDL. Covered: the format chosen from the URL (and refused
  * URLs), each target's body, content types, gzip on and off, batches cut
  * under max_body_bytes (uncompressed) and datagrams under 65000 bytes, 5xx
  * retried then delivered, connection refused (retried, then failed and
@@ -34,6 +35,7 @@
 
 #include "harness.h"
 #include "jaeger_decode.h"
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
 #include "sinks/send.h"
 #include "test_http_receiver.h"
 #include "twire_jaeger_jaeger_types.h"
@@ -293,7 +295,32 @@ static long spans_of(const char *format, const http_request *q, seen_span *out, 
     if (!body)
         return -1;
     long n = -1;
-    if (strcmp(format, "jaeger-http") == 0) {
+    if (strcmp(format, "otlp-http-proto") == 0) {
+        Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest *req =
+            opentelemetry__proto__collector__trace__v1__export_trace_service_request__unpack(
+                NULL, body->len, body->data);
+        if (req && req->n_resource_spans == 1 && req->resource_spans[0]->n_scope_spans == 1) {
+            const Opentelemetry__Proto__Trace__V1__ResourceSpans *rs = req->resource_spans[0];
+            const Opentelemetry__Proto__Trace__V1__ScopeSpans *ss = rs->scope_spans[0];
+            const char *svc = "";
+            for (size_t a = 0; rs->resource && a < rs->resource->n_attributes; a++) {
+                const Opentelemetry__Proto__Common__V1__KeyValue *kv = rs->resource->attributes[a];
+                if (strcmp(kv->key, "service.name") == 0 && kv->value)
+                    svc = kv->value->string_value;
+            }
+            n = (long)ss->n_spans;
+            for (size_t i = 0; i < ss->n_spans && i < cap; i++) {
+                const ProtobufCBinaryData *id = &ss->spans[i]->span_id;
+                out[i].id = 0;
+                for (size_t b = 0; b < id->len; b++)
+                    out[i].id = out[i].id << 8 | id->data[b];
+                snprintf(out[i].service, sizeof out[i].service, "%s", svc);
+            }
+        }
+        if (req)
+            opentelemetry__proto__collector__trace__v1__export_trace_service_request__free_unpacked(
+                req, NULL);
+    } else if (strcmp(format, "jaeger-http") == 0) {
         TwireJaegerBatch *b = decode_batch(body);
         if (b) {
             n = (long)b->spans->len;
@@ -341,14 +368,16 @@ typedef struct target {
     const char *path;
     const char *format;
     const char *content_type;
+    const char *send_format; /* --send-format; NULL: from the URL */
 } target;
 
 static const target targets[] = {
-    {"/api/v2/spans", "zipkin", "application/json"},
-    {"/api/traces", "jaeger-http", "application/x-thrift"},
-    {"/v1/traces", "otlp-http", "application/json"},
+    {"/api/v2/spans", "zipkin", "application/json", NULL},
+    {"/api/traces", "jaeger-http", "application/x-thrift", NULL},
+    {"/v1/traces", "otlp-http", "application/json", NULL},
+    {"/v1/traces", "otlp-http-proto", "application/x-protobuf", "otlp-http-proto"},
 };
-#define N_TARGETS 3
+#define N_TARGETS 4
 
 /* Every span of @set arrived exactly once, except @skip (an index, or
  * SIZE_MAX), each with its process's service; only requests for which
@@ -490,6 +519,7 @@ static void test_each_target_body_decodes(void)
         o.headers = headers;
         o.n_headers = 1;
         o.user = "alice:s3cret";
+        o.format = targets[k].send_format;
         twb_sender *s = sender_for(targets[k].path, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
         send_all(s, &set);
@@ -555,6 +585,7 @@ static void test_batches_stay_under_the_uncompressed_limit(void)
         make_set(&set, 60, 1, 300, SIZE_MAX);
         twb_send_options o = fast_options();
         o.max_body_bytes = 4096;
+        o.format = targets[k].send_format;
         twb_sender *s = sender_for(targets[k].path, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
         send_all(s, &set);
@@ -679,6 +710,7 @@ static void test_5xx_is_retried_then_delivered(void)
         span_set set;
         make_set(&set, 5, 1, 0, SIZE_MAX);
         twb_send_options o = fast_options();
+        o.format = targets[k].send_format;
         twb_sender *s = sender_for(targets[k].path, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
         send_all(s, &set);
@@ -778,6 +810,7 @@ static void test_400_split_isolates_the_bad_span(void)
         refusals got = {0};
         o.on_refused = on_refused;
         o.refused_arg = &got;
+        o.format = targets[k].send_format;
         twb_sender *s = sender_for(targets[k].path, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(s);
         send_all(s, &set);

@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "contrib/http_server.h"
 #include "fixtures.h"
 #include "harness.h"
+#include "propagation/w3c_rules.h"
 #include "tracewire/curl.h"
 #include "tracewire/scope.h"
 #include "tracewire/tracewire.h"
@@ -468,6 +470,79 @@ static void test_closed_tracer_never_fails_the_transfer(void)
     tw_tracer_free(tracer);
 }
 
+static void test_one_call_perform_leaves_nothing_to_release(void)
+{
+    tw_memory_reporter_clear(memory);
+    struct curl_slist *mine = curl_slist_append(NULL, "X-Custom: kept");
+    CURL *easy = easy_for(server_ok.base_url, "/one-call");
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, mine); /* as the application already does */
+    tw_span *parent = tw_span_start(tracer_sampled, "handler", NULL);
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, parent, mine, 0), CURLE_OK);
+    CU_ASSERT_STRING_EQUAL(http_server_header(&server_ok, "X-Custom"), "kept");
+    uber_id sent;
+    CU_ASSERT_FATAL(parse_uber_trace_id(http_server_header(&server_ok, "uber-trace-id"), &sent));
+    /* Nothing is kept: the handle is not instrumented, and holds the
+     * application's list again. */
+    CU_ASSERT_EQUAL(tw_curl_transfer_begin(easy), TW_E_NOT_FOUND);
+    CU_ASSERT_EQUAL(curl_easy_perform(easy), CURLE_OK);
+    CU_ASSERT_EQUAL(http_server_header_count(&server_ok, "uber-trace-id"), 0);
+    tw_span_finish(parent);
+    CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(memory), 2);
+    const tw_finished_span *client = finished_named(memory, "HTTP GET");
+    const tw_finished_span *handler = finished_named(memory, "handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(client);
+    CU_ASSERT_EQUAL(tw_finished_span_parent_id(client), tw_finished_span_span_id(handler));
+    CU_ASSERT_EQUAL(sent.span_id, tw_finished_span_span_id(client));
+    CU_ASSERT_FALSE(has_tag(handler, "error"));
+    curl_easy_cleanup(easy); /* plain cleanup: nothing to release first */
+    curl_slist_free_all(mine);
+}
+
+static void test_one_call_perform_marks_the_parent_when_asked(void)
+{
+    unsigned int port = closed_port();
+    char base[64];
+    snprintf(base, sizeof(base), "http://user:pw@127.0.0.1:%u", port);
+    /* The active span is the parent, and is marked. */
+    tw_memory_reporter_clear(memory);
+    tw_span *handler = tw_span_start(tracer_sampled, "handler", NULL);
+    tw_scope *scope = tw_scope_activate(handler, true);
+    CURL *easy = easy_for(base, "/down");
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, NULL, NULL, TW_CURL_MARK_PARENT_ERROR),
+                    CURLE_COULDNT_CONNECT);
+    tw_scope_close(scope);
+    const tw_finished_span *h = finished_named(memory, "handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT(tag_is_true(h, "error"));
+    CU_ASSERT_STRING_EQUAL(log_field(h, "error.kind"), "http");
+    const char *message = log_field(h, "message");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(message, "/down failed: "));
+    CU_ASSERT_PTR_NULL(strstr(message, "pw")); /* the URL without its credentials */
+    /* Without the flag the parent is left alone; with it, a 4xx does not mark. */
+    tw_memory_reporter_clear(memory);
+    handler = tw_span_start(tracer_sampled, "handler", NULL);
+    tw_curl_perform(tracer_sampled, easy, handler, NULL, 0);
+    tw_span_finish(handler);
+    CU_ASSERT_FALSE(has_tag(finished_named(memory, "handler"), "error"));
+    curl_easy_cleanup(easy);
+    http_server server;
+    CU_ASSERT_FATAL(http_server_start(&server, "127.0.0.1", 404, NULL, NULL));
+    tw_memory_reporter_clear(memory);
+    handler = tw_span_start(tracer_sampled, "handler", NULL);
+    easy = easy_for(server.base_url, "/missing");
+    CU_ASSERT_EQUAL(tw_curl_perform(tracer_sampled, easy, handler, NULL, TW_CURL_MARK_PARENT_ERROR),
+                    CURLE_OK);
+    tw_span_finish(handler);
+    CU_ASSERT_FALSE(has_tag(finished_named(memory, "handler"), "error"));
+    curl_easy_cleanup(easy);
+    http_server_stop(&server);
+    /* A NULL tracer: the transfer still runs. */
+    easy = easy_for(server_ok.base_url, "/untraced");
+    CU_ASSERT_EQUAL(tw_curl_perform(NULL, easy, NULL, NULL, 0), CURLE_OK);
+    curl_easy_cleanup(easy);
+}
+
 static void test_slist_carriers_round_trip(void)
 {
     tw_codec codecs[2] = {TW_CODEC_JAEGER, TW_CODEC_W3C};
@@ -496,10 +571,83 @@ static void test_slist_carriers_round_trip(void)
     tw_propagator_free(p);
 }
 
+/* ---- the W3C rules through the curl_slist carriers (propagation/w3c_rules.h) ---------------- */
+
+static void *slist_in(const char *const *pairs)
+{
+    struct curl_slist *list = curl_slist_append(NULL, "HTTP/1.1 200 OK"); /* skipped */
+    for (size_t i = 0; list && pairs[i]; i += 2) {
+        char line[1024];
+        snprintf(line, sizeof line, "%s: %s", pairs[i], pairs[i + 1]);
+        list = curl_slist_append(list, line);
+    }
+    return list;
+}
+
+static tw_carrier_reader slist_reader(void *in)
+{
+    return tw_curl_slist_reader(in);
+}
+
+static void slist_free(void *list)
+{
+    curl_slist_free_all(list);
+}
+
+typedef struct slist_out {
+    struct curl_slist *list;
+    char values[2][1024]; /* what slist_get returned, for the last two calls */
+    size_t next;
+} slist_out;
+
+static void *slist_out_new(void)
+{
+    return calloc(1, sizeof(slist_out));
+}
+
+static tw_carrier_writer slist_writer(void *out)
+{
+    return tw_curl_slist_writer(&((slist_out *)out)->list);
+}
+
+/* The value of the "Name: value" lines of @name, as a server would read them. */
+static const char *slist_get(void *out, const char *name, size_t *count)
+{
+    slist_out *o = out;
+    char *value = o->values[o->next++ % 2];
+    size_t n = strlen(name);
+    *count = 0;
+    for (const struct curl_slist *l = o->list; l; l = l->next) {
+        if (strncasecmp(l->data, name, n) == 0 && l->data[n] == ':' && (*count)++ == 0)
+            snprintf(value, sizeof o->values[0], "%s", l->data + n + 1 + (l->data[n + 1] == ' '));
+    }
+    return *count ? value : NULL;
+}
+
+static void slist_out_free(void *out)
+{
+    curl_slist_free_all(((slist_out *)out)->list);
+    free(out);
+}
+
+static void test_w3c_rules_through_slist_carriers(void)
+{
+    const w3c_carrier_ops ops = {"curl_slist",  TW_FORMAT_HTTP_HEADERS, slist_in,     slist_reader,
+                                 slist_free,    slist_out_new,          slist_writer, slist_get,
+                                 slist_out_free};
+    w3c_rules_run(&ops);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("contrib/curl", suite_init, suite_cleanup);
     CU_add_test(suite, "slist carriers round trip a context", test_slist_carriers_round_trip);
+    CU_add_test(suite, "the W3C rules hold through the slist carriers",
+                test_w3c_rules_through_slist_carriers);
+    CU_add_test(suite, "one-call perform leaves nothing to release",
+                test_one_call_perform_leaves_nothing_to_release);
+    CU_add_test(suite, "one-call perform marks the parent when asked",
+                test_one_call_perform_marks_the_parent_when_asked);
     CU_add_test(suite, "perform runs in a client span, child of the given parent",
                 test_perform_runs_in_client_span_child_of_given_parent);
     CU_add_test(suite, "user headers merged, a stale trace header replaced",

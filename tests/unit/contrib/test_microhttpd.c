@@ -26,6 +26,11 @@ typedef struct handler_plan {
     unsigned int status;
     bool is_null_method; /* call tw_mhd_start_span with a NULL method */
     bool got_null_span;  /* set by the handler */
+    /* tw_mhd_request_begin instead, with these options: */
+    bool use_request;
+    const char *route;
+    bool activate;
+    bool was_active; /* set by the handler: the request's span was the active span */
 } handler_plan;
 
 static http_server server_v4;
@@ -43,6 +48,25 @@ static unsigned int start_and_finish(void *data, struct MHD_Connection *connecti
     g_mutex_lock(&plan_lock);
     handler_plan p = *shared;
     g_mutex_unlock(&plan_lock);
+    if (p.use_request) {
+        tw_mhd_options o = {.size = sizeof o, .route = p.route, .activate = p.activate};
+        tw_mhd_request *req = tw_mhd_request_begin(p.tracer, connection, method, url, &o);
+        bool was_active = tw_tracer_active_span(p.tracer) == tw_mhd_request_span(req);
+        /* Work in the handler: a span with no parent of its own. */
+        tw_span_finish(tw_span_start(p.tracer, "inside the handler", NULL));
+        /* A handler call that does not end the request leaves; the next enters. */
+        tw_mhd_request_leave(req);
+        bool is_left = tw_tracer_active_span(p.tracer) == NULL;
+        if (p.activate)
+            tw_mhd_request_enter(req);
+        tw_mhd_request_end(req, p.status);
+        bool is_clean = tw_tracer_active_context(p.tracer) == NULL; /* nothing left behind */
+        g_mutex_lock(&plan_lock);
+        shared->was_active = was_active && is_left && is_clean;
+        shared->got_null_span = req == NULL;
+        g_mutex_unlock(&plan_lock);
+        return p.status;
+    }
     tw_span *span = tw_mhd_start_span(p.tracer, connection, p.is_null_method ? NULL : method, url);
     tw_mhd_finish_span(span, p.status);
     g_mutex_lock(&plan_lock);
@@ -176,6 +200,58 @@ static void test_server_span_child_of_extracted_context_with_tags(void)
     CU_ASSERT_FALSE(has_log_event(server, "extract-failed"));
 }
 
+static void test_route_names_the_span_for_the_sampler_and_activation(void)
+{
+    /* A sampler that samples only "GET /stock/{id}": the span is reported
+     * only if the sampler saw the route, not the path. */
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "unit-test");
+    tw_sampler *by_route = tw_sampler_per_operation_new(0.0, 0.0, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(by_route);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(by_route, "GET /stock/{id}", 1.0), TW_OK);
+    tw_tracer_options_set_sampler(opts, by_route);
+    tw_reporter *routed = tw_reporter_memory_new(0);
+    tw_tracer_options_set_reporter(opts, routed);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+
+    g_mutex_lock(&plan_lock);
+    plan = (handler_plan){
+        .tracer = t, .status = 200, .use_request = true, .route = "/stock/{id}", .activate = true};
+    g_mutex_unlock(&plan_lock);
+    CU_ASSERT(request(server_v4.base_url, "/stock/42", NULL) > 0);
+    g_mutex_lock(&plan_lock);
+    bool was_active = plan.was_active;
+    g_mutex_unlock(&plan_lock);
+    CU_ASSERT(was_active);
+    CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(routed), 2);
+    const tw_finished_span *server = finished_named(routed, "GET /stock/{id}");
+    const tw_finished_span *inside = finished_named(routed, "inside the handler");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(server);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inside);
+    CU_ASSERT(tag_equals_str(server, "http.route", "/stock/{id}"));
+    CU_ASSERT(tag_equals_str(server, "http.url", "/stock/42"));
+    CU_ASSERT_EQUAL(tw_finished_span_parent_id(inside), tw_finished_span_span_id(server));
+
+    /* Without the route the sampler sees the path, and says no. */
+    tw_memory_reporter_clear(routed);
+    g_mutex_lock(&plan_lock);
+    plan.route = NULL;
+    plan.activate = false;
+    g_mutex_unlock(&plan_lock);
+    CU_ASSERT(request(server_v4.base_url, "/stock/42", NULL) > 0);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(routed), 0);
+    tw_tracer_free(t);
+    reset();
+    /* NULL everywhere is harmless. */
+    CU_ASSERT_PTR_NULL(tw_mhd_request_begin(NULL, NULL, "GET", "/", NULL));
+    CU_ASSERT_PTR_NULL(tw_mhd_request_span(NULL));
+    CU_ASSERT_EQUAL(tw_mhd_request_enter(NULL), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_mhd_request_leave(NULL), TW_E_INVALID_ARG);
+    tw_mhd_request_end(NULL, 200);
+}
+
 static void test_request_without_trace_headers_starts_new_trace(void)
 {
     reset();
@@ -307,4 +383,6 @@ void tw_test_register(void)
                 test_round_trip_with_curl_client_span);
     CU_add_test(suite, "the tracer's propagator reads B3", test_tracer_propagator_reads_b3);
     CU_add_test(suite, "NULL arguments give a NULL span", test_null_arguments_give_null_span);
+    CU_add_test(suite, "a route names the span for the sampler; the span is active in the handler",
+                test_route_names_the_span_for_the_sampler_and_activation);
 }

@@ -5,6 +5,7 @@
  * and clear errors naming the variable and value for bad input. The value
  * parsers (config_env.h) are also called directly, as the fuzz target does.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,8 @@ static const char *const vars[] = {
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "OTEL_EXPORTER_OTLP_HEADERS",
     "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     "TRACEWIRE_REPORTER",
     "TRACEWIRE_ZIPKIN_ENDPOINT",
     "TRACEWIRE_LOG_FILE",
@@ -57,6 +60,41 @@ static const char *const vars[] = {
     "TRACEWIRE_MAX_LOG_FIELDS",
     "TRACEWIRE_MAX_VALUE_BYTES",
     "TRACEWIRE_SAMPLER_FIRST_POLL_TIMEOUT",
+    "TRACEWIRE_LOG_LEVEL",
+    "OTEL_LOG_LEVEL",
+    "OTEL_SDK_DISABLED",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+    "OTEL_PROPAGATORS",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+    "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_INSECURE",
+    "OTEL_EXPORTER_ZIPKIN_ENDPOINT",
+    "OTEL_EXPORTER_ZIPKIN_TIMEOUT",
+    "OTEL_BSP_SCHEDULE_DELAY",
+    "OTEL_BSP_EXPORT_TIMEOUT",
+    "OTEL_BSP_MAX_QUEUE_SIZE",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+    "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+    "OTEL_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+    "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_SPAN_EVENT_COUNT_LIMIT",
+    "OTEL_SPAN_LINK_COUNT_LIMIT",
+    "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT",
+    "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT",
 };
 
 static void clear_env(void)
@@ -251,7 +289,7 @@ static void test_transports_follow_tracewire_reporter(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     char names[256];
     reporter_names(t, names, sizeof names);
-    CU_ASSERT_STRING_EQUAL(names, "zipkin,otlp-http,dapper-file,jaeger-udp-binary,logging");
+    CU_ASSERT_STRING_EQUAL(names, "zipkin,otlp-http-proto,dapper-file,jaeger-udp-binary,logging");
     tw_tracer_free(t);
     unlink("/tmp/tracewire-test-config-env.log");
     clear_env();
@@ -264,6 +302,51 @@ static void test_transports_follow_tracewire_reporter(void)
     reporter_names(t, names, sizeof names);
     CU_ASSERT_STRING_EQUAL(names, "jaeger-http");
     tw_tracer_free(t);
+    clear_env();
+}
+
+/* The OTLP encoding follows OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+ * OTEL_EXPORTER_OTLP_PROTOCOL; the reporter's name says which. */
+static void test_otlp_protocol_follows_otel_variables(void)
+{
+    static const struct {
+        const char *traces, *general, *name;
+    } cases[] = {{NULL, NULL, "otlp-http-proto"}, /* the specification's default */
+                 {NULL, "http/protobuf", "otlp-http-proto"},
+                 {"http/protobuf", NULL, "otlp-http-proto"},
+                 {"http/json", "http/protobuf", "otlp-http"},
+                 {"http/protobuf", "http/json", "otlp-http-proto"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        setenv("TRACEWIRE_REPORTER", "otlp", 1);
+        setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9", 1);
+        if (cases[i].traces)
+            setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", cases[i].traces, 1);
+        if (cases[i].general)
+            setenv("OTEL_EXPORTER_OTLP_PROTOCOL", cases[i].general, 1);
+        tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        char names[64];
+        reporter_names(t, names, sizeof names);
+        CU_ASSERT_STRING_EQUAL(names, cases[i].name);
+        tw_tracer_free(t);
+    }
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+    expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": not supported");
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/xml", 1);
+    expect_error("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=\"http/xml\": unknown protocol");
+    /* "otlp" twice is refused whichever encoding the first one took. */
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp,otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", 1);
+    expect_error("\"otlp\" twice");
     clear_env();
 }
 
@@ -289,6 +372,7 @@ static void test_bad_transport_settings_are_named(void)
     expect_error("OTEL_EXPORTER_OTLP_HEADERS");
     setenv("TRACEWIRE_MAX_TAGS", "0", 1);
     expect_error("TRACEWIRE_MAX_TAGS=\"0\"");
+    setenv("TRACEWIRE_REPORTER", "zipkin", 1); /* TLS files are for HTTP transports */
     setenv("TRACEWIRE_TLS_CERT_FILE", "/nonexistent.pem", 1);
     expect_error("TRACEWIRE_TLS_KEY_FILE");
     setenv("JAEGER_SAMPLER_TYPE", "remote", 1);
@@ -336,6 +420,575 @@ static void test_samplers_and_service_from_env(void)
     clear_env();
 }
 
+/* ---- the configuration object, OpenTelemetry's variables, precedence ------------------------ */
+
+/* The value and source of setting @name in @c, or NULL. */
+static const char *setting(const tw_config *c, const char *name, const char **source)
+{
+    for (size_t i = 0; i < tw_config_setting_count(c); i++) {
+        const char *n, *v, *src;
+        tw_config_setting(c, i, &n, &v, &src);
+        if (strcmp(n, name) == 0) {
+            if (source)
+                *source = src;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* Whether some problem of @level contains @needle. */
+static bool has_problem(const tw_config *c, tw_log_level level, const char *needle)
+{
+    for (size_t i = 0; i < tw_config_problem_count(c); i++) {
+        tw_log_level l;
+        const char *text = tw_config_problem(c, i, &l);
+        if (l == level && strstr(text, needle))
+            return true;
+    }
+    return false;
+}
+
+static void dump_problems(const tw_config *c)
+{
+    for (size_t i = 0; i < tw_config_problem_count(c); i++)
+        fprintf(stderr, "  problem: %s\n", tw_config_problem(c, i, NULL));
+}
+
+static void test_config_lists_settings_with_their_source(void)
+{
+    clear_env();
+    setenv("OTEL_SERVICE_NAME", "shop", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    tw_config *c = tw_config_from_env("fallback");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    const char *src = NULL;
+    CU_ASSERT_STRING_EQUAL(setting(c, "service.name", &src), "shop");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_SERVICE_NAME");
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler", &src), "const 1");
+    CU_ASSERT_STRING_EQUAL(src, "JAEGER_SAMPLER_TYPE, JAEGER_SAMPLER_PARAM");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter", &src), "jaeger-udp");
+    CU_ASSERT_STRING_EQUAL(src, "default");
+    CU_ASSERT_STRING_EQUAL(setting(c, "jaeger-udp.agent", &src), "localhost:6831");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.queue_spans", NULL), "8192");
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    dump_problems(c);
+    tw_config_free(c);
+    /* The argument names the service when no variable does. */
+    clear_env();
+    c = tw_config_from_env("fallback");
+    CU_ASSERT_STRING_EQUAL(setting(c, "service.name", &src), "fallback");
+    CU_ASSERT_STRING_EQUAL(src, "argument");
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler", &src), "remote, initial probabilistic 0.001");
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler.endpoint", NULL), "http://127.0.0.1:5778/sampling");
+    tw_config_free(c);
+    CU_ASSERT_EQUAL(tw_config_setting_count(NULL), 0);
+    CU_ASSERT_FALSE(tw_config_setting(NULL, 0, NULL, NULL, NULL));
+    CU_ASSERT_PTR_NULL(tw_config_problem(NULL, 0, NULL));
+    tw_config_free(NULL);
+}
+
+static void test_config_collects_every_problem(void)
+{
+    clear_env();
+    setenv("JAEGER_AGENT_PORT", "70000", 1);
+    setenv("OTEL_TRACES_SAMPLER", "sometimes", 1);
+    setenv("TRACEWIRE_MAX_TAGS", "0", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(has_problem(c, TW_LOG_ERROR, "JAEGER_AGENT_PORT=\"70000\""));
+    CU_ASSERT(has_problem(c, TW_LOG_ERROR, "OTEL_TRACES_SAMPLER=\"sometimes\""));
+    CU_ASSERT(has_problem(c, TW_LOG_ERROR, "TRACEWIRE_MAX_TAGS=\"0\""));
+    tw_config_free(c);
+    /* The tracer fails with the first of them. */
+    tw_error *err = NULL;
+    CU_ASSERT_PTR_NULL(tw_tracer_new_from_env("svc", &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "OTEL_TRACES_SAMPLER"));
+    tw_error_free(err);
+    clear_env();
+}
+
+static void test_precedence_conflicts_are_reported(void)
+{
+    clear_env();
+    setenv("JAEGER_SERVICE_NAME", "jaeger-name", 1);
+    setenv("OTEL_SERVICE_NAME", "otel-name", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    setenv("OTEL_TRACES_SAMPLER", "always_off", 1);
+    setenv("JAEGER_PROPAGATION", "w3c", 1);
+    setenv("OTEL_PROPAGATORS", "b3multi", 1);
+    setenv("TRACEWIRE_MAX_TAGS", "10", 1);
+    setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "20", 1);
+    setenv("OTEL_ATTRIBUTE_COUNT_LIMIT", "30", 1); /* overridden within OTEL: no conflict */
+    setenv("JAEGER_REPORTER_MAX_QUEUE_SIZE", "100", 1);
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "100", 1); /* the same value: no conflict */
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    const char *src = NULL;
+    CU_ASSERT_STRING_EQUAL(setting(c, "service.name", &src), "jaeger-name");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN,
+                          "OTEL_SERVICE_NAME (otel-name) conflicts with "
+                          "JAEGER_SERVICE_NAME (jaeger-name)"));
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler", &src), "const 1");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "OTEL_TRACES_SAMPLER (const 0, decides every span)"));
+    CU_ASSERT_STRING_EQUAL(setting(c, "propagation", &src), "w3c");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN,
+                          "OTEL_PROPAGATORS (b3) conflicts with "
+                          "JAEGER_PROPAGATION (w3c)"));
+    CU_ASSERT_STRING_EQUAL(setting(c, "limits.max_tags", &src), "10");
+    CU_ASSERT_STRING_EQUAL(src, "TRACEWIRE_MAX_TAGS");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN,
+                          "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT (20) conflicts with "
+                          "TRACEWIRE_MAX_TAGS (10)"));
+    CU_ASSERT_FALSE(has_problem(c, TW_LOG_WARN, "OTEL_ATTRIBUTE_COUNT_LIMIT"));
+    CU_ASSERT_FALSE(has_problem(c, TW_LOG_WARN, "OTEL_BSP_MAX_QUEUE_SIZE"));
+    CU_ASSERT_FALSE(has_problem(c, TW_LOG_ERROR, ""));
+    tw_config_free(c);
+    /* The conflicts do not stop the tracer, and they reach the logger. */
+    tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "jaeger-name");
+    tw_tracer_free(t);
+    clear_env();
+}
+
+static void test_otel_samplers_map_onto_tracewire_samplers(void)
+{
+    static const struct {
+        const char *sampler, *arg, *expected;
+    } cases[] = {
+        {"always_on", NULL, "const 1, decides every span"},
+        {"always_off", NULL, "const 0, decides every span"},
+        {"traceidratio", NULL, "probabilistic 1, decides every span"},
+        {"traceidratio", "0.25", "probabilistic 0.25, decides every span"},
+        {"parentbased_always_on", NULL, "const 1"},
+        {"parentbased_always_off", NULL, "const 0"},
+        {"PARENTBASED_TRACEIDRATIO", "0.5", "probabilistic 0.5"},
+        {"parentbased_jaeger_remote",
+         "endpoint=http://agent:5778,pollingIntervalMs=5000,initialSamplingRate=0.25",
+         "remote, initial probabilistic 0.25"},
+        {"jaeger_remote", NULL, "remote, initial probabilistic 0.001, decides every span"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        setenv("OTEL_TRACES_SAMPLER", cases[i].sampler, 1);
+        if (cases[i].arg)
+            setenv("OTEL_TRACES_SAMPLER_ARG", cases[i].arg, 1);
+        tw_config *c = tw_config_from_env("svc");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        const char *v = setting(c, "sampler", NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+        if (strcmp(v, cases[i].expected) != 0)
+            fprintf(stderr, "%s: \"%s\", expected \"%s\"\n", cases[i].sampler, v,
+                    cases[i].expected);
+        CU_ASSERT_STRING_EQUAL(v, cases[i].expected);
+        tw_config_free(c);
+    }
+    /* jaeger_remote's endpoint and polling interval reach the remote sampler. */
+    clear_env();
+    setenv("OTEL_TRACES_SAMPLER", "parentbased_jaeger_remote", 1);
+    setenv("OTEL_TRACES_SAMPLER_ARG", "endpoint=http://agent:5778,pollingIntervalMs=5000", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler.endpoint", NULL), "http://agent:5778/sampling");
+    CU_ASSERT_STRING_EQUAL(setting(c, "sampler.refresh_interval_ms", NULL), "5000");
+    tw_config_free(c);
+    /* Refused with a reason. */
+    static const struct {
+        const char *sampler, *arg, *needle;
+    } bad[] = {
+        {"traceidratio", "1.5", "OTEL_TRACES_SAMPLER_ARG=\"1.5\""},
+        {"traceidratio", "half", "OTEL_TRACES_SAMPLER_ARG=\"half\""},
+        {"jaeger_remote", "endpoint=http://collector:14250", "gRPC sampling port"},
+        {"jaeger_remote", "pollingIntervalMs=soon", "OTEL_TRACES_SAMPLER_ARG=\"soon\""},
+        {"jaeger_remote", "colour=blue", "unknown jaeger_remote argument \"colour\""},
+        {"xray", NULL, "OTEL_TRACES_SAMPLER=\"xray\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clear_env();
+        setenv("OTEL_TRACES_SAMPLER", bad[i].sampler, 1);
+        if (bad[i].arg)
+            setenv("OTEL_TRACES_SAMPLER_ARG", bad[i].arg, 1);
+        expect_error(bad[i].needle);
+    }
+    /* An argument without a sampler is said to have no effect. */
+    clear_env();
+    setenv("OTEL_TRACES_SAMPLER_ARG", "0.5", 1);
+    c = tw_config_from_env("svc");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "OTEL_TRACES_SAMPLER_ARG is set but has no effect"));
+    tw_config_free(c);
+    clear_env();
+}
+
+/* Starts a trace from an extracted context with the given W3C flags and
+ * says whether its first span is sampled. */
+static bool child_of_remote_is_sampled(tw_tracer *t, bool remote_sampled)
+{
+    tw_span_context *remote =
+        tw_span_context_new(0, 0x1234, 0x99, 0, remote_sampled ? TW_FLAG_SAMPLED : 0, NULL);
+    tw_span *s = tw_span_start_child(t, "x", remote);
+    bool sampled = tw_span_is_sampled(s);
+    tw_span_finish(s);
+    tw_span_context_unref(remote);
+    return sampled;
+}
+
+static void test_parent_based_or_not_as_otel_says(void)
+{
+    clear_env();
+    setenv("TRACEWIRE_REPORTER", "jaeger-udp", 1);
+    setenv("OTEL_TRACES_SAMPLER", "always_on", 1);
+    tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT(child_of_remote_is_sampled(t, false)); /* decides every span */
+    tw_tracer_free(t);
+    setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on", 1);
+    t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_FALSE(child_of_remote_is_sampled(t, false)); /* follows the parent */
+    CU_ASSERT(child_of_remote_is_sampled(t, true));
+    tw_tracer_free(t);
+    setenv("OTEL_TRACES_SAMPLER", "always_off", 1);
+    t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_FALSE(child_of_remote_is_sampled(t, true));
+    tw_tracer_free(t);
+    clear_env();
+}
+
+static void test_otel_propagators_and_exporters(void)
+{
+    char names[256];
+    clear_env();
+    setenv("OTEL_PROPAGATORS", "tracecontext,baggage,b3,b3multi,jaeger", 1);
+    setenv("OTEL_TRACES_EXPORTER", "otlp,zipkin,console", 1);
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9", 1);
+    setenv("OTEL_EXPORTER_ZIPKIN_ENDPOINT", "http://127.0.0.1:9/api/v2/spans", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "propagation", NULL), "w3c,b3-single,b3,jaeger");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter", NULL), "otlp-http,zipkin,logging (stdout)");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.endpoint", NULL), "http://127.0.0.1:9/v1/traces");
+    CU_ASSERT_STRING_EQUAL(setting(c, "zipkin.endpoint", NULL), "http://127.0.0.1:9/api/v2/spans");
+    dump_problems(c);
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    tw_config_free(c);
+    tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    reporter_names(t, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "otlp-http-proto,zipkin,logging");
+    tw_tracer_free(t);
+
+    /* none: no exporter (the null reporter), no propagation. */
+    clear_env();
+    setenv("OTEL_TRACES_EXPORTER", "none", 1);
+    setenv("OTEL_PROPAGATORS", "none", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(tw_tracer_reporter(t)), "null");
+    tw_headers *h = tw_headers_new();
+    tw_carrier_writer w = tw_headers_writer(h);
+    tw_span *s = tw_span_start(t, "x", NULL);
+    CU_ASSERT_EQUAL(tw_tracer_inject(t, tw_span_get_context(s), TW_FORMAT_HTTP_HEADERS, &w), TW_OK);
+    CU_ASSERT_EQUAL(tw_headers_count(h), 0);
+    tw_span_finish(s);
+    tw_headers_free(h);
+    tw_tracer_free(t);
+
+    /* OTEL_TRACES_EXPORTER=zipkin picks Zipkin; TRACEWIRE_REPORTER wins over it. */
+    clear_env();
+    setenv("OTEL_TRACES_EXPORTER", "zipkin", 1);
+    setenv("TRACEWIRE_REPORTER", "jaeger-udp", 1);
+    c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter", NULL), "jaeger-udp");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN,
+                          "OTEL_TRACES_EXPORTER (zipkin) conflicts with "
+                          "TRACEWIRE_REPORTER (jaeger-udp)"));
+    tw_config_free(c);
+    static const struct {
+        const char *var, *value, *needle;
+    } bad[] = {
+        {"OTEL_TRACES_EXPORTER", "jaeger", "OTEL_TRACES_EXPORTER=\"jaeger\""},
+        {"OTEL_TRACES_EXPORTER", "none,otlp", "\"none\" cannot be combined"},
+        {"OTEL_PROPAGATORS", "xray", "unknown or unsupported propagator \"xray\""},
+        {"OTEL_PROPAGATORS", "none,b3", "\"none\" cannot be combined"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clear_env();
+        setenv(bad[i].var, bad[i].value, 1);
+        expect_error(bad[i].needle);
+    }
+    clear_env();
+}
+
+static void test_otlp_exporter_variables(void)
+{
+    clear_env();
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318/", 1);
+    setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://specific:4318/custom", 1);
+    setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-generic=1", 1);
+    setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=s%3Dcret, x-team=core", 1);
+    setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "3000", 1);
+    setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+    setenv("OTEL_BSP_SCHEDULE_DELAY", "250", 1);
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "512", 1);
+    setenv("OTEL_BSP_EXPORT_TIMEOUT", "7000", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    dump_problems(c);
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    const char *src;
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.endpoint", &src), "http://specific:4318/custom");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.headers", &src), "api-key=***, x-team=***");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.timeout_ms", NULL), "3000");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.compression", NULL), "gzip");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.protocol", NULL), "http/json");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.flush_interval_ms", &src), "250");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_BSP_SCHEDULE_DELAY");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.queue_spans", NULL), "512");
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.export_timeout_ms", NULL),
+                           "7000 (retries stop after it)");
+    tw_config_free(c);
+    /* http/protobuf is taken (and is the default); gRPC is refused. */
+    setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf", 1);
+    c = tw_config_from_env("svc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    CU_ASSERT_STRING_EQUAL(setting(c, "otlp-http.protocol", &src), "http/protobuf");
+    CU_ASSERT_STRING_EQUAL(src, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    tw_config_free(c);
+    clear_env();
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+    expect_error("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": not supported");
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "brotli", 1);
+    expect_error("OTEL_EXPORTER_OTLP_COMPRESSION=\"brotli\"");
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "/nonexistent.pem", 1);
+    expect_error("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without");
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent-ca.pem", 1);
+    expect_error("/nonexistent-ca.pem");
+    clear_env();
+}
+
+static void test_resource_attributes_limits_and_disabled(void)
+{
+    clear_env();
+    setenv("OTEL_RESOURCE_ATTRIBUTES",
+           "service.name=from-resource,deployment.environment=prod,"
+           "team=a%2Cb,region=eu",
+           1);
+    setenv("JAEGER_TAGS", "region=us", 1);
+    setenv("OTEL_SPAN_EVENT_COUNT_LIMIT", "5", 1);
+    setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "64", 1);
+    setenv("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "3", 1);
+    setenv("OTEL_SPAN_LINK_COUNT_LIMIT", "10", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    tw_config *c = tw_config_from_env(NULL);
+    CU_ASSERT_STRING_EQUAL(setting(c, "service.name", NULL), "from-resource");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN,
+                          "OTEL_RESOURCE_ATTRIBUTES (region=eu) conflicts with "
+                          "JAEGER_TAGS (region=us)"));
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "OTEL_SPAN_LINK_COUNT_LIMIT is set but has no effect"));
+    CU_ASSERT_STRING_EQUAL(setting(c, "limits.max_logs", NULL), "5");
+    CU_ASSERT_STRING_EQUAL(setting(c, "limits.max_value_bytes", NULL), "64");
+    tw_config_free(c);
+    tw_reporter *mem = NULL;
+    tw_tracer *t = tw_tracer_new_from_env(NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_tracer_service_name(t), "from-resource");
+    tw_value v;
+    CU_ASSERT(tw_tracer_process_tag(t, "deployment.environment", &v) &&
+              strcmp(v.as.str, "prod") == 0);
+    CU_ASSERT(tw_tracer_process_tag(t, "team", &v) && strcmp(v.as.str, "a,b") == 0);
+    CU_ASSERT(tw_tracer_process_tag(t, "region", &v) && strcmp(v.as.str, "us") == 0);
+    CU_ASSERT_FALSE(tw_tracer_process_tag(t, "service.name", NULL));
+    (void)mem;
+    tw_tracer_free(t);
+
+    clear_env();
+    setenv("OTEL_SDK_DISABLED", "TRUE", 1);
+    t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(tw_tracer_reporter(t)), "null");
+    tw_tracer_free(t);
+    setenv("OTEL_SDK_DISABLED", "yes", 1); /* only true and false */
+    expect_error("OTEL_SDK_DISABLED=\"yes\"");
+    setenv("OTEL_RESOURCE_ATTRIBUTES", "k=v%zz", 1);
+    expect_error("OTEL_RESOURCE_ATTRIBUTES");
+    setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "-1", 1);
+    expect_error("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=\"-1\"");
+    setenv("OTEL_LOG_LEVEL", "chatty", 1);
+    expect_error("OTEL_LOG_LEVEL=\"chatty\"");
+    clear_env();
+}
+
+static void test_transport_names_are_the_reporter_names(void)
+{
+    char names[256];
+    clear_env();
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("TRACEWIRE_REPORTER", "otlp-http,dapper-file", 1);
+    setenv("TRACEWIRE_LOG_FILE", "/tmp/tracewire-test-config-names.log", 1);
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+    tw_tracer *t = tw_tracer_new_from_env("svc", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    reporter_names(t, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "otlp-http,dapper-file");
+    tw_tracer_free(t);
+    /* The older spellings are the same transports: naming both is a duplicate. */
+    setenv("TRACEWIRE_REPORTER", "otlp,otlp-http", 1);
+    expect_error("\"otlp-http\" twice");
+    unlink("/tmp/tracewire-test-config-names.log");
+    clear_env();
+}
+
+static void test_unused_variables_are_reported(void)
+{
+    clear_env();
+    setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+    setenv("JAEGER_AGENT_PORT", "6831", 1);
+    setenv("JAEGER_AUTH_TOKEN", "tok", 1);
+    setenv("TRACEWIRE_LOG_FILE", "/tmp/x.log", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLING_ENDPOINT", "http://127.0.0.1:9/sampling", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "JAEGER_AGENT_PORT is set but has no effect"));
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "JAEGER_AUTH_TOKEN is set but has no effect"));
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "TRACEWIRE_LOG_FILE is set but has no effect"));
+    CU_ASSERT(has_problem(c, TW_LOG_WARN, "JAEGER_SAMPLING_ENDPOINT is set but has no effect"));
+    CU_ASSERT_FALSE(has_problem(c, TW_LOG_ERROR, ""));
+    tw_config_free(c);
+    clear_env();
+}
+
+/* ---- every failure names its cause; no secret is ever printed ------------------------------- */
+
+static char captured[16384];
+static size_t captured_len;
+
+static void capture_everything(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (void)user_data;
+    size_t len = strlen(message);
+    if (captured_len + len + 2 < sizeof captured) {
+        memcpy(captured + captured_len, message, len);
+        captured_len += len;
+        captured[captured_len++] = '\n';
+        captured[captured_len] = '\0';
+    }
+}
+
+static void test_every_failure_names_its_cause(void)
+{
+    static const struct {
+        const char *var, *value, *needle;
+    } cases[] = {
+        /* JAEGER_AUTH_TOKEN with a line break failed with "(no error)". */
+        {"JAEGER_AUTH_TOKEN", "abc\ndef", "JAEGER_AUTH_TOKEN"},
+        {"JAEGER_USER", "a:b", "JAEGER_USER"},
+        {"JAEGER_ENDPOINT", "not a url", "JAEGER_ENDPOINT"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "Content-Type=text/plain", "OTEL_EXPORTER_OTLP_HEADERS"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "bad header=x", "OTEL_EXPORTER_OTLP_HEADERS"},
+        {"OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://x", "OTEL_EXPORTER_OTLP_ENDPOINT"},
+        {"JAEGER_PROPAGATION", "smoke-signals", "JAEGER_PROPAGATION"},
+        {"OTEL_BSP_SCHEDULE_DELAY", "0", "OTEL_BSP_SCHEDULE_DELAY"},
+        {"TRACEWIRE_LOG_FILE_MAX_BYTES", "12", "TRACEWIRE_LOG_FILE"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        if (strncmp(cases[i].var, "JAEGER_", 7) == 0 && strcmp(cases[i].var, "JAEGER_PROPAGATION"))
+            setenv("JAEGER_ENDPOINT", "http://127.0.0.1:9/api/traces", 1);
+        if (strcmp(cases[i].var, "JAEGER_USER") == 0)
+            setenv("JAEGER_PASSWORD", "pw", 1);
+        if (strncmp(cases[i].var, "OTEL_EXPORTER_OTLP", 18) == 0)
+            setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+        if (strncmp(cases[i].var, "TRACEWIRE_LOG_FILE", 18) == 0) {
+            setenv("TRACEWIRE_REPORTER", "dapper-file", 1);
+            setenv("TRACEWIRE_LOG_FILE", "/tmp/tracewire-test-failure.log", 1);
+        }
+        setenv(cases[i].var, cases[i].value, 1);
+        tw_error *err = NULL;
+        tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+        CU_ASSERT_PTR_NULL(t);
+        tw_tracer_free(t);
+        CU_ASSERT_PTR_NOT_NULL(err);
+        CU_ASSERT_NOT_EQUAL(tw_error_status(err), TW_OK);
+        if (!strstr(tw_error_message(err), cases[i].needle)) {
+            fprintf(stderr, "%s: \"%s\" does not name it\n", cases[i].var, tw_error_message(err));
+            CU_FAIL("the error does not name its cause");
+        }
+        tw_error_free(err);
+    }
+    clear_env();
+}
+
+static void test_no_secret_is_ever_printed(void)
+{
+    static const char secret[] = "PLANTED-s3cr3t";
+    static const struct {
+        const char *var, *value;
+    } cases[] = {
+        {"OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer PLANTED-s3cr3t,broken"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=PLANTED-s3cr3t%zz"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "content-type=PLANTED-s3cr3t"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "bad key=PLANTED-s3cr3t"},
+        {"JAEGER_ENDPOINT", "htp:/user:PLANTED-s3cr3t@collector:14268/api/traces"},
+        {"JAEGER_ENDPOINT", "ftp://user:PLANTED-s3cr3t@collector:14268/api/traces"},
+        {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "gopher://u:PLANTED-s3cr3t@h/v1/traces"},
+        {"JAEGER_PASSWORD", "PLANTED-s3cr3t"},
+        {"JAEGER_AUTH_TOKEN", "PLANTED-s3cr3t\r\n"},
+        {"JAEGER_AUTH_TOKEN", "PLANTED-s3cr3t"},
+    };
+    tw_set_logger(capture_everything, NULL, TW_LOG_DEBUG);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_env();
+        captured_len = 0;
+        captured[0] = '\0';
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        if (strncmp(cases[i].var, "OTEL_", 5) == 0)
+            setenv("OTEL_TRACES_EXPORTER", "otlp", 1);
+        else
+            setenv("JAEGER_ENDPOINT", "http://127.0.0.1:9/api/traces", 1);
+        if (strcmp(cases[i].var, "JAEGER_PASSWORD") == 0)
+            setenv("JAEGER_USER", "user\n", 1); /* a bad user with a good password */
+        setenv(cases[i].var, cases[i].value, 1);
+        tw_error *err = NULL;
+        tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+        tw_tracer_free(t);
+        tw_config *c = tw_config_from_env("svc");
+        bool leaked = err && strstr(tw_error_message(err), secret);
+        for (size_t k = 0; k < tw_config_problem_count(c); k++)
+            leaked = leaked || strstr(tw_config_problem(c, k, NULL), secret);
+        for (size_t k = 0; k < tw_config_setting_count(c); k++) {
+            const char *n, *v, *src;
+            tw_config_setting(c, k, &n, &v, &src);
+            leaked = leaked || strstr(v, secret);
+        }
+        leaked = leaked || strstr(captured, secret);
+        if (leaked) {
+            fprintf(stderr, "%s=%s leaked: error \"%s\", log:\n%s\n", cases[i].var, cases[i].value,
+                    err ? tw_error_message(err) : "", captured);
+            CU_FAIL("a planted secret was printed");
+        }
+        tw_config_free(c);
+        tw_error_free(err);
+    }
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    clear_env();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
@@ -351,5 +1004,23 @@ void tw_test_register(void)
     CU_add_test(suite, "transports_follow_tracewire_reporter",
                 test_transports_follow_tracewire_reporter);
     CU_add_test(suite, "bad_transport_settings_are_named", test_bad_transport_settings_are_named);
+    CU_add_test(suite, "otlp_protocol_follows_otel_variables",
+                test_otlp_protocol_follows_otel_variables);
     CU_add_test(suite, "samplers_and_service_from_env", test_samplers_and_service_from_env);
+    CU_add_test(suite, "config_lists_settings_with_their_source",
+                test_config_lists_settings_with_their_source);
+    CU_add_test(suite, "config_collects_every_problem", test_config_collects_every_problem);
+    CU_add_test(suite, "precedence_conflicts_are_reported", test_precedence_conflicts_are_reported);
+    CU_add_test(suite, "otel_samplers_map_onto_tracewire_samplers",
+                test_otel_samplers_map_onto_tracewire_samplers);
+    CU_add_test(suite, "parent_based_or_not_as_otel_says", test_parent_based_or_not_as_otel_says);
+    CU_add_test(suite, "otel_propagators_and_exporters", test_otel_propagators_and_exporters);
+    CU_add_test(suite, "otlp_exporter_variables", test_otlp_exporter_variables);
+    CU_add_test(suite, "resource_attributes_limits_and_disabled",
+                test_resource_attributes_limits_and_disabled);
+    CU_add_test(suite, "transport_names_are_the_reporter_names",
+                test_transport_names_are_the_reporter_names);
+    CU_add_test(suite, "unused_variables_are_reported", test_unused_variables_are_reported);
+    CU_add_test(suite, "every_failure_names_its_cause", test_every_failure_names_its_cause);
+    CU_add_test(suite, "no_secret_is_ever_printed", test_no_secret_is_ever_printed);
 }

@@ -100,6 +100,61 @@ static void test_ref_of_borrowed_context_outlives_span(void)
     tw_tracer_free(tracer);
 }
 
+static void test_hex_forms_for_log_correlation(void)
+{
+    tw_span_context *c64 = tw_span_context_new(0, 0xa1b2c3d4e5f60718ULL, 0x0102030405060708ULL, 0,
+                                               TW_FLAG_SAMPLED, NULL);
+    tw_span_context *c128 = tw_span_context_new(0x1ULL, 0xfULL, 0xffULL, 0, 0, NULL);
+    char trace[TW_TRACE_ID_HEX_SIZE], span[TW_SPAN_ID_HEX_SIZE], tp[TW_TRACEPARENT_SIZE];
+    /* Jaeger's short form for 64-bit ids, the 32-digit form always with hex32. */
+    CU_ASSERT_STRING_EQUAL(tw_span_context_trace_id_hex(c64, trace, sizeof trace),
+                           "a1b2c3d4e5f60718");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_trace_id_hex32(c64, trace, sizeof trace),
+                           "0000000000000000a1b2c3d4e5f60718");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_trace_id_hex32(c128, trace, sizeof trace),
+                           "0000000000000001000000000000000f");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_span_id_hex(c64, span, sizeof span), "0102030405060708");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_span_id_hex(c128, span, sizeof span),
+                           "00000000000000ff");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_traceparent(c64, tp, sizeof tp),
+                           "00-0000000000000000a1b2c3d4e5f60718-0102030405060708-01");
+    CU_ASSERT_STRING_EQUAL(tw_span_context_traceparent(c128, tp, sizeof tp),
+                           "00-0000000000000001000000000000000f-00000000000000ff-00");
+    /* Short buffers and missing contexts. */
+    CU_ASSERT_PTR_NULL(tw_span_context_trace_id_hex32(c64, trace, 32));
+    CU_ASSERT_PTR_NULL(tw_span_context_span_id_hex(c64, span, 16));
+    CU_ASSERT_PTR_NULL(tw_span_context_traceparent(c64, tp, 55));
+    CU_ASSERT_PTR_NULL(tw_span_context_traceparent(NULL, tp, sizeof tp));
+    CU_ASSERT_STRING_EQUAL(tp, ""); /* nothing active: an empty field */
+    CU_ASSERT_PTR_NULL(tw_span_context_span_id_hex(NULL, span, sizeof span));
+    tw_span_context_unref(c64);
+    tw_span_context_unref(c128);
+}
+
+static void test_traceparent_of_the_active_context_is_what_w3c_injects(void)
+{
+    tw_tracer_options *o = tw_tracer_options_new();
+    tw_tracer_options_set_service(o, "svc");
+    tw_tracer_options_set_trace_id_128bit(o, false); /* 64-bit: padded in traceparent */
+    tw_tracer_options_set_reporter(o, tw_reporter_memory_new(0));
+    tw_tracer_options_set_propagator(o, tw_propagator_parse("w3c", NULL));
+    tw_tracer *t = tw_tracer_new(o, NULL);
+    tw_tracer_options_free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char tp[TW_TRACEPARENT_SIZE];
+    CU_ASSERT_PTR_NULL(tw_span_context_traceparent(tw_tracer_active_context(t), tp, sizeof tp));
+    tw_span *s = tw_span_start(t, "request", NULL);
+    tw_scope *scope = tw_scope_activate(s, true);
+    CU_ASSERT_PTR_NOT_NULL(tw_span_context_traceparent(tw_tracer_active_context(t), tp, sizeof tp));
+    tw_headers *h = tw_headers_new();
+    tw_carrier_writer w = tw_headers_writer(h);
+    CU_ASSERT_EQUAL(tw_tracer_inject(t, tw_span_get_context(s), TW_FORMAT_HTTP_HEADERS, &w), TW_OK);
+    CU_ASSERT_STRING_EQUAL(tw_headers_get(h, "traceparent"), tp);
+    tw_headers_free(h);
+    tw_scope_close(scope);
+    tw_tracer_free(t);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/context", NULL, NULL);
@@ -107,6 +162,9 @@ void tw_test_register(void)
     CU_add_test(suite, "accessors_and_flags", test_accessors_and_flags);
     CU_add_test(suite, "ref_counts_owned_contexts", test_ref_counts_owned_contexts);
     CU_add_test(suite, "baggage_is_copy_on_write", test_baggage_is_copy_on_write);
+    CU_add_test(suite, "hex_forms_for_log_correlation", test_hex_forms_for_log_correlation);
+    CU_add_test(suite, "traceparent_of_the_active_context_is_what_w3c_injects",
+                test_traceparent_of_the_active_context_is_what_w3c_injects);
     CU_add_test(suite, "ref_of_borrowed_context_outlives_span",
                 test_ref_of_borrowed_context_outlives_span);
 }

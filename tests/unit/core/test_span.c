@@ -376,6 +376,227 @@ static void test_finish_twice_is_reported_once(void)
     CU_ASSERT_EQUAL(tw_memory_reporter_count(memory_sender), 1);
 }
 
+/* ---- a later name of a span forced to be sampled; kinds; NULL spans ----------------------- */
+
+static tw_tracer *never_sampled(tw_reporter **memory)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "unit-test");
+    tw_tracer_options_set_sampler(opts, tw_sampler_const_new(false));
+    *memory = tw_reporter_memory_new(0);
+    tw_tracer_options_set_reporter(opts, *memory);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    return t;
+}
+
+static void test_rename_before_forced_sampling_keeps_the_new_name(void)
+{
+    tw_reporter *memory;
+    tw_tracer *t = never_sampled(&memory);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw_span *s = tw_span_start(t, "start name", NULL);
+    CU_ASSERT_FALSE(tw_span_is_sampled(s));
+    tw_span_set_operation_name(s, "renamed");
+    tw_span_set_tag_int64(s, TW_TAG_SAMPLING_PRIORITY, 1);
+    tw_span_finish(s);
+    CU_ASSERT_PTR_NOT_NULL(finished_named(memory, "renamed"));
+    CU_ASSERT_PTR_NULL(finished_named(memory, "start name"));
+    /* A long name (past the inline buffer) is kept whole. */
+    static const char long_name[] = "GET /api/v1/customers/{customer}/orders/{order}/items/{item}";
+    s = tw_span_start(t, "short", NULL);
+    tw_span_set_operation_name(s, long_name);
+    tw_span_set_tag_bool(s, TW_TAG_SAMPLING_PRIORITY, true);
+    tw_span_finish(s);
+    CU_ASSERT_PTR_NOT_NULL(finished_named(memory, long_name));
+    s = tw_span_start(t, long_name, NULL); /* long at start, forced: whole too */
+    tw_span_set_tag_bool(s, TW_TAG_SAMPLING_PRIORITY, true);
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(memory), 3);
+    CU_ASSERT_STRING_EQUAL(tw_finished_span_operation(tw_memory_reporter_span(memory, 2)),
+                           long_name);
+    tw_tracer_free(t);
+}
+
+static void test_set_kind_writes_and_replaces_span_kind(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *s = tw_span_start(tracer, "kinds", NULL);
+    tw_span_set_kind(s, TW_SPAN_KIND_CLIENT);
+    tw_span_set_kind(s, TW_SPAN_KIND_SERVER); /* replaces, not a second tag */
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, "kinds");
+    CU_ASSERT(tag_equals_str(f, TW_TAG_SPAN_KIND, "server"));
+    size_t n = 0;
+    for (size_t i = 0; i < tw_finished_span_tag_count(f); i++) {
+        const char *key;
+        tw_value v;
+        tw_finished_span_tag(f, i, &key, &v);
+        n += strcmp(key, "span.kind") == 0;
+    }
+    CU_ASSERT_EQUAL(n, 1);
+    s = tw_span_start(tracer, "internal", NULL);
+    tw_span_set_tag_str(s, TW_TAG_SPAN_KIND, "producer");
+    tw_span_set_kind(s, TW_SPAN_KIND_INTERNAL); /* removes it */
+    tw_span_set_kind(s, (tw_span_kind)42);      /* logged, ignored */
+    tw_span_finish(s);
+    CU_ASSERT_FALSE(
+        tw_finished_span_find_tag(finished_named(memory_sender, "internal"), "span.kind", NULL));
+    tw_span_set_kind(NULL, TW_SPAN_KIND_CLIENT);
+}
+
+static char log_lines[4096];
+static void keep_log(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (void)user_data;
+    size_t len = strlen(log_lines);
+    snprintf(log_lines + len, sizeof log_lines - len, "%s\n", message);
+}
+
+static void test_null_span_calls_are_silent(void)
+{
+    log_lines[0] = '\0';
+    tw_set_logger(keep_log, NULL, TW_LOG_DEBUG);
+    tw_span_set_tag_str(NULL, "k", "v");
+    tw_span_set_tag_bool(NULL, "k", true);
+    tw_span_set_tag_binary(NULL, "k", "b", 1);
+    tw_span_log_kv(NULL, "event", "x", NULL);
+    tw_span_log_event(NULL, "e");
+    tw_log_field f = {"k", {.type = TW_VALUE_STRING, .as.str = "v", .len = 1}};
+    tw_span_log_fields(NULL, 0, &f, 1);
+    tw_span_set_error(NULL, "k", "m");
+    tw_span_set_operation_name(NULL, "x");
+    tw_span_set_firehose(NULL);
+    tw_span_set_kind(NULL, TW_SPAN_KIND_SERVER);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(NULL, "k", "v"), TW_E_INVALID_ARG);
+    tw_span_finish(NULL);
+    CU_ASSERT_STRING_EQUAL(log_lines, ""); /* span.h: NULL is a silent no-op */
+    /* A bad argument on a real span is reported. */
+    tw_span *s = tw_span_start(tracer, "real", NULL);
+    tw_span_set_tag_str(s, NULL, "v");
+    tw_span_finish(s);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log_lines, "NULL key"));
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+}
+
+/* ---- baggage: the limits of inject and extract, values that stay valid ------------------------
+ */
+
+static void test_baggage_is_capped_like_inject_and_extract(void)
+{
+    tw_span *s = tw_span_start(tracer, "bag", NULL);
+    uint64_t dropped = tw_tracer_counter(tracer, TW_TRACER_BAGGAGE_DROPPED);
+    char key[32];
+    size_t accepted = 0;
+    /* 16,000 items: was quadratic (3.4 s) and unbounded; now bounded, each set
+     * copying at most TW_BAGGAGE_MAX_TOTAL_BYTES. */
+    for (int i = 0; i < 16000; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        accepted += tw_span_set_baggage(s, key, "v") == TW_OK;
+    }
+    CU_ASSERT_EQUAL(accepted, TW_BAGGAGE_MAX_ITEMS);
+    CU_ASSERT_EQUAL(tw_span_context_baggage_count(tw_span_get_context(s)), TW_BAGGAGE_MAX_ITEMS);
+    CU_ASSERT_EQUAL(tw_tracer_counter(tracer, TW_TRACER_BAGGAGE_DROPPED) - dropped,
+                    16000 - TW_BAGGAGE_MAX_ITEMS);
+    /* Replacing an existing key is always possible within the caps. */
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "k0", "new"), TW_OK);
+    CU_ASSERT_STRING_EQUAL(tw_span_get_baggage(s, "k0"), "new");
+    tw_span_finish(s);
+
+    s = tw_span_start(tracer, "big", NULL);
+    char *big = malloc(10u << 20); /* a 10 MB value was accepted and injected as one header */
+    memset(big, 'x', (10u << 20) - 1);
+    big[(10u << 20) - 1] = '\0';
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "big", big), TW_E_LIMIT);
+    big[TW_BAGGAGE_MAX_ITEM_BYTES - 3] = '\0'; /* key "big" + value = the item cap */
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "big", big), TW_OK);
+    big[TW_BAGGAGE_MAX_ITEM_BYTES - 3] = 'x';
+    big[TW_BAGGAGE_MAX_ITEM_BYTES - 2] = '\0';
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "big", big), TW_E_LIMIT); /* one byte over */
+    /* The total: two items of 4 KiB fit 8 KiB only with short keys. */
+    big[4000] = '\0';
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "b", big), TW_OK);
+    big[4000] = 'x';
+    big[300] = '\0';
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "c", big), TW_E_LIMIT);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "big", NULL), TW_OK); /* removing always works */
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "c", big), TW_OK);
+    free(big);
+    tw_span_finish(s);
+    /* A context's own copy follows the same caps. */
+    tw_span_context *c = tw_span_context_new(0, 1, 2, 0, TW_FLAG_SAMPLED, NULL);
+    char *huge = malloc(TW_BAGGAGE_MAX_ITEM_BYTES + 1);
+    memset(huge, 'y', TW_BAGGAGE_MAX_ITEM_BYTES);
+    huge[TW_BAGGAGE_MAX_ITEM_BYTES] = '\0';
+    CU_ASSERT_PTR_NULL(tw_span_context_with_baggage(c, "k", huge));
+    free(huge);
+    tw_span_context_unref(c);
+}
+
+static void test_context_and_baggage_values_stay_valid_for_the_span_life(void)
+{
+    tw_span *s = tw_span_start(tracer, "lifetime", NULL);
+    const tw_span_context *ctx = tw_span_get_context(s);
+    tw_span_set_baggage(s, "tenant", "acme");
+    const char *tenant = tw_span_context_baggage_get(ctx, "tenant");
+    const char *via_span = tw_span_get_baggage(s, "tenant");
+    /* Changing the baggage replaces it: the values read before must stay
+     * readable (ASan and valgrind see a use after free otherwise). */
+    for (int i = 0; i < 10; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "v%d", i);
+        CU_ASSERT_EQUAL(tw_span_set_baggage(s, "other", v), TW_OK);
+        CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(ctx, "other"), v);
+    }
+    CU_ASSERT_STRING_EQUAL(tenant, "acme");
+    CU_ASSERT_STRING_EQUAL(via_span, "acme");
+    /* A child shares the baggage; it may finish first: the lent value stays. */
+    tw_span_set_baggage(s, "shared", "yes");
+    const char *shared = tw_span_get_baggage(s, "shared");
+    tw_span *child = tw_span_start_child(tracer, "child", ctx);
+    tw_span_set_baggage(s, "shared", "changed");
+    tw_span_finish(child);
+    CU_ASSERT_STRING_EQUAL(shared, "yes");
+    CU_ASSERT_PTR_EQUAL(tw_span_get_context(s), ctx); /* the same pointer all along */
+    /* Memory stays bounded: a span that lends and changes without end is
+     * refused after 32 kept baggages, and counted. */
+    uint64_t dropped = tw_tracer_counter(tracer, TW_TRACER_BAGGAGE_DROPPED);
+    size_t refused = 0;
+    for (int i = 0; i < 100; i++) {
+        tw_span_get_baggage(s, "tenant");
+        refused += tw_span_set_baggage(s, "other", i % 2 ? "a" : "b") == TW_E_LIMIT;
+    }
+    CU_ASSERT(refused > 0);
+    CU_ASSERT_EQUAL(tw_tracer_counter(tracer, TW_TRACER_BAGGAGE_DROPPED) - dropped, refused);
+    /* Changes without reads in between keep nothing. */
+    tw_span *quiet = tw_span_start(tracer, "quiet", NULL);
+    for (int i = 0; i < 1000; i++)
+        CU_ASSERT_EQUAL_FATAL(tw_span_set_baggage(quiet, "k", i % 2 ? "a" : "b"), TW_OK);
+    tw_span_finish(quiet);
+    tw_span_finish(s);
+}
+
+static void test_context_of_a_finished_span_is_refused(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    tw_span *parent = tw_span_start(tracer, "parent", NULL);
+    const tw_span_context *kept = tw_span_get_context(parent);
+    tw_span_context *owned = tw_span_context_ref(kept); /* the right way */
+    tw_span_finish(parent);
+    /* The handle is pooled, so the misuse is seen: the child is a root,
+     * not a child of whatever span reuses the handle. */
+    CU_ASSERT_PTR_NULL(tw_span_context_ref(kept));
+    tw_span *child = tw_span_start_child(tracer, "after-finish", kept);
+    tw_span *proper = tw_span_start_child(tracer, "proper", owned);
+    tw_span_finish(child);
+    tw_span_finish(proper);
+    CU_ASSERT_EQUAL(tw_finished_span_parent_id(finished_named(memory_sender, "after-finish")), 0);
+    CU_ASSERT_EQUAL(tw_finished_span_parent_id(finished_named(memory_sender, "proper")),
+                    tw_span_context_span_id(owned));
+    tw_span_context_unref(owned);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/span", suite_init, suite_cleanup);
@@ -402,4 +623,15 @@ void tw_test_register(void)
     CU_add_test(suite, "set_operation_name_renames", test_set_operation_name_renames);
     CU_add_test(suite, "null_arguments_are_harmless", test_null_arguments_are_harmless);
     CU_add_test(suite, "finish_twice_is_reported_once", test_finish_twice_is_reported_once);
+    CU_add_test(suite, "rename_before_forced_sampling_keeps_the_new_name",
+                test_rename_before_forced_sampling_keeps_the_new_name);
+    CU_add_test(suite, "set_kind_writes_and_replaces_span_kind",
+                test_set_kind_writes_and_replaces_span_kind);
+    CU_add_test(suite, "null_span_calls_are_silent", test_null_span_calls_are_silent);
+    CU_add_test(suite, "baggage_is_capped_like_inject_and_extract",
+                test_baggage_is_capped_like_inject_and_extract);
+    CU_add_test(suite, "context_and_baggage_values_stay_valid_for_the_span_life",
+                test_context_and_baggage_values_stay_valid_for_the_span_life);
+    CU_add_test(suite, "context_of_a_finished_span_is_refused",
+                test_context_of_a_finished_span_is_refused);
 }

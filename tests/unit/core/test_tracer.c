@@ -5,7 +5,10 @@
  * close), unsampled spans record nothing, and concurrent use by many threads
  * (also run under ThreadSanitizer by scripts/test.sh).
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +243,133 @@ static void test_span_finished_on_another_thread(void)
     tw_tracer_free(tracer);
 }
 
+/* ---- every failure of tw_tracer_new names its real cause --------------------------------------
+ */
+
+static char log_text[8192];
+static void keep_log(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (void)user_data;
+    size_t len = strlen(log_text);
+    snprintf(log_text + len, sizeof log_text - len, "%s\n", message);
+}
+
+static void test_new_reports_the_real_cause_not_nomem(void)
+{
+    /* The default reporter cannot open its socket (no file descriptor
+     * left): TW_E_IO, and no "out of memory" anywhere (it used to log one). */
+    int probe = open("/dev/null", O_RDONLY);
+    CU_ASSERT_FATAL(probe >= 0);
+    close(probe);
+    struct rlimit saved, low;
+    CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    low = saved;
+    low.rlim_cur = (rlim_t)probe; /* the next descriptor is refused */
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    log_text[0] = '\0';
+    tw_set_logger(keep_log, NULL, TW_LOG_DEBUG);
+    tw_error *err = NULL;
+    CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    tw_tracer *t = tw_tracer_new(opts, &err);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    CU_ASSERT_PTR_NULL(t);
+    tw_tracer_free(t);
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "socket"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log_text, "socket")); /* the real cause reaches the log */
+    CU_ASSERT_PTR_NULL(strstr(log_text, "out of memory"));
+    tw_error_free(err);
+    tw_tracer_options_free(opts);
+
+    /* The reporter refuses its configuration as it starts: TW_E_CONFIG. */
+    opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    char big[700];
+    memset(big, 'v', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    tw_tracer_options_add_tag_str(opts, "huge", big);
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_max_packet_size(ro, 512);
+    tw_tracer_options_set_reporter(opts, tw_reporter_jaeger_udp_new(ro, NULL));
+    tw_reporter_options_free(ro);
+    err = NULL;
+    CU_ASSERT_PTR_NULL(tw_tracer_new(opts, &err));
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tw_error_message(err), "max packet size"));
+    tw_error_free(err);
+    tw_tracer_options_free(opts);
+}
+
+/* ---- the global tracer ---------------------------------------------------------------------- */
+
+static void test_global_tracer_is_noop_until_set(void)
+{
+    tw_tracer *g = tw_tracer_global();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(tw_tracer_is_noop(g));
+    CU_ASSERT_PTR_EQUAL(tw_tracer_global(), g); /* one no-op tracer */
+    /* Spans work, record nothing, and nothing is injected. */
+    tw_span *s = tw_span_start(g, "library work", NULL);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    CU_ASSERT_FALSE(tw_span_is_sampled(s));
+    tw_headers *h = tw_headers_new();
+    tw_carrier_writer w = tw_headers_writer(h);
+    CU_ASSERT_EQUAL(tw_tracer_inject(g, tw_span_get_context(s), TW_FORMAT_HTTP_HEADERS, &w), TW_OK);
+    CU_ASSERT_EQUAL(tw_headers_count(h), 0);
+    tw_span_finish(s);
+    tw_headers_set(h, "uber-trace-id", "1:2:0:1");
+    tw_carrier_reader r = tw_headers_reader(h);
+    tw_error *err = NULL;
+    CU_ASSERT_PTR_NULL(tw_tracer_extract(g, TW_FORMAT_HTTP_HEADERS, &r, &err));
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_NOT_FOUND);
+    tw_error_free(err);
+    tw_headers_free(h);
+    /* It is never closed or freed. */
+    CU_ASSERT_EQUAL(tw_tracer_close(g), TW_E_INVALID_ARG);
+    tw_tracer_free(g);
+    CU_ASSERT_FALSE(tw_tracer_is_closed(g));
+
+    tw_reporter *memory;
+    tw_tracer *t = tracer_always_sampled(&memory, NULL);
+    tw_tracer_set_global(t);
+    CU_ASSERT_PTR_EQUAL(tw_tracer_global(), t);
+    CU_ASSERT_FALSE(tw_tracer_is_noop(t));
+    s = tw_span_start(tw_tracer_global(), "through the global", NULL);
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(memory), 1);
+    /* Freeing the global tracer resets the global to the no-op tracer. */
+    tw_tracer_free(t);
+    CU_ASSERT_PTR_EQUAL(tw_tracer_global(), g);
+    t = tracer_always_sampled(&memory, NULL);
+    tw_tracer_set_global(t);
+    tw_tracer_set_global(NULL);
+    CU_ASSERT_PTR_EQUAL(tw_tracer_global(), g);
+    tw_tracer_free(t);
+    CU_ASSERT_FALSE(tw_tracer_is_noop(NULL));
+}
+
+static void test_parent_based_off_lets_the_sampler_decide_every_span(void)
+{
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_reporter(opts, tw_reporter_memory_new(0));
+    tw_tracer_options_set_sampler(opts, tw_sampler_const_new(false));
+    CU_ASSERT_EQUAL(tw_tracer_options_set_parent_based(opts, false), TW_OK);
+    CU_ASSERT_EQUAL(tw_tracer_options_set_parent_based(NULL, false), TW_E_INVALID_ARG);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    tw_span_context *sampled = tw_span_context_new(0, 7, 8, 0, TW_FLAG_SAMPLED, NULL);
+    tw_span *child = tw_span_start_child(t, "child", sampled);
+    CU_ASSERT_FALSE(tw_span_is_sampled(child)); /* the sampler said no; the parent is ignored */
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(tw_span_get_context(child)), 7); /* same trace */
+    tw_span_finish(child);
+    tw_span_context_unref(sampled);
+    tw_tracer_free(t);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/tracer", NULL, NULL);
@@ -258,4 +388,9 @@ void tw_test_register(void)
                 test_sampling_priority_forces_and_unsamples);
     CU_add_test(suite, "many_threads_share_one_tracer", test_many_threads_share_one_tracer);
     CU_add_test(suite, "span_finished_on_another_thread", test_span_finished_on_another_thread);
+    CU_add_test(suite, "new_reports_the_real_cause_not_nomem",
+                test_new_reports_the_real_cause_not_nomem);
+    CU_add_test(suite, "global_tracer_is_noop_until_set", test_global_tracer_is_noop_until_set);
+    CU_add_test(suite, "parent_based_off_lets_the_sampler_decide_every_span",
+                test_parent_based_off_lets_the_sampler_decide_every_span);
 }

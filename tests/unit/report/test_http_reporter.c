@@ -33,6 +33,7 @@
 
 #include <glib-object.h>
 #include <jansson.h>
+#include <zlib.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_memory_buffer.h>
 
@@ -944,6 +945,38 @@ static void test_defaults_make_reporters_without_connecting(void)
     }
 }
 
+static void test_gzip_option_compresses_bodies(void)
+{
+    reset_receiver(202);
+    tw_reporter_options *o = options_for(&receiver_202, &zipkin);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_gzip(o, true), TW_OK);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_gzip(NULL, true), TW_E_INVALID_ARG);
+    tw_reporter *r;
+    tw_tracer *t = tracer_for(&zipkin, o, false, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    finish_spans(t, 2, NULL);
+    CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
+    CU_ASSERT_FATAL(http_receiver_wait(&receiver_202, 1, 5000));
+    const http_request *q = http_receiver_request(&receiver_202, 0);
+    ASSERT_STR(http_request_header(q, "Content-Encoding"), "gzip");
+    /* The body inflates (gzip framing) to the JSON list of the two spans. */
+    unsigned char plain[65536];
+    z_stream z = {0};
+    CU_ASSERT_FATAL(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+    z.next_in = q->body->data;
+    z.avail_in = (uInt)q->body->len;
+    z.next_out = plain;
+    z.avail_out = sizeof plain - 1;
+    CU_ASSERT_EQUAL(inflate(&z, Z_FINISH), Z_STREAM_END);
+    plain[z.total_out] = '\0';
+    inflateEnd(&z);
+    json_t *doc = json_loads((const char *)plain, 0, NULL);
+    CU_ASSERT(json_is_array(doc) && json_array_size(doc) == 2);
+    json_decref(doc);
+    assert_accounted(r);
+    tw_tracer_free(t);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/http", suite_init, suite_cleanup);
@@ -953,6 +986,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_zipkin_spans_arrive_as_v2_json);
     CU_ADD_TEST(suite, test_otlp_request_arrives_as_proto_json);
     CU_ADD_TEST(suite, test_auth_and_extra_headers_are_sent);
+    CU_ADD_TEST(suite, test_gzip_option_compresses_bodies);
     CU_ADD_TEST(suite, test_batches_are_cut_by_the_real_body_size);
     CU_ADD_TEST(suite, test_span_too_large_for_any_body_is_dropped_and_counted);
     CU_ADD_TEST(suite, test_absent_receiver_counts_spans_as_failed);

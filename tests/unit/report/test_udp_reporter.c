@@ -11,6 +11,7 @@
  */
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,77 @@ static void test_absent_agent_is_counted_not_fatal(void)
     tw_tracer_free(t);
 }
 
+/* ---- the first run is not silent ------------------------------------------------------------ */
+
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+static char said[16384];
+
+static void keep_said(tw_log_level level, const char *message, void *user_data)
+{
+    (void)user_data;
+    if (level < TW_LOG_WARN)
+        return;
+    pthread_mutex_lock(&said_lock); /* the reporter thread logs too */
+    size_t len = strlen(said);
+    snprintf(said + len, sizeof said - len, "%s\n", message);
+    pthread_mutex_unlock(&said_lock);
+}
+
+static void test_losses_are_said_by_the_reporter_thread(void)
+{
+    said[0] = '\0';
+    tw_set_logger(keep_said, NULL, TW_LOG_DEBUG);
+    /* No agent: the transport says why, the reporter how many. */
+    udp_sink sink;
+    CU_ASSERT_FATAL(udp_sink_open(&sink, "127.0.0.1"));
+    unsigned int port = sink.port;
+    udp_sink_close(&sink);
+    tw_tracer *t = udp_tracer("127.0.0.1", port, 65000, true);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int round = 0; round < 3; round++) {
+        tw_span_finish(tw_span_start(t, "lost", NULL));
+        tw_tracer_flush(t, 5000);
+    }
+    tw_tracer_free(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans are being dropped (nothing listens there"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans could not be sent"));
+
+    /* A full queue: counted by the application thread, said by the reporter's. */
+    said[0] = '\0';
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_agent(ro, "127.0.0.1", port);
+    tw_reporter_options_set_max_queue_size(ro, 1);
+    tw_reporter_options_set_flush_interval_ms(ro, 60000);
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_reporter(opts, tw_reporter_jaeger_udp_new(ro, NULL));
+    tw_reporter_options_free(ro);
+    t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    for (int i = 0; i < 50; i++)
+        tw_span_finish(tw_span_start(t, "burst", NULL));
+    uint64_t full = tw_reporter_counter(tw_tracer_reporter(t), TW_COUNTER_DROPPED_QUEUE_FULL);
+    CU_ASSERT(full > 0);
+    tw_tracer_close(t); /* the reporter thread speaks at close at the latest */
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "the queue of 1 spans was full"));
+    tw_tracer_free(t);
+
+    /* A span too large for one datagram. */
+    said[0] = '\0';
+    t = udp_tracer("127.0.0.1", port, 512, true);
+    tw_span *s = tw_span_start(t, "huge", NULL);
+    char value[2000];
+    memset(value, 'x', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    for (int i = 0; i < 8; i++)
+        tw_span_set_tag_str(s, "k", value); /* cut to 4096 bytes each: too large */
+    tw_span_finish(s);
+    tw_tracer_close(t);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans too large for one packet or body were dropped"));
+    tw_tracer_free(t);
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+}
+
 static void test_unresolvable_host_is_not_fatal(void)
 {
     tw_tracer *t = udp_tracer("no-such-host.invalid", 6831, 65000, true);
@@ -348,5 +420,7 @@ void tw_test_register(void)
                 test_oversized_span_is_dropped_and_counted);
     CU_add_test(suite, "absent_agent_is_counted_not_fatal", test_absent_agent_is_counted_not_fatal);
     CU_add_test(suite, "unresolvable_host_is_not_fatal", test_unresolvable_host_is_not_fatal);
+    CU_add_test(suite, "losses_are_said_by_the_reporter_thread",
+                test_losses_are_said_by_the_reporter_thread);
     CU_add_test(suite, "agent_that_moves_is_found_again", test_agent_that_moves_is_found_again);
 }

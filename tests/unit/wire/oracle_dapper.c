@@ -20,7 +20,7 @@
 
 /* ---- kinds and RPC annotations ---------------------------------------------------------- */
 
-/* Indexed by tw__span_kind (wire/json_common.h), whose first five values
+/* Indexed by tw__span_kind (wire/model/conventions.h), whose first five values
  * are none, client, server, producer, consumer; "internal" has no RPC
  * annotations and is written as no kind, like an absent one. */
 #define KIND_NAMES tw__dapper_kind_names

@@ -125,8 +125,8 @@ static void test_rules_match_jansson(void)
     }
 }
 
-/* Whether the span takes the direct path (zipkin_text.c writes spans with
- * odd keys or very many tags through Jansson): only to report coverage. */
+/* Whether the span takes the plain-key path (zipkin_v2_json.c repairs and
+ * cuts odd keys, indexes very many tags): only to report coverage. */
 static bool key_is_plain(const tw__tag *t)
 {
     const unsigned char *k = (const unsigned char *)t->key;

@@ -1,0 +1,894 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bridge/agent/agent_cmd.c: `tracewire agent`: the command line, the config
+ * file, the environment, signals and the life of the daemon (docs/agent.md).
+ *
+ * One option table serves the command line and the config file: the file
+ * (GKeyFile INI, group [agent], keys named as the long options) is turned
+ * into "--key=value" arguments parsed by the same GOption context, then the
+ * command line is parsed on top (repeatable options add up, others win). So
+ * both accept exactly the same settings.
+ *
+ * Life: parse, start the destinations, the pipeline, the receivers; the main
+ * thread then waits for signals (all blocked in every thread):
+ *   SIGTERM, SIGINT  drain: receivers stop, each destination sends or spools
+ *                    what it holds within --drain-ms, the summary is logged,
+ *                    exit 0
+ *   SIGHUP           reopen --log-file, re-read the config file: tags, drop
+ *                    list, redaction and the sampling strategies change live;
+ *                    receivers and destinations need a restart (logged)
+ * Every second it also sweeps the process table.
+ */
+#include "cli.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/follow.h"
+#include "agent/http_mhd.h"
+#include "agent/net.h"
+
+#define DEFAULT_MAX_REQUEST_BYTES ((size_t)5 << 20)
+#define DEFAULT_SPOOL_MAX ((uint64_t)1 << 30)
+#define DEFAULT_METRICS "127.0.0.1:14271"
+#define DEFAULT_DRAIN_MS 10000u
+#define DEFAULT_RCVBUF ((size_t)8 << 20)
+
+/* ---- options ------------------------------------------------------------------------------------
+ */
+
+typedef struct receiver_opt {
+    const char *flag;  /* option name */
+    unsigned int port; /* default port */
+    char *addr;        /* NULL: off; "" : the default */
+} receiver_opt;
+
+enum {
+    R_COMPACT,
+    R_BINARY,
+    R_ZIPKIN_UDP,
+    R_JAEGER_HTTP,
+    R_ZIPKIN,
+    R_OTLP,
+    R_SAMPLING,
+    R_METRICS,
+    N_R
+};
+
+typedef struct opts {
+    receiver_opt r[N_R];
+    gboolean no_metrics;
+    char *strategies, *proxy;
+    char **follow, *checkpoint, *follow_from, *follow_format;
+    char **send, *send_format, *file_format;
+    gint64 max_body, retries, timeout_ms, flush_ms, queue_spans, drain_ms;
+    char *queue_bytes, *spool_max, *max_request, *udp_rcvbuf;
+    gboolean no_gzip;
+    char **headers, *user, *ca_file, *cert_file, *key_file;
+    char *spool;
+    char **tags, **drop_names, *redact, *redact_with;
+    gboolean tail_sample;
+    gdouble tail_keep_share;
+    gint64 tail_slow_ms, tail_quiet_ms, tail_max_traces;
+    char *config, *log_file, *log_level;
+    gboolean syslog, verbose;
+} opts;
+
+static opts *current; /* the struct GOption's callbacks fill */
+
+static const receiver_opt receiver_defaults[N_R] = {
+    {"jaeger-compact", 6831, NULL}, {"jaeger-binary", 6832, NULL}, {"zipkin-udp", 5775, NULL},
+    {"jaeger-http", 14268, NULL},   {"zipkin", 9411, NULL},        {"otlp", 4318, NULL},
+    {"sampling", 5778, NULL},       {"metrics", 14271, NULL},
+};
+
+static gboolean on_receiver(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)data;
+    (void)error;
+    for (int i = 0; i < N_R; i++) {
+        if (strcmp(name + 2, current->r[i].flag) == 0) {
+            g_free(current->r[i].addr);
+            current->r[i].addr = g_strdup(value ? value : "");
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+#define RECV(name, help)                                                                           \
+    {                                                                                              \
+        name, 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer)on_receiver, help,   \
+            "ADDR"                                                                                 \
+    }
+
+static GOptionEntry *entries_for(opts *o)
+{
+    GOptionEntry e[] = {
+        RECV("jaeger-compact", "Jaeger agent UDP, compact emitBatch (default :6831)"),
+        RECV("jaeger-binary", "Jaeger agent UDP, binary emitBatch (default :6832)"),
+        RECV("zipkin-udp", "Jaeger agent UDP, compact emitZipkinBatch (default :5775)"),
+        RECV("jaeger-http", "Jaeger collector HTTP, POST /api/traces (default :14268)"),
+        RECV("zipkin", "Zipkin HTTP, POST /api/v2/spans and /api/v1/spans (default :9411)"),
+        RECV("otlp", "OTLP/HTTP, POST /v1/traces (default :4318)"),
+        RECV("sampling", "Jaeger sampling endpoint, GET /sampling?service= (default :5778)"),
+        RECV("metrics", "/metrics and /healthz (default 127.0.0.1:14271; on unless --no-metrics)"),
+        {"no-metrics", 0, 0, G_OPTION_ARG_NONE, &o->no_metrics, "no metrics or health endpoint",
+         NULL},
+        {"sampling-strategies", 0, 0, G_OPTION_ARG_FILENAME, &o->strategies,
+         "serve sampling strategies from this Jaeger strategies file", "FILE"},
+        {"sampling-proxy", 0, 0, G_OPTION_ARG_STRING, &o->proxy,
+         "proxy sampling requests to this collector sampling URL", "URL"},
+        {"follow", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->follow,
+         "tail span logs matching GLOB (repeatable)", "GLOB"},
+        {"checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &o->checkpoint, "follow mode's checkpoint file",
+         "FILE"},
+        {"follow-from", 0, 0, G_OPTION_ARG_STRING, &o->follow_from,
+         "files without a checkpoint: read from the start (default) or the end", "start|end"},
+        {"follow-format", 0, 0, G_OPTION_ARG_STRING, &o->follow_format,
+         "the followed logs' format (default dapper)", "FORMAT"},
+        {"send", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->send,
+         "forward to this URL (repeatable; see docs/agent.md)", "URL"},
+        {"send-format", 0, 0, G_OPTION_ARG_STRING, &o->send_format,
+         "the sending format, when the URL does not tell", "F"},
+        {"file-format", 0, 0, G_OPTION_ARG_STRING, &o->file_format,
+         "the format of file: destinations (a convert --to name; default dapper)", "F"},
+        {"max-body-bytes", 0, 0, G_OPTION_ARG_INT64, &o->max_body,
+         "largest uncompressed body sent (default 1 MiB; UDP 65000)", "N"},
+        {"retries", 0, 0, G_OPTION_ARG_INT64, &o->retries,
+         "retries of a failed batch without a spool (default 3)", "N"},
+        {"timeout-ms", 0, 0, G_OPTION_ARG_INT64, &o->timeout_ms, "one HTTP attempt (default 10000)",
+         "MS"},
+        {"no-gzip", 0, 0, G_OPTION_ARG_NONE, &o->no_gzip, "send bodies uncompressed", NULL},
+        {"header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &o->headers,
+         "add a header to every request (repeatable)", "'Name: value'"},
+        {"user", 'u', 0, G_OPTION_ARG_STRING, &o->user, "basic authentication", "NAME:PASSWORD"},
+        {"cacert", 0, 0, G_OPTION_ARG_FILENAME, &o->ca_file, "CA certificates (PEM)", "FILE"},
+        {"cert", 0, 0, G_OPTION_ARG_FILENAME, &o->cert_file, "client certificate (PEM)", "FILE"},
+        {"key", 0, 0, G_OPTION_ARG_FILENAME, &o->key_file, "client key (PEM)", "FILE"},
+        {"flush-ms", 0, 0, G_OPTION_ARG_INT64, &o->flush_ms,
+         "a partial batch waits at most this long (default 1000)", "MS"},
+        {"queue-spans", 0, 0, G_OPTION_ARG_INT64, &o->queue_spans,
+         "spans each destination's queue holds (default 65536)", "N"},
+        {"queue-bytes", 0, 0, G_OPTION_ARG_STRING, &o->queue_bytes,
+         "bytes each destination's queue holds (default 16M)", "BYTES"},
+        {"spool", 0, 0, G_OPTION_ARG_FILENAME, &o->spool,
+         "spill batches that cannot be sent to this directory", "DIR"},
+        {"spool-max", 0, 0, G_OPTION_ARG_STRING, &o->spool_max,
+         "the spool's size cap, shared by the destinations (default 1G)", "BYTES"},
+        {"tag", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->tags,
+         "set a process tag on every span (repeatable)", "KEY=VALUE"},
+        {"drop-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->drop_names,
+         "drop spans with this operation name (repeatable)", "NAME"},
+        {"redact", 0, 0, G_OPTION_ARG_STRING, &o->redact,
+         "replace matches of this regex (PCRE) in string tag and log values", "REGEX"},
+        {"redact-with", 0, 0, G_OPTION_ARG_STRING, &o->redact_with, "the replacement (default ***)",
+         "TEXT"},
+        {"tail-sample", 0, 0, G_OPTION_ARG_NONE, &o->tail_sample,
+         "keep whole traces with an error or a slow span, and a share of the rest", NULL},
+        {"tail-keep-share", 0, 0, G_OPTION_ARG_DOUBLE, &o->tail_keep_share,
+         "share of the other traces kept, 0..1 (default 0.1)", "P"},
+        {"tail-slow-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_slow_ms,
+         "a span this long keeps its trace (default 1000)", "MS"},
+        {"tail-quiet-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_quiet_ms,
+         "a trace is decided after this long without a new span (default 5000)", "MS"},
+        {"tail-max-traces", 0, 0, G_OPTION_ARG_INT64, &o->tail_max_traces,
+         "traces held at most (default 10000)", "N"},
+        {"max-request-bytes", 0, 0, G_OPTION_ARG_STRING, &o->max_request,
+         "largest HTTP request body, also once inflated (default 5M)", "N"},
+        {"udp-rcvbuf", 0, 0, G_OPTION_ARG_STRING, &o->udp_rcvbuf,
+         "UDP receive buffer asked for (default 8M)", "BYTES"},
+        {"drain-ms", 0, 0, G_OPTION_ARG_INT64, &o->drain_ms,
+         "on SIGTERM, time allowed to send or spool what is held (default 10000)", "MS"},
+        {"config", 0, 0, G_OPTION_ARG_FILENAME, &o->config, "read settings from this INI file",
+         "FILE"},
+        {"log-file", 0, 0, G_OPTION_ARG_FILENAME, &o->log_file,
+         "log to this file (reopened on SIGHUP) instead of stderr", "FILE"},
+        {"syslog", 0, 0, G_OPTION_ARG_NONE, &o->syslog, "log to syslog (facility daemon)", NULL},
+        {"log-level", 0, 0, G_OPTION_ARG_STRING, &o->log_level,
+         "error, warning, info (default) or debug", "LEVEL"},
+        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o->verbose, "the same as --log-level debug", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionEntry *copy = g_new(GOptionEntry, G_N_ELEMENTS(e));
+    memcpy(copy, e, sizeof e);
+    return copy;
+}
+
+static void opts_init(opts *o)
+{
+    memset(o, 0, sizeof *o);
+    memcpy(o->r, receiver_defaults, sizeof o->r);
+    o->max_body = -1;
+    o->retries = -1;
+    o->timeout_ms = -1;
+    o->flush_ms = -1;
+    o->queue_spans = -1;
+    o->drain_ms = -1;
+    o->tail_keep_share = -1;
+    o->tail_slow_ms = -1;
+    o->tail_quiet_ms = -1;
+    o->tail_max_traces = -1;
+}
+
+static void opts_clear(opts *o)
+{
+    for (int i = 0; i < N_R; i++)
+        g_free(o->r[i].addr);
+    char **strs[] = {&o->strategies,    &o->proxy,       &o->checkpoint,  &o->follow_from,
+                     &o->follow_format, &o->send_format, &o->file_format, &o->queue_bytes,
+                     &o->spool_max,     &o->max_request, &o->udp_rcvbuf,  &o->user,
+                     &o->ca_file,       &o->cert_file,   &o->key_file,    &o->spool,
+                     &o->redact,        &o->redact_with, &o->config,      &o->log_file,
+                     &o->log_level};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_free(*strs[i]);
+    g_strfreev(o->follow);
+    g_strfreev(o->send);
+    g_strfreev(o->headers);
+    g_strfreev(o->tags);
+    g_strfreev(o->drop_names);
+    memset(o, 0, sizeof *o);
+}
+
+/* Appends @add to the NULL-terminated list *@list (GOption replaces string
+ * arrays on each parse: the config file's and the command line's add up). */
+static void join_lists(char ***list, char **add)
+{
+    if (!add)
+        return;
+    GPtrArray *a = g_ptr_array_new();
+    for (size_t i = 0; *list && (*list)[i]; i++)
+        g_ptr_array_add(a, (*list)[i]);
+    for (size_t i = 0; add[i]; i++)
+        g_ptr_array_add(a, add[i]);
+    g_ptr_array_add(a, NULL);
+    g_free(*list);
+    g_free(add);
+    *list = (char **)g_ptr_array_free(a, FALSE);
+}
+
+/* Parses @argv into @o (on top of what it holds). */
+static bool parse_args(opts *o, int *argc, char ***argv, const char *what, char *why,
+                       size_t why_size, bool *is_help)
+{
+    char **lists_before[5] = {o->follow, o->send, o->headers, o->tags, o->drop_names};
+    o->follow = o->send = o->headers = o->tags = o->drop_names = NULL;
+    GOptionContext *ctx = g_option_context_new("");
+    g_option_context_set_summary(
+        ctx, "Receives spans from Jaeger, Zipkin and OpenTelemetry clients and span logs, and "
+             "forwards them to backends, losing nothing (docs/agent.md).");
+    GOptionEntry *e = entries_for(o);
+    g_option_context_add_main_entries(ctx, e, NULL);
+    current = o;
+    GError *ge = NULL;
+    bool ok = g_option_context_parse(ctx, argc, argv, &ge);
+    if (!ok)
+        snprintf(why, why_size, "%s%s", what, ge->message);
+    g_clear_error(&ge);
+    g_option_context_free(ctx);
+    g_free(e);
+    if (ok && *argc > 1) {
+        snprintf(why, why_size, "%sunexpected argument '%s'", what, (*argv)[1]);
+        ok = false;
+    }
+    char **added[5] = {o->follow, o->send, o->headers, o->tags, o->drop_names};
+    char ***slots[5] = {&o->follow, &o->send, &o->headers, &o->tags, &o->drop_names};
+    for (int i = 0; i < 5; i++) {
+        *slots[i] = lists_before[i];
+        join_lists(slots[i], added[i]);
+    }
+    (void)is_help;
+    return ok;
+}
+
+/* The config file as arguments, parsed into @o. */
+static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
+{
+    GKeyFile *kf = g_key_file_new();
+    GError *ge = NULL;
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &ge)) {
+        snprintf(why, why_size, "--config %s: %s", path, ge->message);
+        g_error_free(ge);
+        g_key_file_free(kf);
+        return false;
+    }
+    gsize n_groups = 0;
+    gchar **groups = g_key_file_get_groups(kf, &n_groups);
+    bool ok = true;
+    for (gsize g = 0; g < n_groups && ok; g++) {
+        if (strcmp(groups[g], "agent") != 0) {
+            snprintf(why, why_size, "--config %s: unknown group [%s] (settings go in [agent])",
+                     path, groups[g]);
+            ok = false;
+        }
+    }
+    g_strfreev(groups);
+    GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(args, g_strdup("tracewire agent"));
+    gsize n_keys = 0;
+    gchar **keys = ok ? g_key_file_get_keys(kf, "agent", &n_keys, NULL) : NULL;
+    for (gsize k = 0; k < n_keys && ok; k++) {
+        if (strcmp(keys[k], "config") == 0) {
+            snprintf(why, why_size, "--config %s: a config file cannot name another", path);
+            ok = false;
+            break;
+        }
+        gchar *raw = g_key_file_get_value(kf, "agent", keys[k], NULL);
+        g_strstrip(raw);
+        if (strcmp(raw, "false") == 0 || strcmp(raw, "no") == 0) {
+            g_free(raw);
+            continue;
+        }
+        if (!raw[0] || strcmp(raw, "true") == 0 || strcmp(raw, "yes") == 0) {
+            g_ptr_array_add(args, g_strdup_printf("--%s", keys[k]));
+            g_free(raw);
+            continue;
+        }
+        g_free(raw);
+        gsize n = 0;
+        gchar **values = g_key_file_get_string_list(kf, "agent", keys[k], &n, NULL);
+        for (gsize i = 0; values && i < n; i++) {
+            g_strstrip(values[i]);
+            if (values[i][0])
+                g_ptr_array_add(args, g_strdup_printf("--%s=%s", keys[k], values[i]));
+        }
+        g_strfreev(values);
+    }
+    g_strfreev(keys);
+    g_key_file_free(kf);
+    if (ok) {
+        int argc = (int)args->len;
+        g_ptr_array_add(args, NULL);
+        char **argv = g_new(char *, args->len);
+        memcpy(argv, args->pdata, args->len * sizeof(char *));
+        char **keep = argv;
+        char prefix[600];
+        snprintf(prefix, sizeof prefix, "--config %s: ", path);
+        ok = parse_args(o, &argc, &argv, prefix, why, why_size, NULL);
+        g_free(keep);
+    }
+    g_ptr_array_free(args, TRUE);
+    return ok;
+}
+
+static bool parse_size(const char *text, uint64_t def, uint64_t *out, const char *name, char *why,
+                       size_t why_size)
+{
+    if (!text) {
+        *out = def;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    uint64_t mult = 1;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        mult = 1024, end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024 * 1024, end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024ull * 1024 * 1024, end++;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (end == text || *end || errno || v < 0 || v * (double)mult > 1e15) {
+        snprintf(why, why_size, "--%s \"%s\": expected a size (1048576, 512K, 16M, 1G)", name,
+                 text);
+        return false;
+    }
+    *out = (uint64_t)(v * (double)mult);
+    return true;
+}
+
+/* Reads the config file (when named) and then the command line. */
+static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
+{
+    /* A first pass finds --config. */
+    const char *config = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--config=", 9) == 0)
+            config = argv[i] + 9;
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            config = argv[i + 1];
+    }
+    if (config && !parse_config(o, config, why, why_size))
+        return TW_CLI_EXIT_USAGE;
+    char **copy = g_new0(char *, (size_t)argc + 1);
+    memcpy(copy, argv, (size_t)argc * sizeof *copy);
+    char **keep = copy;
+    int n = argc;
+    bool ok = parse_args(o, &n, &copy, "", why, why_size, NULL);
+    g_free(keep);
+    return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
+}
+
+/* The environment, where the flags are silent. */
+static void apply_env(opts *o)
+{
+    if (!o->send) {
+        const char *otlp = g_getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+        const char *base = g_getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+        const char *jaeger = g_getenv("JAEGER_ENDPOINT");
+        char *url = NULL;
+        if (otlp && *otlp)
+            url = g_strdup(otlp);
+        else if (base && *base)
+            url = g_strdup_printf("%s%sv1/traces", base, g_str_has_suffix(base, "/") ? "" : "/");
+        if (url) {
+            const char *hdrs = g_getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+            if (!hdrs)
+                hdrs = g_getenv("OTEL_EXPORTER_OTLP_HEADERS");
+            if (hdrs && *hdrs && !o->headers) {
+                gchar **pairs = g_strsplit(hdrs, ",", -1);
+                GPtrArray *a = g_ptr_array_new();
+                for (size_t i = 0; pairs[i]; i++) {
+                    char *eq = strchr(pairs[i], '=');
+                    if (eq && eq != pairs[i]) {
+                        *eq = '\0';
+                        gchar *k = g_strstrip(g_uri_unescape_string(pairs[i], NULL));
+                        gchar *v = g_strstrip(g_uri_unescape_string(eq + 1, NULL));
+                        if (k && v)
+                            g_ptr_array_add(a, g_strdup_printf("%s: %s", k, v));
+                        g_free(k);
+                        g_free(v);
+                    }
+                }
+                g_ptr_array_add(a, NULL);
+                o->headers = (char **)g_ptr_array_free(a, FALSE);
+                g_strfreev(pairs);
+            }
+        } else if (jaeger && *jaeger) {
+            url = g_strdup(jaeger);
+            const char *u = g_getenv("JAEGER_USER"), *p = g_getenv("JAEGER_PASSWORD");
+            if (u && *u && !o->user)
+                o->user = g_strdup_printf("%s:%s", u, p ? p : "");
+        }
+        if (url) {
+            o->send = g_new0(char *, 2);
+            o->send[0] = url;
+        }
+    }
+    const char *tags = g_getenv("JAEGER_TAGS");
+    if (!o->tags && tags && *tags)
+        o->tags = g_strsplit(tags, ",", -1);
+}
+
+/* ---- the daemon
+ * ---------------------------------------------------------------------------------- */
+
+typedef struct agent {
+    opts o;
+    twa_dest **dests;
+    size_t n_dests;
+    twa_pipeline *pipeline;
+    twa_udp *udp[3];
+    twa_http *http[3];
+    twa_http *sampling, *metrics;
+    twa_follow *follow;
+    const twb_reader *follow_reader;
+    twb_options follow_opts;
+} agent;
+
+static const char *const otlp_routes[] = {"/v1/traces", NULL};
+static const char *const zipkin_routes[] = {"/api/v2/spans", "/api/v1/spans", NULL};
+static const char *const jaeger_routes[] = {"/api/traces", NULL};
+
+static twa_pipeline_options pipeline_options(const opts *o)
+{
+    twa_pipeline_options po = {0};
+    po.tags = (const char *const *)o->tags;
+    po.n_tags = o->tags ? g_strv_length(o->tags) : 0;
+    po.drop_names = (const char *const *)o->drop_names;
+    po.n_drop_names = o->drop_names ? g_strv_length(o->drop_names) : 0;
+    po.redact_regex = o->redact;
+    po.redact_with = o->redact_with;
+    po.tail_sample = o->tail_sample;
+    po.tail_keep_share = o->tail_keep_share >= 0 ? o->tail_keep_share : 0.1;
+    po.tail_slow_us = (o->tail_slow_ms >= 0 ? o->tail_slow_ms : 1000) * 1000;
+    po.tail_quiet_ms = o->tail_quiet_ms >= 0 ? (unsigned int)o->tail_quiet_ms : 5000u;
+    po.tail_max_traces = o->tail_max_traces > 0 ? (size_t)o->tail_max_traces : 10000u;
+    return po;
+}
+
+static bool is_line_framed(const char *name)
+{
+    static const char *const ok[] = {"dapper",      "zipkin-v2-json", "zipkin-v1-json",
+                                     "jaeger-json", "otlp-json",      NULL};
+    for (size_t i = 0; ok[i]; i++) {
+        if (strcmp(ok[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int start(agent *a, char *why, size_t why_size)
+{
+    opts *o = &a->o;
+    uint64_t queue_bytes, spool_max, max_request, rcvbuf;
+    if (!parse_size(o->queue_bytes, (uint64_t)16 << 20, &queue_bytes, "queue-bytes", why,
+                    why_size) ||
+        !parse_size(o->spool_max, DEFAULT_SPOOL_MAX, &spool_max, "spool-max", why, why_size) ||
+        !parse_size(o->max_request, DEFAULT_MAX_REQUEST_BYTES, &max_request, "max-request-bytes",
+                    why, why_size) ||
+        !parse_size(o->udp_rcvbuf, DEFAULT_RCVBUF, &rcvbuf, "udp-rcvbuf", why, why_size))
+        return TW_CLI_EXIT_USAGE;
+    if (o->strategies && o->proxy) {
+        snprintf(why, why_size, "--sampling-strategies and --sampling-proxy exclude each other");
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (o->r[R_SAMPLING].addr && !o->strategies && !o->proxy) {
+        snprintf(why, why_size,
+                 "--sampling needs --sampling-strategies=FILE or --sampling-proxy=URL");
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (o->follow_from && strcmp(o->follow_from, "start") != 0 &&
+        strcmp(o->follow_from, "end") != 0) {
+        snprintf(why, why_size, "--follow-from must be start or end");
+        return TW_CLI_EXIT_USAGE;
+    }
+    bool any_receiver = o->follow != NULL;
+    for (int i = 0; i < R_SAMPLING; i++)
+        any_receiver = any_receiver || o->r[i].addr;
+    if (!o->send && any_receiver) {
+        snprintf(why, why_size,
+                 "no destination: add --send URL (or set OTEL_EXPORTER_OTLP_ENDPOINT or "
+                 "JAEGER_ENDPOINT)");
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (!any_receiver && !o->r[R_SAMPLING].addr) {
+        snprintf(why, why_size,
+                 "no receiver: name at least one of --jaeger-compact, --jaeger-binary, "
+                 "--zipkin-udp, --jaeger-http, --zipkin, --otlp, --sampling, --follow");
+        return TW_CLI_EXIT_USAGE;
+    }
+    a->follow_reader = twb_reader_find(o->follow_format ? o->follow_format : "dapper");
+    if (o->follow && (!a->follow_reader || !is_line_framed(a->follow_reader->name))) {
+        snprintf(why, why_size,
+                 "--follow-format %s: expected a line-framed format: dapper, zipkin-v2-json, "
+                 "zipkin-v1-json, jaeger-json or otlp-json (one JSON document per line)",
+                 o->follow_format);
+        return TW_CLI_EXIT_USAGE;
+    }
+    const twb_writer_vtable *file_writer =
+        twb_writer_find(o->file_format ? o->file_format : "dapper");
+    if (!file_writer) {
+        snprintf(why, why_size, "--file-format %s: not a convert --to format", o->file_format);
+        return TW_CLI_EXIT_USAGE;
+    }
+    a->n_dests = o->send ? g_strv_length(o->send) : 0;
+    a->dests = calloc(a->n_dests + 1, sizeof *a->dests);
+    if (!a->dests) {
+        snprintf(why, why_size, "out of memory");
+        return TW_CLI_EXIT_FAILURE;
+    }
+    twa_follow_options fo = {0};
+    if (o->follow) {
+        a->follow_opts.max_value_bytes = 65536;
+        a->follow_opts.max_annotations = 1000;
+        fo.globs = (const char *const *)o->follow;
+        fo.n_globs = g_strv_length(o->follow);
+        fo.checkpoint = o->checkpoint;
+        fo.from_end = o->follow_from && strcmp(o->follow_from, "end") == 0;
+        fo.reader = a->follow_reader;
+        fo.reader_opts = &a->follow_opts;
+        a->follow = twa_follow_new(&fo, why, why_size);
+        if (!a->follow)
+            return TW_CLI_EXIT_FAILURE;
+        if (!o->checkpoint)
+            twa_log(TWA_WARN, "--follow without --checkpoint: a restart reads the files again");
+    }
+    for (size_t i = 0; i < a->n_dests; i++) {
+        twa_dest_options d;
+        twa_dest_options_init(&d);
+        d.url = o->send[i];
+        d.format = o->send_format;
+        d.file_writer = file_writer;
+        if (o->max_body > 0)
+            d.max_body_bytes = (size_t)o->max_body;
+        if (o->retries >= 0)
+            d.max_retries = (unsigned int)o->retries;
+        if (o->timeout_ms > 0)
+            d.timeout_ms = (unsigned int)o->timeout_ms;
+        if (o->flush_ms > 0)
+            d.flush_ms = (unsigned int)o->flush_ms;
+        if (o->queue_spans > 0)
+            d.queue_max_spans = (size_t)o->queue_spans;
+        d.queue_max_bytes = (size_t)queue_bytes;
+        d.is_gzip = !o->no_gzip;
+        d.headers = (const char *const *)o->headers;
+        d.n_headers = o->headers ? g_strv_length(o->headers) : 0;
+        d.user = o->user;
+        d.ca_file = o->ca_file;
+        d.cert_file = o->cert_file;
+        d.key_file = o->key_file;
+        d.spool_dir = o->spool;
+        d.spool_max_bytes = spool_max / (a->n_dests ? a->n_dests : 1);
+        if (a->follow) {
+            d.on_delivery = twa_follow_on_delivery;
+            d.delivery_arg = a->follow;
+        }
+        a->dests[i] = twa_dest_new(&d, (unsigned int)i, why, why_size);
+        if (!a->dests[i])
+            return TW_CLI_EXIT_USAGE;
+    }
+    twa_pipeline_options po = pipeline_options(o);
+    a->pipeline = twa_pipeline_new(&po, a->dests, a->n_dests, why, why_size);
+    if (!a->pipeline)
+        return TW_CLI_EXIT_USAGE;
+    if (a->follow)
+        twa_follow_set_pipeline(a->follow, a->pipeline);
+    if (o->tail_sample && (po.tail_keep_share > 1 || o->tail_quiet_ms == 0)) {
+        snprintf(why, why_size, "--tail-keep-share must be 0..1 and --tail-quiet-ms above 0");
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (!twa_pipeline_start(a->pipeline)) {
+        snprintf(why, why_size, "cannot start the tail sampler's thread");
+        return TW_CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < a->n_dests; i++) {
+        if (!twa_dest_start(a->dests[i], why, why_size))
+            return TW_CLI_EXIT_FAILURE;
+        twa_log(TWA_INFO, "destination: %s", twa_dest_label(a->dests[i]));
+    }
+
+    /* receivers */
+    static const twa_decode_fn udp_decoders[3] = {
+        twa_decode_jaeger_compact, twa_decode_jaeger_binary, twa_decode_zipkin_compact};
+    for (int i = R_COMPACT; i <= R_ZIPKIN_UDP; i++) {
+        if (!o->r[i].addr)
+            continue;
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char sub[256];
+        if (!twa_parse_addr(o->r[i].addr, NULL, o->r[i].port, &ss, &len, sub, sizeof sub)) {
+            snprintf(why, why_size, "--%s: %s", o->r[i].flag, sub);
+            return TW_CLI_EXIT_USAGE;
+        }
+        a->udp[i] = twa_udp_start(o->r[i].flag, &ss, len, udp_decoders[i], a->pipeline,
+                                  (size_t)rcvbuf, sub, sizeof sub);
+        if (!a->udp[i]) {
+            snprintf(why, why_size, "--%s: %s", o->r[i].flag, sub);
+            return TW_CLI_EXIT_FAILURE;
+        }
+    }
+    static const char *const names[3] = {"jaeger-http", "zipkin", "otlp"};
+    static const char *const *const routes[3] = {jaeger_routes, zipkin_routes, otlp_routes};
+    for (int i = R_JAEGER_HTTP; i <= R_METRICS; i++) {
+        if (!o->r[i].addr && !(i == R_METRICS && !o->no_metrics))
+            continue;
+        const char *text = o->r[i].addr;
+        if (i == R_METRICS && (!text || !*text))
+            text = DEFAULT_METRICS;
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char sub[256];
+        if (!twa_parse_addr(text, NULL, o->r[i].port, &ss, &len, sub, sizeof sub)) {
+            snprintf(why, why_size, "--%s: %s", o->r[i].flag, sub);
+            return TW_CLI_EXIT_USAGE;
+        }
+        twa_http_options ho = {0};
+        ho.max_request_bytes = (size_t)max_request;
+        ho.pipeline = a->pipeline;
+        ho.dests = a->dests;
+        ho.n_dests = a->n_dests;
+        twa_http **slot;
+        if (i == R_SAMPLING) {
+            ho.kind = TWA_HTTP_SAMPLING;
+            ho.name = "sampling";
+            ho.strategies_file = o->strategies;
+            ho.proxy_url = o->proxy;
+            slot = &a->sampling;
+        } else if (i == R_METRICS) {
+            ho.kind = TWA_HTTP_METRICS;
+            ho.name = "metrics";
+            slot = &a->metrics;
+        } else {
+            ho.kind = TWA_HTTP_RECEIVER;
+            ho.name = names[i - R_JAEGER_HTTP];
+            ho.routes = routes[i - R_JAEGER_HTTP];
+            slot = &a->http[i - R_JAEGER_HTTP];
+        }
+        *slot = twa_http_start(&ho, &ss, len, sub, sizeof sub);
+        if (!*slot) {
+            snprintf(why, why_size, "--%s: %s", o->r[i].flag, sub);
+            return TW_CLI_EXIT_FAILURE;
+        }
+    }
+    if (a->follow && !twa_follow_start(a->follow, why, why_size))
+        return TW_CLI_EXIT_FAILURE;
+    return TW_CLI_EXIT_OK;
+}
+
+static void stop_all(agent *a, unsigned int drain_ms)
+{
+    atomic_store(&twa_draining, true);
+    atomic_store(&twa_stopping, true);
+    for (int i = 0; i < 3; i++) {
+        twa_http_stop(a->http[i]);
+        a->http[i] = NULL;
+        twa_udp_stop(a->udp[i]);
+        a->udp[i] = NULL;
+    }
+    /* The follower may wait for room in a queue: wake it, then join it. */
+    for (size_t i = 0; i < a->n_dests; i++) {
+        if (a->dests[i])
+            twa_dest_interrupt(a->dests[i]);
+    }
+    twa_follow_stop(a->follow);
+    if (a->pipeline)
+        twa_pipeline_stop(a->pipeline); /* the tail sampler decides what it holds */
+    for (size_t i = 0; i < a->n_dests; i++) {
+        if (a->dests[i])
+            twa_dest_stop(a->dests[i], drain_ms);
+    }
+}
+
+static void free_all(agent *a)
+{
+    twa_http_stop(a->sampling);
+    a->sampling = NULL;
+    /* The destinations end their drain; their last deliveries reach the
+     * follower, which is freed after them. /metrics answers meanwhile. */
+    for (size_t i = 0; i < a->n_dests; i++)
+        twa_dest_join(a->dests[i]);
+    size_t n = 0;
+    while (n < a->n_dests && a->dests[n])
+        n++;
+    if (n)
+        twa_metrics_log_summary(a->dests, n);
+    twa_http_stop(a->metrics);
+    a->metrics = NULL;
+    for (size_t i = 0; i < a->n_dests; i++)
+        twa_dest_free(a->dests[i]);
+    twa_follow_free(a->follow);
+    a->follow = NULL;
+    twa_pipeline_free(a->pipeline);
+    free(a->dests);
+    a->dests = NULL;
+}
+
+/* SIGHUP: re-read what can change live. */
+static void reload(agent *a, int argc, char **argv)
+{
+    twa_log_reopen();
+    opts fresh;
+    opts_init(&fresh);
+    char why[1024];
+    if (parse_all(&fresh, argc, argv, why, sizeof why) != TW_CLI_EXIT_OK) {
+        twa_log(TWA_ERROR, "SIGHUP: %s; the running settings are kept", why);
+        opts_clear(&fresh);
+        return;
+    }
+    apply_env(&fresh);
+    twa_pipeline_options po = pipeline_options(&fresh);
+    if (!twa_pipeline_reconfigure(a->pipeline, &po, why, sizeof why))
+        twa_log(TWA_ERROR, "SIGHUP: %s; the running settings are kept", why);
+    if (a->sampling && !twa_http_reload(a->sampling, why, sizeof why))
+        twa_log(TWA_ERROR, "SIGHUP: %s; the running strategies are kept", why);
+    bool same = true;
+    for (int i = 0; i < N_R; i++)
+        same = same && g_strcmp0(fresh.r[i].addr, a->o.r[i].addr) == 0;
+    gchar *s1 = fresh.send ? g_strjoinv(" ", fresh.send) : NULL;
+    gchar *s2 = a->o.send ? g_strjoinv(" ", a->o.send) : NULL;
+    same = same && g_strcmp0(s1, s2) == 0 && g_strcmp0(fresh.spool, a->o.spool) == 0;
+    g_free(s1);
+    g_free(s2);
+    same = same && fresh.tail_sample == a->o.tail_sample;
+    if (!same)
+        twa_log(TWA_WARN, "SIGHUP: receivers, destinations, the spool and the tail sampler change "
+                          "on restart only");
+    twa_log(TWA_INFO, "SIGHUP: configuration re-read");
+    /* Keep the strings the running parts point into; swap the settings. */
+    g_strfreev(a->o.tags);
+    a->o.tags = fresh.tags;
+    fresh.tags = NULL;
+    g_strfreev(a->o.drop_names);
+    a->o.drop_names = fresh.drop_names;
+    fresh.drop_names = NULL;
+    opts_clear(&fresh);
+}
+
+static twa_level level_of(const opts *o, bool *ok)
+{
+    *ok = true;
+    if (o->verbose)
+        return TWA_DEBUG;
+    if (!o->log_level || strcmp(o->log_level, "info") == 0)
+        return TWA_INFO;
+    if (strcmp(o->log_level, "error") == 0)
+        return TWA_ERROR;
+    if (strcmp(o->log_level, "warning") == 0)
+        return TWA_WARN;
+    if (strcmp(o->log_level, "debug") == 0)
+        return TWA_DEBUG;
+    *ok = false;
+    return TWA_INFO;
+}
+
+int tw__agent_cmd_main(int argc, char **argv)
+{
+    agent a;
+    memset(&a, 0, sizeof a);
+    opts_init(&a.o);
+    char why[1024] = "";
+    int rc = parse_all(&a.o, argc, argv, why, sizeof why);
+    if (rc != TW_CLI_EXIT_OK) {
+        tw__cli_error("agent: %s", why);
+        opts_clear(&a.o);
+        return rc;
+    }
+    apply_env(&a.o);
+    bool level_ok;
+    twa_level level = level_of(&a.o, &level_ok);
+    if (!level_ok) {
+        tw__cli_error("agent: --log-level must be error, warning, info or debug");
+        opts_clear(&a.o);
+        return TW_CLI_EXIT_USAGE;
+    }
+    if (!twa_log_open(a.o.log_file, a.o.syslog, level, why, sizeof why)) {
+        tw__cli_error("agent: %s", why);
+        opts_clear(&a.o);
+        return TW_CLI_EXIT_FAILURE;
+    }
+    /* Every thread inherits this mask: signals reach only sigtimedwait. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (geteuid() == 0)
+        twa_log(TWA_WARN, "running as root: the agent needs no privilege (ports above 1024, "
+                          "files it can read)");
+    atomic_store(&twa_stopping, false);
+    atomic_store(&twa_draining, false);
+    rc = start(&a, why, sizeof why);
+    if (rc != TW_CLI_EXIT_OK) {
+        twa_log(TWA_ERROR, "%s", why);
+        stop_all(&a, 0);
+        free_all(&a);
+        twa_log_close();
+        opts_clear(&a.o);
+        return rc;
+    }
+    twa_log(TWA_INFO, "running (pid %ld)", (long)getpid());
+    unsigned int drain_ms = a.o.drain_ms >= 0 ? (unsigned int)a.o.drain_ms : DEFAULT_DRAIN_MS;
+    for (;;) {
+        struct timespec one = {1, 0};
+        int sig = sigtimedwait(&set, NULL, &one);
+        if (sig == SIGTERM || sig == SIGINT) {
+            twa_log(TWA_INFO, "%s: draining (at most %u ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                    drain_ms);
+            break;
+        }
+        if (sig == SIGHUP)
+            reload(&a, argc, argv);
+        twa_procs_sweep(twa_pipeline_procs(a.pipeline));
+    }
+    stop_all(&a, drain_ms);
+    free_all(&a);
+    twa_log(TWA_INFO, "stopped");
+    twa_log_close();
+    opts_clear(&a.o);
+    curl_global_cleanup();
+    return TW_CLI_EXIT_OK;
+}

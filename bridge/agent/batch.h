@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bridge/agent/batch.h: the agent's batcher and per-format body framing,
+ * kept apart behind two narrow interfaces so that the SDK's reporter
+ * senders and the agent can later share them (docs/agent.md, "Design"):
+ *
+ *   twa_framing  one wire format's body: open(process) once per batch,
+ *                encode(span) -> an opaque item of known size, body_size(n,
+ *                items) exact (or an upper bound for files), build(items) ->
+ *                bytes. The HTTP bodies wrap the SDK's tw__http_format_vtable
+ *                (report/http_formats.c: the same encoders as convert --send),
+ *                the Jaeger agent datagram wraps wire/jaeger/jaeger_thrift.h, a file
+ *                wraps a convert writer (twb_writer_vtable, one document per
+ *                batch).
+ *   twa_batcher  groups spans per process (a Jaeger Batch and an OTLP resource
+ *                carry one process), cuts a batch when the next span would make
+ *                the body larger than max_body_bytes, when it is flush_ms old,
+ *                when more than max_open batches are open (the least recently
+ *                used goes), or on flush; hands each finished batch to a
+ *                callback and frees it after the callback returns.
+ *
+ * A batch keeps each span's encoded item and its ids and follow-mode chunk,
+ * never the span record (files excepted: their writer needs the record), so
+ * memory is the encoded size. Locking: none; one destination thread owns a
+ * batcher and its framing.
+ */
+#ifndef TW_BRIDGE_AGENT_BATCH_H
+#define TW_BRIDGE_AGENT_BATCH_H
+
+#include "agent/agent.h"
+#include "wire/core/buf.h"
+
+typedef struct twa_framing twa_framing;
+
+typedef enum twa_framing_kind {
+    TWA_FRAME_ZIPKIN = 0,  /* Zipkin v2 JSON list (application/json) */
+    TWA_FRAME_JAEGER_HTTP, /* Thrift binary Batch (application/x-thrift) */
+    TWA_FRAME_OTLP_JSON,   /* ExportTraceServiceRequest (application/json) */
+    TWA_FRAME_OTLP_PROTO,  /* (application/x-protobuf): no encoder in the tree yet */
+    TWA_FRAME_UDP_COMPACT, /* Agent.emitBatch, compact */
+    TWA_FRAME_UDP_BINARY,  /* Agent.emitBatch, binary */
+    TWA_FRAME_FILE         /* a convert writer's document */
+} twa_framing_kind;
+
+/* A framing for @kind (@writer for TWA_FRAME_FILE). NULL with @why when the
+ * format has no encoder. */
+twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *writer, char *why,
+                             size_t why_size);
+void twa_framing_free(twa_framing *f);
+const char *twa_framing_content_type(const twa_framing *f);
+/* Whether the Jaeger rules (wire/jaeger/jaeger_view.h) apply. */
+bool twa_framing_is_jaeger(const twa_framing *f);
+
+/* What a batch keeps per span. */
+typedef struct twa_span_meta {
+    uint64_t trace_id_high, trace_id_low, span_id;
+    twa_chunk *chunk;
+    size_t size; /* bytes its item adds to a body */
+} twa_span_meta;
+
+typedef struct twa_batch {
+    twa_proc *proc; /* one reference */
+    void *state;    /* the framing's per-batch state (opened with proc) */
+    void **items;
+    twa_span_meta *meta;
+    size_t n, cap;
+    size_t items_size;
+    int64_t first_ns, last_use;
+} twa_batch;
+
+/* The body of items [lo, lo + n) into @out (replaced). False on failure. */
+bool twa_batch_body(const twa_framing *f, twa_batch *b, size_t lo, size_t n, tw__buf *out);
+
+typedef void (*twa_batch_fn)(void *arg, twa_batch *b);
+
+typedef struct twa_batcher twa_batcher;
+
+twa_batcher *twa_batcher_new(twa_framing *f, size_t max_body_bytes, size_t max_open,
+                             unsigned int flush_ms, twa_batch_fn emit, void *arg);
+void twa_batcher_free(twa_batcher *b); /* emits nothing: flush first */
+
+typedef enum twa_add_result {
+    TWA_ADD_OK = 0,
+    TWA_ADD_TOO_LARGE, /* the span alone is larger than a body */
+    TWA_ADD_ENCODE,    /* the encoder refused it */
+    TWA_ADD_NOMEM
+} twa_add_result;
+
+/* Encodes the item's span into its process's batch (the item stays the
+ * caller's). May emit batches. */
+twa_add_result twa_batcher_add(twa_batcher *b, const twa_item *it, int64_t now_ns);
+/* Emits the batches opened before @now_ns - flush_ms. */
+void twa_batcher_tick(twa_batcher *b, int64_t now_ns);
+/* When the oldest open batch is due (INT64_MAX: none open). */
+int64_t twa_batcher_deadline(const twa_batcher *b);
+/* Emits every open batch. */
+void twa_batcher_flush(twa_batcher *b);
+/* Spans in open batches. */
+size_t twa_batcher_spans(const twa_batcher *b);
+
+#endif /* TW_BRIDGE_AGENT_BATCH_H */

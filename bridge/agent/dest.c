@@ -1,0 +1,1095 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bridge/agent/dest.c: one forwarding destination of `tracewire agent`
+ * (agent.h, docs/agent.md "Forwarding" and "Durability"): a bounded queue
+ * filled by the receivers, and a thread that batches (batch.h), encodes,
+ * sends, retries, spools and replays.
+ *
+ * Queue: a ring of twa_item bounded by spans and by an estimate of the bytes
+ * the records hold; a receiver that finds it full drops the spans and counts
+ * them (queue_full), follow mode waits instead. One mutex and two condition
+ * variables (work, room).
+ *
+ * Sending a batch (the destination thread):
+ *   1. With a spool that is not empty, or while the destination is known to
+ *      be down, the batch goes to the spool (order is kept: the spool is
+ *      replayed oldest first, and nothing overtakes it).
+ *   2. Else one attempt. 2xx: acknowledged. 400/413: the batch is split in
+ *      halves and each half sent again, recursively (at most 64 extra
+ *      requests), so that only the spans refused on their own are dropped
+ *      (refused). Anything else (5xx, 429, 408, other 4xx, network errors,
+ *      timeouts) is "not now": with a spool the batch is written to it at once
+ *      (well under the one second the documentation promises) and the
+ *      destination is marked down; without one it is retried with exponential
+ *      backoff (initial_backoff_ms doubling to max_backoff_ms, jittered,
+ *      at least the server's Retry-After) up to max_retries times, then dropped
+ *      (send_failed). Spans read by follow mode are never dropped this way:
+ *      their batch is retried until it goes or the agent stops, since the log
+ *      file is their spool and the checkpoint must not pass them.
+ *   3. Replay: while the spool holds batches and the backoff allows, the
+ *      oldest is sent; 2xx deletes it, "not now" doubles the backoff, 400/413
+ *      drops it (a spooled body is not split again) and counts it refused.
+ *
+ * Every outcome is reported per batch: counters, and each span's follow-mode
+ * chunk is told it is done (twa_chunk_done), so the checkpoint advances only
+ * over spans that were acknowledged, spooled or dropped for good.
+ *
+ * Stop: twa_dest_stop sets a deadline; the thread takes everything queued,
+ * flushes every batch, and sends or spools them; what is left at the
+ * deadline is spooled (spool) or dropped as `shutdown`.
+ */
+#include "agent/agent.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/batch.h"
+#include "agent/spool.h"
+#include "tracewire/version.h"
+
+#define MAX_OPEN_BATCHES 64
+#define RESPONSE_SNIPPET 200
+#define MAX_SPLIT_DEPTH 64
+
+typedef enum attempt_result { SENT, REFUSED, NOT_NOW } attempt_result;
+
+typedef enum dest_kind { DEST_HTTP, DEST_UDP, DEST_FILE } dest_kind;
+
+struct twa_dest {
+    twa_dest_options o; /* strings below are owned copies */
+    char *url, *label, *key;
+    char **headers;
+    dest_kind kind;
+    twa_framing_kind frame_kind;
+    twa_dest_stats st;
+
+    /* the queue */
+    pthread_mutex_t lock;
+    pthread_cond_t work, room;
+    twa_item *ring;
+    size_t cap, head, count;
+    size_t bytes;
+    bool stopping;
+    int64_t deadline_ns; /* when stopping */
+    pthread_t thread;
+    bool has_thread;
+
+    /* the thread's own state */
+    twa_framing *framing;
+    twa_batcher *batcher;
+    twa_spool *spool;
+    tw__buf body, gz, spooled;
+    z_stream z;
+    bool has_z;
+    CURL *curl;
+    struct curl_slist *curl_headers;
+    char errbuf[CURL_ERROR_SIZE];
+    char snippet[RESPONSE_SNIPPET + 1];
+    size_t snippet_len;
+    unsigned int retry_after_ms;
+    char *user, *password;
+    int udp_fd;
+    FILE *file;
+    bool is_down;
+    int64_t replay_at_ns;
+    unsigned int backoff_ms;
+    uint64_t rng;
+    char last_error[512];
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void twa_dest_options_init(twa_dest_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_retries = 3;
+    o->timeout_ms = 10000;
+    o->initial_backoff_ms = 100;
+    o->max_backoff_ms = 30000;
+    o->is_gzip = true;
+    o->flush_ms = 1000;
+    o->queue_max_spans = 65536;
+    o->queue_max_bytes = (size_t)16 << 20;
+    o->max_split_requests = 64;
+}
+
+const char *twa_dest_label(const twa_dest *d)
+{
+    return d->label;
+}
+
+twa_dest_stats *twa_dest_get_stats(twa_dest *d)
+{
+    return &d->st;
+}
+
+bool twa_dest_is_jaeger(const twa_dest *d)
+{
+    return d->frame_kind == TWA_FRAME_JAEGER_HTTP || d->frame_kind == TWA_FRAME_UDP_COMPACT ||
+           d->frame_kind == TWA_FRAME_UDP_BINARY;
+}
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The URL path without query and trailing slashes ends with @suffix. */
+static bool path_ends_with(const char *url, const char *suffix)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    p += strcspn(p, "/?#");
+    size_t n = *p == '/' ? strcspn(p, "?#") : 0;
+    while (n > 0 && p[n - 1] == '/')
+        n--;
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(p + n - k, suffix, k) == 0;
+}
+
+static const struct {
+    const char *name;
+    twa_framing_kind kind;
+} send_formats[] = {
+    {"zipkin", TWA_FRAME_ZIPKIN},
+    {"jaeger-http", TWA_FRAME_JAEGER_HTTP},
+    {"otlp-http", TWA_FRAME_OTLP_JSON},
+    {"otlp-http-json", TWA_FRAME_OTLP_JSON},
+    {"otlp-http-protobuf", TWA_FRAME_OTLP_PROTO},
+    {"jaeger-udp", TWA_FRAME_UDP_COMPACT},
+    {"jaeger-udp-binary", TWA_FRAME_UDP_BINARY},
+};
+
+#define ACCEPTED                                                                                   \
+    "http(s)://HOST:9411/api/v2/spans (Zipkin), http(s)://HOST:14268/api/traces (Jaeger "          \
+    "collector), http(s)://HOST:4318/v1/traces (OTLP/HTTP JSON), udp://HOST:6831 (Jaeger agent, "  \
+    "compact; port 6832: binary), file:PATH (--file-format, default dapper); or --send-format "    \
+    "zipkin|jaeger-http|otlp-http|otlp-http-protobuf|jaeger-udp|jaeger-udp-binary"
+
+/* The URL without user:password@ and without the query. */
+static char *make_label(const char *url)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *auth = scheme_end ? scheme_end + 3 : url;
+    const char *host_end = auth + strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', (size_t)(host_end - auth));
+    GString *s = g_string_new(NULL);
+    if (at) {
+        g_string_append_len(s, url, auth - url);
+        g_string_append_len(s, at + 1, (gssize)strcspn(at + 1, "?#"));
+    } else {
+        g_string_append_len(s, url, (gssize)strcspn(url, "?#"));
+    }
+    return g_string_free(s, FALSE);
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool parse_host_port(const char *hp, char **host, char **port, const char *default_port)
+{
+    const char *h = hp, *h_end;
+    if (*hp == '[') {
+        h = hp + 1;
+        h_end = strchr(h, ']');
+        if (!h_end)
+            return false;
+        hp = h_end + 1;
+    } else {
+        h_end = hp + strcspn(hp, ":/");
+        hp = h_end;
+    }
+    if (h_end == h)
+        return false;
+    const char *p = default_port;
+    size_t plen = strlen(default_port);
+    if (*hp == ':') {
+        p = hp + 1;
+        plen = strcspn(p, "/");
+        if (plen == 0 || plen > 5 || strspn(p, "0123456789") < plen)
+            return false;
+    }
+    *host = strndup(h, (size_t)(h_end - h));
+    *port = strndup(p, plen);
+    return *host && *port;
+}
+
+static bool open_udp(twa_dest *d, char *why, size_t why_size)
+{
+    char *host = NULL, *port = NULL;
+    if (!parse_host_port(d->url + strlen("udp://"), &host, &port, "6831")) {
+        snprintf(why, why_size, "--send %s: expected udp://HOST:PORT", d->label);
+        free(host);
+        free(port);
+        return false;
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, why_size, "--send %s: %s", d->label, gai_strerror(rc));
+        free(host);
+        free(port);
+        return false;
+    }
+    d->udp_fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    bool ok = d->udp_fd >= 0 && connect(d->udp_fd, res->ai_addr, res->ai_addrlen) == 0;
+    if (!ok)
+        snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
+    freeaddrinfo(res);
+    free(host);
+    free(port);
+    return ok;
+}
+
+static bool dup_str(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return !src || *dst;
+}
+
+twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why, size_t why_size)
+{
+    (void)index;
+    twa_dest *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
+    d->o = *o;
+    /* Borrowed pointers of the caller are not kept: copies below. */
+    d->o.ca_file = d->o.cert_file = d->o.key_file = NULL;
+    d->o.headers = NULL;
+    d->o.n_headers = 0;
+    d->o.user = NULL;
+    d->o.format = d->o.file_format = d->o.spool_dir = NULL;
+    d->udp_fd = -1;
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->work, NULL);
+    pthread_cond_init(&d->room, NULL);
+    atomic_init(&d->st.up, 1);
+    tw__buf_init(&d->body);
+    tw__buf_init(&d->gz);
+    tw__buf_init(&d->spooled);
+    d->rng = (uint64_t)now_ns() ^ (uintptr_t)d ^ 0x9e3779b97f4a7c15ull;
+    if (!dup_str(&d->url, o->url) || !(d->label = make_label(o->url))) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    char key[32];
+    snprintf(key, sizeof key, "%016" PRIx64, fnv(d->label));
+    d->key = strdup(key);
+    d->o.url = d->url;
+
+    bool is_http = has_prefix(o->url, "http://") || has_prefix(o->url, "https://");
+    bool is_udp = has_prefix(o->url, "udp://");
+    bool is_file = has_prefix(o->url, "file:");
+    bool found = false;
+    if (o->format && !is_file) {
+        for (size_t i = 0; i < sizeof send_formats / sizeof send_formats[0]; i++) {
+            if (strcmp(send_formats[i].name, o->format) == 0) {
+                d->frame_kind = send_formats[i].kind;
+                found = true;
+            }
+        }
+        bool wants_udp = found && (d->frame_kind == TWA_FRAME_UDP_COMPACT ||
+                                   d->frame_kind == TWA_FRAME_UDP_BINARY);
+        if (!found || (wants_udp ? !is_udp : !is_http)) {
+            snprintf(why, why_size, "--send-format %s does not go with --send %s; accepted: %s",
+                     o->format, d->label, ACCEPTED);
+            goto fail;
+        }
+    } else if (is_http) {
+        if (path_ends_with(o->url, "/api/v2/spans"))
+            d->frame_kind = TWA_FRAME_ZIPKIN, found = true;
+        else if (path_ends_with(o->url, "/api/traces"))
+            d->frame_kind = TWA_FRAME_JAEGER_HTTP, found = true;
+        else if (path_ends_with(o->url, "/v1/traces"))
+            d->frame_kind = TWA_FRAME_OTLP_JSON, found = true;
+    } else if (is_udp) {
+        const char *colon = strrchr(o->url, ':');
+        d->frame_kind =
+            colon && strcmp(colon, ":6832") == 0 ? TWA_FRAME_UDP_BINARY : TWA_FRAME_UDP_COMPACT;
+        found = true;
+    } else if (is_file) {
+        d->frame_kind = TWA_FRAME_FILE;
+        found = o->file_writer != NULL;
+        if (!found) {
+            snprintf(why, why_size, "--send %s: no output format for the file", d->label);
+            goto fail;
+        }
+    }
+    if (!found) {
+        snprintf(why, why_size, "--send %s: cannot tell the backend; accepted: %s", d->label,
+                 ACCEPTED);
+        goto fail;
+    }
+    d->kind = is_http ? DEST_HTTP : is_udp ? DEST_UDP : DEST_FILE;
+    d->framing = twa_framing_new(d->frame_kind, o->file_writer, why, why_size);
+    if (!d->framing)
+        goto fail;
+    if (!d->o.max_body_bytes)
+        d->o.max_body_bytes = d->kind == DEST_UDP
+                                  ? (o->max_packet_bytes ? o->max_packet_bytes : 65000)
+                                  : (size_t)1 << 20;
+    if (d->kind == DEST_UDP) {
+        if (d->o.max_body_bytes > 65507)
+            d->o.max_body_bytes = 65507;
+        if (!open_udp(d, why, why_size))
+            goto fail;
+    } else if (d->kind == DEST_FILE) {
+        const char *path = o->url + strlen("file:");
+        if (has_prefix(path, "//"))
+            path += 2;
+        d->file = fopen(path, "ae");
+        if (!d->file) {
+            snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
+            goto fail;
+        }
+    } else {
+        CURLU *u = curl_url();
+        bool ok = u && curl_url_set(u, CURLUPART_URL, o->url, 0) == CURLUE_OK;
+        curl_url_cleanup(u);
+        if (!ok) {
+            snprintf(why, why_size, "--send %s: not a valid URL", d->label);
+            goto fail;
+        }
+        char line[128];
+        snprintf(line, sizeof line, "Content-Type: %s", twa_framing_content_type(d->framing));
+        d->curl_headers = curl_slist_append(d->curl_headers, line);
+        d->curl_headers = curl_slist_append(d->curl_headers, "Expect:");
+        if (o->is_gzip)
+            d->curl_headers = curl_slist_append(d->curl_headers, "Content-Encoding: gzip");
+        for (size_t i = 0; i < o->n_headers; i++) {
+            const char *colon = strchr(o->headers[i], ':');
+            if (!colon || colon == o->headers[i]) {
+                snprintf(why, why_size, "--header \"%s\": expected \"Name: value\"", o->headers[i]);
+                goto fail;
+            }
+            d->curl_headers = curl_slist_append(d->curl_headers, o->headers[i]);
+        }
+        if (o->user) {
+            const char *colon = strchr(o->user, ':');
+            d->user = colon ? strndup(o->user, (size_t)(colon - o->user)) : strdup(o->user);
+            d->password = strdup(colon ? colon + 1 : "");
+        }
+        const char *files[] = {o->ca_file, o->cert_file, o->key_file};
+        for (size_t i = 0; i < 3; i++) {
+            if (files[i] && access(files[i], R_OK) != 0) {
+                snprintf(why, why_size, "--send %s: %s cannot be read: %s", d->label, files[i],
+                         strerror(errno));
+                goto fail;
+            }
+        }
+    }
+    if (!dup_str((char **)&d->o.ca_file, o->ca_file) ||
+        !dup_str((char **)&d->o.cert_file, o->cert_file) ||
+        !dup_str((char **)&d->o.key_file, o->key_file)) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    d->cap = d->o.queue_max_spans ? d->o.queue_max_spans : 65536;
+    d->ring = calloc(d->cap, sizeof *d->ring);
+    d->batcher = twa_batcher_new(d->framing, d->o.max_body_bytes, MAX_OPEN_BATCHES, d->o.flush_ms,
+                                 NULL, d); /* emit set below */
+    if (!d->ring || !d->batcher) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    if (o->spool_dir) {
+        d->spool = twa_spool_open(o->spool_dir, d->key, d->label, o->spool_max_bytes, &d->st, why,
+                                  why_size);
+        if (!d->spool)
+            goto fail;
+    }
+    d->backoff_ms = d->o.initial_backoff_ms;
+    return d;
+fail:
+    twa_dest_free(d);
+    return NULL;
+}
+
+/* ---- the queue ------------------------------------------------------------------------------- */
+
+/* What a record holds in memory, roughly: the record, its inline arena and
+ * its extra arena blocks. */
+static size_t item_bytes(const tw__span_data *s)
+{
+    size_t n = sizeof *s + TW__SPAN_INLINE_ARENA;
+    for (const tw__arena_block *b = s->arena.extra; b; b = b->next)
+        n += sizeof *b + b->size;
+    return n;
+}
+
+size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
+{
+    size_t taken = 0;
+    bool interrupted = false;
+    pthread_mutex_lock(&d->lock);
+    while (taken < n && !d->stopping) {
+        size_t size = item_bytes(items[taken].data);
+        bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
+        if (!fits) {
+            interrupted = can_wait && atomic_load(&twa_stopping);
+            if (!can_wait || interrupted)
+                break;
+            pthread_cond_signal(&d->work);
+            pthread_cond_wait(&d->room, &d->lock);
+            continue;
+        }
+        twa_item *slot = &d->ring[(d->head + d->count) % d->cap];
+        slot->data = tw__span_data_ref(items[taken].data);
+        slot->proc = twa_proc_ref(items[taken].proc);
+        slot->chunk = items[taken].chunk;
+        d->count++;
+        d->bytes += size;
+        taken++;
+    }
+    atomic_store_explicit(&d->st.queue_spans, (int64_t)d->count, memory_order_relaxed);
+    atomic_store_explicit(&d->st.queue_bytes, (int64_t)d->bytes, memory_order_relaxed);
+    if (taken)
+        pthread_cond_signal(&d->work);
+    pthread_mutex_unlock(&d->lock);
+    twa_add(&d->st.enqueued, taken);
+    /* Follow mode interrupted by the stop: not dropped, the lines are read
+     * again at the next start. */
+    if (taken < n && !(can_wait && (interrupted || d->stopping)))
+        twa_add(&d->st.dropped[TWA_DROP_QUEUE_FULL], n - taken);
+    return taken;
+}
+
+double twa_dest_fill(twa_dest *d)
+{
+    pthread_mutex_lock(&d->lock);
+    double a = (double)d->count / (double)d->cap;
+    double b = (double)d->bytes / (double)d->o.queue_max_bytes;
+    pthread_mutex_unlock(&d->lock);
+    return a > b ? a : b;
+}
+
+/* ---- outcomes -------------------------------------------------------------------------------- */
+
+/* Reports the outcome of spans [lo, lo + n) of @b. */
+static void finish(twa_dest *d, twa_batch *b, size_t lo, size_t n, twa_outcome o,
+                   twa_drop_reason why)
+{
+    if (o == TWA_ACKED)
+        twa_add(&d->st.forwarded, n);
+    else if (o == TWA_DROPPED && why < TWA_N_DROP) /* TWA_N_DROP: counted already */
+        twa_add(&d->st.dropped[why], n);
+    /* TWA_SPOOLED is counted by the spool (spooled_spans). A followed line
+     * whose span is dropped at shutdown stays not done: the checkpoint stays
+     * before it and the next start reads it again. */
+    bool has_chunks = false;
+    bool keep_lines = o == TWA_DROPPED && why == TWA_DROP_SHUTDOWN;
+    for (size_t i = lo; i < lo + n && !keep_lines;) {
+        twa_chunk *c = b->meta[i].chunk;
+        size_t k = i + 1;
+        while (k < lo + n && b->meta[k].chunk == c)
+            k++;
+        twa_chunk_done(c, (long)(k - i));
+        has_chunks = has_chunks || c;
+        i = k;
+    }
+    twa_gauge_add(&d->st.batching_spans, -(int64_t)n);
+    if (has_chunks && d->o.on_delivery)
+        d->o.on_delivery(d->o.delivery_arg, o, n);
+}
+
+static void log_change(twa_dest *d, twa_level level, const char *what)
+{
+    if (strncmp(d->last_error, what, sizeof d->last_error - 1) == 0)
+        return;
+    snprintf(d->last_error, sizeof d->last_error, "%s", what);
+    twa_log(level, "%s: %s (not repeated until it changes)", d->label, what);
+}
+
+/* ---- transports --------------------------------------------------------------------------------
+ */
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    twa_dest *d = arg;
+    size_t len = size * n, room = RESPONSE_SNIPPET - d->snippet_len;
+    size_t take = len < room ? len : room;
+    for (size_t i = 0; i < take; i++) {
+        unsigned char c = (unsigned char)data[i];
+        d->snippet[d->snippet_len + i] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+    }
+    d->snippet_len += take;
+    d->snippet[d->snippet_len] = '\0';
+    return len;
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 10.2.3). */
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    twa_dest *d = arg;
+    size_t len = size * n;
+    if (len > 12 && g_ascii_strncasecmp(data, "Retry-After:", 12) == 0) {
+        char value[128];
+        size_t k = len - 12 < sizeof value - 1 ? len - 12 : sizeof value - 1;
+        memcpy(value, data + 12, k);
+        value[k] = '\0';
+        g_strstrip(value);
+        long long secs = -1;
+        if (value[0] && strspn(value, "0123456789") == strlen(value)) {
+            secs = strtoll(value, NULL, 10);
+        } else {
+            time_t when = curl_getdate(value, NULL);
+            if (when != (time_t)-1)
+                secs = (long long)(when - time(NULL));
+            if (when != (time_t)-1 && secs < 0)
+                secs = 0;
+        }
+        if (secs >= 0)
+            d->retry_after_ms = secs > 3600 ? 3600000u : (unsigned int)secs * 1000u;
+    }
+    return len;
+}
+
+static bool make_curl(twa_dest *d)
+{
+    CURL *c = curl_easy_init();
+    if (!c)
+        return false;
+    curl_easy_setopt(c, CURLOPT_URL, d->url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, d->errbuf);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, d->curl_headers);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "tracewire-agent/" TW_VERSION_STRING);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, d);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, d);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    if (d->user) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERNAME, d->user);
+        curl_easy_setopt(c, CURLOPT_PASSWORD, d->password);
+    }
+    if (d->o.ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, d->o.ca_file);
+    if (d->o.cert_file)
+        curl_easy_setopt(c, CURLOPT_SSLCERT, d->o.cert_file);
+    if (d->o.key_file)
+        curl_easy_setopt(c, CURLOPT_SSLKEY, d->o.key_file);
+    d->curl = c;
+    return true;
+}
+
+static bool gzip_into(twa_dest *d, const tw__buf *in, tw__buf *out)
+{
+    if (!d->has_z) {
+        memset(&d->z, 0, sizeof d->z);
+        if (deflateInit2(&d->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            return false;
+        d->has_z = true;
+    } else if (deflateReset(&d->z) != Z_OK) {
+        return false;
+    }
+    uLong bound = deflateBound(&d->z, (uLong)in->len);
+    tw__buf_reset(out);
+    if (!tw__buf_reserve(out, (size_t)bound))
+        return false;
+    d->z.next_in = in->data;
+    d->z.avail_in = (uInt)in->len;
+    d->z.next_out = out->data;
+    d->z.avail_out = (uInt)out->cap;
+    if (deflate(&d->z, Z_FINISH) != Z_STREAM_END)
+        return false;
+    out->len = out->cap - d->z.avail_out;
+    return true;
+}
+
+/* Milliseconds an attempt may take now (the stop deadline cuts it). */
+static long attempt_timeout_ms(twa_dest *d)
+{
+    long t = (long)d->o.timeout_ms;
+    pthread_mutex_lock(&d->lock);
+    bool stopping = d->stopping;
+    int64_t deadline = d->deadline_ns;
+    pthread_mutex_unlock(&d->lock);
+    if (stopping) {
+        long left = (long)((deadline - now_ns()) / 1000000);
+        if (left < t)
+            t = left < 1 ? 1 : left;
+    }
+    return t;
+}
+
+/* One attempt with the wire bytes @data. @what gets a reason on failure. */
+static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char *what,
+                              size_t what_size)
+{
+    d->retry_after_ms = 0;
+    twa_add(&d->st.requests, 1);
+    if (d->kind == DEST_UDP) {
+        ssize_t rc = send(d->udp_fd, data, len, 0);
+        if (rc == (ssize_t)len) {
+            twa_add(&d->st.bytes, len);
+            return SENT;
+        }
+        snprintf(what, what_size, "send: %s", rc < 0 ? strerror(errno) : "short datagram");
+        return rc < 0 && errno == EMSGSIZE ? REFUSED : NOT_NOW;
+    }
+    if (d->kind == DEST_FILE) {
+        if (fwrite(data, 1, len, d->file) == len && fflush(d->file) == 0 &&
+            fdatasync(fileno(d->file)) == 0) {
+            twa_add(&d->st.bytes, len);
+            return SENT;
+        }
+        snprintf(what, what_size, "write: %s", strerror(errno));
+        clearerr(d->file);
+        return NOT_NOW;
+    }
+    if (!d->curl && !make_curl(d)) {
+        snprintf(what, what_size, "cannot create a libcurl handle");
+        return NOT_NOW;
+    }
+    d->errbuf[0] = '\0';
+    d->snippet_len = 0;
+    d->snippet[0] = '\0';
+    curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, (const char *)data);
+    curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    long timeout = attempt_timeout_ms(d);
+    curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout);
+    curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout < 5000 ? timeout : 5000L);
+    CURLcode rc = curl_easy_perform(d->curl);
+    if (rc != CURLE_OK) {
+        snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
+        return NOT_NOW;
+    }
+    long status = 0;
+    curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+        twa_add(&d->st.bytes, len);
+        return SENT;
+    }
+    snprintf(what, what_size, "HTTP status %ld%s%s", status, d->snippet_len ? ": " : "",
+             d->snippet);
+    if (status == 400 || status == 413)
+        return REFUSED;
+    if (status != 429 && status != 503)
+        d->retry_after_ms = 0; /* only 429 and 503 carry a Retry-After worth waiting */
+    return NOT_NOW;
+}
+
+/* The wire bytes of @body for this destination (gzip when asked). */
+static bool wire_bytes(twa_dest *d, tw__buf *body, const uint8_t **data, size_t *len,
+                       uint32_t *flags)
+{
+    *flags = 0;
+    if (d->kind == DEST_HTTP && d->o.is_gzip) {
+        if (!gzip_into(d, body, &d->gz))
+            return false;
+        *data = d->gz.data;
+        *len = d->gz.len;
+        *flags = TWA_SPOOL_GZIP;
+        return true;
+    }
+    *data = body->data;
+    *len = body->len;
+    return true;
+}
+
+/* Sleeps @ms, waking early when the stop deadline comes. False when the
+ * deadline has passed (stop retrying). */
+static bool backoff_sleep(twa_dest *d, unsigned int ms)
+{
+    int64_t until = now_ns() + (int64_t)ms * 1000000;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        int64_t limit = d->stopping && d->deadline_ns < until ? d->deadline_ns : until;
+        int64_t now = now_ns();
+        if (now >= limit)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t abs_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (limit - now);
+        ts.tv_sec = (time_t)(abs_ns / 1000000000);
+        ts.tv_nsec = (long)(abs_ns % 1000000000);
+        pthread_cond_timedwait(&d->room, &d->lock, &ts); /* woken by stop's broadcast */
+    }
+    bool past = d->stopping && now_ns() >= d->deadline_ns;
+    pthread_mutex_unlock(&d->lock);
+    return !past;
+}
+
+static unsigned int jittered(twa_dest *d, unsigned int backoff)
+{
+    d->rng ^= d->rng << 13;
+    d->rng ^= d->rng >> 7;
+    d->rng ^= d->rng << 17;
+    unsigned int delay = backoff / 2 + (unsigned int)(d->rng % (backoff / 2 + 1));
+    return delay < d->retry_after_ms ? d->retry_after_ms : delay;
+}
+
+static bool has_chunks(const twa_batch *b, size_t lo, size_t n)
+{
+    for (size_t i = lo; i < lo + n; i++) {
+        if (b->meta[i].chunk)
+            return true;
+    }
+    return false;
+}
+
+static bool is_stopping_past_deadline(twa_dest *d)
+{
+    pthread_mutex_lock(&d->lock);
+    bool past = d->stopping && now_ns() >= d->deadline_ns;
+    pthread_mutex_unlock(&d->lock);
+    return past;
+}
+
+static void mark(twa_dest *d, bool up)
+{
+    if (d->is_down == !up)
+        return;
+    d->is_down = !up;
+    atomic_store(&d->st.up, up ? 1 : 0);
+    if (up) {
+        twa_log(TWA_INFO, "%s: accepting again", d->label);
+        d->last_error[0] = '\0';
+    }
+}
+
+/* Spools @n spans of @b whose body is in d->body; reports the outcome. */
+static void spool_range(twa_dest *d, twa_batch *b, size_t lo, size_t n)
+{
+    const uint8_t *data;
+    size_t len;
+    uint32_t flags;
+    if (!wire_bytes(d, &d->body, &data, &len, &flags)) {
+        finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_ENCODE);
+        return;
+    }
+    if (!twa_spool_append(d->spool, data, len, (uint32_t)n, flags)) {
+        finish(d, b, lo, n, TWA_DROPPED, TWA_N_DROP); /* the spool counted it */
+        return;
+    }
+    finish(d, b, lo, n, TWA_SPOOLED, TWA_DROP_SPOOL_ERROR);
+}
+
+/* Sends spans [lo, lo + n) of @b (see the top comment). */
+static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned int depth,
+                       unsigned int *budget)
+{
+    if (!twa_batch_body(d->framing, b, lo, n, &d->body)) {
+        log_change(d, TWA_WARN, "cannot build a body (out of memory)");
+        finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_ENCODE);
+        return;
+    }
+    if (d->spool && (d->is_down || !twa_spool_is_empty(d->spool))) {
+        spool_range(d, b, lo, n);
+        return;
+    }
+    const uint8_t *data;
+    size_t len;
+    uint32_t flags;
+    if (!wire_bytes(d, &d->body, &data, &len, &flags)) {
+        finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_ENCODE);
+        return;
+    }
+    unsigned int backoff = d->o.initial_backoff_ms;
+    bool precious = has_chunks(b, lo, n);
+    for (unsigned int tries = 0;; tries++) {
+        char what[512];
+        attempt_result r = attempt(d, data, len, what, sizeof what);
+        if (r == SENT) {
+            mark(d, true);
+            finish(d, b, lo, n, TWA_ACKED, 0);
+            return;
+        }
+        if (r == REFUSED) {
+            mark(d, true); /* it answers: only this content is refused */
+            if (n == 1 || depth == 0 || *budget < 2) {
+                log_change(d, TWA_WARN, what);
+                finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_REFUSED);
+                return;
+            }
+            *budget -= 2;
+            twa_add(&d->st.split_requests, 2);
+            size_t half = n / 2;
+            send_range(d, b, lo, half, depth - 1, budget);
+            send_range(d, b, lo + half, n - half, depth - 1, budget);
+            return;
+        }
+        log_change(d, TWA_WARN, what);
+        if (d->spool) {
+            mark(d, false);
+            d->replay_at_ns = now_ns() + (int64_t)jittered(d, d->backoff_ms) * 1000000;
+            spool_range(d, b, lo, n);
+            return;
+        }
+        mark(d, false);
+        if ((!precious && tries >= d->o.max_retries) || is_stopping_past_deadline(d)) {
+            finish(d, b, lo, n, TWA_DROPPED,
+                   is_stopping_past_deadline(d) ? TWA_DROP_SHUTDOWN : TWA_DROP_SEND_FAILED);
+            return;
+        }
+        twa_add(&d->st.retries, 1);
+        if (!backoff_sleep(d, jittered(d, backoff))) {
+            finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_SHUTDOWN);
+            return;
+        }
+        backoff = backoff >= d->o.max_backoff_ms / 2 ? d->o.max_backoff_ms : backoff * 2;
+    }
+}
+
+static void on_batch(void *arg, twa_batch *b)
+{
+    twa_dest *d = arg;
+    unsigned int budget = d->o.max_split_requests;
+    send_range(d, b, 0, b->n, MAX_SPLIT_DEPTH, &budget);
+}
+
+/* Sends the oldest spooled batch if the backoff allows; true when it went. */
+static bool replay_one(twa_dest *d)
+{
+    uint32_t n_spans, flags;
+    if (!twa_spool_peek(d->spool, &d->spooled, &n_spans, &flags))
+        return false;
+    char what[512];
+    attempt_result r = attempt(d, d->spooled.data, d->spooled.len, what, sizeof what);
+    if (r == SENT) {
+        twa_spool_pop(d->spool);
+        twa_add(&d->st.forwarded, n_spans);
+        twa_add(&d->st.replayed_spans, n_spans);
+        d->backoff_ms = d->o.initial_backoff_ms;
+        mark(d, true);
+        return true;
+    }
+    if (r == REFUSED) {
+        log_change(d, TWA_WARN, what);
+        twa_spool_pop(d->spool);
+        twa_add(&d->st.dropped[TWA_DROP_REFUSED], n_spans);
+        mark(d, true);
+        return true;
+    }
+    log_change(d, TWA_WARN, what);
+    mark(d, false);
+    twa_add(&d->st.retries, 1);
+    d->replay_at_ns = now_ns() + (int64_t)jittered(d, d->backoff_ms) * 1000000;
+    d->backoff_ms =
+        d->backoff_ms >= d->o.max_backoff_ms / 2 ? d->o.max_backoff_ms : d->backoff_ms * 2;
+    return false;
+}
+
+/* ---- the thread ---------------------------------------------------------------------------- */
+
+#define TAKE_MAX 512
+
+static void add_items(twa_dest *d, twa_item *items, size_t n)
+{
+    int64_t now = now_ns();
+    for (size_t i = 0; i < n; i++) {
+        twa_add_result r = twa_batcher_add(d->batcher, &items[i], now);
+        if (r != TWA_ADD_OK) {
+            twa_add(&d->st.dropped[r == TWA_ADD_TOO_LARGE ? TWA_DROP_TOO_LARGE : TWA_DROP_ENCODE],
+                    1);
+            twa_gauge_add(&d->st.batching_spans, -1);
+            twa_chunk_done(items[i].chunk, 1);
+        }
+        twa_item_release(&items[i]);
+    }
+}
+
+static void *run(void *arg)
+{
+    twa_dest *d = arg;
+    twa_item *take = malloc(TAKE_MAX * sizeof *take);
+    if (!take) {
+        twa_log(TWA_ERROR, "%s: out of memory: destination stopped", d->label);
+        return NULL;
+    }
+    for (;;) {
+        pthread_mutex_lock(&d->lock);
+        int64_t due = twa_batcher_deadline(d->batcher);
+        bool can_replay = d->spool && !twa_spool_is_empty(d->spool) && !d->stopping;
+        if (can_replay && d->replay_at_ns < due)
+            due = d->replay_at_ns;
+        while (d->count == 0 && !d->stopping && now_ns() < due) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t wait = due == INT64_MAX ? 1000000000 : due - now_ns();
+            if (wait > 1000000000)
+                wait = 1000000000;
+            int64_t abs_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (wait > 0 ? wait : 0);
+            ts.tv_sec = (time_t)(abs_ns / 1000000000);
+            ts.tv_nsec = (long)(abs_ns % 1000000000);
+            pthread_cond_timedwait(&d->work, &d->lock, &ts);
+        }
+        size_t n = 0;
+        while (n < TAKE_MAX && d->count) {
+            twa_item *slot = &d->ring[d->head];
+            take[n++] = *slot;
+            d->bytes -= item_bytes(slot->data);
+            d->head = (d->head + 1) % d->cap;
+            d->count--;
+        }
+        bool stopping = d->stopping;
+        bool past = stopping && now_ns() >= d->deadline_ns;
+        atomic_store_explicit(&d->st.queue_spans, (int64_t)d->count, memory_order_relaxed);
+        atomic_store_explicit(&d->st.queue_bytes, (int64_t)d->bytes, memory_order_relaxed);
+        if (n)
+            pthread_cond_broadcast(&d->room);
+        bool empty = d->count == 0;
+        pthread_mutex_unlock(&d->lock);
+
+        twa_gauge_add(&d->st.batching_spans, (int64_t)n);
+        if (past && !d->spool) {
+            for (size_t i = 0; i < n; i++) {
+                /* A followed line stays not done (see finish). */
+                twa_add(&d->st.dropped[TWA_DROP_SHUTDOWN], 1);
+                twa_gauge_add(&d->st.batching_spans, -1);
+                twa_item_release(&take[i]);
+            }
+        } else {
+            add_items(d, take, n);
+        }
+        if (stopping && empty) {
+            if (past && d->spool)
+                mark(d, false); /* what is left goes to the spool */
+            twa_batcher_flush(d->batcher);
+            pthread_mutex_lock(&d->lock);
+            bool done = d->count == 0;
+            pthread_mutex_unlock(&d->lock);
+            if (done)
+                break;
+            continue;
+        }
+        twa_batcher_tick(d->batcher, now_ns());
+        if (d->spool && !stopping) {
+            /* Replay while it works and the queue leaves time for it. */
+            for (int k = 0; k < 8 && !twa_spool_is_empty(d->spool) && now_ns() >= d->replay_at_ns;
+                 k++) {
+                if (!replay_one(d))
+                    break;
+            }
+            if (twa_spool_is_empty(d->spool) && d->is_down && now_ns() >= d->replay_at_ns)
+                mark(d, true); /* try live again */
+        }
+    }
+    free(take);
+    return NULL;
+}
+
+bool twa_dest_start(twa_dest *d, char *why, size_t why_size)
+{
+    /* The batcher's emit callback (set here: it needs the final address). */
+    twa_batcher_free(d->batcher);
+    d->batcher = twa_batcher_new(d->framing, d->o.max_body_bytes, MAX_OPEN_BATCHES, d->o.flush_ms,
+                                 on_batch, d);
+    if (!d->batcher) {
+        snprintf(why, why_size, "out of memory");
+        return false;
+    }
+    if (d->spool && !twa_spool_is_empty(d->spool))
+        d->replay_at_ns = now_ns();
+    int rc = pthread_create(&d->thread, NULL, run, d);
+    if (rc != 0) {
+        snprintf(why, why_size, "cannot start a thread: %s", strerror(rc));
+        return false;
+    }
+    d->has_thread = true;
+    return true;
+}
+
+void twa_dest_interrupt(twa_dest *d)
+{
+    pthread_mutex_lock(&d->lock);
+    pthread_cond_broadcast(&d->room);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void twa_dest_stop(twa_dest *d, unsigned int deadline_ms)
+{
+    pthread_mutex_lock(&d->lock);
+    if (!d->stopping) {
+        d->stopping = true;
+        d->deadline_ns = now_ns() + (int64_t)deadline_ms * 1000000;
+    }
+    pthread_cond_broadcast(&d->work);
+    pthread_cond_broadcast(&d->room);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void twa_dest_join(twa_dest *d)
+{
+    if (d && d->has_thread) {
+        pthread_join(d->thread, NULL);
+        d->has_thread = false;
+    }
+}
+
+void twa_dest_free(twa_dest *d)
+{
+    if (!d)
+        return;
+    if (d->has_thread) {
+        twa_dest_stop(d, 0);
+        twa_dest_join(d);
+    }
+    for (size_t i = 0; i < d->count; i++) /* followed lines stay not done (see finish) */
+        twa_item_release(&d->ring[(d->head + i) % d->cap]);
+    free(d->ring);
+    twa_batcher_free(d->batcher);
+    twa_framing_free(d->framing);
+    twa_spool_close(d->spool);
+    tw__buf_free(&d->body);
+    tw__buf_free(&d->gz);
+    tw__buf_free(&d->spooled);
+    if (d->has_z)
+        deflateEnd(&d->z);
+    if (d->curl)
+        curl_easy_cleanup(d->curl);
+    curl_slist_free_all(d->curl_headers);
+    if (d->udp_fd >= 0)
+        close(d->udp_fd);
+    if (d->file)
+        fclose(d->file);
+    free((char *)d->o.ca_file);
+    free((char *)d->o.cert_file);
+    free((char *)d->o.key_file);
+    free(d->user);
+    free(d->password);
+    free(d->url);
+    g_free(d->label);
+    free(d->key);
+    pthread_cond_destroy(&d->work);
+    pthread_cond_destroy(&d->room);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}

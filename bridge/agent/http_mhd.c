@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bridge/agent/http_mhd.c: the agent's HTTP servers on libmicrohttpd
+ * (http_mhd.h). The request body is gathered into a buffer bounded by
+ * --max-request-bytes (a Content-Length over it is answered 413 before the
+ * body is read), inflated when gzip (bounded too), decoded through decode.h's
+ * table and flushed to the pipeline; the answer follows the receiver's
+ * protocol (OTLP/HTTP, Zipkin, the Jaeger collector).
+ */
+#include "agent/http_mhd.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampling/strategies_file.h"
+#include "wire/core/pb_write.h"
+
+atomic_bool twa_draining;
+
+#define PROXY_CACHE_MAX 4096 /* services whose last proxied answer is kept */
+
+typedef struct cached {
+    char *service, *proto, *thrift;
+} cached;
+
+struct twa_http {
+    twa_http_options o;
+    char *name;
+    const char **routes;
+    struct MHD_Daemon *mhd;
+    int fd;
+    twa_recv_stats *stats;
+    /* sampling */
+    pthread_mutex_t lock;
+    tw__strategies *strategies;
+    char *strategies_file, *proxy_url;
+    cached *cache;
+    size_t n_cache;
+};
+
+typedef struct request {
+    tw__buf body;
+    bool is_too_large;
+    bool answered;
+    size_t discarded; /* bytes of a too large body read and dropped */
+} request;
+
+/* A too large body is read and dropped up to this, then the connection closes. */
+#define DISCARD_MAX ((size_t)64 << 20)
+
+static void log_mhd(void *arg, const char *fmt, va_list ap)
+{
+    (void)arg;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    twa_log(TWA_DEBUG, "libmicrohttpd: %s", msg);
+}
+
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
+                                    const char *type, const void *body, size_t len,
+                                    const char *retry_after);
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
+                              const char *body, const char *retry_after)
+{
+    return answer_bytes(c, status, type, body, strlen(body), retry_after);
+}
+
+/* Bytes as the answer (protobuf bodies hold NUL bytes: no strlen). */
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
+                                    const char *type, const void *body, size_t len,
+                                    const char *retry_after)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (retry_after)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+    enum MHD_Result rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* OTLP/HTTP answers in the request's encoding (the specification: "MUST
+ * respond with the same Content-Type"): true when the request is protobuf. */
+static bool is_protobuf_request(struct MHD_Connection *c)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    return type && g_ascii_strncasecmp(type, "application/x-protobuf", 22) == 0;
+}
+
+/* An OTLP protobuf message of two fields, a varint (field 1) and a string
+ * (field 2), optionally nested as field 1 of an outer message: google.rpc.Status
+ * {code, message} and ExportTraceServiceResponse {partial_success:
+ * {rejected_spans, error_message}} have that shape. */
+static enum MHD_Result answer_protobuf(struct MHD_Connection *c, unsigned int status,
+                                       bool is_nested, uint64_t number, const char *text,
+                                       const char *retry_after)
+{
+    tw__buf b;
+    tw__buf_init(&b);
+    size_t at = is_nested ? tw__pb_begin(&b, 1) : 0;
+    bool ok = at != SIZE_MAX && tw__pb_varint_field(&b, 1, number) &&
+              tw__pb_string_field(&b, 2, text, strlen(text), false) &&
+              (!is_nested || tw__pb_end(&b, at));
+    enum MHD_Result rc = ok ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len,
+                                           retry_after)
+                            : MHD_NO;
+    tw__buf_free(&b);
+    return rc;
+}
+
+/* An error answer in the receiver's dialect: OTLP gets a google.rpc.Status
+ * (protobuf or JSON, as the request), the others plain text. */
+static enum MHD_Result error_answer(twa_http *h, struct MHD_Connection *c, unsigned int status,
+                                    const char *why, const char *retry_after)
+{
+    if (strcmp(h->name, "otlp") == 0 && is_protobuf_request(c))
+        return answer_protobuf(c, status, false,
+                               status == 400 || status == 413 || status == 415 ? 3 : 14, why,
+                               retry_after);
+    if (strcmp(h->name, "otlp") == 0) {
+        json_t *st =
+            json_pack("{s:i, s:s}", "code",
+                      status == 400 || status == 413 || status == 415 ? 3 : 14, "message", why);
+        char *text = st ? json_dumps(st, JSON_COMPACT) : NULL;
+        json_decref(st);
+        enum MHD_Result rc = answer(c, status, "application/json", text ? text : "{}", retry_after);
+        free(text);
+        return rc;
+    }
+    char line[600];
+    snprintf(line, sizeof line, "%s\n", why);
+    return answer(c, status, "text/plain; charset=utf-8", line, retry_after);
+}
+
+static bool route_served(const twa_http *h, const char *url)
+{
+    for (size_t i = 0; h->routes && h->routes[i]; i++) {
+        if (strcmp(h->routes[i], url) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* ---- receivers ---------------------------------------------------------------------------------
+ */
+
+static enum MHD_Result too_large(twa_http *h, struct MHD_Connection *c, request *rq)
+{
+    rq->answered = true;
+    twa_add(&h->stats->requests, 1);
+    twa_add(&h->stats->bad_requests, 1);
+    char why[128];
+    snprintf(why, sizeof why, "the body is larger than %zu bytes (--max-request-bytes)",
+             h->o.max_request_bytes);
+    return error_answer(h, c, 413u, why, NULL);
+}
+
+static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char *url, request *rq)
+{
+    twa_add(&h->stats->requests, 1);
+    twa_add(&h->stats->bytes, rq->body.len);
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    bool known_route;
+    const twa_body_format *fmt = twa_body_format_find(url, type, &known_route);
+    char why[512];
+    if (!fmt) {
+        char accepted[256];
+        twa_body_formats_of(url, accepted, sizeof accepted);
+        snprintf(why, sizeof why, "Content-Type \"%s\" is not accepted on %s; accepted: %s",
+                 type ? type : "", url, accepted);
+        twa_add(&h->stats->bad_requests, 1);
+        return error_answer(h, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why, NULL);
+    }
+    if (!fmt->decode) {
+        twa_add(&h->stats->bad_requests, 1);
+        return error_answer(h, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, fmt->missing, NULL);
+    }
+    const uint8_t *data = rq->body.data;
+    size_t len = rq->body.len;
+    tw__buf inflated;
+    tw__buf_init(&inflated);
+    const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (enc && *enc && g_ascii_strcasecmp(enc, "identity") != 0) {
+        if (g_ascii_strcasecmp(enc, "gzip") != 0 && g_ascii_strcasecmp(enc, "deflate") != 0) {
+            snprintf(why, sizeof why, "Content-Encoding \"%s\" is not supported (gzip is)", enc);
+            twa_add(&h->stats->bad_requests, 1);
+            return error_answer(h, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why, NULL);
+        }
+        twa_decode_result r =
+            twa_inflate(data, len, h->o.max_request_bytes, &inflated, why, sizeof why);
+        if (r != TWA_DECODE_OK) {
+            tw__buf_free(&inflated);
+            twa_add(&h->stats->bad_requests, 1);
+            return error_answer(h, c,
+                                r == TWA_DECODE_TOO_LARGE ? 413u
+                                : r == TWA_DECODE_NOMEM   ? MHD_HTTP_SERVICE_UNAVAILABLE
+                                                          : MHD_HTTP_BAD_REQUEST,
+                                why, NULL);
+        }
+        data = inflated.data;
+        len = inflated.len;
+    }
+    twa_spanbuf sb;
+    twa_spanbuf_init(&sb, h->o.pipeline, h->stats);
+    twa_decode_result r = fmt->decode(data, len, &sb, why, sizeof why);
+    tw__buf_free(&inflated);
+    if (r != TWA_DECODE_OK) {
+        twa_add(&h->stats->bad_requests, 1);
+        twa_add(&h->stats->received, sb.n + sb.n_rejected);
+        twa_add(&h->stats->invalid, sb.n + sb.n_rejected);
+        twa_spanbuf_clear(&sb);
+        twa_log(TWA_DEBUG, "%s: %s refused: %s", h->name, url, why);
+        return error_answer(
+            h, c, r == TWA_DECODE_NOMEM ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_BAD_REQUEST, why,
+            r == TWA_DECODE_NOMEM ? "1" : NULL);
+    }
+    size_t rejected = sb.n_rejected;
+    char first[256];
+    snprintf(first, sizeof first, "%s", sb.first_reject);
+    twa_spanbuf_flush(&sb);
+    twa_spanbuf_clear(&sb);
+    if (strcmp(h->name, "otlp") == 0) {
+        bool is_protobuf = is_protobuf_request(c);
+        if (!rejected)
+            return is_protobuf ? answer_bytes(c, MHD_HTTP_OK, "application/x-protobuf", "", 0,
+                                              NULL)
+                               : answer(c, MHD_HTTP_OK, "application/json", "{}", NULL);
+        char msg[400];
+        snprintf(msg, sizeof msg, "%zu span%s rejected; the first: %s", rejected,
+                 rejected == 1 ? "" : "s", first);
+        if (is_protobuf)
+            return answer_protobuf(c, MHD_HTTP_OK, true, rejected, msg, NULL);
+        json_t *resp = json_pack("{s:{s:I, s:s}}", "partialSuccess", "rejectedSpans",
+                                 (json_int_t)rejected, "errorMessage", msg);
+        char *text = resp ? json_dumps(resp, JSON_COMPACT) : NULL;
+        json_decref(resp);
+        enum MHD_Result rc = answer(c, MHD_HTTP_OK, "application/json", text ? text : "{}", NULL);
+        free(text);
+        return rc;
+    }
+    if (rejected)
+        twa_log(TWA_DEBUG, "%s: %zu spans rejected in one request; the first: %s", h->name,
+                rejected, first);
+    return answer(c, MHD_HTTP_ACCEPTED, "text/plain", "", NULL);
+}
+
+/* ---- sampling
+ * ------------------------------------------------------------------------------------ */
+
+static bool load_strategies(twa_http *h, char *why, size_t why_size)
+{
+    gchar *text = NULL;
+    gsize len = 0;
+    GError *ge = NULL;
+    if (!g_file_get_contents(h->strategies_file, &text, &len, &ge)) {
+        snprintf(why, why_size, "--sampling-strategies %s: %s", h->strategies_file, ge->message);
+        g_error_free(ge);
+        return false;
+    }
+    tw_error *e = NULL;
+    tw__strategies *s = tw__strategies_parse(text, len, &e);
+    g_free(text);
+    if (!s) {
+        snprintf(why, why_size, "--sampling-strategies %s: %s", h->strategies_file,
+                 tw_error_message(e));
+        tw_error_free(e);
+        return false;
+    }
+    pthread_mutex_lock(&h->lock);
+    tw__strategies *old = h->strategies;
+    h->strategies = s;
+    pthread_mutex_unlock(&h->lock);
+    tw__strategies_free(old);
+    twa_log(TWA_INFO, "sampling: %zu service strategies from %s", tw__strategies_count(s),
+            h->strategies_file);
+    return true;
+}
+
+static size_t on_proxy_body(char *data, size_t size, size_t n, void *arg)
+{
+    GString *s = arg;
+    size_t len = size * n;
+    if (s->len + len > 1024 * 1024)
+        return 0; /* larger than any strategy: refused */
+    g_string_append_len(s, data, (gssize)len);
+    return len;
+}
+
+/* Asks the collector; the answer converted to both dialects. False with @why. */
+static bool proxy_fetch(twa_http *h, const char *service, char **proto, char **thrift, char *why,
+                        size_t why_size)
+{
+    CURL *c = curl_easy_init();
+    if (!c) {
+        snprintf(why, why_size, "out of memory");
+        return false;
+    }
+    char *escaped = curl_easy_escape(c, service, 0);
+    GString *url = g_string_new(h->proxy_url);
+    g_string_append(url, strchr(h->proxy_url, '?') ? "&service=" : "?service=");
+    g_string_append(url, escaped ? escaped : "");
+    curl_free(escaped);
+    GString *body = g_string_new(NULL);
+    curl_easy_setopt(c, CURLOPT_URL, url->str);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_proxy_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    g_string_free(url, TRUE);
+    bool ok = false;
+    if (rc != CURLE_OK) {
+        snprintf(why, why_size, "the collector did not answer: %s", curl_easy_strerror(rc));
+    } else if (status != 200) {
+        snprintf(why, why_size, "the collector answered HTTP %ld", status);
+    } else {
+        tw_error *e = NULL;
+        if (!tw__strategy_answer_check(body->str, body->len, &e)) {
+            snprintf(why, why_size, "the collector's answer is not a strategy: %s",
+                     tw_error_message(e));
+            tw_error_free(e);
+        } else {
+            /* Both dialects: strategyType as the collector wrote it, and the
+             * other form. */
+            json_t *root = json_loadb(body->str, body->len, 0, NULL);
+            json_t *t = json_object_get(root, "strategyType");
+            int kind = json_is_integer(t) ? (int)json_integer_value(t)
+                       : json_is_string(t) && strcmp(json_string_value(t), "RATE_LIMITING") == 0
+                           ? 1
+                           : 0;
+            json_object_set_new(root, "strategyType",
+                                json_string(kind ? "RATE_LIMITING" : "PROBABILISTIC"));
+            *proto = json_dumps(root, JSON_COMPACT);
+            json_object_set_new(root, "strategyType", json_integer(kind));
+            *thrift = json_dumps(root, JSON_COMPACT);
+            json_decref(root);
+            ok = *proto && *thrift;
+            if (!ok) {
+                free(*proto);
+                free(*thrift);
+                snprintf(why, why_size, "out of memory");
+            }
+        }
+    }
+    g_string_free(body, TRUE);
+    return ok;
+}
+
+static enum MHD_Result sampling(twa_http *h, struct MHD_Connection *c, const char *url)
+{
+    twa_add(&h->stats->requests, 1);
+    if (strcmp(url, "/sampling") != 0 && strcmp(url, "/") != 0)
+        return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /sampling?service=NAME\n",
+                      NULL);
+    const char *service = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "service");
+    if (!service || !*service) {
+        twa_add(&h->stats->bad_requests, 1);
+        return answer(c, MHD_HTTP_BAD_REQUEST, "text/plain",
+                      "'service' parameter must be provided once\n", NULL);
+    }
+    bool numeric = strcmp(url, "/") == 0; /* jaeger-agent's legacy endpoint */
+    char *text = NULL;
+    size_t len = 0;
+    if (h->strategies_file) {
+        pthread_mutex_lock(&h->lock);
+        text = tw__strategies_answer(h->strategies, service, numeric, &len);
+        pthread_mutex_unlock(&h->lock);
+    } else {
+        char *proto = NULL, *thrift = NULL, why[300];
+        bool fresh = proxy_fetch(h, service, &proto, &thrift, why, sizeof why);
+        pthread_mutex_lock(&h->lock);
+        cached *hit = NULL;
+        for (size_t i = 0; i < h->n_cache && !hit; i++) {
+            if (strcmp(h->cache[i].service, service) == 0)
+                hit = &h->cache[i];
+        }
+        if (fresh) {
+            if (!hit && h->n_cache < PROXY_CACHE_MAX) {
+                hit = &h->cache[h->n_cache];
+                hit->service = strdup(service);
+                if (hit->service)
+                    h->n_cache++;
+                else
+                    hit = NULL;
+            }
+            if (hit) {
+                free(hit->proto);
+                free(hit->thrift);
+                hit->proto = proto;
+                hit->thrift = thrift;
+                proto = thrift = NULL;
+            }
+            text = strdup(numeric ? (hit ? hit->thrift : thrift) : (hit ? hit->proto : proto));
+        } else if (hit) {
+            twa_log(TWA_DEBUG, "sampling proxy: %s; serving the last answer for %s", why, service);
+            text = strdup(numeric ? hit->thrift : hit->proto);
+        }
+        pthread_mutex_unlock(&h->lock);
+        free(proto);
+        free(thrift);
+        if (!fresh && !text) {
+            twa_log(TWA_WARN, "sampling proxy: %s", why);
+            twa_add(&h->stats->bad_requests, 1);
+            return answer(c, MHD_HTTP_BAD_GATEWAY, "text/plain", why, NULL);
+        }
+        len = text ? strlen(text) : 0;
+    }
+    if (!text)
+        return answer(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "out of memory\n", "1");
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* ---- metrics and health
+ * -------------------------------------------------------------------------- */
+
+static enum MHD_Result metrics(twa_http *h, struct MHD_Connection *c, const char *url)
+{
+    if (strcmp(url, "/metrics") == 0) {
+        size_t len;
+        char *text = twa_metrics_text(h->o.dests, h->o.n_dests, &len);
+        if (!text)
+            return MHD_NO;
+        struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            g_free(text);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; version=0.0.4; charset=utf-8");
+        enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
+    if (strcmp(url, "/healthz") == 0) {
+        bool draining = atomic_load(&twa_draining);
+        GString *s = g_string_new(NULL);
+        g_string_append_printf(s, "{\"status\":\"%s\",\"destinations\":[",
+                               draining ? "draining" : "ok");
+        for (size_t i = 0; i < h->o.n_dests; i++) {
+            json_t *label = json_string(twa_dest_label(h->o.dests[i]));
+            char *l = json_dumps(label, JSON_ENCODE_ANY);
+            twa_dest_stats *st = twa_dest_get_stats(h->o.dests[i]);
+            g_string_append_printf(
+                s,
+                "%s{\"destination\":%s,\"up\":%s,\"queue_spans\":%" PRId64
+                ",\"spooled_bytes\":%" PRId64 "}",
+                i ? "," : "", l ? l : "\"\"", atomic_load(&st->up) ? "true" : "false",
+                (int64_t)atomic_load(&st->queue_spans), (int64_t)atomic_load(&st->spool_bytes));
+            free(l);
+            json_decref(label);
+        }
+        g_string_append(s, "]}\n");
+        enum MHD_Result rc = answer(c, draining ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
+                                    "application/json", s->str, NULL);
+        g_string_free(s, TRUE);
+        return rc;
+    }
+    return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /metrics or /healthz\n", NULL);
+}
+
+/* ---- the handler
+ * ---------------------------------------------------------------------------------- */
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    twa_http *h = cls;
+    if (h->o.kind != TWA_HTTP_RECEIVER) {
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+            return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "use GET\n", NULL);
+        if (!*con_cls) { /* the headers; no body expected */
+            *con_cls = h;
+            return MHD_YES;
+        }
+        return h->o.kind == TWA_HTTP_SAMPLING ? sampling(h, c, url) : metrics(h, c, url);
+    }
+    request *rq = *con_cls;
+    if (!rq) {
+        if (!route_served(h, url))
+            return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
+        if (strcmp(method, "POST") != 0)
+            return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "use POST\n", NULL);
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        tw__buf_init(&rq->body);
+        *con_cls = rq;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
+            rq->is_too_large = true;
+            /* A client that waits for 100 Continue gets the 413 before it
+             * sends the body. */
+            const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+            if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0)
+                return too_large(h, c, rq);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!rq->is_too_large && (rq->body.len + *upload_size > h->o.max_request_bytes ||
+                                  !tw__buf_append(&rq->body, upload, *upload_size))) {
+            rq->is_too_large = true;
+            tw__buf_free(&rq->body);
+        }
+        if (rq->is_too_large) {
+            /* The body is read and dropped, so that the client reads the 413
+             * (a client still sending when the server closes sees a reset).
+             * Past DISCARD_MAX, the answer goes at once and the connection
+             * closes. */
+            rq->discarded += *upload_size;
+            if (rq->discarded > DISCARD_MAX && !rq->answered) {
+                *upload_size = 0;
+                return too_large(h, c, rq);
+            }
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (rq->answered)
+        return MHD_YES;
+    if (rq->is_too_large)
+        return too_large(h, c, rq);
+    rq->answered = true;
+    if (twa_pipeline_fill(h->o.pipeline) >= 1.0) {
+        twa_add(&h->stats->requests, 1);
+        twa_add(&h->stats->bad_requests, 1);
+        return error_answer(h, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                            "the agent's queues are full; retry later", "1");
+    }
+    return receive(h, c, url, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode code)
+{
+    (void)c;
+    (void)code;
+    twa_http *h = cls;
+    if (h->o.kind == TWA_HTTP_RECEIVER && *con_cls) {
+        request *rq = *con_cls;
+        tw__buf_free(&rq->body);
+        free(rq);
+    }
+    *con_cls = NULL;
+}
+
+twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storage *addr,
+                         socklen_t len, char *why, size_t why_size)
+{
+    twa_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
+    h->o = *o;
+    h->fd = -1;
+    pthread_mutex_init(&h->lock, NULL);
+    h->name = strdup(o->name);
+    size_t n_routes = 0;
+    while (o->routes && o->routes[n_routes])
+        n_routes++;
+    h->routes = calloc(n_routes + 1, sizeof *h->routes);
+    if (!h->name || !h->routes) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    if (n_routes)
+        memcpy(h->routes, o->routes, n_routes * sizeof *h->routes);
+    static twa_recv_stats unlisted = {.name = "metrics"}; /* /metrics is not a span receiver */
+    h->stats = o->kind == TWA_HTTP_METRICS ? &unlisted : twa_stats_receiver(h->name);
+    if (o->kind == TWA_HTTP_SAMPLING) {
+        if (o->strategies_file) {
+            h->strategies_file = strdup(o->strategies_file);
+            if (!h->strategies_file || !load_strategies(h, why, why_size))
+                goto fail;
+        } else if (o->proxy_url) {
+            h->proxy_url = strdup(o->proxy_url);
+            h->cache = calloc(PROXY_CACHE_MAX, sizeof *h->cache);
+            if (!h->proxy_url || !h->cache) {
+                snprintf(why, why_size, "out of memory");
+                goto fail;
+            }
+        } else {
+            snprintf(why, why_size,
+                     "--sampling needs --sampling-strategies=FILE or --sampling-proxy=URL");
+            goto fail;
+        }
+    }
+    h->fd = twa_bind(addr, len, SOCK_STREAM, why, why_size);
+    if (h->fd < 0)
+        goto fail;
+    if (listen(h->fd, 128) != 0) {
+        snprintf(why, why_size, "listen: %s", strerror(errno));
+        goto fail;
+    }
+    unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    if (addr->ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    h->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)512, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
+    if (!h->mhd) {
+        snprintf(why, why_size, "libmicrohttpd could not start a server");
+        goto fail;
+    }
+    char at[96];
+    twa_http_address(h, at, sizeof at);
+    twa_log(TWA_INFO, "listening: %s http %s", h->name, at);
+    return h;
+fail:
+    twa_http_stop(h);
+    return NULL;
+}
+
+void twa_http_address(const twa_http *h, char *out, size_t size)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (h->fd >= 0 && getsockname(h->fd, (struct sockaddr *)&ss, &len) == 0)
+        twa_addr_text((struct sockaddr *)&ss, out, size);
+    else
+        snprintf(out, size, "?");
+}
+
+bool twa_http_reload(twa_http *h, char *why, size_t why_size)
+{
+    if (h->o.kind != TWA_HTTP_SAMPLING || !h->strategies_file)
+        return true;
+    return load_strategies(h, why, why_size);
+}
+
+void twa_http_stop(twa_http *h)
+{
+    if (!h)
+        return;
+    if (h->mhd)
+        MHD_stop_daemon(h->mhd); /* closes the listening socket too */
+    else if (h->fd >= 0)
+        close(h->fd);
+    tw__strategies_free(h->strategies);
+    for (size_t i = 0; i < h->n_cache; i++) {
+        free(h->cache[i].service);
+        free(h->cache[i].proto);
+        free(h->cache[i].thrift);
+    }
+    free(h->cache);
+    free(h->strategies_file);
+    free(h->proxy_url);
+    free(h->routes);
+    free(h->name);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}

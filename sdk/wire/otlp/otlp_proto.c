@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/otlp/otlp_proto.c: span model -> OTLP protobuf (otlp_proto.h), the
+ * encoder of the OTLP/HTTP protobuf reporter (report/http_formats.c) and of
+ * `tracewire convert --to otlp-proto`. It writes the wire format directly
+ * (wire/core/pb_write.h) from the plan of wire/otlp/otlp_map.h, in the
+ * field order and with the omissions of protobuf-c's packer, which the
+ * differential suite (tests/unit/wire/test_otlp_proto.c) holds it to.
+ *
+ * Why not protobuf-c structs: a Span as protobuf-c structs is a dozen
+ * allocations (the span, each KeyValue and AnyValue, the pointer arrays),
+ * plus a size pass and a pack pass; writing the bytes from the plan costs
+ * one pass into a reused buffer (the measurement is in docs/DEPENDENCIES.md).
+ *
+ * Memory: the caller's buffer; a plan holds a heap array only for spans
+ * with more than 16 tags. Locking: none.
+ */
+#include "wire/otlp/otlp_proto.h"
+
+#include <string.h>
+
+#include "tracewire/common.h"
+#include "wire/core/pb_write.h"
+#include "wire/otlp/otlp_map.h"
+
+/* Field numbers (trace.proto, common.proto, resource.proto). */
+enum {
+    REQUEST_RESOURCE_SPANS = 1,
+    RESOURCE_SPANS_RESOURCE = 1,
+    RESOURCE_SPANS_SCOPE_SPANS = 2,
+    RESOURCE_ATTRIBUTES = 1,
+    SCOPE_SPANS_SCOPE = 1,
+    SCOPE_SPANS_SPANS = 2,
+    SCOPE_NAME = 1,
+    SCOPE_VERSION = 2,
+    SPAN_TRACE_ID = 1,
+    SPAN_SPAN_ID = 2,
+    SPAN_PARENT_SPAN_ID = 4,
+    SPAN_NAME = 5,
+    SPAN_KIND = 6,
+    SPAN_START = 7,
+    SPAN_END = 8,
+    SPAN_ATTRIBUTES = 9,
+    SPAN_EVENTS = 11,
+    SPAN_LINKS = 13,
+    SPAN_STATUS = 15,
+    EVENT_TIME = 1,
+    EVENT_NAME = 2,
+    EVENT_ATTRIBUTES = 3,
+    LINK_TRACE_ID = 1,
+    LINK_SPAN_ID = 2,
+    LINK_ATTRIBUTES = 4,
+    STATUS_MESSAGE = 2,
+    STATUS_CODE = 3,
+    KV_KEY = 1,
+    KV_VALUE = 2,
+    ANY_STRING = 1,
+    ANY_BOOL = 2,
+    ANY_INT = 3,
+    ANY_DOUBLE = 4,
+    ANY_BYTES = 7
+};
+
+/* One KeyValue field numbered @number, with @key (length @key_len). */
+static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t key_len,
+                          const tw__tag *t)
+{
+    size_t kv = tw__pb_begin(b, number);
+    if (kv == SIZE_MAX || !tw__pb_string_field(b, KV_KEY, key, key_len, false))
+        return false;
+    size_t any = tw__pb_begin(b, KV_VALUE);
+    bool ok = any != SIZE_MAX;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        ok = ok && tw__pb_string_field(b, ANY_STRING, t->v.str, t->len, true);
+        break;
+    case TW_VALUE_BOOL:
+        ok = ok && tw__pb_varint_field(b, ANY_BOOL, t->v.boolean ? 1 : 0);
+        break;
+    case TW_VALUE_INT64:
+        ok = ok && tw__pb_varint_field(b, ANY_INT, (uint64_t)t->v.i64);
+        break;
+    case TW_VALUE_DOUBLE:
+        ok = ok && tw__pb_double_field(b, ANY_DOUBLE, t->v.dbl);
+        break;
+    case TW_VALUE_BINARY:
+        ok = ok && tw__pb_bytes_field(b, ANY_BYTES, t->v.bin, t->len);
+        break;
+    }
+    return ok && tw__pb_end(b, any) && tw__pb_end(b, kv);
+}
+
+static bool put_tag(tw__buf *b, uint32_t number, const tw__tag *t)
+{
+    return put_key_value(b, number, t->key, t->key_len, t);
+}
+
+static bool put_trace_id(tw__buf *b, uint32_t number, uint64_t high, uint64_t low)
+{
+    return tw__pb_id_field(b, number, high, low, true);
+}
+
+static bool put_events(tw__buf *b, const tw__span_data *s)
+{
+    for (size_t i = 0; i < s->n_logs; i++) {
+        const tw__log *log = &s->logs[i];
+        tw__otlp_event_plan plan;
+        if (!tw__otlp_plan_event(log, &plan))
+            return false;
+        size_t ev = tw__pb_begin(b, SPAN_EVENTS);
+        bool ok = ev != SIZE_MAX &&
+                  (plan.time_ns == 0 || tw__pb_fixed64_field(b, EVENT_TIME, plan.time_ns)) &&
+                  (!plan.name ||
+                   tw__pb_string_field(b, EVENT_NAME, plan.name->v.str, plan.name->len, false));
+        for (size_t f = 0; ok && f < log->n_fields; f++) {
+            if (plan.is_attribute[f])
+                ok = put_tag(b, EVENT_ATTRIBUTES, &log->fields[f]);
+        }
+        tw__otlp_event_plan_clear(&plan);
+        if (!ok || !tw__pb_end(b, ev))
+            return false;
+    }
+    return true;
+}
+
+static bool put_links(tw__buf *b, const tw__span_data *s, const tw__otlp_span_plan *plan)
+{
+    for (size_t i = 0; i < s->n_refs; i++) {
+        if (i == plan->parent_ref)
+            continue; /* it is parent_span_id */
+        const tw__ref *ref = &s->refs[i];
+        const char *type = tw__otlp_ref_type_name(ref->type);
+        tw__tag value = {.type = TW_VALUE_STRING, .v.str = type, .len = strlen(type)};
+        size_t link = tw__pb_begin(b, SPAN_LINKS);
+        if (link == SIZE_MAX ||
+            !put_trace_id(b, LINK_TRACE_ID, ref->trace_id_high, ref->trace_id_low) ||
+            !tw__pb_id_field(b, LINK_SPAN_ID, 0, ref->span_id, false) ||
+            !put_key_value(b, LINK_ATTRIBUTES, TW__OTLP_REF_TYPE_KEY, strlen(TW__OTLP_REF_TYPE_KEY),
+                           &value) ||
+            !tw__pb_end(b, link))
+            return false;
+    }
+    return true;
+}
+
+/* The Span message's fields (no tag or length of its own). */
+static bool put_span_body(tw__buf *b, const tw__span_data *s, const tw__otlp_span_plan *plan)
+{
+    const char *name = s->operation ? s->operation : "";
+    if (!put_trace_id(b, SPAN_TRACE_ID, s->trace_id_high, s->trace_id_low) ||
+        !tw__pb_id_field(b, SPAN_SPAN_ID, 0, s->span_id, false) ||
+        (s->parent_id && !tw__pb_id_field(b, SPAN_PARENT_SPAN_ID, 0, s->parent_id, false)) ||
+        !tw__pb_string_field(b, SPAN_NAME, name, strlen(name), false) ||
+        !tw__pb_varint_field(b, SPAN_KIND, plan->kind) ||
+        (plan->start_ns && !tw__pb_fixed64_field(b, SPAN_START, plan->start_ns)) ||
+        (plan->end_ns && !tw__pb_fixed64_field(b, SPAN_END, plan->end_ns)))
+        return false;
+    for (size_t i = 0; i < s->n_tags; i++) {
+        if (plan->is_attribute[i] && !put_tag(b, SPAN_ATTRIBUTES, &s->tags[i]))
+            return false;
+    }
+    if (!put_events(b, s) || !put_links(b, s, plan))
+        return false;
+    if (plan->status_code != TW__OTLP_STATUS_UNSET) {
+        const tw__tag *m = plan->status_message;
+        size_t st = tw__pb_begin(b, SPAN_STATUS);
+        if (st == SIZE_MAX ||
+            (m && !tw__pb_string_field(b, STATUS_MESSAGE, m->v.str, m->len, false)) ||
+            !tw__pb_varint_field(b, STATUS_CODE, plan->status_code) || !tw__pb_end(b, st))
+            return false;
+    }
+    return true;
+}
+
+bool tw__otlp_proto_encode_span(const tw__span_data *s, tw__buf *out)
+{
+    if (!s || !out)
+        return false;
+    tw__otlp_span_plan plan;
+    if (!tw__otlp_plan_span(s, &plan))
+        return false;
+    size_t before = out->len;
+    size_t span = tw__pb_begin(out, SCOPE_SPANS_SPANS);
+    bool ok = span != SIZE_MAX && put_span_body(out, s, &plan) && tw__pb_end(out, span);
+    tw__otlp_span_plan_clear(&plan);
+    if (!ok)
+        out->len = before;
+    return ok;
+}
+
+/* ---- envelope -------------------------------------------------------------------------------- */
+
+bool tw__otlp_proto_envelope_init(tw__otlp_proto_envelope *e, const tw__process *process)
+{
+    tw__buf_init(&e->resource);
+    tw__buf_init(&e->scope);
+    tw__otlp_resource_plan plan;
+    if (!tw__otlp_plan_resource(process, &plan))
+        return false;
+    size_t res = tw__pb_begin(&e->resource, RESOURCE_SPANS_RESOURCE);
+    bool ok = res != SIZE_MAX;
+    for (size_t i = 0; ok && i < plan.n_attrs; i++) {
+        const tw__otlp_attr *a = &plan.attrs[i];
+        ok = put_key_value(&e->resource, RESOURCE_ATTRIBUTES, a->key, a->key_len, a->value);
+    }
+    tw__otlp_resource_plan_clear(&plan);
+    const char *version = tw_version();
+    size_t scope = tw__pb_begin(&e->scope, SCOPE_SPANS_SCOPE);
+    return ok && tw__pb_end(&e->resource, res) && scope != SIZE_MAX &&
+           tw__pb_string_field(&e->scope, SCOPE_NAME, TW__OTLP_SCOPE_NAME,
+                               strlen(TW__OTLP_SCOPE_NAME), false) &&
+           tw__pb_string_field(&e->scope, SCOPE_VERSION, version, strlen(version), false) &&
+           tw__pb_end(&e->scope, scope);
+}
+
+void tw__otlp_proto_envelope_clear(tw__otlp_proto_envelope *e)
+{
+    tw__buf_free(&e->resource);
+    tw__buf_free(&e->scope);
+}
+
+/* Bytes of a length-delimited field of a one-byte tag holding @len bytes. */
+static size_t field_size(size_t len)
+{
+    return 1 + tw__pb_varint_size(len) + len;
+}
+
+size_t tw__otlp_proto_resource_spans_size(const tw__otlp_proto_envelope *e, size_t spans_bytes)
+{
+    size_t scope_spans = e->scope.len + spans_bytes;
+    size_t resource_spans = e->resource.len + field_size(scope_spans);
+    return field_size(resource_spans);
+}
+
+bool tw__otlp_proto_put_resource_spans_head(const tw__otlp_proto_envelope *e, size_t spans_bytes,
+                                            tw__buf *out)
+{
+    size_t scope_spans = e->scope.len + spans_bytes;
+    size_t resource_spans = e->resource.len + field_size(scope_spans);
+    if (!tw__pb_reserve(out, 2 * 11 + e->resource.len + e->scope.len))
+        return false;
+    tw__pb_raw_varint(out, TW__PB_TAG(REQUEST_RESOURCE_SPANS, TW__PB_LEN));
+    tw__pb_raw_varint(out, resource_spans);
+    memcpy(out->data + out->len, e->resource.data, e->resource.len);
+    out->len += e->resource.len;
+    tw__pb_raw_varint(out, TW__PB_TAG(RESOURCE_SPANS_SCOPE_SPANS, TW__PB_LEN));
+    tw__pb_raw_varint(out, scope_spans);
+    memcpy(out->data + out->len, e->scope.data, e->scope.len);
+    out->len += e->scope.len;
+    return true;
+}
+
+bool tw__otlp_proto_encode_request(tw__span_data *const *spans, size_t n,
+                                   const tw__process *process, tw__buf *out)
+{
+    tw__otlp_proto_envelope e;
+    tw__buf items, body;
+    tw__buf_init(&items);
+    tw__buf_init(&body);
+    bool ok = tw__otlp_proto_envelope_init(&e, process);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = tw__otlp_proto_encode_span(spans[i], &items);
+    ok = ok && tw__otlp_proto_put_resource_spans_head(&e, items.len, &body) &&
+         tw__buf_append(&body, items.data, items.len);
+    if (ok) {
+        tw__buf old = *out;
+        *out = body;
+        body = old;
+    }
+    tw__buf_free(&body);
+    tw__buf_free(&items);
+    tw__otlp_proto_envelope_clear(&e);
+    return ok;
+}

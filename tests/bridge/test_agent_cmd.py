@@ -1,0 +1,742 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/bridge/test_agent_cmd.py: `tracewire agent` end to end (run by test_agent_cmd.sh).
+
+Every receiver fed by an independent encoder (Apache Thrift's Python library for Jaeger
+emitBatch compact/binary, the collector's Batch, Zipkin Thrift lists and emitZipkinBatch;
+Python's json for OTLP and Zipkin JSON), forwarded to loopback backends in every destination
+format and checked span by span, field by field; the HTTP answers (400, 413, 415, OTLP
+partialSuccess, gzip, gzip bombs); the fault matrix (destination down then up with the spool
+replayed in order, 500/429/503 with Retry-After, slow and closed mid-request, 400 split, kill -9
+with follow mode and with the spool, rotation by rename and by copytruncate while running);
+SIGTERM drain and exit 0, SIGHUP, the config file, the sampling endpoint.
+
+Usage: test_agent_cmd.py TRACEWIRE GEN_DIR WORK_DIR [TEST...]
+"""
+
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agent_harness import *  # noqa: E402,F401,F403
+
+TRACEWIRE, GEN, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+ONLY = sys.argv[4:]
+TH = Thrift(GEN)
+FAST = ["--flush-ms", "100", "--drain-ms", "5000"]
+
+
+def workdir(name):
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def post_raw(url, body, content_type):
+    """POST -> (status, Content-Type, body bytes): protobuf answers are binary."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": content_type},
+                                 method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read()
+
+
+def agent(name, args, env=None):
+    return Agent(TRACEWIRE, FAST + list(args), os.path.join(workdir(name), "agent.log"), env=env)
+
+
+def spans_of(backend, reader):
+    out = []
+    for _, _, body in backend.bodies():
+        out.extend(reader(body))
+    return out
+
+
+# ---- receivers to every destination format -------------------------------------------------
+
+
+def test_receivers_and_formats():
+    d = workdir("formats")
+    otlp, zipkin, jaeger = Backend(), Backend(), Backend()
+    out_file = os.path.join(d, "out.dapper")
+    udp_out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a Jaeger agent downstream
+    udp_out.bind(("127.0.0.1", 0))
+    udp_out.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    udp_out.settimeout(0.2)
+    a = agent("formats", [
+        "--send", "udp://127.0.0.1:%d" % udp_out.getsockname()[1],
+        "--jaeger-compact=127.0.0.1:0", "--jaeger-binary=[::1]:0", "--zipkin-udp=127.0.0.1:0",
+        "--jaeger-http=127.0.0.1:0", "--zipkin=127.0.0.1:0", "--otlp=127.0.0.1:0",
+        "--send", otlp.url("/v1/traces"), "--send", zipkin.url("/api/v2/spans"),
+        "--send", jaeger.url("/api/traces"), "--send", "file:" + out_file])
+    want = []
+    try:
+        s = make_spans(1, 5, "compact-svc")
+        send_udp(a.host_port("jaeger-compact"), TH.emit_batch(s, compact=True))
+        want += s
+        s = make_spans(2, 5, "binary-svc", trace_high=0xab)
+        send_udp(a.host_port("jaeger-binary"), TH.emit_batch(s, compact=False))
+        want += s
+        s = make_spans(3, 4, "zipkin-udp-svc")
+        send_udp(a.host_port("zipkin-udp"), TH.emit_zipkin_batch(s))
+        want += s
+        s = make_spans(4, 6, "collector-svc")
+        st, _ = post(a.url("jaeger-http", "/api/traces"), TH.batch_binary(s), "application/x-thrift")
+        check("jaeger-http answers 202", st == 202, st)
+        want += s
+        s = make_spans(5, 3, "zipkin2-svc", trace_high=0xcd)
+        st, _ = post(a.url("zipkin", "/api/v2/spans"), json.dumps(zipkin_v2_doc(s)).encode(),
+                     "application/json", gzip_body=True)
+        check("zipkin v2 JSON (gzip) answers 202", st == 202, st)
+        want += s
+        s = make_spans(6, 3, "zipkin1-svc")
+        st, _ = post(a.url("zipkin", "/api/v1/spans"), json.dumps(zipkin_v1_doc(s)).encode(),
+                     "application/json")
+        check("zipkin v1 JSON answers 202", st == 202, st)
+        want += s
+        s = make_spans(7, 3, "zipkin1-thrift-svc")
+        st, _ = post(a.url("zipkin", "/api/v1/spans"), TH.zipkin_list(s), "application/x-thrift")
+        check("zipkin v1 Thrift list answers 202", st == 202, st)
+        want += s
+        s = make_spans(8, 7, "otlp-svc", trace_high=0x77)
+        st, body = post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(),
+                        "application/json")
+        check("OTLP/JSON answers 200 {}", st == 200 and json.loads(body) == {}, st, body)
+        want += s
+        total = len(want)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5 * total, 20)
+        check("every destination acknowledged every span", ok,
+              a.metric("tracewire_agent_spans_forwarded_total"), 5 * total)
+        check("received counts per receiver",
+              a.metric("tracewire_agent_spans_received_total", receiver="jaeger-compact") == 5 and
+              a.metric("tracewire_agent_spans_received_total", receiver="otlp") == 7 and
+              a.metric("tracewire_agent_spans_received_total", receiver="zipkin") == 9,
+              a.metrics())
+        want = normalise(want)
+        compare_once("OTLP/JSON destination: every span once, field by field", want,
+                     spans_of(otlp, read_otlp))
+        compare_once("Zipkin v2 destination: every span once, field by field", want,
+                     spans_of(zipkin, read_zipkin))
+        compare_once("Jaeger collector destination: every span once, field by field", want,
+                     spans_of(jaeger, TH.read_jaeger_batches))
+        datagrams = []
+        while True:
+            try:
+                datagrams.append(udp_out.recv(65536))
+            except socket.timeout:
+                break
+        compare_once("Jaeger agent destination (UDP compact emitBatch): every span once",
+                     want, [x for dg in datagrams for x in TH.read_emit_batch(dg)])
+        ctypes = {ct for _, ct, _ in jaeger.bodies()}
+        check("Jaeger bodies are application/x-thrift", ctypes == {"application/x-thrift"}, ctypes)
+    finally:
+        rc = a.stop()
+        for b in (otlp, zipkin, jaeger):
+            b.close()
+        udp_out.close()
+    check("SIGTERM: exit status 0", rc == 0, rc)
+    with open(out_file) as f:
+        compare_once("file destination (dapper): every span once", want, read_dapper(f.read()))
+    log = a.text()
+    check("the shutdown summary is logged", "summary: destination" in log and
+          "summary: receiver otlp: received 7 spans" in log, log[-2000:])
+
+
+# ---- HTTP answers -----------------------------------------------------------------------------
+
+
+def test_http_answers():
+    b = Backend()
+    a = agent("http", ["--otlp=127.0.0.1:0", "--zipkin=127.0.0.1:0", "--max-request-bytes=64K",
+                       "--send", b.url("/v1/traces")])
+    try:
+        url = a.url("otlp", "/v1/traces")
+        st, body = post(url, b"{not json", "application/json")
+        check("malformed OTLP: 400 with a google.rpc.Status naming the reason",
+              st == 400 and json.loads(body)["code"] == 3 and "line 1" in json.loads(body)["message"],
+              st, body)
+        good = make_spans(20, 2, "p")
+        doc = otlp_doc(good)
+        doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
+            {"traceId": "xyz", "spanId": "0102030405060708", "name": "bad",
+             "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000000000001"})
+        st, body = post(url, json.dumps(doc).encode(), "application/json")
+        ps = json.loads(body).get("partialSuccess", {}) if st == 200 else {}
+        check("OTLP with one bad span: 200, partialSuccess.rejectedSpans 1 and a message",
+              st == 200 and ps.get("rejectedSpans") == 1 and "traceId" in ps.get("errorMessage", ""),
+              st, body)
+        # OTLP protobuf: the answer is protobuf too (the specification: the same Content-Type).
+        pb_path = os.path.join(workdir("http"), "good.pb")
+        subprocess.run([TRACEWIRE, "convert", "--from", "otlp-json", "--to", "otlp-proto", "-o",
+                        pb_path, "-"], input=json.dumps(otlp_doc(make_spans(3, 1, "pb"))).encode(),
+                       check=True, stderr=subprocess.DEVNULL)
+        with open(pb_path, "rb") as f:
+            pb = f.read()
+        st, ctype, raw = post_raw(url, pb, "application/x-protobuf")
+        check("OTLP protobuf: 200 with an empty ExportTraceServiceResponse in protobuf",
+              st == 200 and ctype == "application/x-protobuf" and raw == b"", st, ctype, raw)
+        st, ctype, raw = post_raw(url, b"\x0a\x05\x0a\x03\xff\xff", "application/x-protobuf")
+        check("malformed OTLP protobuf: 400 with a protobuf google.rpc.Status (code 3, a reason)",
+              st == 400 and ctype == "application/x-protobuf" and raw[:2] == b"\x08\x03" and
+              len(raw) > 4, st, ctype, raw)
+        st, body = post(url, b"{}", "text/plain")
+        check("unknown content type: 415 naming the accepted ones",
+              st == 415 and "application/json" in body, st, body)
+        st, body = post(url, b"x" * 70000, "application/json")
+        check("a body over --max-request-bytes: 413", st == 413, st, body)
+        bomb = zlib.compress(b" " * (10 << 20))  # 10 MiB of spaces, as zlib
+        import gzip as gz
+        bomb = gz.compress(b" " * (10 << 20))
+        st, body = post(url, bomb, "application/json", headers={"Content-Encoding": "gzip"})
+        check("a gzip bomb: 413 (the inflated size is bounded too)", st == 413 and len(bomb) < 65536,
+              st, body, len(bomb))
+        st, body = post(url, b"\x1f\x8b\x08garbage", "application/json",
+                        headers={"Content-Encoding": "gzip"})
+        check("a broken gzip body: 400", st == 400 and "gzip" in body, st, body)
+        st, body = post(a.url("otlp", "/v1/other"), b"{}", "application/json")
+        check("an unknown route: 404", st == 404, st)
+        st, body = post(a.url("zipkin", "/api/v2/spans"), b"[{\"traceId\":1}]", "application/json")
+        check("malformed Zipkin: 400 with the reason", st == 400 and body.strip(), st, body)
+        import urllib.request
+        with urllib.request.urlopen(a.url("metrics", "/healthz"), timeout=5) as r:
+            h = json.loads(r.read())
+        check("/healthz: 200, status ok, destinations listed",
+              h["status"] == "ok" and len(h["destinations"]) == 1, h)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2)
+        check("the good spans of a partial request are forwarded", ok)
+        check("rejected spans are counted as dropped{reason=invalid}",
+              a.metric("tracewire_agent_spans_dropped_total", reason="invalid", receiver="otlp") >= 1)
+    finally:
+        a.stop()
+        b.close()
+
+
+# ---- fault matrix -----------------------------------------------------------------------------
+
+
+def send_batches(a, n_batches, per, prefix0=30, gap=0.0):
+    want = []
+    for k in range(n_batches):
+        s = make_spans(prefix0 + k, per, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        want += s
+        if gap:
+            time.sleep(gap)
+    return normalise(want)
+
+
+def test_spool_down_then_up():
+    d = workdir("spool")
+    spool = os.path.join(d, "spool")
+    b = Backend()
+    b.plan = [{"status": 503}] * 1000  # down
+    a = agent("spool", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--spool", spool])
+    try:
+        t0 = time.time()
+        want = send_batches(a, 1, 10, prefix0=40)
+        first_fail = wait_for(lambda: b.seen >= 1, 5)
+        t_fail = b.times[0] if b.times else time.time()
+        in_spool = wait_for(lambda: len(glob.glob(spool + "/*/*.twspool")) >= 1, 5, 0.01)
+        t_spooled = time.time()
+        check("a batch that fails to send is in the spool within 1 s",
+              first_fail and in_spool and t_spooled - t_fail < 1.0, t_spooled - t_fail)
+        want += send_batches(a, 5, 10, prefix0=41, gap=0.15)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spooled_batches") >= 3, 10)
+        check("while down, batches go to the spool in order", ok, a.metrics())
+        with b.lock:
+            b.plan = []  # up again
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= len(want), 60)
+        check("the spool is replayed when the destination answers again", ok,
+              a.metric("tracewire_agent_spans_forwarded_total"), len(want))
+        got = spans_of(b, read_otlp)
+        compare_once("spool replay: every span once", want, got)
+        order = [int(s["span"][:2], 16) for s in got]
+        check("spool replay keeps the order of the batches", order == sorted(order), order)
+        check("the spool is empty afterwards", a.metric("tracewire_agent_spooled_bytes") == 0 and
+              not glob.glob(spool + "/*/*.twspool"))
+        _ = t0
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_retry_after_and_errors():
+    b = Backend()
+    def date():  # an HTTP-date 2 s ahead (whole seconds: at least 1 s)
+        return {"Retry-After": time.strftime("%a, %d %b %Y %H:%M:%S GMT",
+                                             time.gmtime(time.time() + 2))}
+    b.plan = [{"status": 429, "headers": {"Retry-After": "1"}},
+              {"status": 503, "headers": date},
+              {"status": 500}, {"close": True}, {"delay": 3, "delay_lost": True}]
+    a = agent("retry", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--retries", "10",
+                        "--timeout-ms", "1000"])
+    try:
+        want = send_batches(a, 1, 5, prefix0=60)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5, 40)
+        check("429, 503, 500, a closed connection and a slow answer are retried until it goes", ok)
+        t = b.times
+        check("429 Retry-After: 1 (seconds) is honoured", len(t) >= 2 and t[1] - t[0] >= 0.95,
+              [round(x - t[0], 2) for x in t])
+        check("503 Retry-After: HTTP-date is honoured", len(t) >= 3 and t[2] - t[1] >= 0.9,
+              [round(x - t[0], 2) for x in t])
+        compare_once("after the errors: every span once", want, spans_of(b, read_otlp))
+        # curl itself re-sends once on a reused connection the server closed: 4 or 5.
+        check("retries are counted", a.metric("tracewire_agent_retries_total") >= 4,
+              a.metric("tracewire_agent_retries_total"))
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_400_split():
+    b = Backend()
+    b.refuse_if = lambda body: b"poison" in body
+    a = agent("split", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces")])
+    try:
+        s = make_spans(70, 16, "svc")
+        s[9]["name"] = "poison"
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 15, 20)
+        check("a 400 splits the batch: the 15 good spans arrive", ok)
+        want = normalise([x for x in s if x["name"] != "poison"])
+        compare_once("400 split: the good spans once", want, spans_of(b, read_otlp))
+        check("the refused span is dropped{reason=refused}",
+              wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total", reason="refused") == 1))
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_queue_full_accounting():
+    port = free_port()
+    a = agent("queue", ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:%d/v1/traces" % port,
+                        "--queue-spans", "20", "--retries", "0", "--timeout-ms", "200"])
+    try:
+        codes = []
+        for k in range(10):
+            s = make_spans(80 + k, 10, "svc")
+            st, _ = post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(),
+                         "application/json")
+            codes.append(st)
+        m = a.metrics
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_in_flight") == 0, 20)
+        enq = a.metric("tracewire_agent_spans_enqueued_total")
+        fwd = a.metric("tracewire_agent_spans_forwarded_total")
+        dropped = sum(a.metric("tracewire_agent_spans_dropped_total", reason=r)
+                      for r in ("send_failed", "queue_full"))
+        recv = a.metric("tracewire_agent_spans_received_total", receiver="otlp")
+        accepted = sum(10 for c in codes if c == 200)
+        check("every span is accounted for: received = forwarded + dropped + in flight",
+              ok and recv == accepted and enq + a.metric("tracewire_agent_spans_dropped_total",
+                                                          reason="queue_full") == accepted and
+              fwd + dropped == accepted, codes, m())
+    finally:
+        a.stop()
+
+
+# ---- follow mode ------------------------------------------------------------------------------
+
+
+def write_lines(path, spans, mode="a"):
+    with open(path, mode) as f:
+        for s in spans:
+            f.write(dapper_line(s))
+        f.flush()
+
+
+def test_follow_rotation_and_kill9():
+    d = workdir("follow")
+    logdir = os.path.join(d, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    log = os.path.join(logdir, "app.log")
+    ckpt = os.path.join(d, "checkpoint")
+    b = Backend()
+    args = ["--follow", os.path.join(logdir, "app.log*"), "--checkpoint", ckpt,
+            "--send", b.url("/v1/traces"), "--max-body-bytes", "4096"]
+    a = agent("follow", args)
+    want = []
+    try:
+        s = make_spans(90, 50, "svc")
+        write_lines(log, s)
+        want += s
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 50, 20)
+        check("follow: the lines written are forwarded", ok)
+        # rename + create: app.log -> app.log.1 (still matched by the glob), new app.log
+        os.rename(log, log + ".1")
+        s = make_spans(91, 30, "svc")
+        write_lines(log + ".1", s[:10])  # the writer still appends to the renamed file
+        write_lines(log, s[10:])
+        want += s
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 80, 20)
+        check("rotation by rename + create: both files read, the renamed one not twice", ok,
+              a.metric("tracewire_agent_spans_forwarded_total"))
+        # copytruncate: copy app.log to app.log.2, truncate app.log, keep writing
+        with open(log, "rb") as f:
+            content = f.read()
+        with open(log + ".2", "wb") as f:
+            f.write(content)
+        time.sleep(0.6)  # the agent sees the copy before the truncation
+        with open(log, "r+") as f:
+            f.truncate(0)
+        s = make_spans(92, 20, "svc")
+        write_lines(log, s)
+        want += s
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 100, 20)
+        check("rotation by copytruncate: the copy is recognised, the new lines read", ok,
+              a.metric("tracewire_agent_spans_forwarded_total"))
+        time.sleep(0.5)
+        compare_once("after both rotations: every line once", normalise(list(want)),
+                     spans_of(b, read_otlp))
+        # kill -9 while lines are being written and sent
+        stop = threading.Event()
+        extra = []
+
+        def writer():
+            k = 0
+            while not stop.is_set() and k < 40:
+                s2 = make_spans(100 + k, 10, "svc")
+                write_lines(log, s2)
+                extra.extend(s2)
+                k += 1
+                time.sleep(0.02)
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(0.3)
+        a.stop(signal.SIGKILL)
+        t.join()
+        before = len(spans_of(b, read_otlp))
+        a = agent("follow", args)
+        want += extra
+        ok = wait_for(lambda: len(spans_of(b, read_otlp)) >= len(want), 30)
+        check("after kill -9 and a restart, every line arrives", ok, len(spans_of(b, read_otlp)),
+              len(want), before)
+        time.sleep(0.5)
+        # duplicates only from the one batch in flight (<= 4096-byte bodies: a few dozen spans)
+        compare_once("kill -9 in follow mode: no gap, duplicates within one batch",
+                     normalise(list(want)), spans_of(b, read_otlp), allow_dups=40)
+        with open(ckpt) as f:
+            check("the checkpoint file names the files", "app.log" in f.read())
+    finally:
+        rc = a.stop()
+        b.close()
+    check("follow: SIGTERM exit 0", rc == 0, rc)
+
+
+def test_follow_stop_while_down():
+    """Destination down, no spool: SIGTERM ends within the drain bound, and the lines still
+    held are read again at the next start (not dropped, not skipped)."""
+    d = workdir("follow-down")
+    log = os.path.join(d, "spans.log")
+    ckpt = os.path.join(d, "checkpoint")
+    b = Backend()
+    b.plan = [{"status": 503}] * 100000
+    args = ["--follow", log, "--checkpoint", ckpt, "--send", b.url("/v1/traces"),
+            "--drain-ms", "1000"]
+    s = make_spans(160, 20, "svc")
+    write_lines(log, s, "w")
+    a = agent("follow-down", args)
+    wait_for(lambda: b.seen >= 2, 10)
+    t0 = time.time()
+    rc = a.stop()
+    check("destination down: SIGTERM exits 0 within the drain bound", rc == 0 and
+          time.time() - t0 < 15, rc, time.time() - t0)
+    with b.lock:
+        b.plan = []
+    a = agent("follow-down", args)
+    try:
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 20, 20)
+        time.sleep(0.3)
+        compare_once("the lines held at the stop are read again at the next start, once",
+                     normalise(list(s)), spans_of(b, read_otlp))
+        check("...and forwarded", ok)
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_kill9_with_spool():
+    d = workdir("spool9")
+    spool = os.path.join(d, "spool")
+    port = free_port()
+    a = agent("spool9", ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:%d/v1/traces" % port,
+                         "--spool", spool])
+    want = send_batches(a, 4, 10, prefix0=150, gap=0.15)
+    ok = wait_for(lambda: a.metric("tracewire_agent_spans_spooled_total") >= 40, 10)
+    check("destination down: 40 spans spooled", ok, a.metrics())
+    a.stop(signal.SIGKILL)
+    b = Backend()
+    # The same destination URL (the spool is per destination): a backend on that port.
+    b.close()
+    srv = None
+    for _ in range(50):
+        try:
+            b2 = Backend.__new__(Backend)
+            Backend.__init__(b2)
+            b2.close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    # Bind the exact port now.
+    import http.server as hs
+
+    class Rec(hs.BaseHTTPRequestHandler):
+        bodies = []
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            import gzip as gz
+            n = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(n)
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gz.decompress(body)
+            Rec.bodies.append(body)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+    srv = hs.ThreadingHTTPServer(("127.0.0.1", port), Rec)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    a = agent("spool9", ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:%d/v1/traces" % port,
+                         "--spool", spool])
+    try:
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_replayed_total") >= 40, 30)
+        check("after kill -9, the restarted agent replays the spool", ok, a.metrics())
+        got = []
+        for body in Rec.bodies:
+            got.extend(read_otlp(body))
+        compare_once("kill -9 with the spool: every spooled span once", want, got)
+    finally:
+        a.stop()
+        srv.shutdown()
+        srv.server_close()
+
+
+# ---- operating it -------------------------------------------------------------------------------
+
+
+def test_config_sighup_sampling():
+    d = workdir("config")
+    b = Backend()
+    strategies = os.path.join(d, "strategies.json")
+    with open(strategies, "w") as f:
+        json.dump({"default_strategy": {"type": "probabilistic", "param": 0.5},
+                   "service_strategies": [
+                       {"service": "foo", "type": "probabilistic", "param": 0.8,
+                        "operation_strategies": [{"operation": "op1", "type": "probabilistic",
+                                                  "param": 0.2}]},
+                       {"service": "bar", "type": "ratelimiting", "param": 5}]}, f)
+    conf = os.path.join(d, "agent.ini")
+    with open(conf, "w") as f:
+        f.write("# tracewire agent test\n[agent]\notlp = 127.0.0.1:0\nsampling = 127.0.0.1:0\n"
+                "sampling-strategies = %s\nsend = %s\ntag = env=one;zone=z1\n"
+                "metrics = 127.0.0.1:0\nflush-ms = 100\n" % (strategies, b.url("/v1/traces")))
+    a = Agent(TRACEWIRE, ["--config", conf], os.path.join(d, "agent.log"))
+    try:
+        import urllib.request
+        with urllib.request.urlopen(a.url("sampling", "/sampling?service=foo"), timeout=5) as r:
+            foo = json.loads(r.read())
+        check("sampling: a service's strategy, per operation",
+              foo["strategyType"] == "PROBABILISTIC" and
+              foo["probabilisticSampling"]["samplingRate"] == 0.8 and
+              foo["operationSampling"]["perOperationStrategies"][0]["operation"] == "op1", foo)
+        with urllib.request.urlopen(a.url("sampling", "/?service=bar"), timeout=5) as r:
+            bar = json.loads(r.read())
+        check("sampling: the legacy / endpoint, rate limiting, numeric type",
+              bar["strategyType"] == 1 and bar["rateLimitingSampling"]["maxTracesPerSecond"] == 5,
+              bar)
+        with urllib.request.urlopen(a.url("sampling", "/sampling?service=other"), timeout=5) as r:
+            other = json.loads(r.read())
+        check("sampling: an unknown service gets the default",
+              other["probabilisticSampling"]["samplingRate"] == 0.5, other)
+        try:
+            urllib.request.urlopen(a.url("sampling", "/sampling"), timeout=5)
+            check("sampling without service: 400", False)
+        except urllib.error.HTTPError as e:
+            check("sampling without service: 400", e.code == 400, e.code)
+        s = make_spans(170, 2, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2)
+        body = b.bodies()[-1][2]
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(body)["resourceSpans"][0]["resource"]["attributes"]}
+        check("config file: tag = env=one;zone=z1 sets both process tags",
+              attrs.get("env") == "one" and attrs.get("zone") == "z1", attrs)
+        with open(conf, "a") as f:
+            pass
+        text = open(conf).read().replace("env=one;zone=z1", "env=two")
+        with open(conf, "w") as f:
+            f.write(text)
+        a.send_signal(signal.SIGHUP)
+        wait_for(lambda: "SIGHUP: configuration re-read" in a.text(), 5)
+        s = make_spans(171, 2, "svc2")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 4)
+        body = b.bodies()[-1][2]
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(body)["resourceSpans"][0]["resource"]["attributes"]}
+        check("SIGHUP re-reads the config file: the new tag applies", attrs.get("env") == "two",
+              attrs)
+    finally:
+        rc = a.stop()
+        b.close()
+    check("config: SIGTERM exit 0", rc == 0, rc)
+
+
+def test_big_datagrams_and_env():
+    """A 65,000-byte datagram (near the UDP limit) is read whole; OTEL_EXPORTER_OTLP_ENDPOINT
+    names the destination when --send does not."""
+    b = Backend()
+    a = agent("bigdgram", ["--jaeger-compact=127.0.0.1:0"],
+              env={"OTEL_EXPORTER_OTLP_ENDPOINT": b.url("")})
+    try:
+        s = make_spans(180, 4, "big")
+        for x in s:
+            x["tags"]["t.str"] = "x" * 16000
+        payload = TH.emit_batch(s, compact=True)
+        check("the datagram is near the UDP limit", 64000 < len(payload) <= 65507, len(payload))
+        send_udp(a.host_port("jaeger-compact"), payload)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 4, 10)
+        check("a 64 KB datagram is received whole and forwarded to the OTEL_ endpoint", ok,
+              a.metrics())
+        compare_once("64 KB datagram: every span once", normalise(s), spans_of(b, read_otlp))
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_processing():
+    b = Backend()
+    a = agent("processing", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                             "--drop-name", "op-190-1", "--redact", "v[0-9]+", "--redact-with", "#",
+                             "--tag", "env=test"])
+    try:
+        s = make_spans(190, 3, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2, 10)
+        got = spans_of(b, read_otlp)
+        check("--drop-name drops the span, counted filtered", ok and len(got) == 2 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="filtered") == 1,
+              got, a.metrics())
+        check("--redact replaces the matches in string tags",
+              all(x["tags"]["t.str"] == "#" for x in got), got)
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]}
+        check("--tag sets a process tag", attrs.get("env") == "test", attrs)
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_tail_sampler():
+    b = Backend()
+    a = agent("tail", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--tail-sample",
+                       "--tail-keep-share", "0", "--tail-slow-ms", "50", "--tail-quiet-ms", "300"])
+    try:
+        plain, failed, slow = (make_spans(200, 3, "svc"), make_spans(201, 3, "svc"),
+                               make_spans(202, 3, "svc"))
+        slow[1]["duration"] = 80000
+        doc = otlp_doc(plain + failed + slow)
+        for sp in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            if sp["spanId"] == failed[2]["span"]:
+                sp["status"] = {"code": 2, "message": "boom"}
+        post(a.url("otlp", "/v1/traces"), json.dumps(doc).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_tail_spans_kept_total") >= 6 and
+                      a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") >= 3,
+                      10)
+        late = make_spans(200, 4, "svc")[3:]  # a late span of the dropped trace
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(late)).encode(), "application/json")
+        wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") >= 4,
+                 5)
+        wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 6, 5)
+        got = spans_of(b, read_otlp)
+        names = sorted({x["name"].split("-")[1] for x in got})
+        check("tail sampling keeps the traces with an error or a slow span, drops the rest",
+              ok and names == ["201", "202"] and len(got) == 6, names, len(got), a.metrics())
+        check("a span arriving after its trace was dropped is dropped too",
+              a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") == 4)
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_sampling_proxy_and_log_file():
+    d = workdir("proxy")
+    strategies = os.path.join(d, "s.json")
+    with open(strategies, "w") as f:
+        json.dump({"default_strategy": {"type": "probabilistic", "param": 0.25}}, f)
+    up = agent("proxy-up", ["--sampling=127.0.0.1:0", "--sampling-strategies", strategies])
+    log = os.path.join(d, "agent-file.log")
+    a = Agent(TRACEWIRE, ["--sampling=127.0.0.1:0", "--sampling-proxy",
+                          up.url("sampling", "/sampling"), "--log-file", log],
+              os.path.join(d, "stderr.log"))
+    try:
+        import urllib.request
+        # the addresses are in the log file, not on stderr
+        text = open(log).read()
+        m = re.search(r"listening: sampling http (\S+)", text)
+        url = "http://%s/sampling?service=x" % m.group(1)
+        with urllib.request.urlopen(url, timeout=5) as r:
+            got = json.loads(r.read())
+        check("--sampling-proxy passes the collector's answer on",
+              got["probabilisticSampling"]["samplingRate"] == 0.25, got)
+        up.stop()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            got = json.loads(r.read())
+        check("--sampling-proxy serves the last good answer while the collector is down",
+              got["probabilisticSampling"]["samplingRate"] == 0.25, got)
+        os.rename(log, log + ".1")
+        a.send_signal(signal.SIGHUP)
+        ok = wait_for(lambda: os.path.exists(log) and "SIGHUP" in open(log).read(), 5)
+        check("SIGHUP reopens --log-file (logrotate's rename)", ok)
+    finally:
+        a.stop()
+        up.stop()
+
+
+def test_usage_errors():
+    import subprocess
+    for args, what in [(["--otlp"], "no destination"),
+                       (["--send", "http://x/v1/traces"], "no receiver"),
+                       (["--otlp=1.2.3.4:99999", "--send", "http://x/v1/traces"], "port"),
+                       (["--otlp", "--send", "ftp://x"], "cannot tell the backend"),
+                       (["--bogus"], "Unknown option"),
+                       (["--sampling", "--send", "http://x/v1/traces"], "--sampling needs")]:
+        p = subprocess.run([TRACEWIRE, "agent", "--no-metrics"] + args, capture_output=True,
+                           text=True, timeout=20)
+        check("usage: %s -> exit 2 and a reason" % " ".join(args),
+              p.returncode == 2 and what in p.stderr, p.returncode, p.stderr)
+
+
+TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
+         test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
+         test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
+         test_big_datagrams_and_env, test_processing, test_tail_sampler,
+         test_sampling_proxy_and_log_file, test_usage_errors]
+
+for t in TESTS:
+    if ONLY and t.__name__ not in ONLY:
+        continue
+    print("== %s" % t.__name__)
+    sys.stdout.flush()
+    try:
+        t()
+    except Exception as e:  # a test that cannot run is a failure, with its reason
+        import traceback
+        traceback.print_exc()
+        check("%s ran to the end" % t.__name__, False, repr(e))
+
+print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
+sys.exit(1 if RESULTS["failed"] else 0)

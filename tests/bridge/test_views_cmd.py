@@ -1,0 +1,716 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""tests/bridge/test_views_cmd.py: the contract of `tracewire show`, `deps`, `stats` and
+`diff` (docs/views.md), driven through the built command as a user would (make check, via
+test_views_cmd.sh).
+
+Covers the issue's "semantics to keep": every view sees convert's assembly (span counts equal
+`convert --to jaeger-json`'s; a shared Zipkin span is two spans); latency figures leave out
+spans without a duration and say how many; the width (terminal, COLUMNS, 120) and no escape
+codes or box drawing off a terminal unless asked (--color, --unicode, NO_COLOR; a real pty for
+the terminal cases); orphans under a placeholder naming the missing parent; `skew` marks;
+Zipkin's lower-case service names; `stats --json` keys; diff's exit codes 0/1/2; the HTML page
+is one self-contained file. `deps` is checked on every Zipkin v2 fixture against links computed
+here by an independent implementation of Zipkin's rules (Trace.merge, SpanNode, DependencyLinker)
+over the raw JSON, not from tracewire's output.
+
+Usage: test_views_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the command.
+"""
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+
+TW = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./bridge/tracewire")
+FIX = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "real")
+WRAP = shlex.split(os.environ.get("TW_TEST_WRAPPER", ""))
+WORK = tempfile.mkdtemp(prefix="tw-views-cmd.")
+
+passed = 0
+failed = 0
+
+
+def check(name, cond, *detail):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("PASS: " + name)
+    else:
+        failed += 1
+        print("FAIL: " + name)
+        for d in detail:
+            for line in str(d).splitlines()[:40]:
+                print("  " + line)
+
+
+def env_without(*names, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env.update(extra)
+    return env
+
+
+def run(args, stdin=None, env=None):
+    cmd = WRAP + [TW] + args
+    p = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600, env=env if env is not None else env_without("COLUMNS", "NO_COLOR"))
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def run_pty(args, cols=100, rows=40, env=None):
+    """Runs the command with stdout on a pseudo-terminal of COLS x ROWS."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    e = env if env is not None else env_without("COLUMNS", "NO_COLOR")
+    e.setdefault("LANG", "C.UTF-8")
+    e.pop("LC_ALL", None)
+    p = subprocess.Popen(WRAP + [TW] + args, stdout=slave, stderr=subprocess.PIPE, env=e)
+    os.close(slave)
+    out = b""
+    while True:
+        r, _, _ = select.select([master], [], [], 30)
+        if not r:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=60)
+    err = p.stderr.read().decode("utf-8", "replace")
+    os.close(master)
+    return p.returncode, out.decode("utf-8", "replace").replace("\r\n", "\n"), err
+
+
+def fixture(rel):
+    return os.path.join(FIX, rel)
+
+
+def write(name, data):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+ASCEND = fixture("openzipkin__zipkin/zipkin-lens__testdata__ascend.json")
+SKEW = fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")
+MESSAGING2 = fixture("openzipkin__zipkin/zipkin-lens__testdata__messaging2.json")
+SMARTTHINGS = fixture("openzipkin__zipkin/zipkin-lens__testdata__smartthings-mobile-web-install.json")
+NETFLIX = fixture("openzipkin__zipkin/zipkin-ui__testdata__netflix.json")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def display_cols(line):
+    """Columns a terminal gives a line: wide CJK counts 2, combining marks 0."""
+    import unicodedata
+    n = 0
+    for ch in ANSI.sub("", line):
+        if unicodedata.combining(ch):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+# The Zipkin v2 JSON fixtures (tests/fixtures/real/INDEX.md).
+ZIPKIN_V2 = [
+    "openzipkin__zipkin/zipkin-ui__testdata__netflix.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__ascend.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__envoy.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__messaging-kafka.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__messaging.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__messaging2.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__simple-db-p6.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__skew.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__smartthings-mobile-web-install.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__smartthings-oauth-authorization.json",
+    "openzipkin__zipkin/zipkin-lens__testdata__yelp.json",
+    "openzipkin__zipkin/zipkin-lens__src__test__data__malformed.json",
+    "openzipkin__zipkin/benchmarks__src__test__resources__zipkin2-chinese.json",
+    "jaegertracing__jaeger/cmd__collector__app__handler__testdata__zipkin_v1_merged_spans.json",
+    "jaegertracing__jaeger/cmd__collector__app__zipkin__fixtures__zipkin_01.json",
+    "jaegertracing__jaeger/cmd__collector__app__zipkin__fixtures__zipkin_03.json",
+    "open-telemetry__opentelemetry-collector/receiver__zipkinreceiver__testdata__sample1.json",
+    "open-telemetry__opentelemetry-collector-contrib/receiver__zipkinreceiver__testdata__sample3.json",
+    "open-telemetry__opentelemetry-collector-contrib/receiver__zipkinreceiver__testdata__sample4.json",
+    "honeycombio__honeycomb-opentracing-proxy/app__testdata__payload_1.json",
+]
+LIST_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+ \S+|\?)\s+(\d+)\s+(\d+)\s+(.*)$")
+
+
+def list_rows(out):
+    """The rows of show --list: (id, start, duration, spans, errors, root)."""
+    rows = []
+    for line in out.splitlines()[1:]:
+        m = LIST_LINE.match(line)
+        if m:
+            rows.append((m.group(1), m.group(2), m.group(3), int(m.group(4)), int(m.group(5)),
+                         m.group(6)))
+    return rows
+
+
+# ---- usage errors ----------------------------------------------------------------------------
+
+for args, what in [
+    (["show", "--no-such-option"], "an unknown option"),
+    (["show", "--since", "yesterday", ASCEND], "a bad --since"),
+    (["show", "--min-duration", "250", ASCEND], "a --min-duration without unit"),
+    (["show", "--trace", "xyz", ASCEND], "a --trace that is not hex"),
+    (["show", "--color=sometimes", ASCEND], "a bad --color"),
+    (["deps", "--format", "png", ASCEND], "an unknown deps format"),
+    (["deps", "--dot", "--svg", ASCEND], "two deps formats"),
+    (["stats", "--sort", "speed", ASCEND], "an unknown stats sort key"),
+    (["diff", ASCEND], "diff with one side"),
+    (["diff", "--trace", "ab", "a", "b", ASCEND], "diff with --trace"),
+]:
+    rc, out, err = run(args)
+    check("usage error exits 2: " + what, rc == 2 and "tracewire: " in err and out == "",
+          "rc=%d" % rc, err)
+
+rc, out, _ = run(["stats", "--help"])
+check("stats --help prints the percentile sketch's error bound",
+      rc == 0 and "1% of exact + 0.5 us" in out and "1000 timed spans" in out, out[-600:])
+
+# ---- every view sees convert's assembly ------------------------------------------------------
+
+
+def fixtures_of_known_formats():
+    paths = []
+    for d in sorted(os.listdir(FIX)):
+        if not os.path.isdir(os.path.join(FIX, d)):
+            continue
+        for f in sorted(os.listdir(os.path.join(FIX, d))):
+            if f.endswith((".json", ".thrift", ".txt")):
+                paths.append(os.path.join(FIX, d, f))
+    return paths
+
+
+mismatch = []
+total = 0
+for path in fixtures_of_known_formats():
+    p = subprocess.run([TW, "convert", "--to", "jaeger-json", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    try:
+        doc = json.loads(p.stdout or b"{}")
+    except ValueError:
+        continue
+    want = sum(len(t["spans"]) for t in doc.get("data", []))
+    rc, out, err = run(["show", "--list", path])
+    got = sum(r[3] for r in list_rows(out))
+    total += got
+    if got != want:
+        mismatch.append("%s: show %d, convert --to jaeger-json %d" % (os.path.basename(path), got,
+                                                                      want))
+check("show --list counts the spans of convert --to jaeger-json on every real fixture (%d spans)"
+      % total, not mismatch and total > 1000, *mismatch)
+
+rc, out, _ = run(["show", "--list", ASCEND])
+check("a Zipkin span shared by client and server counts as two spans (ascend: 8 records, 8 spans)",
+      rc == 0 and re.search(r"\s8\s+0\s+mobile-gateway: get", out), out)
+rc, out, _ = run(["show", "--list", NETFLIX])
+check("...and the parts of one span are merged first (netflix: 8 records, 6 spans)",
+      rc == 0 and re.search(r"\s6\s+0\s+apip:", out), out)
+
+# ---- width, colours, box drawing -------------------------------------------------------------
+
+rc, out, _ = run(["show", SMARTTHINGS])
+lines = out.splitlines()
+widest = max(display_cols(l) for l in lines)
+check("on a pipe without COLUMNS, lines fit 120 columns and use them (widest %d)" % widest,
+      rc == 0 and 110 <= widest <= 120)
+check("...with no escape codes and no box drawing",
+      "\x1b" not in out and not re.search("[\u2500-\u257f\u2580-\u259f]", out))
+for cols in (80, 200):
+    rc, out, _ = run(["show", SMARTTHINGS], env=env_without("NO_COLOR", COLUMNS=str(cols)))
+    widest = max(display_cols(l) for l in out.splitlines())
+    check("on a pipe, COLUMNS=%d sets the width (widest line %d)" % (cols, widest),
+          rc == 0 and cols - 10 <= widest <= cols)
+rc, out, _ = run(["show", "--width", "100", SMARTTHINGS], env=env_without("NO_COLOR", COLUMNS="60"))
+check("--width wins over COLUMNS", max(display_cols(l) for l in out.splitlines()) <= 100 and
+      max(display_cols(l) for l in out.splitlines()) > 60)
+rc, out, _ = run(["show", "--width", "50", SMARTTHINGS])
+check("a narrow width still fits (the bar, then columns give way)",
+      rc == 0 and max(display_cols(l) for l in out.splitlines()) <= 50)
+rc, out, _ = run(["show", "--color", ASCEND])
+check("--color asks for escape codes on a pipe", "\x1b[" in out)
+rc, out, _ = run(["show", "--unicode", ASCEND])
+check("--unicode asks for box drawing on a pipe", "\u251c\u2500" in out and "\x1b" not in out)
+
+rc, out, _ = run_pty(["show", ASCEND], cols=100)
+check("on a terminal: colours and box drawing, the terminal's width",
+      "\x1b[" in out and "\u2514\u2500" in out and
+      max(display_cols(l) for l in out.splitlines()) <= 100, out[:500])
+env = env_without("COLUMNS", NO_COLOR="1")
+rc, out, _ = run_pty(["show", ASCEND], cols=140, env=env)
+check("on a terminal with NO_COLOR: box drawing, no escape codes",
+      "\x1b" not in out and "\u2514\u2500" in out and
+      max(display_cols(l) for l in out.splitlines()) <= 140, out[:300])
+rc, out, _ = run_pty(["show", "--color=never", "--ascii", ASCEND], cols=90)
+check("--color=never --ascii on a terminal: plain ASCII", "\x1b" not in out and
+      all(ord(c) < 128 for c in out), out[:300])
+
+# ---- tree, orphans, skew, details -------------------------------------------------------------
+
+rc, out, _ = run(["show", MESSAGING2])
+lines = out.splitlines()
+ph = [i for i, l in enumerate(lines) if "? missing parent 0153a596db406c83" in l]
+check("an orphan hangs under a placeholder naming the missing parent id",
+      rc == 0 and ph and lines[ph[0] + 1].startswith(("|- ", "`- ")) and
+      "transfer-service" in lines[ph[0] + 1], out)
+check("...one placeholder per missing id (two here)",
+      sum("? missing parent" in l for l in lines) == 2, out)
+rc, out, _ = run(["show", SKEW])
+skewed = [l for l in out.splitlines() if "serviceb  post" in l]
+check("a span that starts before its parent is marked skew",
+      skewed and "skew" in skewed[0] and not any("skew" in l for l in out.splitlines()
+                                                  if "servicea  get" in l), out)
+check("...and the trace header counts it", "1 skewed" in out.splitlines()[0], out)
+
+rc, out, _ = run(["show", "--tags", "--logs", ASCEND])
+check("--tags shows ids, tags and the process", rc == 0 and "span.kind = server" in out and
+      "span ef86c83c0a05a6d6" in out and "process mobile-gateway" in out, out[:800])
+rc, out, _ = run(["show", "--logs", fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")])
+logs_src = fixture("jaegertracing__jaeger/internal__uimodel__converter__v1__json__fixtures__ui_01.json")
+rc, out, _ = run(["show", "--logs", logs_src])
+check("--logs shows each log with its offset", rc == 0 and re.search(r"log \+[0-9.]+ \w+:", out),
+      out[:800])
+
+rc, out, _ = run(["show", "--critical-path", ASCEND])
+check("--critical-path marks spans and sums the path by service and operation",
+      rc == 0 and "critical path: 38.793 ms of 38.793 ms" in out and
+      re.search(r"22\.905 ms\s+59\.0%\s+mobile-gateway\s+get", out), out)
+
+# ---- --list, --trace, filters -----------------------------------------------------------------
+
+rc, out, _ = run(["show", "--list", ASCEND, SKEW, MESSAGING2])
+rows = out.splitlines()
+check("--list prints a header and one line per trace", rc == 0 and len(rows) == 4 and
+      rows[0].startswith("TRACE ID"), out)
+rc, out, _ = run(["show", "--list", "--trace", "0D1A", ASCEND, SKEW, MESSAGING2])
+check("--trace takes a prefix in any case", rc == 0 and len(out.splitlines()) == 2 and
+      "0d1a94ebc9256244" in out, out)
+rc, out, err = run(["show", "--trace", "ffff", ASCEND])
+check("--trace that matches nothing exits 1 and says so", rc == 1 and out == "" and
+      "no trace id starts with ffff" in err, err)
+rc, out, _ = run(["show", "--list", "--service", "SERVICEB", ASCEND, SKEW, MESSAGING2])
+check("--service selects traces with a span of that service (any case)",
+      rc == 0 and len(out.splitlines()) == 2 and "servicea: get" in out, out)
+rc, out, _ = run(["show", "--list", "--min-duration", "1s", ASCEND, SKEW, MESSAGING2])
+check("--min-duration selects traces with a span that long", len(out.splitlines()) == 2 and
+      "0d1a94ebc9256244" in out, out)
+rc, out, _ = run(["show", "--list", "--since", "2018-10-01", "--until", "2018-11-01", ASCEND, SKEW,
+                  MESSAGING2])
+check("--since/--until bound the trace's start", len(out.splitlines()) == 2 and
+      "0d1a94ebc9256244" in out, out)
+rc, out, _ = run(["show", "--list", "--error", fixture(
+    "openzipkin__zipkin/zipkin-lens__testdata__messaging-kafka.json"), ASCEND])
+check("--error selects traces with an error span", len(out.splitlines()) == 2 and
+      "0562809467078eab" in out, out)
+rc, out, _ = run(["show", "--list", "--operation", "get /content/personal", ASCEND, SKEW])
+check("--operation selects traces with a span of that name", len(out.splitlines()) == 2 and
+      "ef86c83c0a05a6d6" in out, out)
+with open(ASCEND, "rb") as f:
+    rc, out, _ = run(["show", "--list"], stdin=f.read())
+check("no FILE reads stdin", rc == 0 and "ef86c83c0a05a6d6" in out, out)
+bad = write("bad.json", '[{"traceId": "1", "id": "zz", "name": "x"}]\n')
+rc, out, err = run(["show", "--list", bad, ASCEND])
+check("a rejected record is reported, the rest shown, exit 1",
+      rc == 1 and "ef86c83c0a05a6d6" in out and "bad.json:1" in err, err)
+copy = write("copy.json", open(ASCEND, "rb").read())
+for view, opt in (("show", "--html"), ("show", "-o"), ("stats", "-o"), ("deps", "-o")):
+    rc, out, err = run([view, opt, copy, copy])
+    check("%s %s naming an input is refused (exit 2) and the input kept" % (view, opt),
+          rc == 2 and "would be emptied" in err and os.path.getsize(copy) > 1000, err)
+rc, out, err = run(["show", "--limit", "1", "--list", ASCEND, SKEW])
+check("--limit stops after N traces", rc == 0 and len(out.splitlines()) == 2, out)
+evil = write("evil.json", json.dumps([{"traceId": "abc1", "id": "1", "name": "x\x1b[31mred\x07",
+                                       "timestamp": 1500000000000000, "duration": 5,
+                                       "localEndpoint": {"serviceName": "s\x1b]0;t\x07"}}]))
+rc, out, _ = run(["show", "--tags", evil])
+check("control characters from the input never reach the terminal", rc == 0 and "\x1b" not in out
+      and "\x07" not in out and "x?[31mred?" in out, out)
+
+# ---- stats ------------------------------------------------------------------------------------
+
+rc, out, err = run(["stats", "--json", ASCEND])
+rows = json.loads(out) if rc == 0 else []
+keys = ["service", "operation", "count", "errors", "p50_us", "p90_us", "p99_us", "max_us",
+        "self_us", "critical_us"]
+check("stats --json: an array of objects with exactly the documented keys",
+      rows and all(list(r.keys()) == keys for r in rows), out[:600])
+gw = [r for r in rows if r["service"] == "mobile-gateway" and r["operation"] == "get"]
+check("stats --json values of a known trace (ascend: mobile-gateway get)",
+      gw and gw[0]["count"] == 3 and gw[0]["p50_us"] == 20333 and gw[0]["max_us"] == 38793 and
+      gw[0]["self_us"] == 22905 and gw[0]["critical_us"] == 22905, gw)
+jaeger = json.loads(subprocess.run([TW, "convert", "--to", "jaeger-json", SMARTTHINGS],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout)
+rc, out, err = run(["stats", SMARTTHINGS])
+m = re.search(r"(\d+) spans? without a duration (?:was|were) left out", out)
+rc2, jout, jerr = run(["stats", "--json", SMARTTHINGS])
+m2 = re.search(r"(\d+) span\(s\) without a duration were left out", jerr)
+total_count = sum(r["count"] for r in json.loads(jout))
+check("latency figures leave out spans without a duration and say how many (text and --json)",
+      rc == 0 and m and m2 and m.group(1) == m2.group(1) and int(m.group(1)) > 0 and
+      total_count == sum(len(t["spans"]) for t in jaeger["data"]),
+      out[-400:], jerr)
+rc, out, _ = run(["stats", "--json", "--sort", "count", "--top", "3", SMARTTHINGS])
+counts = [r["count"] for r in json.loads(out)] if rc == 0 else []
+every = sorted((r["count"] for r in json.loads(jout)), reverse=True)
+check("--sort count --top 3 lists the three busiest operations, busiest first",
+      counts == every[:3], counts, every[:5])
+rc, out, _ = run(["stats", "--sort", "p99", SMARTTHINGS])
+check("the text table has the documented columns", rc == 0 and out.splitlines()[0].split() == [
+    "SERVICE", "OPERATION", "COUNT", "ERRORS", "ERR%", "P50", "P90", "P99", "MAX", "SELF",
+    "CRITICAL", "FAN-OUT"], out[:300])
+
+# ---- deps: against an independent implementation of Zipkin's rules ----------------------------
+
+
+def zipkin_links(spans):
+    """Zipkin's dependency links of one trace, from the rules (Trace.merge, SpanNode.Builder,
+    DependencyLinker), written here from their documented behaviour over raw v2 JSON."""
+    def ep_service(ep):
+        s = (ep or {}).get("serviceName")
+        return s.lower() if s else None
+
+    def kind(s):
+        return s.get("kind")
+    # Trace.merge: sort by id, shared last, clients first, null endpoints first; merge parts
+    # with the same id and shared-ness and compatible endpoints; backfill shared on a server
+    # after a client; a shared span takes the client's parent.
+    def shared(s):
+        return bool(s.get("shared"))
+
+    def cmp_key(s):
+        ep = s.get("localEndpoint")
+        return (s["id"].rjust(16, "0"), 1 if shared(s) else 0,
+                0 if shared(s) or kind(s) == "CLIENT" else 1 if not shared(s) else 0,
+                0 if ep is None else 1,
+                (ep or {}).get("serviceName") or "~", (ep or {}).get("ipv4") or "~",
+                (ep or {}).get("ipv6") or "~")
+    import functools
+
+    def compare(a, b):
+        ka, kb = a["id"].rjust(16, "0"), b["id"].rjust(16, "0")
+        if ka != kb:
+            return -1 if ka < kb else 1
+        sa, sb = shared(a), shared(b)
+        if sa != sb:
+            return 1 if sa else -1
+        if not sa:
+            ca, cb = kind(a) == "CLIENT", kind(b) == "CLIENT"
+            if ca != cb:
+                return -1 if ca else 1
+        ea, eb = a.get("localEndpoint"), b.get("localEndpoint")
+        if (ea is None) != (eb is None):
+            return -1 if ea is None else 1
+        if ea is None:
+            return 0
+        for f in ("serviceName", "ipv4", "ipv6"):
+            x, y = ea.get(f), eb.get(f)
+            if x != y:
+                if x is None:
+                    return 1
+                if y is None:
+                    return -1
+                return -1 if x < y else 1
+        return 0
+    spans = sorted([dict(s) for s in spans], key=functools.cmp_to_key(compare))
+
+    def try_merge(tracker, ep):
+        if ep is None:
+            return True
+        for f in ("serviceName", "ipv4", "ipv6"):
+            if tracker.get(f) and ep.get(f) and tracker[f] != ep[f]:
+                return False
+        if tracker.get("port") and ep.get("port") and tracker["port"] != ep["port"]:
+            return False
+        for f in ("serviceName", "ipv4", "ipv6", "port"):
+            if not tracker.get(f):
+                tracker[f] = ep.get(f)
+        return True
+    merged = []
+    i = 0
+    while i < len(spans):
+        s = spans[i]
+        tracker = None
+        while i + 1 < len(spans) and spans[i + 1]["id"] == s["id"]:
+            nxt = spans[i + 1]
+            if tracker is None:
+                tracker = {}
+                try_merge(tracker, s.get("localEndpoint"))
+            if shared(s) == shared(nxt) and try_merge(tracker, nxt.get("localEndpoint")):
+                for k, v in nxt.items():
+                    if k == "tags":
+                        t = dict(s.get("tags") or {})
+                        t.update(v or {})
+                        s["tags"] = t
+                    elif k not in s or s[k] in (None, ""):
+                        s[k] = v
+                i += 1
+                continue
+            break
+        if merged and merged[-1]["id"] == s["id"]:
+            last = merged[-1]
+            if kind(last) == "CLIENT" and kind(s) == "SERVER" and not shared(s):
+                s["shared"] = True
+            if shared(s) and not s.get("parentId") and last.get("parentId"):
+                s["parentId"] = last["parentId"]
+        merged.append(s)
+        i += 1
+    # SpanNode.Builder
+    def ep_key(s):
+        ep = s.get("localEndpoint") or {}
+        return (ep.get("serviceName"), ep.get("ipv4"), ep.get("ipv6"), ep.get("port"))
+    key_to_node, span_to_parent = {}, {}
+    nodes = [{"span": s, "parent": None, "children": []} for s in merged]
+    for n in nodes:
+        s = n["span"]
+        if shared(s):
+            span_to_parent[("S", s["id"], ep_key(s))] = s["id"]
+        else:
+            span_to_parent[s["id"]] = s.get("parentId")
+    root = None
+    for n in nodes:
+        s = n["span"]
+        key = ("S", s["id"], ep_key(s)) if shared(s) else s["id"]
+        no_ep = ("S", s["id"], None) if shared(s) else s["id"]
+        parent = None
+        if shared(s):
+            parent = s["id"]
+        elif s.get("parentId"):
+            parent = ("S", s["parentId"], ep_key(s))
+            if parent in span_to_parent:
+                span_to_parent[no_ep] = parent
+            else:
+                parent = s["parentId"]
+        if parent is None and root is None:
+            root = n
+            span_to_parent.pop(no_ep, None)
+        elif shared(s):
+            key_to_node[key] = n
+            key_to_node[no_ep] = n
+        else:
+            key_to_node[no_ep] = n
+    synthetic = root is None
+    if synthetic:
+        root = {"span": None, "parent": None, "children": []}
+    for ck, pk in span_to_parent.items():
+        child = key_to_node.get(ck)
+        if child is None:
+            continue
+        parent = key_to_node.get(pk)
+        target = parent if parent is not None else root
+        if target is child:
+            continue
+        target["children"].append(child)
+        child["parent"] = target
+    # DependencyLinker
+    links = {}
+
+    def add(p, c, err):
+        v = links.setdefault((p, c), [0, 0])
+        v[0] += 1
+        v[1] += 1 if err else 0
+    queue = list(root["children"]) if synthetic else [root]
+    seen = set()
+    while queue:
+        n = queue.pop(0)
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        queue.extend(n["children"])
+        s = n["span"]
+        k = kind(s)
+        if k == "CLIENT" and n["children"]:
+            continue
+        svc = ep_service(s.get("localEndpoint"))
+        rsvc = ep_service(s.get("remoteEndpoint"))
+        if k is None:
+            if svc and rsvc:
+                k = "CLIENT"
+            else:
+                continue
+        if k in ("SERVER", "CONSUMER"):
+            child, parent = svc, rsvc
+            if n is root and not synthetic and parent is None:
+                continue
+        elif k in ("CLIENT", "PRODUCER"):
+            parent, child = svc, rsvc
+        else:
+            continue
+        err = "error" in (s.get("tags") or {})
+        if k in ("PRODUCER", "CONSUMER"):
+            if parent and child:
+                add(parent, child, err)
+            continue
+        ra = n["parent"]
+        while ra is not None and (ra["span"] is None or kind(ra["span"]) is None):
+            ra = ra["parent"]
+        ras = ra["span"] if ra else None
+        ra_name = ep_service(ras.get("localEndpoint")) if ras else None
+        if ras and ra_name:
+            if k == "CLIENT" and svc and ra_name != svc:
+                add(ra_name, svc, False)
+            if k == "SERVER" or parent is None:
+                parent = ra_name
+            if not err and kind(ras) == "CLIENT" and s.get("parentId") and \
+                    s.get("parentId") == ras["id"]:
+                err = "error" in (ras.get("tags") or {})
+        if parent and child:
+            add(parent, child, err)
+    return links
+
+
+deps_checked = []
+for path in [fixture(f) for f in ZIPKIN_V2]:
+    data = json.load(open(path, encoding="utf-8"))
+    spans = data if isinstance(data, list) else [data]
+    by_trace = {}
+    for s in spans:
+        by_trace.setdefault(s["traceId"][-16:].rjust(16, "0"), []).append(s)
+    want = {}
+    for trace in by_trace.values():
+        for k, v in zipkin_links(trace).items():
+            w = want.setdefault(k, [0, 0])
+            w[0] += v[0]
+            w[1] += v[1]
+    rc, out, err = run(["deps", "--json", path])
+    if rc != 0:
+        continue  # a file with rejected records: its links cannot be compared whole
+    got = {(l["parent"], l["child"]): [l["callCount"], l.get("errorCount", 0)]
+           for l in json.loads(out)}
+    deps_checked.append(os.path.basename(path))
+    check("deps on %s equals Zipkin's rules (%d links)" % (os.path.basename(path), len(want)),
+          got == want, "got  %s" % sorted(got.items()), "want %s" % sorted(want.items()))
+check("deps was compared on the Zipkin v2 fixtures (%d files)" % len(deps_checked),
+      len(deps_checked) >= 10, deps_checked)
+
+rc, out, _ = run(["deps", "--json", SMARTTHINGS])
+names = {n for l in json.loads(out) for n in (l["parent"], l["child"])}
+check("deps compares and reports service names in lower case (coreSrv -> coresrv)",
+      "coresrv" in names and not any(n != n.lower() for n in names), sorted(names))
+rc, out, _ = run(["deps", "--format", "jaeger-json", ASCEND])
+doc = json.loads(out)
+check("deps --format jaeger-json is Jaeger's /api/dependencies shape",
+      rc == 0 and set(doc) == {"data", "total", "limit", "offset", "errors"} and
+      doc["data"] == [{"parent": "mobile-gateway", "child": "auth-service", "callCount": 1},
+                      {"parent": "mobile-gateway", "child": "content-service", "callCount": 1}], out)
+rc, out, _ = run(["deps", "--json", fixture("openzipkin__zipkin/benchmarks__src__test__resources__zipkin2-chinese.json")])
+check("deps --json writes errorCount when it is not 0 (Zipkin's encoder)",
+      rc == 0 and json.loads(out)[0].get("errorCount") == 1, out)
+CHINESE = fixture("openzipkin__zipkin/benchmarks__src__test__resources__zipkin2-chinese.json")
+rc, out, _ = run(["deps", "--dot", SMARTTHINGS, CHINESE])
+check("deps --dot writes a digraph with call and error counts on the edges",
+      rc == 0 and out.startswith("digraph") and '"stlogin" -> "auth" [label="5 calls"' in out and
+      '[label="1 call\\n1 error", penwidth=1.00, color="#dc2626"' in out, out[-600:])
+if shutil.which("dot"):
+    canon = subprocess.run(["dot", "-Tcanon"], input=out.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    check("...which Graphviz reads", canon.returncode == 0, canon.stderr)
+    rc, svg, err = run(["deps", "--svg", SMARTTHINGS])
+    check("deps --svg draws it with Graphviz's dot", rc == 0 and "<svg" in svg and
+          "stlogin" in svg, err)
+else:
+    print("SKIP: Graphviz's dot is not installed: --dot is not re-read, --svg not drawn")
+rc, out, err = run(["deps", "--svg", ASCEND], env=env_without("COLUMNS", PATH="/nonexistent"))
+check("deps --svg without dot fails with a clear message", rc == 1 and "graphviz" in err.lower(),
+      err)
+rc, out, _ = run(["deps", ASCEND, SKEW])
+check("deps text table", rc == 0 and out.splitlines()[0].split() == ["PARENT", "CHILD", "CALLS",
+                                                                     "ERRORS"] and
+      "3 links, 3 calls, 0 errors, from 2 traces" in out, out)
+
+# ---- diff --------------------------------------------------------------------------------------
+
+
+def span(tid, sid, parent, svc, name, ts, dur, kind=None):
+    s = {"traceId": tid, "id": sid, "name": name, "timestamp": ts, "duration": dur,
+         "localEndpoint": {"serviceName": svc}}
+    if parent:
+        s["parentId"] = parent
+    if kind:
+        s["kind"] = kind
+    return s
+
+
+T = 1600000000000000
+good = [span("aaaa000000000001", "1", None, "frontend", "get /checkout", T, 10000, "SERVER"),
+        span("aaaa000000000001", "2", "1", "frontend", "price", T + 100, 3000),
+        span("aaaa000000000001", "3", "1", "frontend", "stock", T + 3200, 4000)]
+bad = [span("bbbb000000000002", "1", None, "frontend", "get /checkout", T, 48000, "SERVER"),
+       span("bbbb000000000002", "2", "1", "frontend", "price", T + 100, 3000),
+       span("bbbb000000000002", "3", "1", "frontend", "stock", T + 3200, 40000),
+       span("bbbb000000000002", "4", "3", "frontend", "retry", T + 5000, 30000)]
+both = write("both.json", json.dumps(good + bad))
+good_f = write("good.json", json.dumps(good))
+bad_f = write("bad.json", json.dumps(bad))
+rc, out, err = run(["diff", "aaaa", "bbbb", both])
+check("diff of two traces exits 0 and names what got slower",
+      rc == 0 and "frontend: retry" in out and re.search(r"spans added in B \(1\)", out) and
+      "the largest change of self time: frontend: retry" in out, out, err)
+rc, out, err = run(["diff", good_f, bad_f])
+check("diff of two files (each a side) works the same", rc == 0 and "frontend: stock" in out, out)
+rc, out, err = run(["diff", "aaaa@" + both, "aaaa@" + both])
+check("diff of a trace with itself exits 0 (nothing changed)",
+      rc == 0 and "spans added in B (0)" in out and "spans missing from B (0)" in out, out)
+rc, out, err = run(["diff", "--json", "aaaa", "bbbb", both])
+doc = json.loads(out) if rc == 0 else {}
+check("diff --json", rc == 0 and doc["added"][0]["span"] == "frontend: retry" and
+      doc["changes"][0]["operation"] in ("stock", "get /checkout", "retry"), out)
+rc, out, err = run(["diff", "aaaa", "cccc", both])
+check("diff exits 1 when a side selects no trace", rc == 1 and "cccc: no trace matched" in err, err)
+rc, out, err = run(["diff", good_f, os.path.join(WORK, "missing.json")])
+check("diff exits 1 when an input cannot be read", rc == 1 and "cannot open" in err, err)
+cwd = os.getcwd()
+os.chdir(WORK)
+try:
+    open("abc", "w").close()
+    rc, out, err = run(["diff", "abc", "bbbb", both])
+finally:
+    os.chdir(cwd)
+check("diff exits 2 when a side is both a file and a trace id prefix",
+      rc == 2 and "./abc" in err, err)
+rc, out, err = run(["diff", good_f, bad_f, both])
+check("diff exits 2 on a FILE argument nobody needs", rc == 2, err)
+sets_a = write("set_a.json", json.dumps(good + [dict(s, traceId="aaaa000000000009") for s in good]))
+rc, out, err = run(["diff", sets_a, bad_f])
+check("diff of two sets compares per trace", rc == 0 and "2 traces" in out and
+      "spans and" in out, out)
+
+# ---- the HTML page -----------------------------------------------------------------------------
+
+page = os.path.join(WORK, "page.html")
+rc, out, err = run(["show", "--html", page, ASCEND, SKEW, MESSAGING2])
+html = open(page, encoding="utf-8").read() if rc == 0 else ""
+check("--html writes one page with every span", rc == 0 and html.startswith("<!DOCTYPE html>") and
+      len(re.findall(r'class="tw-row[ "]', html)) == 8 + 4 + 11 + 2 and
+      len(re.findall(r'<div class="tw-row[^"]*" id="s-', html)) == 8 + 4 + 11, err)
+check("...self-contained: no network reference of any kind",
+      not re.search(r"(src|href)\s*=\s*[\"']?(https?:|//)", html, re.I) and
+      "@import" not in html and "url(" not in html)
+evil_page = os.path.join(WORK, "evil.html")
+evil2 = write("evil2.json", json.dumps([{"traceId": "abc2", "id": "1", "name": "</script><script>alert(1)</script>",
+                                         "timestamp": 1500000000000000, "duration": 5,
+                                         "localEndpoint": {"serviceName": "<b>s</b>"},
+                                         "tags": {"k": "<!--<script>"}}]))
+rc, out, err = run(["show", "--html", evil_page, evil2])
+text = open(evil_page, encoding="utf-8").read() if rc == 0 else ""
+check("...text from the input cannot open markup or end the data block",
+      rc == 0 and "<script>alert" not in text and "<b>s</b>" not in text and
+      text.count("</script>") == 2 and "<!--<script>" not in text, err)
+
+print("%d passed, %d failed" % (passed, failed))
+shutil.rmtree(WORK, ignore_errors=True)
+sys.exit(1 if failed else 0)

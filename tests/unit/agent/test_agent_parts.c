@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/agent/test_agent_parts.c: suites "agent/spool", "agent/decode"
+ * and "agent/procs": the single-threaded parts of `tracewire agent`
+ * (bridge/agent/spool.c, decode.c, procs.c).
+ *
+ * spool: batches read back in order with their span counts, a restart
+ * finds them (and deletes a write cut short), the size cap drops the oldest
+ * and counts it, a damaged file is detected by its checksum and dropped.
+ * decode: the body table (routes, content types with parameters, the 415
+ * rows without a decoder), bounded inflation (a bomb is too large, a broken
+ * stream malformed, two gzip members read), Jaeger datagrams of the wrong
+ * protocol refused with a reason. procs: equal processes share one entry,
+ * --tag overrides replace and add, a sweep frees what no span holds.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/decode.h"
+#include "agent/spool.h"
+#include "harness.h"
+
+/* ---- spool ----------------------------------------------------------------------------------- */
+
+static char spool_dir[64];
+
+static void make_dir(void)
+{
+    snprintf(spool_dir, sizeof spool_dir, "/tmp/tw-spool-test.XXXXXX");
+    CU_ASSERT_FATAL(mkdtemp(spool_dir) != NULL);
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", spool_dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void test_batches_read_back_in_order(void)
+{
+    make_dir();
+    twa_dest_stats st;
+    memset(&st, 0, sizeof st);
+    char why[256];
+    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT(twa_spool_is_empty(s));
+    for (uint32_t i = 1; i <= 3; i++) {
+        char body[32];
+        int n = snprintf(body, sizeof body, "batch-%u", i);
+        CU_ASSERT(twa_spool_append(s, (const uint8_t *)body, (size_t)n, i * 10, i == 2 ? 1 : 0));
+    }
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_spans), 60);
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_files), 3);
+    twa_spool_close(s);
+    /* a write cut short by a crash */
+    char tmp[128];
+    snprintf(tmp, sizeof tmp, "%s/k/.tmp-00000000000000ff", spool_dir);
+    FILE *f = fopen(tmp, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("partial", f);
+    fclose(f);
+    memset(&st, 0, sizeof st);
+    s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT(access(tmp, F_OK) != 0);
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_files), 3);
+    tw__buf body;
+    tw__buf_init(&body);
+    for (uint32_t i = 1; i <= 3; i++) {
+        uint32_t n = 0, flags = 9;
+        CU_ASSERT_FATAL(twa_spool_peek(s, &body, &n, &flags));
+        char want[32];
+        snprintf(want, sizeof want, "batch-%u", i);
+        CU_ASSERT_EQUAL(body.len, strlen(want));
+        CU_ASSERT(memcmp(body.data, want, body.len) == 0);
+        CU_ASSERT_EQUAL(n, i * 10);
+        CU_ASSERT_EQUAL(flags, i == 2 ? 1u : 0u);
+        twa_spool_pop(s);
+    }
+    CU_ASSERT(twa_spool_is_empty(s));
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_bytes), 0);
+    tw__buf_free(&body);
+    twa_spool_close(s);
+    remove_dir();
+}
+
+static void test_the_cap_drops_the_oldest_and_counts_it(void)
+{
+    make_dir();
+    twa_dest_stats st;
+    memset(&st, 0, sizeof st);
+    char why[256];
+    uint8_t body[1000];
+    memset(body, 'x', sizeof body);
+    /* 1032 bytes a file (a 32-byte header): three fit under 3200 */
+    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 3200, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    for (int i = 0; i < 5; i++) {
+        body[0] = (uint8_t)('0' + i);
+        CU_ASSERT(twa_spool_append(s, body, sizeof body, 7, 0));
+    }
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_files), 3);
+    CU_ASSERT_EQUAL(twa_get(&st.dropped[TWA_DROP_SPOOL_FULL]), 14);
+    tw__buf out;
+    tw__buf_init(&out);
+    uint32_t n, flags;
+    CU_ASSERT_FATAL(twa_spool_peek(s, &out, &n, &flags));
+    CU_ASSERT_EQUAL(out.data[0], '2');                 /* 0 and 1 were dropped */
+    CU_ASSERT(!twa_spool_append(s, body, 4000, 1, 0)); /* larger than the cap alone */
+    tw__buf_free(&out);
+    twa_spool_close(s);
+    remove_dir();
+}
+
+static void test_a_damaged_file_is_dropped_and_counted(void)
+{
+    make_dir();
+    twa_dest_stats st;
+    memset(&st, 0, sizeof st);
+    char why[256];
+    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT(twa_spool_append(s, (const uint8_t *)"first-body", 10, 3, 0));
+    CU_ASSERT(twa_spool_append(s, (const uint8_t *)"second-body", 11, 4, 0));
+    /* flip a byte of the first body */
+    char path[128];
+    snprintf(path, sizeof path, "%s/k/0000000000000001.twspool", spool_dir);
+    int fd = open(path, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(pwrite(fd, "F", 1, 32), 1);
+    close(fd);
+    tw__buf out;
+    tw__buf_init(&out);
+    uint32_t n, flags;
+    CU_ASSERT_FATAL(twa_spool_peek(s, &out, &n, &flags));
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT(out.len == 11 && memcmp(out.data, "second-body", 11) == 0);
+    CU_ASSERT_EQUAL(twa_get(&st.dropped[TWA_DROP_SPOOL_ERROR]), 3);
+    tw__buf_free(&out);
+    twa_spool_close(s);
+    remove_dir();
+}
+
+/* ---- decode -------------------------------------------------------------------------------------
+ */
+
+static void test_the_body_table(void)
+{
+    bool known;
+    const twa_body_format *f = twa_body_format_find("/v1/traces", "application/json", &known);
+    CU_ASSERT(f && f->decode && known);
+    f = twa_body_format_find("/v1/traces", "Application/JSON; charset=utf-8", &known);
+    CU_ASSERT(f && f->decode);
+    f = twa_body_format_find("/v1/traces", "application/x-protobuf", &known);
+    CU_ASSERT(f && !f->decode && f->missing && strstr(f->missing, "protobuf"));
+    f = twa_body_format_find("/v1/traces", "text/plain", &known);
+    CU_ASSERT(!f && known);
+    f = twa_body_format_find("/nope", "application/json", &known);
+    CU_ASSERT(!f && !known);
+    f = twa_body_format_find("/api/v1/spans", "application/x-thrift", &known);
+    CU_ASSERT(f && f->decode && strcmp(f->receiver, "zipkin") == 0);
+    char accepted[128];
+    twa_body_formats_of("/api/v1/spans", accepted, sizeof accepted);
+    CU_ASSERT_STRING_EQUAL(accepted, "application/json, application/x-thrift");
+}
+
+static size_t gzip_of(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+    z_stream z = {0};
+    deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    size_t n = z.total_out;
+    deflateEnd(&z);
+    return n;
+}
+
+static void test_inflation_is_bounded(void)
+{
+    size_t big = 4u << 20;
+    uint8_t *zeros = calloc(1, big), *gz = malloc(64 * 1024);
+    CU_ASSERT_FATAL(zeros && gz);
+    size_t n = gzip_of(zeros, big, gz, 64 * 1024);
+    CU_ASSERT(n < 16 * 1024);
+    tw__buf out;
+    tw__buf_init(&out);
+    char why[256];
+    CU_ASSERT_EQUAL(twa_inflate(gz, n, 1 << 20, &out, why, sizeof why), TWA_DECODE_TOO_LARGE);
+    CU_ASSERT(strstr(why, "larger than") != NULL);
+    CU_ASSERT(out.cap <= (1 << 20) + 1);
+    CU_ASSERT_EQUAL(twa_inflate(gz, n, big, &out, why, sizeof why), TWA_DECODE_OK);
+    CU_ASSERT_EQUAL(out.len, big);
+    CU_ASSERT_EQUAL(twa_inflate(gz, n / 2, big, &out, why, sizeof why), TWA_DECODE_MALFORMED);
+    /* two members, as RFC 1952 allows */
+    size_t n2 = gzip_of((const uint8_t *)"abc", 3, gz, 64 * 1024);
+    n2 += gzip_of((const uint8_t *)"def", 3, gz + n2, 64 * 1024 - n2);
+    CU_ASSERT_EQUAL(twa_inflate(gz, n2, 100, &out, why, sizeof why), TWA_DECODE_OK);
+    CU_ASSERT(out.len == 6 && memcmp(out.data, "abcdef", 6) == 0);
+    gz[3] ^= 0xff; /* flags byte */
+    CU_ASSERT_EQUAL(twa_inflate((const uint8_t *)"\x1f\x8bxx", 4, 100, &out, why, sizeof why),
+                    TWA_DECODE_MALFORMED);
+    tw__buf_free(&out);
+    free(zeros);
+    free(gz);
+}
+
+static void test_jaeger_datagrams_of_the_wrong_protocol_are_refused(void)
+{
+    twa_pipeline_options po = {0};
+    char why[256];
+    twa_pipeline *p = twa_pipeline_new(&po, NULL, 0, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    twa_recv_stats stats = {.name = "test"};
+    twa_spanbuf sb;
+    twa_spanbuf_init(&sb, p, &stats);
+    /* a binary message header sent to the compact receiver */
+    static const uint8_t binary_head[] = {0x80, 0x01, 0x00, 0x04, 0, 0, 0, 9, 'e', 'm', 'i'};
+    CU_ASSERT_EQUAL(
+        twa_decode_jaeger_compact(binary_head, sizeof binary_head, &sb, why, sizeof why),
+        TWA_DECODE_MALFORMED);
+    CU_ASSERT(strstr(why, "compact") != NULL);
+    CU_ASSERT_EQUAL(twa_decode_jaeger_binary((const uint8_t *)"", 0, &sb, why, sizeof why),
+                    TWA_DECODE_MALFORMED);
+    static const uint8_t not_zipkin[] = {0x82, 0x81, 0x00, 0x09, 'e', 'm',  'i', 't',
+                                         'B',  'a',  't',  'c',  'h', 0x19, 0x1c};
+    CU_ASSERT_EQUAL(twa_decode_zipkin_compact(not_zipkin, sizeof not_zipkin, &sb, why, sizeof why),
+                    TWA_DECODE_MALFORMED);
+    CU_ASSERT(strstr(why, "emitZipkinBatch") != NULL);
+    CU_ASSERT_EQUAL(sb.n, 0);
+    twa_spanbuf_clear(&sb);
+    twa_pipeline_free(p);
+}
+
+/* ---- procs ------------------------------------------------------------------------------------
+ */
+
+static void test_processes_are_shared_overridden_and_swept(void)
+{
+    const char *tags[] = {"env=prod", "region=eu"};
+    twa_procs *t = twa_procs_new(tags, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw__process p;
+    tw__process_init(&p);
+    tw__process_set_service(&p, "svc");
+    tw_value v = {.type = TW_VALUE_STRING, .len = 4, .as.str = "test"};
+    tw__process_add_tag(&p, "env", &v);
+    twa_proc *a = twa_procs_intern(t, &p);
+    twa_proc *b = twa_procs_intern(t, &p);
+    CU_ASSERT_PTR_EQUAL(a, b);
+    CU_ASSERT_EQUAL(twa_procs_count(t), 1);
+    const tw__tag *env = tw__process_find_tag(&a->process, "env");
+    CU_ASSERT(env && strcmp(env->v.str, "prod") == 0);
+    CU_ASSERT_PTR_NOT_NULL(tw__process_find_tag(&a->process, "region"));
+    CU_ASSERT_EQUAL(a->process.n_tags, 2);
+    twa_proc *c = twa_procs_intern(t, NULL);
+    CU_ASSERT(c && c != a && strcmp(c->process.service_name, "") == 0);
+    twa_proc_unref(c);
+    CU_ASSERT_EQUAL(twa_procs_sweep(t), 1); /* a is still held */
+    twa_proc_unref(a);
+    twa_proc_unref(b);
+    CU_ASSERT_EQUAL(twa_procs_sweep(t), 0);
+    const char *bad[] = {"novalue"};
+    CU_ASSERT(!twa_procs_set_tags(t, bad, 1));
+    tw__process_clear(&p);
+    twa_procs_free(t);
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite s = CU_add_suite("agent/spool", NULL, NULL);
+    CU_add_test(s, "batches read back in order, also after a restart",
+                test_batches_read_back_in_order);
+    CU_add_test(s, "the cap drops the oldest and counts it",
+                test_the_cap_drops_the_oldest_and_counts_it);
+    CU_add_test(s, "a damaged file is dropped and counted",
+                test_a_damaged_file_is_dropped_and_counted);
+    s = CU_add_suite("agent/decode", NULL, NULL);
+    CU_add_test(s, "the body table: routes, content types, 415 rows", test_the_body_table);
+    CU_add_test(s, "inflation is bounded", test_inflation_is_bounded);
+    CU_add_test(s, "Jaeger datagrams of the wrong protocol are refused with a reason",
+                test_jaeger_datagrams_of_the_wrong_protocol_are_refused);
+    s = CU_add_suite("agent/procs", NULL, NULL);
+    CU_add_test(s, "processes are shared, overridden and swept",
+                test_processes_are_shared_overridden_and_swept);
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/core/test_log.c: suite "core/log": the default logger (warnings
+ * and errors on stderr, one line per cause per minute, never blocking), the
+ * level from TRACEWIRE_LOG_LEVEL and tw_set_log_level(), and what every
+ * message goes through (control bytes escaped, URL credentials masked),
+ * including the baggage keys that inject quotes.
+ *
+ * stderr is redirected to a pipe for the tests that read it; the first test
+ * runs before the library reads its level from the environment (once per
+ * process), so it is registered first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "internal.h"
+#include "tracewire/tracewire.h"
+
+/* ---- stderr into a pipe ------------------------------------------------------------------- */
+
+static int saved_stderr = -1;
+static int pipe_fds[2] = {-1, -1};
+
+static void capture_stderr(void)
+{
+    fflush(stderr);
+    CU_ASSERT_FATAL(pipe(pipe_fds) == 0);
+    saved_stderr = dup(STDERR_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    /* Reading must never wait: the tests read what is there. */
+    fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+}
+
+/* Restores stderr and returns what was written (static buffer). */
+static const char *release_stderr(void)
+{
+    static char text[65536];
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    close(pipe_fds[1]);
+    ssize_t n, total = 0;
+    while ((n = read(pipe_fds[0], text + total, sizeof text - 1 - (size_t)total)) > 0)
+        total += n;
+    text[total] = '\0';
+    close(pipe_fds[0]);
+    return text;
+}
+
+static size_t count(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void test_environment_sets_the_level_at_first_use(void)
+{
+    /* The first log call of the process reads TRACEWIRE_LOG_LEVEL. */
+    setenv("TRACEWIRE_LOG_LEVEL", "error", 1);
+    capture_stderr();
+    tw__log_msg(TW_LOG_WARN, "a warning below the level");
+    tw__log_msg(TW_LOG_ERROR, "an error at the level");
+    const char *out = release_stderr();
+    unsetenv("TRACEWIRE_LOG_LEVEL");
+    CU_ASSERT_PTR_NULL(strstr(out, "a warning below the level"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "tracewire: error: an error at the level\n"));
+    tw_set_log_level(TW_LOG_WARN);
+}
+
+static void test_default_logger_writes_warnings_to_stderr(void)
+{
+    tw__log_rate_reset();
+    capture_stderr();
+    tw__log_msg(TW_LOG_WARN, "agent unreachable: %d spans dropped", 3);
+    tw__log_msg(TW_LOG_INFO, "below the default level");
+    const char *out = release_stderr();
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "tracewire: warning: agent unreachable: 3 spans dropped\n"));
+    CU_ASSERT_PTR_NULL(strstr(out, "below the default level"));
+}
+
+static void test_one_line_per_cause_per_minute(void)
+{
+    tw__log_rate_reset();
+    capture_stderr();
+    for (int i = 0; i < 100; i++)
+        tw__log_msg(TW_LOG_WARN, "queue full: %d", i); /* one cause: one call site */
+    tw__log_msg(TW_LOG_WARN, "another cause");
+    const char *out = release_stderr();
+    CU_ASSERT_EQUAL(count(out, "queue full:"), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "queue full: 0"));
+    CU_ASSERT_EQUAL(count(out, "another cause"), 1);
+    /* A logger the application installs gets every line. */
+    tw__log_rate_reset();
+}
+
+static char got[8192];
+static void keep(tw_log_level level, const char *message, void *user_data)
+{
+    (void)level;
+    (void)user_data;
+    size_t len = strlen(got);
+    snprintf(got + len, sizeof got - len, "%s\n", message);
+}
+
+static void test_installed_logger_gets_every_line_and_level_changes(void)
+{
+    got[0] = '\0';
+    tw_set_logger(keep, NULL, TW_LOG_WARN);
+    for (int i = 0; i < 5; i++)
+        tw__log_msg(TW_LOG_WARN, "repeated %d", i);
+    CU_ASSERT_EQUAL(count(got, "repeated"), 5);
+    tw__log_msg(TW_LOG_DEBUG, "debug line");
+    CU_ASSERT_PTR_NULL(strstr(got, "debug line"));
+    tw_set_log_level(TW_LOG_DEBUG);
+    tw__log_msg(TW_LOG_DEBUG, "debug line");
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "debug line"));
+    tw_set_log_level(TW_LOG_OFF);
+    tw__log_msg(TW_LOG_ERROR, "silenced error");
+    CU_ASSERT_PTR_NULL(strstr(got, "silenced error"));
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+}
+
+static void test_messages_escape_control_bytes_and_mask_credentials(void)
+{
+    got[0] = '\0';
+    tw_set_logger(keep, NULL, TW_LOG_DEBUG);
+    tw__log_msg(TW_LOG_WARN, "key \"%s\" refused", "evil\r\ntracewire: error: forged");
+    tw__log_msg(TW_LOG_WARN, "POST %s failed", "https://user:hunter2@collector:443/api/traces");
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "key \"evil\\x0d\\x0atracewire: error: forged\" refused"));
+    CU_ASSERT_EQUAL(count(got, "\n"), 2); /* one line each */
+    CU_ASSERT_PTR_NULL(strstr(got, "hunter2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "https://***@collector:443/api/traces"));
+    char out[64];
+    tw__redact_url("htp:/user:pw@host/x", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "***@host/x");
+    tw__redact_url("http://host/x?a=b@c", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "http://host/x?a=b@c");
+}
+
+static void test_inject_cannot_forge_log_lines_with_baggage_keys(void)
+{
+    tw_tracer_options *o = tw_tracer_options_new();
+    tw_tracer_options_set_service(o, "svc");
+    tw_tracer_options_set_reporter(o, tw_reporter_memory_new(0));
+    tw_tracer *t = tw_tracer_new(o, NULL);
+    tw_tracer_options_free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw_span *s = tw_span_start(t, "x", NULL);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "k\r\nINJECTED: yes", "v"), TW_OK);
+    got[0] = '\0';
+    tw_set_logger(keep, NULL, TW_LOG_DEBUG);
+    tw_headers *h = tw_headers_new();
+    tw_carrier_writer w = tw_headers_writer(h);
+    tw_tracer_inject(t, tw_span_get_context(s), TW_FORMAT_HTTP_HEADERS, &w);
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "k\\x0d\\x0aINJECTED: yes"));
+    CU_ASSERT_PTR_NULL(strstr(got, "\nINJECTED"));
+    tw_headers_free(h);
+    tw_span_finish(s);
+    tw_tracer_free(t);
+}
+
+static void test_default_logger_never_blocks_on_a_full_stderr(void)
+{
+    tw__log_rate_reset();
+    capture_stderr();
+    /* Fill the pipe: nobody reads it until the end. */
+    int flags = fcntl(pipe_fds[1], F_GETFL);
+    fcntl(pipe_fds[1], F_SETFL, flags | O_NONBLOCK);
+    char block[4096];
+    memset(block, 'x', sizeof block);
+    while (write(pipe_fds[1], block, sizeof block) > 0)
+        ;
+    CU_ASSERT_EQUAL(errno, EAGAIN);
+    fcntl(pipe_fds[1], F_SETFL, flags); /* blocking again: a write now would wait */
+    uint64_t dropped = tw__log_default_dropped();
+    tw__log_msg(TW_LOG_ERROR, "stderr is full"); /* returns: dropped, not waited for */
+    CU_ASSERT_EQUAL(tw__log_default_dropped(), dropped + 1);
+    release_stderr();
+}
+
+void tw_test_register(void)
+{
+    CU_pSuite suite = CU_add_suite("core/log", NULL, NULL);
+    CU_add_test(suite, "environment_sets_the_level_at_first_use",
+                test_environment_sets_the_level_at_first_use);
+    CU_add_test(suite, "default_logger_writes_warnings_to_stderr",
+                test_default_logger_writes_warnings_to_stderr);
+    CU_add_test(suite, "one_line_per_cause_per_minute", test_one_line_per_cause_per_minute);
+    CU_add_test(suite, "installed_logger_gets_every_line_and_level_changes",
+                test_installed_logger_gets_every_line_and_level_changes);
+    CU_add_test(suite, "messages_escape_control_bytes_and_mask_credentials",
+                test_messages_escape_control_bytes_and_mask_credentials);
+    CU_add_test(suite, "inject_cannot_forge_log_lines_with_baggage_keys",
+                test_inject_cannot_forge_log_lines_with_baggage_keys);
+    CU_add_test(suite, "default_logger_never_blocks_on_a_full_stderr",
+                test_default_logger_never_blocks_on_a_full_stderr);
+}
