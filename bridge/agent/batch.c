@@ -3,7 +3,7 @@
  * bridge/agent/batch.c: the framings and the batcher of batch.h.
  *
  * Framings adapt the project's encoders: every HTTP body (Zipkin v2 JSON,
- * the Jaeger collector's Thrift Batch, OTLP/JSON) is the
+ * the Jaeger collector's Thrift Batch, OTLP/JSON and OTLP protobuf) is the
  * SDK's tw__http_format_vtable (report/http_formats.c, the bodies the
  * reporters and `convert --send` post), one instance per batch, opened with
  * the batch's process: each span is encoded once, when it is batched, into
@@ -58,12 +58,6 @@ typedef struct file_item {
 twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *writer, char *why,
                              size_t why_size)
 {
-    if (kind == TWA_FRAME_OTLP_PROTO) {
-        snprintf(why, why_size,
-                 "OTLP protobuf output needs an OTLP protobuf encoder, which this build does not "
-                 "have; use OTLP/JSON (the default for /v1/traces)");
-        return NULL;
-    }
     twa_framing *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(why, why_size, "out of memory");
@@ -79,6 +73,9 @@ twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *wri
         break;
     case TWA_FRAME_OTLP_JSON:
         f->http = &tw__http_otlp_format;
+        break;
+    case TWA_FRAME_OTLP_PROTO:
+        f->http = &tw__http_otlp_proto_format;
         break;
     case TWA_FRAME_JAEGER_HTTP:
         f->http = &tw__http_jaeger_format;
@@ -148,7 +145,7 @@ static frame_state *state_open(twa_framing *f, const tw__process *proc)
     s->proc = proc;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE)
         s->proc = tw__jaeger_process(proc, &s->named);
-    else if (f->kind == TWA_FRAME_OTLP_JSON)
+    else if (f->kind == TWA_FRAME_OTLP_JSON || f->kind == TWA_FRAME_OTLP_PROTO)
         s->proc = tw__process_named(proc, TW__OTLP_EMPTY_SERVICE, &s->named);
     if (f->http) {
         tw_error *e = NULL;

@@ -36,7 +36,7 @@ typedef enum twa_framing_kind {
     TWA_FRAME_ZIPKIN = 0,  /* Zipkin v2 JSON list (application/json) */
     TWA_FRAME_JAEGER_HTTP, /* Thrift binary Batch (application/x-thrift) */
     TWA_FRAME_OTLP_JSON,   /* ExportTraceServiceRequest (application/json) */
-    TWA_FRAME_OTLP_PROTO,  /* (application/x-protobuf): no encoder in the tree yet */
+    TWA_FRAME_OTLP_PROTO,  /* ExportTraceServiceRequest (application/x-protobuf) */
     TWA_FRAME_UDP_COMPACT, /* Agent.emitBatch, compact */
     TWA_FRAME_UDP_BINARY,  /* Agent.emitBatch, binary */
     TWA_FRAME_FILE         /* a convert writer's document */
