@@ -103,17 +103,17 @@ while IFS= read -r -d '' c; do
     objs+=("$obj")
 done < <({
     find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
-    find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
-        ! -name 'context_json.c' ! -name 'header_lines.c' ! -name 'pipeline.c' \
+    find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' \
+        ! -name 'context_json.c' ! -name 'header_lines.c' ! -path "$src/bridge/pipeline.c" \
         ! -name '*_mhd.c' ! -name 'agent_missing.c' \
         ! -path '*/views/show.c' ! -path '*/views/html.c' ! -path '*/views/deps.c' \
         ! -path '*/views/stats.c' ! -path '*/views/diff.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
-# bridge/, the readers, assembler and sinks of `tracewire convert` and the views'
-# algorithms, the agent's parts: not the commands' entry points, option parsing and input
-# pipeline, which need main.c and the format registry, nor the agent's libmicrohttpd
-# servers (*_mhd.c), whose decoding the fuzz targets call directly.)
+# bridge/, the format list, assembler and sinks of `tracewire convert`, the views'
+# algorithms and the agent's parts (its pipeline.c too): not the commands' entry points,
+# option parsing and shared input pipeline (bridge/pipeline.c), which need main.c, nor the
+# agent's libmicrohttpd servers (*_mhd.c), whose decoding the fuzz targets call directly.)
 
 # The reference of the differential targets: the c_glib code generated from thrift/ (not
 # ours: compiled without warnings) and the test helpers that drive it.
