@@ -52,7 +52,6 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
 struct _GOptionEntry;
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
 
-
 /* Every message below is one line: control bytes in it are written as \xNN
  * and URL credentials (scheme://user:password@) as ***. */
 

@@ -74,8 +74,7 @@ static tw_status name_output(const run *r, tw_status st, tw_error **err)
     if (st == TW_OK || !err || !*err)
         return st;
     tw_error *named = NULL;
-    tw__set_error(&named, tw_error_status(*err), "%s: %s", r->out_name,
-                  tw_error_message(*err));
+    tw__set_error(&named, tw_error_status(*err), "%s: %s", r->out_name, tw_error_message(*err));
     if (named) {
         tw_error_free(*err);
         *err = named;
@@ -342,8 +341,8 @@ int tw__convert_cmd_main(int argc, char **argv)
         const option_range *range = numeric[i].range;
         int64_t v = numeric[i].value;
         if (v != OPTION_UNSET && (v < range->min || v > range->max)) {
-            rc = usage_error(ctx, "%s takes %" PRId64 " to %" PRId64 ", not %" PRId64,
-                             range->name, range->min, range->max, v);
+            rc = usage_error(ctx, "%s takes %" PRId64 " to %" PRId64 ", not %" PRId64, range->name,
+                             range->min, range->max, v);
             goto free_cli;
         }
     }

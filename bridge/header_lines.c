@@ -225,8 +225,8 @@ tw_headers *tw__header_lines_read(FILE *in, tw_error **err)
     for (;;) {
         errno = 0;
         bool is_too_long = false;
-        ssize_t n = read_line_bounded(in, &line, &cap, TW__HEADER_LINES_MAX_BYTES - total,
-                                      &is_too_long);
+        ssize_t n =
+            read_line_bounded(in, &line, &cap, TW__HEADER_LINES_MAX_BYTES - total, &is_too_long);
         if (n < 0) {
             st = errno == ENOMEM ? TW_E_NOMEM : TW_E_IO;
             tw__set_error(err, st, "reading headers: %s", strerror(errno));

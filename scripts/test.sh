@@ -49,7 +49,7 @@ STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
 
 # Wall-clock limits, so a hung test fails its stage instead of eating CI's budget.
 # Today a whole `make check` takes seconds and `make distcheck` under a minute.
-CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-600}     # one `make check` / `make distcheck`, seconds
+CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-1200}     # one `make check` / `make distcheck`, seconds
 PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan, seconds
 # Fuzzing is bounded by time, not by coverage: 20 s per target (8 targets) finds the shallow bugs
 # (a read past a NUL, a leak on an error path) at each CI run; longer runs are for a

@@ -264,7 +264,7 @@ static bool parse_args(opts *o, int *argc, char ***argv, const char *what, char 
     GOptionContext *ctx = g_option_context_new("");
     g_option_context_set_summary(
         ctx, "Receives spans from Jaeger, Zipkin and OpenTelemetry clients and span logs, and "
-             "forwards them to backends, losing nothing (docs/agent.md).");
+             "forwards them to backends, losing nothing.\n\nManual page: tracewire-agent(1).");
     GOptionEntry *e = entries_for(o);
     g_option_context_add_main_entries(ctx, e, NULL);
     current = o;

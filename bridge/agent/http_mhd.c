@@ -67,9 +67,8 @@ static void log_mhd(void *arg, const char *fmt, va_list ap)
     twa_log(TWA_DEBUG, "libmicrohttpd: %s", msg);
 }
 
-static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
-                                    const char *type, const void *body, size_t len,
-                                    const char *retry_after);
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status, const char *type,
+                                    const void *body, size_t len, const char *retry_after);
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
                               const char *body, const char *retry_after)
@@ -78,9 +77,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, con
 }
 
 /* Bytes as the answer (protobuf bodies hold NUL bytes: no strlen). */
-static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status,
-                                    const char *type, const void *body, size_t len,
-                                    const char *retry_after)
+static enum MHD_Result answer_bytes(struct MHD_Connection *c, unsigned int status, const char *type,
+                                    const void *body, size_t len, const char *retry_after)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -116,9 +114,8 @@ static enum MHD_Result answer_protobuf(struct MHD_Connection *c, unsigned int st
     bool ok = at != SIZE_MAX && tw__pb_varint_field(&b, 1, number) &&
               tw__pb_string_field(&b, 2, text, strlen(text), false) &&
               (!is_nested || tw__pb_end(&b, at));
-    enum MHD_Result rc = ok ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len,
-                                           retry_after)
-                            : MHD_NO;
+    enum MHD_Result rc =
+        ok ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len, retry_after) : MHD_NO;
     tw__buf_free(&b);
     return rc;
 }
@@ -237,8 +234,7 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     if (strcmp(h->name, "otlp") == 0) {
         bool is_protobuf = is_protobuf_request(c);
         if (!rejected)
-            return is_protobuf ? answer_bytes(c, MHD_HTTP_OK, "application/x-protobuf", "", 0,
-                                              NULL)
+            return is_protobuf ? answer_bytes(c, MHD_HTTP_OK, "application/x-protobuf", "", 0, NULL)
                                : answer(c, MHD_HTTP_OK, "application/json", "{}", NULL);
         char msg[400];
         snprintf(msg, sizeof msg, "%zu span%s rejected; the first: %s", rejected,

@@ -210,9 +210,9 @@ else
     else
         pass "completion: convert --to offers no input-only format"
     fi
-    exactly "convert --from prefix" "zipkin-v1-json zipkin-v1-thrift zipkin-v2-json" \
+    exactly "convert --from prefix" "zipkin-v1-json zipkin-v1-thrift zipkin-v2-json zipkin-v2-proto" \
         convert --from zipkin-
-    exactly "convert --to=VALUE form" "--to=otlp-json" convert --to=otl
+    exactly "convert --to=VALUE form" "--to=otlp-json --to=otlp-proto" convert --to=otl
     exactly "convert --skew values" "adjust off" convert --skew ""
     : >"$work/spans-one.log"
     exactly "convert: input files" "$work/spans-one.log" convert "$work/spans-o"

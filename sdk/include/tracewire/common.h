@@ -16,7 +16,7 @@
  * warnings and errors to stderr, at most one line per cause per minute and
  * never blocking; TRACEWIRE_LOG_LEVEL (or OTEL_LOG_LEVEL), tw_set_log_level()
  * and tw_set_logger() change or silence it. Nothing else is ever written to
- * stdout or stderr. Every message has its control bytes escaped (\xNN) and
+ * stdout or stderr. Every message has its control bytes escaped (\\xNN) and
  * URL credentials masked before a logger sees it; secrets (passwords,
  * tokens, header values) are never part of a message.
  */

@@ -95,7 +95,7 @@ typedef void (*tw_config_probe_fn)(void *user_data, const char *what, bool is_ok
 
 /**
  * tw_config_probe: checks that each endpoint the configuration would use
- * answers, each within @timeout_ms: HTTP transports get an empty batch in
+ * answers, each within the timeout: HTTP transports get an empty batch in
  * their format (POST, with the configured credentials, headers and TLS
  * files), which a collector accepts and stores nothing for; the remote
  * sampler's endpoint gets its GET ?service=NAME and the strategy is parsed;

@@ -159,7 +159,9 @@ static void test_the_body_table(void)
     f = twa_body_format_find("/v1/traces", "Application/JSON; charset=utf-8", &known);
     CU_ASSERT(f && f->decode);
     f = twa_body_format_find("/v1/traces", "application/x-protobuf", &known);
-    CU_ASSERT(f && !f->decode && f->missing && strstr(f->missing, "protobuf"));
+    CU_ASSERT(f && f->decode && known && strcmp(f->receiver, "otlp") == 0);
+    f = twa_body_format_find("/api/v2/spans", "application/x-protobuf", &known);
+    CU_ASSERT(f && f->decode && strcmp(f->receiver, "zipkin") == 0);
     f = twa_body_format_find("/v1/traces", "text/plain", &known);
     CU_ASSERT(!f && known);
     f = twa_body_format_find("/nope", "application/json", &known);
