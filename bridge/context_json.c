@@ -9,8 +9,8 @@
  * extracted, or gives the context built here to a propagator to inject.
  * Hint contexts (no ids: a jaeger-debug-id, a bare B3 sampling decision,
  * baggage) and tracestate have no public constructor, so contexts are built
- * from parts with the core's tw__span_context_build (sdk/src/internal.h),
- * the way the propagation codecs build them. No shared state.
+ * from parts with tw__span_context_build (sdk/src/context_parts.h, the
+ * narrow interface the propagation codecs share), as those codecs do. No shared state.
  */
 #include "context_json.h"
 
@@ -19,77 +19,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "context_parts.h"
+#include "wire/core/error.h"
+#include "wire/core/hex.h"
+#include "wire/core/json_common.h" /* tw__json_text */
+#include "wire/core/utf8.h"
 
 /* ---- context -> JSON ---------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at @s (1-4), or 0 when it is not one
- * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF),
- * which is also what Jansson refuses. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (avail < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
 
 /* A JSON string of @s; invalid UTF-8 bytes become U+FFFD and *replaced is
  * set. NULL when out of memory. */
 static json_t *json_string_lossy(const char *s, bool *replaced)
 {
     size_t len = strlen(s);
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, n;
-    while (i < len && (n = utf8_seq_len(u + i, len - i)) != 0)
-        i += n;
-    if (i == len)
+    if (tw__utf8_is_valid(s, len))
         return json_stringn(s, len);
     *replaced = true;
-    /* Each bad byte grows to the 3 bytes of U+FFFD at most. */
-    char *fixed = malloc(len * 3 + 1);
-    if (!fixed)
-        return NULL;
-    size_t out = 0;
-    for (i = 0; i < len;) {
-        n = utf8_seq_len(u + i, len - i);
-        if (n) {
-            memcpy(fixed + out, s + i, n);
-            out += n;
-            i += n;
-        } else {
-            memcpy(fixed + out, "\xef\xbf\xbd", 3);
-            out += 3;
-            i++;
-        }
-    }
-    json_t *j = json_stringn(fixed, out);
-    free(fixed);
-    return j;
+    return tw__json_text(s, len);
 }
 
 static json_t *json_hex_id(uint64_t high, uint64_t low, bool is_128bit)
@@ -190,36 +136,6 @@ static const char *const known_keys[] = {"trace_id",   "span_id",  "parent_id", 
                                          "debug",      "firehose", "random_trace_id", "baggage",
                                          "tracestate", "debug_id"};
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Parses @max_digits or fewer hex digits into high/low (high only for
- * max_digits 32). Returns false on an empty, overlong or non-hex string. */
-static bool parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
-                         uint64_t *low)
-{
-    if (len == 0 || len > max_digits)
-        return false;
-    *high = 0;
-    *low = 0;
-    for (size_t i = 0; i < len; i++) {
-        int d = hex_digit(s[i]);
-        if (d < 0)
-            return false;
-        *high = (*high << 4) | (*low >> 60);
-        *low = (*low << 4) | (uint64_t)d;
-    }
-    return true;
-}
-
 /* Reads an optional id: absent or null leaves *present false. */
 static bool get_id(const json_t *obj, const char *key, size_t max_digits, bool *present,
                    uint64_t *high, uint64_t *low, tw_error **err)
@@ -234,7 +150,8 @@ static bool get_id(const json_t *obj, const char *key, size_t max_digits, bool *
         tw__set_error(err, TW_E_MALFORMED, "\"%s\" must be a string of hex digits or null", key);
         return false;
     }
-    if (!parse_hex_id(json_string_value(v), json_string_length(v), max_digits, high, low)) {
+    if (tw__parse_hex(json_string_value(v), json_string_length(v), max_digits, false, high, low,
+                      NULL) != TW__HEX_OK) {
         tw__set_error(err, TW_E_MALFORMED, "\"%s\": \"%.40s\" is not 1-%zu hex digits", key,
                       json_string_value(v), max_digits);
         return false;

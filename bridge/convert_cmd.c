@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/convert_cmd.c: `tracewire convert`, which translates span logs
- * between formats and ships them to backends (issue 5; docs/bridge.md).
+ * between formats and ships them to backends (docs/bridge.md).
  *
  * Flow (bridge/convert.h): for each input file, a reader (named by --from,
  * else detected from the file's first bytes) emits spans; the shared input
@@ -91,6 +91,16 @@ static tw_status on_group(void *arg, const twb_span *spans, size_t n, tw_error *
     if (st == TW_OK)
         r->written += n;
     return st;
+}
+
+/* A span the output format cannot hold: the writer left it out (the rest
+ * goes on); it counts as a rejected record, named by its ids. */
+static void on_span_rejected(void *user_data, const twb_span *span, const char *reason)
+{
+    run *r = user_data;
+    r->written--; /* on_group adds the whole group after the writer returns (unsigned: the
+                   * sum comes out right) */
+    twb_pipeline_span_rejected(r->pipeline, span, reason);
 }
 
 /* ---- options
@@ -298,7 +308,9 @@ int tw__convert_cmd_main(int argc, char **argv)
 
     run r = {.opts = {.max_value_bytes = (size_t)c.max_value_bytes,
                       .max_annotations = (size_t)c.max_annotations,
-                      .scribe_category = c.scribe_category ? c.scribe_category : "zipkin"}};
+                      .scribe_category = c.scribe_category ? c.scribe_category : "zipkin",
+                      .span_rejected = on_span_rejected}};
+    r.opts.span_rejected_data = &r;
     const twb_reader *from = NULL;
     if (c.from && !(from = twb_reader_find(c.from))) {
         rc = usage_error(ctx, "unknown input format '%s' (--list-formats)", c.from);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "wire/core/error.h"
 
 /* RFC 9110 5.6.2 tchar. */
 static bool is_tchar(unsigned char c)

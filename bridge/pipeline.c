@@ -41,6 +41,13 @@ struct twb_pipeline {
 typedef struct pipeline_input {
     twb_input in;
     twb_pipeline *p;
+    /* Detection (no --from): the reader chosen from the first bytes, which
+     * the hint of on_reject needs; NULL when --from named the reader. */
+    const twb_reader *detected;
+    const uint8_t *head;
+    size_t head_len;
+    uint64_t emitted;
+    bool has_hinted;
 } pipeline_input;
 
 static int64_t now_ms(void)
@@ -115,10 +122,28 @@ static void where(char *out, size_t size, const char *name, size_t line_no)
         snprintf(out, size, "%s", name);
 }
 
+/* The detected reader refused the first record of its file: when another
+ * format reads that record, say so once (detection goes by the first bytes
+ * only, and formats share member names). */
+static void hint_other_format(pipeline_input *pi)
+{
+    pi->has_hinted = true;
+    const twb_reader *other =
+        twb_reader_alternative(pi->head, pi->head_len, pi->detected, pi->in.opts);
+    if (!other)
+        return;
+    if (pi->p->c.has_progress)
+        fputs("\r\x1b[K", stderr);
+    tw__cli_error("%s: the first record does not read as %s (detected from the first bytes) but "
+                  "reads as %s: name the format with --from %s",
+                  pi->in.name, pi->detected->name, other->name, other->name);
+}
+
 static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
                       const char *reason)
 {
-    twb_pipeline *p = ((pipeline_input *)in)->p;
+    pipeline_input *pi = (pipeline_input *)in;
+    twb_pipeline *p = pi->p;
     p->n.rejected++;
     if (p->n.shown_rejects++ < TWB_PIPELINE_SHOWN_MAX || p->c.is_strict) {
         char at[512];
@@ -127,6 +152,8 @@ static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw
             fputs("\r\x1b[K", stderr);
         tw__cli_error("%s: %s", at, reason); /* quotes input: escaped */
     }
+    if (pi->detected && !pi->has_hinted && pi->emitted == 0)
+        hint_other_format(pi);
     if (p->c.rejects && raw_len) {
         if (fwrite(raw, 1, raw_len, p->c.rejects) != raw_len || fputc('\n', p->c.rejects) == EOF) {
             tw__set_error(&p->fatal, TW_E_IO, "--rejects: write error: %s", strerror(errno));
@@ -235,9 +262,24 @@ static bool check_span(twb_pipeline *p, twb_input *in, tw__span_data *s)
     return true;
 }
 
+void twb_pipeline_span_rejected(twb_pipeline *p, const twb_span *span, const char *reason)
+{
+    p->n.rejected++;
+    if (p->n.shown_rejects++ < TWB_PIPELINE_SHOWN_MAX || p->c.is_strict) {
+        char trace[33], id[17];
+        tw__trace_id_hex(span->data->trace_id_high, span->data->trace_id_low, trace);
+        tw__hex64(span->data->span_id, id);
+        if (p->c.has_progress)
+            fputs("\r\x1b[K", stderr);
+        tw__cli_error("span %s of trace %s (\"%.60s\") left out of the output: %s", id, trace,
+                      span->data->operation ? span->data->operation : "", reason);
+    }
+}
+
 static bool on_emit(twb_input *in, tw__span_data *span, const tw__process *process)
 {
     twb_pipeline *p = ((pipeline_input *)in)->p;
+    ((pipeline_input *)in)->emitted++;
     if (p->is_stopped) {
         tw__span_data_unref(span);
         return false;
@@ -353,7 +395,10 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
                                 .emit = on_emit,
                                 .reject = on_reject,
                                 .warn = on_warn},
-                         .p = p};
+                         .p = p,
+                         .detected = p->c.from ? NULL : reader,
+                         .head = rp->head,
+                         .head_len = rp->len};
     tw_error *e = NULL;
     tw_status st = reader->read(stream, &pi.in, &e);
     fclose(stream);

@@ -86,6 +86,11 @@ tw_status twb_pipeline_flush(twb_pipeline *p);
 /* Closes the progress line, if one was shown. */
 void twb_pipeline_progress_end(twb_pipeline *p);
 
+/* A span a writer left out of its output (the format cannot hold it): counted
+ * as a rejected record and named by its ids with @reason, as the writers'
+ * span_rejected callback (twb_options) reports it. */
+void twb_pipeline_span_rejected(twb_pipeline *p, const twb_span *span, const char *reason);
+
 const twb_pipeline_counts *twb_pipeline_get_counts(const twb_pipeline *p);
 void twb_pipeline_assemble_stats(const twb_pipeline *p, twb_assemble_stats *st);
 /* True when the run stopped early (--strict, or a fatal error). */

@@ -2,42 +2,36 @@
 /*
  * bridge/agent/batch.c: the framings and the batcher of batch.h.
  *
- * Framings adapt the project's encoders: the Jaeger collector's body is the
- * SDK's tw__http_format_vtable (one instance per batch, opened with the
- * batch's process); the JSON bodies keep each span as its text, made once
- * when the span is batched (Zipkin: wire/zipkin_text.c's direct writer; OTLP:
- * wire/otlp_json.c's tree, dumped once and freed), and a body is the
- * envelope's text around the items joined by commas, so no Jansson tree
- * lives past its span and nothing is dumped twice (measured: the HTTP
- * formats' way, a tree per span kept until the body is built and dumped
- * three times, cost most of the agent's CPU); the Jaeger agent datagram is
- * wire/jaeger_thrift.h's emitBatch
- * (sizes exact, as the SDK's UDP sender predicts them), and a file batch is
- * one document of a convert writer (twb_writer_vtable) written to memory.
- * Jaeger targets see each span through twb_jaeger_view (the error tag rule,
- * `lc`, unknown durations) and an empty service named "empty-service-name";
- * OTLP targets name it "unknown_service" (bridge/sinks/jaeger_view.h).
+ * Framings adapt the project's encoders: every HTTP body (Zipkin v2 JSON,
+ * the Jaeger collector's Thrift Batch, OTLP/JSON and OTLP protobuf) is the
+ * SDK's tw__http_format_vtable (report/http_formats.c, the bodies the
+ * reporters and `convert --send` post), one instance per batch, opened with
+ * the batch's process: each span is encoded once, when it is batched, into
+ * an item of known size, and a body is the envelope around the items
+ * (sizes exact); the Jaeger agent datagram is wire/jaeger/jaeger_thrift.h's
+ * emitBatch (sizes exact, as the SDK's UDP sender predicts them), and a
+ * file batch is one document of a convert writer (twb_writer_vtable)
+ * written to memory. Jaeger targets see each span through the Jaeger view
+ * (wire/jaeger/jaeger_view.h: the error tag rule, `lc`, unknown durations)
+ * and an empty service named "empty-service-name"; OTLP targets name it
+ * "unknown_service".
  *
  * Locking: none (the destination thread).
  */
 #include "agent/batch.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/http.h"
-#include "sinks/jaeger_view.h"
-#include "wire/json_common.h"
-#include "wire/otlp_json.h"
-#include "wire/zipkin_json.h"
+#include "wire/jaeger/jaeger_view.h"
 
 struct twa_framing {
     twa_framing_kind kind;
     const tw__http_format_vtable *http; /* HTTP kinds */
     const twb_writer_vtable *writer;    /* TWA_FRAME_FILE */
-    twb_jaeger_view view;               /* Jaeger kinds: the span seen by the encoder */
+    tw__jaeger_view view;               /* Jaeger kinds: the span seen by the encoder */
     tw__jaeger_encoder *udp_enc;        /* UDP kinds: shared by the batches */
     tw__buf scratch;
     twb_options opts; /* the writer's options */
@@ -47,9 +41,8 @@ struct twa_framing {
 typedef struct frame_state {
     tw__process named;       /* scratch for the renamed process */
     const tw__process *proc; /* what the encoder sees */
-    tw__http_format *fmt;    /* the Jaeger collector */
+    tw__http_format *fmt;    /* HTTP kinds */
     tw__buf process_bytes;   /* UDP: the encoded Process */
-    tw__buf prefix, suffix;  /* JSON: the body's text before and after its items */
 } frame_state;
 
 typedef struct bytes_item {
@@ -65,25 +58,25 @@ typedef struct file_item {
 twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *writer, char *why,
                              size_t why_size)
 {
-    if (kind == TWA_FRAME_OTLP_PROTO) {
-        snprintf(why, why_size,
-                 "OTLP protobuf output needs an OTLP protobuf encoder, which this build does not "
-                 "have; use OTLP/JSON (the default for /v1/traces)");
-        return NULL;
-    }
     twa_framing *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
     f->kind = kind;
-    twb_jaeger_view_init(&f->view);
+    tw__jaeger_view_init(&f->view);
     tw__buf_init(&f->scratch);
     f->opts.max_value_bytes = 65536;
     switch (kind) {
     case TWA_FRAME_ZIPKIN:
+        f->http = &tw__http_zipkin_format;
+        break;
     case TWA_FRAME_OTLP_JSON:
-        break; /* text items (see the top comment) */
+        f->http = &tw__http_otlp_format;
+        break;
+    case TWA_FRAME_OTLP_PROTO:
+        f->http = &tw__http_otlp_proto_format;
+        break;
     case TWA_FRAME_JAEGER_HTTP:
         f->http = &tw__http_jaeger_format;
         break;
@@ -110,7 +103,7 @@ void twa_framing_free(twa_framing *f)
 {
     if (!f)
         return;
-    twb_jaeger_view_clear(&f->view);
+    tw__jaeger_view_clear(&f->view);
     tw__jaeger_encoder_free(f->udp_enc);
     tw__buf_free(&f->scratch);
     free(f);
@@ -118,47 +111,7 @@ void twa_framing_free(twa_framing *f)
 
 const char *twa_framing_content_type(const twa_framing *f)
 {
-    if (f->kind == TWA_FRAME_ZIPKIN || f->kind == TWA_FRAME_OTLP_JSON)
-        return "application/json";
     return f->http ? f->http->content_type : NULL;
-}
-
-static bool is_json(const twa_framing *f)
-{
-    return f->kind == TWA_FRAME_ZIPKIN || f->kind == TWA_FRAME_OTLP_JSON;
-}
-
-static int to_buf(const char *text, size_t len, void *arg)
-{
-    return tw__buf_append(arg, text, len) ? 0 : -1;
-}
-
-/* The compact text of @json appended to @out (one pass). */
-static bool dump_into(const json_t *json, tw__buf *out)
-{
-    return json && json_dump_callback(json, to_buf, out, TW__JSON_FLAGS) == 0;
-}
-
-/* OTLP: the request envelope's text split around its empty spans list. */
-static bool otlp_envelope(frame_state *s)
-{
-    json_t *spans = NULL;
-    json_t *req = tw__otlp_request_json(s->proc, &spans);
-    tw__buf text;
-    tw__buf_init(&text);
-    bool ok = dump_into(req, &text);
-    json_decref(req);
-    static const char mark[] = "\"spans\":[]";
-    const char *at = ok ? memmem(text.data, text.len, mark, sizeof mark - 1) : NULL;
-    ok = at && !memmem(at + 1, text.len - (size_t)((const uint8_t *)at + 1 - text.data), mark,
-                       sizeof mark - 1);
-    if (ok) {
-        size_t head = (size_t)((const uint8_t *)at - text.data) + sizeof mark - 2; /* to '[' */
-        ok = tw__buf_append(&s->prefix, text.data, head) &&
-             tw__buf_append(&s->suffix, text.data + head, text.len - head);
-    }
-    tw__buf_free(&text);
-    return ok;
 }
 
 bool twa_framing_is_jaeger(const twa_framing *f)
@@ -180,8 +133,6 @@ static void state_free(const twa_framing *f, frame_state *s)
     if (s->fmt)
         f->http->free_format(s->fmt);
     tw__buf_free(&s->process_bytes);
-    tw__buf_free(&s->prefix);
-    tw__buf_free(&s->suffix);
     free(s);
 }
 
@@ -191,13 +142,11 @@ static frame_state *state_open(twa_framing *f, const tw__process *proc)
     if (!s)
         return NULL;
     tw__buf_init(&s->process_bytes);
-    tw__buf_init(&s->prefix);
-    tw__buf_init(&s->suffix);
     s->proc = proc;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE)
-        s->proc = twb_jaeger_process(proc, &s->named);
-    else if (f->kind == TWA_FRAME_OTLP_JSON)
-        s->proc = twb_process_named(proc, TWB_OTLP_EMPTY_SERVICE, &s->named);
+        s->proc = tw__jaeger_process(proc, &s->named);
+    else if (f->kind == TWA_FRAME_OTLP_JSON || f->kind == TWA_FRAME_OTLP_PROTO)
+        s->proc = tw__process_named(proc, TW__OTLP_EMPTY_SERVICE, &s->named);
     if (f->http) {
         tw_error *e = NULL;
         s->fmt = f->http->new_format();
@@ -214,16 +163,6 @@ static frame_state *state_open(twa_framing *f, const tw__process *proc)
             state_free(f, s);
             return NULL;
         }
-    } else if (f->kind == TWA_FRAME_ZIPKIN) {
-        if (!tw__buf_append(&s->prefix, "[", 1) || !tw__buf_append(&s->suffix, "]", 1)) {
-            state_free(f, s);
-            return NULL;
-        }
-    } else if (f->kind == TWA_FRAME_OTLP_JSON && !otlp_envelope(s)) {
-        twa_log(TWA_WARN, "otlp: cannot encode the resource of service \"%s\"",
-                proc->service_name ? proc->service_name : "");
-        state_free(f, s);
-        return NULL;
     }
     return s;
 }
@@ -233,25 +172,15 @@ static void *encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *
 {
     const tw__span_data *span = it->data;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE) {
-        span = twb_jaeger_view_of(&f->view, span);
+        span = tw__jaeger_view_of(&f->view, span);
         if (!span)
             return NULL;
     }
     if (f->http)
         return f->http->encode(s->fmt, span, size);
-    if (is_udp(f) || is_json(f)) {
+    if (is_udp(f)) {
         tw__buf_reset(&f->scratch);
-        bool ok;
-        if (is_udp(f)) {
-            ok = tw__jaeger_encode_span(f->udp_enc, span, &f->scratch);
-        } else if (f->kind == TWA_FRAME_ZIPKIN) {
-            ok = tw__zipkin_encode_span_text(span, s->proc, &f->scratch);
-        } else {
-            json_t *tree = tw__otlp_span_json(span);
-            ok = dump_into(tree, &f->scratch);
-            json_decref(tree);
-        }
-        if (!ok)
+        if (!tw__jaeger_encode_span(f->udp_enc, span, &f->scratch))
             return NULL;
         bytes_item *item = malloc(sizeof *item + f->scratch.len);
         if (!item)
@@ -287,8 +216,6 @@ static void free_item(const twa_framing *f, void *item)
 
 static size_t body_size(twa_framing *f, const frame_state *s, size_t n, size_t items_size)
 {
-    if (is_json(f))
-        return s->prefix.len + items_size + (n ? n - 1 : 0) + s->suffix.len;
     if (f->http)
         return f->http->body_size(s->fmt, n, items_size);
     if (is_udp(f))
@@ -304,16 +231,6 @@ bool twa_batch_body(const twa_framing *cf, twa_batch *b, size_t lo, size_t n, tw
     if (f->http) {
         static const tw__client_stats zero = {0, 0, 0};
         return f->http->build(s->fmt, b->items + lo, n, 0, &zero, out);
-    }
-    if (is_json(f)) {
-        tw__buf_reset(out);
-        bool ok = tw__buf_append(out, s->prefix.data, s->prefix.len);
-        for (size_t i = lo; ok && i < lo + n; i++) {
-            const bytes_item *item = b->items[i];
-            ok = (i == lo || tw__buf_append(out, ",", 1)) &&
-                 tw__buf_append(out, item->data, item->len);
-        }
-        return ok && tw__buf_append(out, s->suffix.data, s->suffix.len);
     }
     if (is_udp(f)) {
         tw__buf_reset(&f->scratch);

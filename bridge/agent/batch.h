@@ -9,7 +9,7 @@
  *                items) exact (or an upper bound for files), build(items) ->
  *                bytes. The HTTP bodies wrap the SDK's tw__http_format_vtable
  *                (report/http_formats.c: the same encoders as convert --send),
- *                the Jaeger agent datagram wraps wire/jaeger_thrift.h, a file
+ *                the Jaeger agent datagram wraps wire/jaeger/jaeger_thrift.h, a file
  *                wraps a convert writer (twb_writer_vtable, one document per
  *                batch).
  *   twa_batcher  groups spans per process (a Jaeger Batch and an OTLP resource
@@ -28,7 +28,7 @@
 #define TW_BRIDGE_AGENT_BATCH_H
 
 #include "agent/agent.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 typedef struct twa_framing twa_framing;
 
@@ -36,7 +36,7 @@ typedef enum twa_framing_kind {
     TWA_FRAME_ZIPKIN = 0,  /* Zipkin v2 JSON list (application/json) */
     TWA_FRAME_JAEGER_HTTP, /* Thrift binary Batch (application/x-thrift) */
     TWA_FRAME_OTLP_JSON,   /* ExportTraceServiceRequest (application/json) */
-    TWA_FRAME_OTLP_PROTO,  /* (application/x-protobuf): no encoder in the tree yet */
+    TWA_FRAME_OTLP_PROTO,  /* ExportTraceServiceRequest (application/x-protobuf) */
     TWA_FRAME_UDP_COMPACT, /* Agent.emitBatch, compact */
     TWA_FRAME_UDP_BINARY,  /* Agent.emitBatch, binary */
     TWA_FRAME_FILE         /* a convert writer's document */
@@ -48,7 +48,7 @@ twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *wri
                              size_t why_size);
 void twa_framing_free(twa_framing *f);
 const char *twa_framing_content_type(const twa_framing *f);
-/* Whether the Jaeger rules (twb_jaeger_view) apply. */
+/* Whether the Jaeger rules (wire/jaeger/jaeger_view.h) apply. */
 bool twa_framing_is_jaeger(const twa_framing *f);
 
 /* What a batch keeps per span. */

@@ -12,9 +12,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "readers/zipkin_v1.h"
-#include "wire/jaeger_thrift_decode.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/formats.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
+#include "wire/zipkin/zipkin_v1.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 /* ---- Jaeger Thrift -------------------------------------------------------------------------- */
 
@@ -48,22 +49,25 @@ static twa_decode_result jaeger(const uint8_t *data, size_t len, twa_spanbuf *b,
                  len > 1 ? data[1] : 0);
         return TWA_DECODE_MALFORMED;
     }
-    const tw__jaeger_sink sink = {on_span, on_bad_span, NULL, b};
+    /* The spans enter the model through the span buffer's input: their times
+     * are checked there (a span out of the model's range is a bad span). */
+    const tw__jaeger_sink sink = {on_span, on_bad_span, NULL, b,
+                                  twa_spanbuf_input(b, want_message ? "jaeger" : "jaeger-http")};
     tw__jaeger_record info;
     size_t need = 0, at = 0;
     char reason[256] = "";
-    tw__jaeger_decode_result r = tw__jaeger_decode(data, len, protocol, is_message, &sink, &info,
-                                                   &need, &at, reason, sizeof reason);
+    tw__thrift_result r = tw__jaeger_decode(data, len, protocol, is_message, &sink, &info, &need,
+                                            &at, reason, sizeof reason);
     switch (r) {
-    case TW__JAEGER_OK:
+    case TW__THRIFT_OK:
         if (info.size != len)
             twa_log(TWA_DEBUG, "%zu bytes after the Jaeger record ignored", len - info.size);
         return TWA_DECODE_OK;
-    case TW__JAEGER_TRUNCATED:
+    case TW__THRIFT_SHORT:
         snprintf(why, why_size, "truncated: the record needs at least %zu bytes, got %zu", need,
                  len);
         return TWA_DECODE_MALFORMED;
-    case TW__JAEGER_NOMEM:
+    case TW__THRIFT_NOMEM:
         snprintf(why, why_size, "out of memory");
         return TWA_DECODE_NOMEM;
     default:
@@ -90,16 +94,17 @@ static twa_decode_result jaeger_http(const uint8_t *data, size_t len, twa_spanbu
     return jaeger(data, len, b, TW__THRIFT_BINARY, false, why, why_size);
 }
 
-/* ---- Zipkin emitZipkinBatch (compact) -------------------------------------------------------- */
+/* ---- Zipkin emitZipkinBatch (compact): the one Zipkin v1 Thrift decoder ------------------------
+ */
 
 twa_decode_result twa_decode_zipkin_compact(const uint8_t *data, size_t len, twa_spanbuf *b,
                                             char *why, size_t why_size)
 {
     uint32_t count = 0;
     size_t pos = 0;
-    tw__zipkin_decode d = tw__zipkin_compact_emit_begin(data, len, &count, &pos, why, why_size);
-    if (d != TW__ZIPKIN_DECODED)
-        return d == TW__ZIPKIN_NOMEM ? TWA_DECODE_NOMEM : TWA_DECODE_MALFORMED;
+    tw__thrift_result d = tw__zipkin_compact_emit_begin(data, len, &count, &pos, why, why_size);
+    if (d != TW__THRIFT_OK)
+        return d == TW__THRIFT_NOMEM ? TWA_DECODE_NOMEM : TWA_DECODE_MALFORMED;
     tw__zipkin_v1_span *span = malloc(sizeof *span);
     if (!span) {
         snprintf(why, why_size, "out of memory");
@@ -113,18 +118,18 @@ twa_decode_result twa_decode_zipkin_compact(const uint8_t *data, size_t len, twa
         char reason[256];
         d = tw__zipkin_compact_decode_span(data + pos, len - pos, span, &size, reason,
                                            sizeof reason);
-        if (d != TW__ZIPKIN_DECODED) {
+        if (d != TW__THRIFT_OK) {
             /* No way to find the next span: the rest of the datagram is lost. */
             snprintf(why, why_size, "span %u of %u: %s", k + 1, count, reason);
             if (b->n == 0) {
-                res = d == TW__ZIPKIN_NOMEM ? TWA_DECODE_NOMEM : TWA_DECODE_MALFORMED;
+                res = d == TW__THRIFT_NOMEM ? TWA_DECODE_NOMEM : TWA_DECODE_MALFORMED;
             } else {
                 for (uint32_t j = k; j < count; j++)
                     twa_spanbuf_reject(b, why);
             }
             break;
         }
-        twb_zipkin_v1_emit(in, 0, span, data + pos, size);
+        tw__zipkin_v1_emit(in, 0, span, data + pos, size);
         tw__zipkin_v1_span_clear(span);
         pos += size;
     }
@@ -133,21 +138,28 @@ twa_decode_result twa_decode_zipkin_compact(const uint8_t *data, size_t len, twa
     return res;
 }
 
-/* ---- the convert readers ----------------------------------------------------------------------
+/* ---- the format registry's decoders ----------------------------------------------------------
  */
 
-static twa_decode_result with_reader(const twb_reader *r, const char *name, const uint8_t *data,
+/* A body through the registry's decoder of @format (wire/formats.h), the one
+ * `tracewire convert --from` runs. */
+static twa_decode_result with_format(const char *format, const char *name, const uint8_t *data,
                                      size_t len, twa_spanbuf *b, char *why, size_t why_size)
 {
     if (len == 0)
         return TWA_DECODE_OK;
+    const tw__wire_format *fmt = tw__wire_format_find(format);
+    if (!fmt || !fmt->decoder) {
+        snprintf(why, why_size, "no %s decoder in this build", format);
+        return TWA_DECODE_UNSUPPORTED;
+    }
     FILE *f = fmemopen((void *)data, len, "r");
     if (!f) {
         snprintf(why, why_size, "out of memory");
         return TWA_DECODE_NOMEM;
     }
     tw_error *e = NULL;
-    tw_status st = r->read(f, twa_spanbuf_input(b, name), &e);
+    tw_status st = fmt->decoder->read(f, twa_spanbuf_input(b, name), &e);
     fclose(f);
     if (st == TW_E_NOMEM) {
         snprintf(why, why_size, "out of memory");
@@ -170,31 +182,31 @@ static twa_decode_result with_reader(const twb_reader *r, const char *name, cons
 static twa_decode_result otlp_json(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                    size_t why_size)
 {
-    return with_reader(&twb_reader_otlp_json, "otlp", data, len, b, why, why_size);
+    return with_format("otlp-json", "otlp", data, len, b, why, why_size);
 }
 
 static twa_decode_result otlp_proto(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                     size_t why_size)
 {
-    return with_reader(&twb_reader_otlp_proto, "otlp", data, len, b, why, why_size);
+    return with_format("otlp-proto", "otlp", data, len, b, why, why_size);
 }
 
 static twa_decode_result zipkin_v2_proto(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                          size_t why_size)
 {
-    return with_reader(&twb_reader_zipkin_v2_proto, "zipkin", data, len, b, why, why_size);
+    return with_format("zipkin-v2-proto", "zipkin", data, len, b, why, why_size);
 }
 
 static twa_decode_result zipkin_v2_json(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                         size_t why_size)
 {
-    return with_reader(&twb_reader_zipkin_v2_json, "zipkin", data, len, b, why, why_size);
+    return with_format("zipkin-v2-json", "zipkin", data, len, b, why, why_size);
 }
 
 static twa_decode_result zipkin_v1_json(const uint8_t *data, size_t len, twa_spanbuf *b, char *why,
                                         size_t why_size)
 {
-    return with_reader(&twb_reader_zipkin_v1_json, "zipkin", data, len, b, why, why_size);
+    return with_format("zipkin-v1-json", "zipkin", data, len, b, why, why_size);
 }
 
 static twa_decode_result zipkin_v1_thrift(const uint8_t *data, size_t len, twa_spanbuf *b,
@@ -205,7 +217,7 @@ static twa_decode_result zipkin_v1_thrift(const uint8_t *data, size_t len, twa_s
                  data[0]);
         return TWA_DECODE_MALFORMED;
     }
-    return with_reader(&twb_reader_zipkin_v1_thrift, "zipkin", data, len, b, why, why_size);
+    return with_format("zipkin-v1-thrift", "zipkin", data, len, b, why, why_size);
 }
 
 /* ---- the HTTP body table ----------------------------------------------------------------------

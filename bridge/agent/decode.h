@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/agent/decode.h: what each receiver of `tracewire agent` does with
- * the bytes it got, through the project's one decoder per format:
+ * the bytes it got, through the project's one decoder per format (sdk/wire/):
  *
  *   jaeger UDP emitBatch (compact 6831, binary 6832), collector /api/traces:
- *       wire/jaeger_thrift_decode.h (a buffer entry point)
- *   Zipkin emitZipkinBatch (compact, 5775): wire/zipkin_thrift.h's compact
- *       list, then readers/zipkin_v1.h's V1 -> model rules
- *   Zipkin v2 JSON, Zipkin v1 JSON and Thrift lists, OTLP/JSON: the convert
- *       readers (twb_reader) over the body (fmemopen)
+ *       wire/jaeger/jaeger_thrift_decode.h (a buffer entry point)
+ *   Zipkin emitZipkinBatch (compact, 5775): the Zipkin v1 Thrift decoder's
+ *       compact entry points (wire/zipkin/zipkin_v1_thrift.h), then the V1 ->
+ *       model rules (wire/zipkin/zipkin_v1.h)
+ *   every HTTP body (OTLP/JSON and protobuf, Zipkin v2 JSON and proto3,
+ *       Zipkin v1 JSON and Thrift): the format registry's decoder
+ *       (wire/formats.h, the one `tracewire convert --from` runs) over the
+ *       body (fmemopen)
  *
  * The HTTP body formats are rows of a table keyed by route and content type
- * (decode.c): a format without a decoder in this build (OTLP protobuf, Zipkin
- * proto3) is a row whose decoder is NULL and is answered 415 with the reason;
- * adding the decoder is one line. gzip bodies are inflated first with a bound
- * on the inflated size (a gzip bomb is refused as too large).
+ * (decode.c): a row whose decoder is NULL is answered 415 with the reason.
+ * gzip bodies are inflated first with a bound on the inflated size (a gzip
+ * bomb is refused as too large).
  *
  * No libmicrohttpd here: the fuzz targets (tests/fuzz/fuzz_agent_*.c) call
  * these functions directly. Locking: none (the caller's thread).
@@ -23,7 +25,7 @@
 #define TW_BRIDGE_AGENT_DECODE_H
 
 #include "agent/agent.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 typedef enum twa_decode_result {
     TWA_DECODE_OK = 0,      /* spans (and maybe rejects) are in the span buffer */

@@ -56,6 +56,7 @@
 
 #include "agent/batch.h"
 #include "agent/spool.h"
+#include "tracewire/version.h"
 
 #define MAX_OPEN_BATCHES 64
 #define RESPONSE_SNIPPET 200

@@ -29,7 +29,7 @@
 #define TW_BRIDGE_AGENT_SPOOL_H
 
 #include "agent/agent.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 #define TWA_SPOOL_GZIP 1u
 

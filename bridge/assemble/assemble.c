@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "wire/core/error.h"
 
 #define RUN_MAX 1024u       /* pass-through group bound */
 #define DEBUG_IDS_MAX 4096u /* debug trace ids remembered */

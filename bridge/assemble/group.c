@@ -3,9 +3,9 @@
  * bridge/assemble/group.c: the rules the assembler applies to one group of
  * spans of one trace (assemble.h, top comment): longest trace id, exact
  * duplicates, merging the parts of one span, the shared-flag backfill, the
- * Jaeger shared-span ids with re-parenting, and clock skew. WIRE-NOTES Part
- * B 2.5 (Zipkin Trace.merge, SpanNode), 2.6 (Jaeger clock skew adjuster) and
- * 2.8 (DeduplicateClientServerSpanIDs).
+ * Jaeger shared-span ids with re-parenting, and clock skew, after Zipkin's
+ * Trace.merge and SpanNode, Jaeger's clock skew adjuster and its
+ * DeduplicateClientServerSpanIDs.
  *
  * The group is sorted once by (span id, non-shared first, CLIENT first,
  * arrival), so the parts of one span are adjacent and a parent is found by
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "wire/core/error.h"
 
 #define LOOKBACK 64u          /* earlier parts of a span id compared for dedup and merge */
 #define MERGE_MAX_ITEMS 4096u /* tags + logs a merged record may reach */

@@ -22,7 +22,7 @@
  * process changes between spans; test_send checks each span's
  * localEndpoint in mixed bodies.
  *
- * Jaeger targets get what the jaeger-thrift writer gets (sinks/jaeger_view.h):
+ * Jaeger targets get what the jaeger-thrift writer gets (wire/jaeger/jaeger_view.h):
  * the error tag normalised and an empty service named. The SDK senders
  * consume a reference per span and keep only its encoding, so a view (a
  * shallow copy) is handed over with one reference added to its copied count,
@@ -39,7 +39,7 @@
 
 #include "report/http.h"
 #include "report/report.h"
-#include "sinks/jaeger_view.h"
+#include "wire/jaeger/jaeger_view.h"
 
 #define TWB_SEND_MAX_SENDERS 64
 #define DEFAULT_RETRY_TIME_MS 15000u
@@ -80,7 +80,7 @@ static const send_format formats[] = {
 /* One SDK sender and the process it was opened with. */
 typedef struct slot {
     const tw__process *process; /* the key: interned, or NULL (no process) */
-    tw__process named;          /* twb_jaeger_process's scratch for this process */
+    tw__process named;          /* tw__jaeger_process's scratch for this process */
     tw__sender *sender;         /* NULL: open failed; its spans count as failed */
     size_t pending;             /* HTTP: bytes of the body its next flush sends */
     uint64_t last_use;
@@ -98,7 +98,7 @@ struct twb_sender {
     uint64_t tick;
     uint64_t failed_extra;         /* spans failed here (no sender), not by the SDK */
     tw__http_sender_stats retired; /* stats of senders freed already */
-    twb_jaeger_view view;
+    tw__jaeger_view view;
     tw__process empty; /* stands for a NULL process (Jaeger and OTLP need one) */
     void (*on_refused)(void *arg, const char *trace_hex, const char *span_hex, const char *why);
     void *refused_arg;
@@ -336,9 +336,9 @@ static slot *open_slot(twb_sender *s, const tw__process *process, tw_status *st,
     /* Zipkin: a NULL process is no localEndpoint; the others need one. */
     const tw__process *p = process || s->fmt->kind == KIND_ZIPKIN ? process : &s->empty;
     if (is_jaeger(s))
-        p = twb_jaeger_process(p, &sl->named);
+        p = tw__jaeger_process(p, &sl->named);
     else if (s->fmt->kind == KIND_OTLP)
-        p = twb_process_named(p, TWB_OTLP_EMPTY_SERVICE, &sl->named);
+        p = tw__process_named(p, TW__OTLP_EMPTY_SERVICE, &sl->named);
     if (sl->sender->vtable->open(sl->sender, p, &e) != TW_OK) {
         char clean[1024]; /* quotes a service name read from the input: escaped */
         snprintf(clean, sizeof clean, "--send (%s): spans of service \"%s\" cannot be sent: %s",
@@ -474,7 +474,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
     s->on_refused = o->on_refused;
     s->refused_arg = o->refused_arg;
     tw__process_init(&s->empty);
-    twb_jaeger_view_init(&s->view);
+    tw__jaeger_view_init(&s->view);
     tw_status st = TW_OK;
     if (fmt->http) {
         st = set_http_options(s->ropts, url, o, err);
@@ -528,7 +528,7 @@ tw_status twb_sender_send(twb_sender *s, const twb_span *spans, size_t n, tw_err
         }
         const tw__span_data *data = spans[i].data;
         if (is_jaeger(s)) {
-            data = twb_jaeger_view_of(&s->view, data);
+            data = tw__jaeger_view_of(&s->view, data);
             if (!data) {
                 tw__set_error(err, TW_E_NOMEM, "--send: out of memory");
                 return TW_E_NOMEM;
@@ -585,7 +585,7 @@ void twb_sender_free(twb_sender *s)
         return;
     for (size_t i = 0; i < s->n_slots; i++)
         free_slot(s, s->slots[i]);
-    twb_jaeger_view_clear(&s->view);
+    tw__jaeger_view_clear(&s->view);
     tw__process_clear(&s->empty);
     tw_reporter_options_free(s->ropts);
     free(s);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wire/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
+#include "wire/core/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
 
 #define DEFAULT_MAX_LINKS 100000
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
+#include "wire/core/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
 
 #define DEFAULT_TOP 10
 #define MAX_LISTED 50 /* added / missing spans listed in the text output */

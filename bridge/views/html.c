@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "tracewire/tracewire.h"
-#include "wire/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
+#include "wire/core/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
 
 extern const char *const twv_viewer_css[];
 extern const char *const twv_viewer_js[];

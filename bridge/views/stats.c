@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
+#include "wire/core/json_common.h" /* tw__json_text: UTF-8-safe JSON strings */
 
 #define DEFAULT_MAX_OPERATIONS 10000
 

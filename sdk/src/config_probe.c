@@ -35,7 +35,7 @@
 #include "report/http.h"
 #include "report/report.h"
 #include "sampling/strategy.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define DEFAULT_PROBE_TIMEOUT_MS 2000u
 

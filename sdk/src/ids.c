@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "fork.h"
-#include "tls.h"
+#include "wire/core/tls.h"
 
 atomic_uint tw__fork_generation; /* bumped in the child after fork */
 

@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "tls.h"
+#include "wire/core/tls.h"
 
 /* Per-thread generator state; inline so a span start costs a few
  * instructions per id rather than a call (the unsampled path's budget). */

@@ -21,8 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
-#include "tls.h"
+#include "wire/model/span_data.h"
+#include "wire/core/error.h" /* tw__set_error */
+#include "wire/core/tls.h"
+#include "context_parts.h"
 #include "tracewire/tracewire.h"
 
 /* Programmer-error check at the API boundary: never compiled out; reports
@@ -44,8 +46,6 @@
 
 /* ---- errors and logging (error.c, log.c) --------------------------------------------------- */
 
-void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...) TW_PRINTF(3, 4);
-/* Sets @err from a printf-style message, also passing it to the logger. */
 void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
 bool tw__log_enabled(tw_log_level level);
 /* Delivers a formatted message (sanitized here) with no rate limit. */
@@ -73,8 +73,9 @@ void tw__log_rate_reset(void);
 
 /* ---- baggage (context.c) ------------------------------------------------------------------- */
 
-/* Immutable, reference-counted list of key/value pairs; one allocation. */
-typedef struct tw__baggage {
+/* Immutable, reference-counted list of key/value pairs; one allocation
+ * (context_parts.h declares its functions). */
+struct tw__baggage {
     atomic_uint refcount;
     size_t n;
     size_t n_bytes; /* keys and values, without NULs: what the limits measure */
@@ -82,15 +83,8 @@ typedef struct tw__baggage {
         const char *key;
         const char *value;
     } items[];
-} tw__baggage;
+};
 
-tw__baggage *tw__baggage_ref(tw__baggage *b);
-void tw__baggage_unref(tw__baggage *b);
-/* A new baggage equal to @b with @key set (NULL value removes); NULL on
- * allocation failure. @b may be NULL (empty). Returns NULL, with *is_empty
- * true, when the result is empty. */
-tw__baggage *tw__baggage_with(const tw__baggage *b, const char *key, const char *value,
-                              bool *is_empty);
 const char *tw__baggage_get(const tw__baggage *b, const char *key);
 
 /* ---- contexts ------------------------------------------------------------------------------ */
@@ -109,17 +103,6 @@ tw__ctx_extra *tw__ctx_extra_new(const char *tracestate, const char *debug_id);
 tw__ctx_extra *tw__ctx_extra_ref(tw__ctx_extra *x);
 void tw__ctx_extra_unref(tw__ctx_extra *x);
 
-/* Internal flag above Jaeger's byte: the upstream made no sampling decision
- * (B3 "defer"); the first span started from the context decides. */
-#define TW__FLAG_DEFERRED 0x100u
-/* W3C Trace Context Level 2 "random-trace-id" (traceparent flag 0x02): at least
- * the right-most 7 bytes of the trace id are random. Kept above Jaeger's byte,
- * where 0x02 is debug, so that each codec writes its own bit: W3C writes it,
- * Jaeger, B3 and binary have no such bit. Set on every trace tracewire starts
- * (span.c: ids.c draws the trace id's low half, in 64-bit mode the whole id,
- * uniformly), inherited by children, read from traceparent. */
-#define TW__FLAG_RANDOM 0x200u
-#define TW__FLAGS_WIRE 0xffu
 /* Internal flag: the context is embedded in a tw_span (set at start, never
  * copied: scope snapshots and owned copies clear it). It tells a span's
  * context from the other embedded ones (scopes, captures). */
@@ -142,17 +125,6 @@ struct tw_span_context {
     tw__ctx_extra *extra; /* owned reference, NULL when none */
 };
 
-/* Parts of a context for the propagation codecs. */
-typedef struct tw__context_parts {
-    uint64_t trace_id_high, trace_id_low, span_id, parent_id;
-    uint32_t flags;         /* Jaeger flags, plus TW__FLAG_DEFERRED, TW__FLAG_RANDOM */
-    tw__baggage *baggage;   /* borrowed; the context takes its own reference */
-    const char *tracestate; /* copied; NULL for none */
-    const char *debug_id;   /* copied; NULL for none */
-} tw__context_parts;
-
-/* A heap context from parts (ids may be zero for a hint); NULL on OOM. */
-tw_span_context *tw__span_context_build(const tw__context_parts *parts);
 static inline bool tw__context_has_ids(const tw_span_context *c)
 {
     return (c->trace_id_high || c->trace_id_low) && c->span_id;

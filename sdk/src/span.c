@@ -6,7 +6,7 @@
  * Hot path: a span of an unsampled trace records nothing. Its handle comes
  * from a per-thread free list (no malloc, no lock, no atomic), it takes no
  * reference on the tracer, and finish just returns it to the list. A sampled
- * span additionally owns a model record (model/span_data.h: one malloc for
+ * span additionally owns a model record (wire/model/span_data.h: one malloc for
  * record + inline arena) and a reference on the tracer, and its finish hands
  * the record to the handler chain, if any (handlers/handlers.h), then to the
  * reporter, whose report() only enqueues. When a handler wants unsampled

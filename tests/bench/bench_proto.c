@@ -26,11 +26,11 @@
 #include <time.h>
 
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
-#include "wire/jaeger_thrift.h"
-#include "wire/json_common.h"
+#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/core/json_common.h"
 #include "wire/otlp/otlp_map.h"
 #include "wire/otlp/otlp_proto.h"
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 #include "wire/otlp_proto_ref.h"
 
 #define BATCH 512
@@ -139,8 +139,11 @@ static void encode_json(size_t n)
     }
 }
 
-static bool count_span(void *arg, tw__span_data *span, const tw__process *p)
+static bool count_span(void *arg, tw__span_data *span, const tw__process *p, const uint8_t *raw,
+                       size_t raw_len)
 {
+    (void)raw;
+    (void)raw_len;
     (void)p;
     ++*(size_t *)arg;
     tw__span_data_unref(span);

@@ -424,6 +424,38 @@ rc, out, err = run(["--to", "zipkin-v2-json", "-o", outp, path.replace("mixed", 
 check("--output writes the file; a missing input fails the run but not the others",
       rc == 1 and len(json.load(open(outp))) == 2 and out == b"", rc, err)
 
+# ---- detection ------------------------------------------------------------------------------
+# A Dapper log written by another JSON library (spaces around ':' and ',') that has a "kind":
+# detected as dapper whatever the whitespace (it was taken for Zipkin v2, every record
+# rejected).
+spaced = write("spaced.dapper", '{ "v" : 1, "trace_id" : "1", "span_id" : "2", "name" : "op", '
+               '"kind" : "server", "start_us" : 1700000000000000, "end_us" : 1700000000000100, '
+               '"flags" : 1, "process" : { "service" : "svc" } }\n')
+rc, out, err = run(["--to", "zipkin-v2-json", spaced])
+check("a spaced Dapper log with a kind is detected as dapper", rc == 0 and b'"id":"0000000000000002"'
+      in out, err)
+# When the detected reader rejects the first records and another candidate reads them, the
+# message says so and names the option.
+looks_v2 = write("looks_v2.json", '{"traceId":"1","id":"2","kind":"SERVER","name":"x",'
+                 '"timestamp":"soon","start_us":1700000000000000,"trace_id":"1","span_id":"2",'
+                 '"end_us":1700000000000100,"v":1,"process":{"service":"s"}}\n')
+rc, out, err = run(["--to", "dapper", looks_v2])
+check("a file whose first record the detected reader rejects names the reader that reads it",
+      rc == 1 and "reads as zipkin-v2-json: name the format with --from zipkin-v2-json" in err,
+      err)
+
+# Times by magnitude, for every format: a Dapper log in milliseconds is read as such (one
+# warning); --time-unit is the override.
+ms_log = write("ms.dapper", '{"v":1,"trace_id":"1","span_id":"2","name":"op","start_us":'
+               '1700000000123,"end_us":1700000000125,"flags":1,"process":{"service":"s"}}\n')
+rc, out, err = run(["--to", "zipkin-v2-json", ms_log])
+check("a Dapper log in ms is read as ms, with a warning",
+      rc == 0 and b'"timestamp":1700000000123000' in out and b'"duration":2000' in out
+      and "read as milliseconds" in err, out, err)
+rc, out, err = run(["--to", "zipkin-v2-json", "--time-unit", "us", ms_log])
+check("--time-unit us keeps the times as they are, without a warning",
+      rc == 0 and b'"timestamp":1700000000123,' in out and "read as" not in err, out, err)
+
 # ---- sampling, skew, Jaeger ids ----------------------------------------------------------
 
 lines = []

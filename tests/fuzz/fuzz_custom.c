@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_custom.c: libFuzzer target for the `--from custom` reader
- * and its mapping parser (bridge/readers/custom.c). The first input line is
+ * and its mapping parser (sdk/wire/custom/custom.c). The first input line is
  * a mapping (--map text; when it does not parse, a fixed mapping is used);
  * the rest is read once as JSON lines and once as TSV (header=yes). Bad
  * lines must be rejected with their line number, never crash, leak or hang.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_dapper_fast.c: libFuzzer target for the fast Dapper log
- * decoder (sdk/src/wire/dapper_log_fast.c on wire/json_scan.c). Its one
+ * decoder (sdk/wire/dapper/dapper_log_fast.c on wire/json_scan.c). Its one
  * promise: for any line, when it accepts, the Jansson decoder
  * (tw__dapper_log_decode_jansson) accepts too and gives an equal record
  * (every model field, shared, is_duration_unknown) and an equal process;
@@ -24,8 +24,8 @@
 
 #include "internal.h"
 #include "model_equal.h"
-#include "wire/dapper_log.h"
-#include "wire/dapper_log_int.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_dapper_log.c: libFuzzer target for the Dapper-style span
- * log decoder and line reader (sdk/src/wire/dapper_log.h). The bridge reads
+ * log decoder and line reader (sdk/wire/dapper/dapper_log.h). The bridge reads
  * these files from disks it does not control, so the decoder must never
  * crash, leak or hang on any bytes, and must fail exactly when it sets an
  * error, whose message names the line ("line 1: ...").
@@ -29,7 +29,7 @@
 
 #include "internal.h"
 #include "model_equal.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

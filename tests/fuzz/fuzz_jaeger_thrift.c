@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_jaeger_thrift.c: libFuzzer target for the Jaeger Thrift
- * decoder (sdk/src/wire/jaeger_thrift_decode.c) and the `--from
- * jaeger-thrift` reader (bridge/readers/jaeger_thrift.c). Both read files
+ * decoder (sdk/wire/jaeger/jaeger_thrift_decode.c) and the `--from
+ * jaeger-thrift` reader (sdk/wire/jaeger/jaeger_thrift_read.c). Both read files
  * from disks we do not control: no crash, leak, hang or allocation beyond
  * what the bytes justify.
  *
@@ -23,7 +23,7 @@
 
 #include "internal.h"
 #include "bridge/read_capture.h"
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,22 +66,22 @@ static void decode_as(const uint8_t *data, size_t size, tw__thrift_protocol prot
     tw__jaeger_record info;
     size_t need = 0, at = SIZE_MAX;
     char why[256] = "";
-    tw__jaeger_decode_result r =
+    tw__thrift_result r =
         tw__jaeger_decode(data, size, proto, message, &sink, &info, &need, &at, why, sizeof why);
     switch (r) {
-    case TW__JAEGER_OK:
+    case TW__THRIFT_OK:
         if (info.size == 0 || info.size > size || info.n_spans != c.good + c.bad)
             fail("OK with a wrong size or span count");
         break;
-    case TW__JAEGER_TRUNCATED:
+    case TW__THRIFT_SHORT:
         if (need <= size || c.good + c.bad)
             fail("TRUNCATED without asking for more, or after emitting spans");
         break;
-    case TW__JAEGER_MALFORMED:
+    case TW__THRIFT_MALFORMED:
         if (at > size || !why[0])
             fail("MALFORMED without an offset in the input or a reason");
         break;
-    case TW__JAEGER_NOMEM:
+    case TW__THRIFT_NOMEM:
         break;
     default:
         fail("an unexpected result");

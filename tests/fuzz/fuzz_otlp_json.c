@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_otlp_json.c: libFuzzer target for the `--from otlp-json`
- * reader (bridge/readers/otlp_json.c): any bytes, as one document or NDJSON,
+ * reader (sdk/wire/otlp/otlp_json_decode.c): any bytes, as one document or NDJSON,
  * must give spans, rejects with a line number and a reason, or warnings;
  * never a crash, leak or hang. Every emitted span keeps the model's
  * invariants (non-zero ids, duration >= 0, no parent equal to the span).

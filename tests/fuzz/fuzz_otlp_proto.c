@@ -2,7 +2,7 @@
 /*
  * tests/fuzz/fuzz_otlp_proto.c: libFuzzer target for OTLP protobuf
  * (sdk/wire/otlp/otlp_proto_decode.c behind wire/core/pb_read.c, and the
- * `--from otlp-proto` reader of bridge/proto_formats.c), with a
+ * `--from otlp-proto` decoder, sdk/wire/otlp/otlp_proto_read.c), with a
  * differential check of the encoder:
  *
  * - any bytes, as an in-memory request and through the command's reader
@@ -42,9 +42,12 @@ static void check_span(const tw__span_data *s, const tw__process *p)
         fail("a decoded span breaks the model's invariants");
 }
 
-static bool on_span(void *arg, tw__span_data *span, const tw__process *process)
+static bool on_span(void *arg, tw__span_data *span, const tw__process *process, const uint8_t *raw,
+                    size_t raw_len)
 {
     read_capture *c = arg;
+    if (!raw || raw_len == 0)
+        fail("a decoded span comes without its Span message's bytes");
     check_span(span, process);
     return c->in.emit(&c->in, span, process);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_proto.c: libFuzzer target for the
- * `--from zipkin-v2-proto` reader (bridge/proto_formats.c, over
+ * `--from zipkin-v2-proto` decoder (sdk/wire/zipkin/zipkin_proto_read.c, over
  * sdk/wire/zipkin/zipkin_proto.c and the zipkin-v2-json reader's rules):
  * any bytes give spans, rejects with a reason, or warnings; never a crash,
  * leak or hang. Every span decoded is written again as proto3 and read back:

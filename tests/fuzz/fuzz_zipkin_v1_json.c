@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v1_json.c: libFuzzer target for the zipkin-v1-json
- * reader (bridge/readers/zipkin_v1_json.c) and the V1 -> model conversion
- * it feeds (bridge/readers/zipkin_v1.c). Real v1 files come from disks the
+ * reader (sdk/wire/zipkin/zipkin_v1_json_decode.c) and the V1 -> model conversion
+ * it feeds (sdk/wire/zipkin/zipkin_v1.c). Real v1 files come from disks the
  * bridge does not control: any bytes must give spans, rejects and
  * warnings, never a crash, leak or hang.
  *

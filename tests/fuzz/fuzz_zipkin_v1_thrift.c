@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v1_thrift.c: libFuzzer target for the Zipkin v1
- * Thrift decoder (sdk/src/wire/zipkin_thrift.c), the zipkin-v1-thrift
- * reader over it (bridge/readers/zipkin_v1_thrift.c: raw list<Span> when
+ * Thrift decoder (sdk/wire/zipkin/zipkin_v1_thrift.c), the zipkin-v1-thrift
+ * reader over it (sdk/wire/zipkin/zipkin_v1_thrift_read.c: raw list<Span> when
  * the first byte is 12, else Scribe base64 lines) and the V1 -> model
- * conversion (bridge/readers/zipkin_v1.c). Any bytes must give spans,
+ * conversion (sdk/wire/zipkin/zipkin_v1.c). Any bytes must give spans,
  * rejects and warnings, never a crash, leak, hang or an allocation the
  * input's size does not justify.
  *
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,16 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tw__zipkin_v1_span_init(span);
     size_t measured = 0, decoded = 0;
     char why[256];
-    tw__zipkin_decode m = tw__zipkin_thrift_measure_span(data, size, &measured, why, sizeof why);
-    tw__zipkin_decode d =
+    tw__thrift_result m = tw__zipkin_thrift_measure_span(data, size, &measured, why, sizeof why);
+    tw__thrift_result d =
         tw__zipkin_thrift_decode_span(data, size, span, &decoded, why, sizeof why);
     /* They agree, except that decoding also enforces TW__ZIPKIN_MAX_ITEMS. */
-    bool is_capped = d == TW__ZIPKIN_MALFORMED && strstr(why, "annotations in one span");
-    if (d != TW__ZIPKIN_NOMEM && m != d && !(m == TW__ZIPKIN_DECODED && is_capped))
+    bool is_capped = d == TW__THRIFT_MALFORMED && strstr(why, "annotations in one span");
+    if (d != TW__THRIFT_NOMEM && m != d && !(m == TW__THRIFT_OK && is_capped))
         fail("measure and decode disagree");
-    if (d == TW__ZIPKIN_DECODED && (measured != decoded || decoded > size))
+    if (d == TW__THRIFT_OK && (measured != decoded || decoded > size))
         fail("measure and decode disagree on the size");
-    if (d != TW__ZIPKIN_DECODED && !why[0])
+    if (d != TW__THRIFT_OK && !why[0])
         fail("a failure without a reason");
     tw__zipkin_v1_span_clear(span);
     free(span);

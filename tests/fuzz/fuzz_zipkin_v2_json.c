@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_zipkin_v2_json.c: libFuzzer target for the zipkin-v2-json
- * reader (bridge/readers/zipkin_v2_json.c) and, on what it reads, the
- * zipkin-v1-json writer (bridge/sinks/zipkin_v1_json.c). Any bytes: the
+ * reader (sdk/wire/zipkin/zipkin_v2_json_decode.c) and, on what it reads, the
+ * zipkin-v1-json writer (sdk/wire/zipkin/zipkin_v1_json_encode.c). Any bytes: the
  * reader never crashes, leaks or hangs; each reject has a reason; each span
  * has non-zero trace and span ids; and the writer turns the spans into one
  * JSON array with exactly one v1 span per span read, each with the same id.
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("the v1 writer failed");
     twb_writer_zipkin_v1_json.free_writer(w);
     fclose(out);
-    json_t *doc = json_loadb(text, text_len, 0, NULL);
+    json_t *doc = json_loadb(text, text_len, JSON_ALLOW_NUL, NULL);
     if (!json_is_array(doc) || json_array_size(doc) != c.n_spans)
         fail("the v1 output is not one array of the spans read");
     for (size_t i = 0; i < c.n_spans; i++) {

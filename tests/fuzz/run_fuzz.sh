@@ -83,14 +83,14 @@ mkdir -p "$run/obj" "$run/artifacts" || exit 2
 # should not stop the fuzzing; the plain and asan stages hold the code to -Werror.
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
-    -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk/src" -I"$build/sdk/gen"
-    -I"$src/sdk" -I"$build/proto/gen" -I"$src/tests/unit" -I"$src/bridge"
+    -I"$src/sdk/include" -I"$build/sdk/include" -I"$src/sdk" -I"$src/sdk/src" -I"$build/sdk/gen"
+    -I"$build/proto/gen" -I"$src/tests/unit" -I"$src/bridge"
     "${dep_cflags[@]}")
 
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
 # sanitizers. One object per source, named after its path so that equal base names in
 # two folders cannot collide.
-echo "run_fuzz.sh: compiling sdk/src with $("$clang" --version | head -n 1)"
+echo "run_fuzz.sh: compiling sdk/src and sdk/wire with $("$clang" --version | head -n 1)"
 objs=()
 while IFS= read -r -d '' c; do
     rel=${c#"$src"/}
@@ -103,17 +103,30 @@ while IFS= read -r -d '' c; do
     objs+=("$obj")
 done < <({
     find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
-    find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' ! -name 'formats.c' \
+    find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' \
         ! -name 'context_json.c' ! -name 'header_lines.c' ! -path "$src/bridge/pipeline.c" \
         ! -name '*_mhd.c' ! -name 'agent_missing.c' \
         ! -path '*/views/show.c' ! -path '*/views/html.c' ! -path '*/views/deps.c' \
         ! -path '*/views/stats.c' ! -path '*/views/diff.c' -print0
 } | sort -z)
 # (microhttpd.c is the optional libmicrohttpd contrib, not part of the core library. From
-# bridge/, the readers, assembler and sinks of `tracewire convert` and the views'
-# algorithms, the agent's parts: not the commands' entry points, option parsing and input
-# pipeline, which need main.c and the format registry, nor the agent's libmicrohttpd
-# servers (*_mhd.c), whose decoding the fuzz targets call directly.)
+# bridge/, the format list, assembler and sinks of `tracewire convert`, the views'
+# algorithms and the agent's parts (its pipeline.c too): not the commands' entry points,
+# option parsing and shared input pipeline (bridge/pipeline.c), which need main.c, nor the
+# agent's libmicrohttpd servers (*_mhd.c), whose decoding the fuzz targets call directly.)
+
+# The reference of the differential targets: the c_glib code generated from thrift/ (not
+# ours: compiled without warnings) and the test helpers that drive it.
+for c in "$build"/sdk/gen/*.c "$src/tests/unit/thrift_reference.c" "$src/tests/unit/jaeger_decode.c"; do
+    [ -f "$c" ] || continue
+    obj=$run/obj/ref_$(basename "${c%.c}").o
+    if ! "$clang" "${cflags[@]}" -w -fsanitize=fuzzer-no-link,address,undefined -c "$c" \
+        -o "$obj"; then
+        echo "run_fuzz.sh: cannot compile $c" >&2
+        exit 1
+    fi
+    objs+=("$obj")
+done
 # The code protoc-c generated from proto/ (in the build tree), not ours to instrument for
 # warnings but for coverage and the sanitizers like the rest.
 while IFS= read -r -d '' c; do

@@ -7,7 +7,7 @@
  * recorded, never from the bytes.
  *
  * Encoder mode (this file): builds span records through the model API and
- * encodes them with the wire encoder alone (sdk/src/wire/jaeger_thrift.h) as
+ * encodes them with the wire encoder alone (sdk/wire/jaeger/jaeger_thrift.h) as
  * the agent datagrams and collector body a Jaeger backend receives, so that
  * every protocol, message form and extreme value is covered deterministically.
  *
@@ -39,7 +39,7 @@
 #include "interop_json.h"
 #include "reporter_capture.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define N_BUSY_SPANS 20
 

@@ -14,7 +14,7 @@
  * finalizers that never chain up to GObject's, and ThriftMemoryBuffer's has
  * the same bug, so each object destroyed here would leak the qdata block
  * that g_object_unref allocates (32 bytes). tw_test_patch_thrift_finalizers() makes
- * the classes used by the tests chain up, as wire/jaeger_thrift.c does for its own
+ * the classes used by the tests chain up, as wire/jaeger/jaeger_thrift.c does for its own
  * buffer, so that ASan's leak check stays exact for our code. The same
  * guard applies: chain up only if qdata was not cleared, i.e. only if the
  * original finalize really stopped short. */

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 static inline bool tw_test_values_equal(const tw__tag *a, const tw__tag *b)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/span_builder.h: builds model records (model/span_data.h) by hand
+ * tests/unit/span_builder.h: builds model records (wire/model/span_data.h) by hand
  * for the wire tests and the interop driver, the way span.c fills them:
  * push a slot, fill it, then commit the count.
  */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 tw_value tw_test_str(const char *s);
 tw_value tw_test_bin(const uint8_t *b, size_t len);

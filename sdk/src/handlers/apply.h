@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 #include "tracewire/handler.h"
 
 /* TW_HANDLER_KEEP or TW_HANDLER_DROP, as the handler decided. */

@@ -13,7 +13,7 @@
  * tw_mutable_span (mutable_span.c) is a view of the record for the duration
  * of the chain: the record is still private to the finishing thread (its only
  * reference is the span's; the reporter has not seen it), so handlers write
- * into it directly, in its arena (model/span_data.h).
+ * into it directly, in its arena (wire/model/span_data.h).
  */
 #ifndef TW_HANDLERS_H
 #define TW_HANDLERS_H

@@ -6,7 +6,7 @@
  * Where it sits: between finish's limit marks and the reporter (see
  * handlers.h). The record is private to the finishing thread while the chain
  * runs, so reads and writes take no lock. Writes go into the record's arena
- * (model/span_data.h): a replaced string stays in the arena until the record
+ * (wire/model/span_data.h): a replaced string stays in the arena until the record
  * dies (bounded by what handlers write), which keeps every pointer a handler
  * read valid for the rest of the chain. Removing tags compacts the array in
  * place, keeping their order.

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "wire/core/hex.h"
 
 /* ---- limits (docs/PROPAGATION.md, "Limits") ------------------------------------------------ */
 
@@ -51,36 +52,7 @@
 #define TW__WARNINGS_SHOWN 16          /* per extract; the rest are counted and summarised */
 #define TW__SLOTS_MAX 24               /* single-valued headers of all codecs of a propagator */
 
-/* ---- hex ---------------------------------------------------------------------------------- */
-
-/* Digit values: 0-15 for 0-9 and a-f, 0x10|value for A-F, -1 for anything else. */
-extern const int8_t tw__hex_value[256];
-extern const char tw__hex_digits[16]; /* lower case */
-
-/* Writes @v as exactly 16 lower-case hex digits (no NUL). */
-static inline void tw__hex_u64(char *out, uint64_t v)
-{
-    for (int i = 15; i >= 0; i--) {
-        out[i] = tw__hex_digits[v & 0xf];
-        v >>= 4;
-    }
-}
-
-/* Why a hex field was refused (tw__parse_hex). */
-typedef enum tw__hex_error {
-    TW__HEX_OK = 0,
-    TW__HEX_EMPTY,
-    TW__HEX_TOO_LONG,
-    TW__HEX_BAD_DIGIT, /* *bad_at says where */
-    TW__HEX_UPPER      /* an A-F digit where only lower case is allowed */
-} tw__hex_error;
-
-/* Parses 1..@max_digits (at most 32) hex digits of @s[0..n) into a 128-bit
- * value (@hi is 0 for up to 16 digits; shorter input is left-padded, as
- * Jaeger's receivers must). Either case unless @lower_only. On error the
- * outputs are unchanged and *bad_at (if not NULL) is the offending index. */
-tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool lower_only,
-                            uint64_t *hi, uint64_t *lo, size_t *bad_at);
+/* ---- hex: wire/core/hex.h (tw__hex_value, tw__hex_u64, tw__parse_hex) ------------------ */
 
 /* ---- scratch buffer ----------------------------------------------------------------------- */
 

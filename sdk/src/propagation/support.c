@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * propagation/support.c: what the codecs share: table-driven hex and
- * percent coding, the stack-first scratch buffer, safe excerpts of untrusted
+ * propagation/support.c: what the codecs share: percent coding (hex is
+ * wire/core/hex.c's), the stack-first scratch buffer, safe excerpts of untrusted
  * input for messages, and the scan's bookkeeping (slots, record lists,
  * baggage limits, warnings, the final baggage object).
  *
@@ -15,75 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- hex ---------------------------------------------------------------------------------- */
-
-#define H(v) (int8_t)(v)
-#define U(v) (int8_t)(0x10 | (v))
-/* clang-format off */
-const int8_t tw__hex_value[256] = {
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), -1, -1, -1, -1, -1, -1,
-    -1, U(10), U(11), U(12), U(13), U(14), U(15), -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, H(10), H(11), H(12), H(13), H(14), H(15), -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-};
-/* clang-format on */
-#undef H
-#undef U
-
-const char tw__hex_digits[16] = "0123456789abcdef";
-
-tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool lower_only,
-                            uint64_t *hi, uint64_t *lo, size_t *bad_at)
-{
-    if (n == 0)
-        return TW__HEX_EMPTY;
-    if (n > max_digits)
-        return TW__HEX_TOO_LONG;
-    /* The last 16 digits are the low half, any before them the high half.
-     * Hot path (every extract): no branch per digit; a bad digit shows in
-     * `seen` (-1 sets the sign bit, an upper-case one bit 4) and is located
-     * afterwards. */
-    size_t split = n > 16 ? n - 16 : 0, i = 0;
-    uint64_t h = 0, l = 0;
-    int seen = 0;
-    for (; i < split; i++) {
-        int v = tw__hex_value[(unsigned char)s[i]];
-        seen |= v;
-        h = (h << 4) | (uint64_t)(v & 0xf);
-    }
-    for (; i < n; i++) {
-        int v = tw__hex_value[(unsigned char)s[i]];
-        seen |= v;
-        l = (l << 4) | (uint64_t)(v & 0xf);
-    }
-    if (seen < 0 || (lower_only && (seen & 0x10))) {
-        for (i = 0; i < n; i++) {
-            int v = tw__hex_value[(unsigned char)s[i]];
-            if (v < 0 || (lower_only && (v & 0x10))) {
-                if (bad_at)
-                    *bad_at = i;
-                return v < 0 ? TW__HEX_BAD_DIGIT : TW__HEX_UPPER;
-            }
-        }
-    }
-    if (hi)
-        *hi = h;
-    *lo = l;
-    return TW__HEX_OK;
-}
 
 /* ---- scratch buffer ----------------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
 /*
  * report/file_sender.c: the Dapper-style local span log (DESIGN.md "Out-of-
  * band collection"): a tw__sender that appends one JSON line per span
- * (wire/dapper_log.h, docs/dapper-log-format.md) to a file that rotates by
+ * (wire/dapper/dapper_log.h, docs/dapper-log-format.md) to a file that rotates by
  * size, under the async reporter (async.c), so that the file is opened,
  * written, rotated and synced on the reporter thread only.
  *
@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 /* Lines waiting beyond this many bytes are written at once. A write per
  * span would cost a syscall each; a larger chunk only delays the bytes. */

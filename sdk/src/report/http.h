@@ -16,7 +16,7 @@
 #define TW_REPORT_HTTP_H
 
 #include "report/report.h"
-#include "wire/jaeger_thrift.h" /* tw__buf, tw__client_stats */
+#include "wire/jaeger/jaeger_thrift.h" /* tw__buf, tw__client_stats */
 
 /* ---- options ------------------------------------------------------------------------------ */
 

@@ -26,10 +26,9 @@
 #include <string.h>
 
 #include "report/http.h"
-#include "wire/json_common.h"
+#include "wire/otlp/otlp_json.h"
 #include "wire/otlp/otlp_proto.h"
-#include "wire/otlp_json.h"
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- Jaeger collector: Thrift binary Batch --------------------------------------------------- */
 
@@ -138,11 +137,19 @@ const tw__http_format_vtable tw__http_jaeger_format = {
     .build = jaeger_build,
 };
 
-/* ---- JSON items (Zipkin and OTLP) ------------------------------------------------------------ */
+/* ---- JSON items (Zipkin and OTLP): each span's text, written by its encoder --------------------
+ */
 
-static void json_item_free(void *item)
+/* One span's encoding (a jaeger_item too: a length and the bytes). */
+static void *item_from(const tw__buf *text, size_t *size)
 {
-    json_decref(item);
+    jaeger_item *item = malloc(sizeof(*item) + text->len);
+    if (!item)
+        return NULL;
+    item->len = text->len;
+    memcpy(item->data, text->data, text->len);
+    *size = item->len;
+    return item;
 }
 
 /* An array of @n >= 1 items adds one comma between each two. */
@@ -151,10 +158,22 @@ static size_t commas(size_t n)
     return n > 0 ? n - 1 : 0;
 }
 
+/* Appends the items joined by ','. */
+static bool join_items(void *const *items, size_t n, tw__buf *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const jaeger_item *item = items[i];
+        if ((i && !tw__buf_append(out, ",", 1)) || !tw__buf_append(out, item->data, item->len))
+            return false;
+    }
+    return true;
+}
+
 /* ---- Zipkin v2 ---------------------------------------------------------------------------- */
 
 typedef struct {
     const tw__process *process; /* the tracer's, valid until free */
+    tw__buf text;               /* encode's scratch */
 } zipkin_format;
 
 static tw__http_format *zipkin_new(void)
@@ -164,6 +183,8 @@ static tw__http_format *zipkin_new(void)
 
 static void zipkin_free(tw__http_format *f)
 {
+    if (f)
+        tw__buf_free(&((zipkin_format *)f)->text);
     free(f);
 }
 
@@ -176,13 +197,11 @@ static tw_status zipkin_open(tw__http_format *f, const tw__process *process, tw_
 
 static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
-    json_t *item = tw__zipkin_span_json(span, ((zipkin_format *)f)->process);
-    *size = tw__json_size(item);
-    if (item && *size == 0) {
-        json_decref(item);
+    zipkin_format *z = (zipkin_format *)f;
+    tw__buf_reset(&z->text);
+    if (!tw__zipkin_encode_span(span, z->process, &z->text))
         return NULL;
-    }
-    return item;
+    return item_from(&z->text, size);
 }
 
 static size_t zipkin_body_size(const tw__http_format *f, size_t n, size_t items_size)
@@ -197,13 +216,8 @@ static bool zipkin_build(tw__http_format *f, void *const *items, size_t n, int64
     (void)f;
     (void)seq_no;
     (void)stats;
-    json_t *list = json_array();
-    bool ok = list != NULL;
-    for (size_t i = 0; i < n && ok; i++)
-        ok = json_array_append(list, items[i]) == 0;
-    ok = ok && tw__json_dump(list, out);
-    json_decref(list);
-    return ok;
+    tw__buf_reset(out);
+    return tw__buf_append(out, "[", 1) && join_items(items, n, out) && tw__buf_append(out, "]", 1);
 }
 
 const tw__http_format_vtable tw__http_zipkin_format = {
@@ -215,7 +229,7 @@ const tw__http_format_vtable tw__http_zipkin_format = {
     .free_format = zipkin_free,
     .open = zipkin_open,
     .encode = zipkin_encode,
-    .free_item = json_item_free,
+    .free_item = free,
     .body_size = zipkin_body_size,
     .build = zipkin_build,
 };
@@ -223,9 +237,8 @@ const tw__http_format_vtable tw__http_zipkin_format = {
 /* ---- OTLP/JSON ----------------------------------------------------------------------------- */
 
 typedef struct {
-    json_t *request;      /* the envelope, its spans array kept empty between builds */
-    json_t *spans;        /* borrowed from request */
-    size_t empty_request; /* compact size of the envelope with "spans":[] */
+    tw__buf head; /* the request up to its spans array: written once per tracer */
+    tw__buf text; /* encode's scratch */
 } otlp_format;
 
 static tw__http_format *otlp_new(void)
@@ -238,17 +251,16 @@ static void otlp_free(tw__http_format *f)
     otlp_format *o = (otlp_format *)f;
     if (!o)
         return;
-    json_decref(o->request);
+    tw__buf_free(&o->head);
+    tw__buf_free(&o->text);
     free(o);
 }
 
 static tw_status otlp_open(tw__http_format *f, const tw__process *process, tw_error **err)
 {
     otlp_format *o = (otlp_format *)f;
-    json_decref(o->request);
-    o->request = tw__otlp_request_json(process, &o->spans);
-    o->empty_request = tw__json_size(o->request);
-    if (!o->request || o->empty_request == 0) {
+    tw__buf_reset(&o->head);
+    if (!tw__otlp_encode_request_begin(process, &o->head)) {
         tw__set_error(err, TW_E_ENCODE, "otlp-http: cannot encode the resource");
         return TW_E_ENCODE;
     }
@@ -257,19 +269,19 @@ static tw_status otlp_open(tw__http_format *f, const tw__process *process, tw_er
 
 static void *otlp_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
-    (void)f;
-    json_t *item = tw__otlp_span_json(span);
-    *size = tw__json_size(item);
-    if (item && *size == 0) {
-        json_decref(item);
+    otlp_format *o = (otlp_format *)f;
+    tw__buf_reset(&o->text);
+    if (!tw__otlp_encode_span(span, &o->text))
         return NULL;
-    }
-    return item;
+    return item_from(&o->text, size);
 }
+
+/* The request's tail after the spans (tw__otlp_encode_request_end). */
+#define OTLP_TAIL_LEN 6
 
 static size_t otlp_body_size(const tw__http_format *f, size_t n, size_t items_size)
 {
-    return ((const otlp_format *)f)->empty_request + items_size + commas(n);
+    return ((const otlp_format *)f)->head.len + items_size + commas(n) + OTLP_TAIL_LEN;
 }
 
 static bool otlp_build(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
@@ -278,12 +290,9 @@ static bool otlp_build(tw__http_format *f, void *const *items, size_t n, int64_t
     (void)seq_no;
     (void)stats;
     otlp_format *o = (otlp_format *)f;
-    bool ok = true;
-    for (size_t i = 0; i < n && ok; i++)
-        ok = json_array_append(o->spans, items[i]) == 0;
-    ok = ok && tw__json_dump(o->request, out);
-    json_array_clear(o->spans);
-    return ok;
+    tw__buf_reset(out);
+    return tw__buf_append(out, o->head.data, o->head.len) && join_items(items, n, out) &&
+           tw__otlp_encode_request_end(out);
 }
 
 const tw__http_format_vtable tw__http_otlp_format = {
@@ -295,7 +304,7 @@ const tw__http_format_vtable tw__http_otlp_format = {
     .free_format = otlp_free,
     .open = otlp_open,
     .encode = otlp_encode,
-    .free_item = json_item_free,
+    .free_item = free,
     .body_size = otlp_body_size,
     .build = otlp_build,
 };
@@ -339,20 +348,14 @@ static tw_status otlp_proto_open(tw__http_format *f, const tw__process *process,
     return TW_OK;
 }
 
-/* An item is a span's `spans` field as it goes into the body (jaeger_item's layout). */
+/* An item is a span's `spans` field as it goes into the body. */
 static void *otlp_proto_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
     otlp_proto_format *o = (otlp_proto_format *)f;
     tw__buf_reset(&o->scratch);
     if (!tw__otlp_proto_encode_span(span, &o->scratch))
         return NULL;
-    jaeger_item *item = malloc(sizeof(*item) + o->scratch.len);
-    if (!item)
-        return NULL;
-    item->len = o->scratch.len;
-    memcpy(item->data, o->scratch.data, item->len);
-    *size = item->len;
-    return item;
+    return item_from(&o->scratch, size);
 }
 
 static size_t otlp_proto_body_size(const tw__http_format *f, size_t n, size_t items_size)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/udp_sender.c: the Jaeger agent UDP transport: batches spans into
- * Thrift compact Agent.emitBatch datagrams (wire/jaeger_thrift.h) and sends
+ * Thrift compact Agent.emitBatch datagrams (wire/jaeger/jaeger_thrift.h) and sends
  * them to the agent (default 127.0.0.1:6831, IPv4 or IPv6); or, as
  * "jaeger-udp-binary", the same datagrams in the Thrift binary protocol for
  * the agent's port 6832 (the encoder sizes both exactly).
@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 typedef struct {
     tw__sender base;

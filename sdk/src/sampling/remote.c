@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sampling/remote.c: the remote sampler: the strategy is served by the
- * Jaeger agent or collector (GET <endpoint>?service=NAME, WIRE-NOTES 6.4)
+ * Jaeger agent or collector (GET <endpoint>?service=NAME)
  * and followed as it changes, so operators steer sampling centrally.
  *
  * It starts from an initial sampler (by default probabilistic 0.001, as in
@@ -43,7 +43,7 @@
 
 #include "fork.h"
 #include "sampling/strategy.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/core/buf.h"
 
 struct tw_remote_sampler_options {
     char *service;

@@ -16,7 +16,7 @@
  * moving the message body up when the length needs more than one byte
  * (messages of 128 bytes and more). Strings are written as valid UTF-8:
  * each byte that does not start a valid sequence becomes U+FFFD, exactly
- * as the JSON encoders repair text (wire/json_common.h), because proto3
+ * as the JSON encoders repair text (wire/core/utf8.h), because proto3
  * string fields must hold UTF-8 and Go and Java decoders refuse the whole
  * message otherwise.
  *
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/jaeger_thrift.h" /* tw__buf */
-#include "wire/json_common.h"   /* tw__utf8_sequence */
+#include "wire/core/buf.h"
+#include "wire/core/utf8.h" /* tw__utf8_sequence */
 
 /* Wire types. */
 enum { TW__PB_VARINT = 0, TW__PB_I64 = 1, TW__PB_LEN = 2, TW__PB_I32 = 5 };

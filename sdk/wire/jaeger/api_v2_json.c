@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "tracewire/common.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 typedef struct ctx {
     const tw__api_v2_sink *sink;

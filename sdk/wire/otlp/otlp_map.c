@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "wire/json_common.h"
+#include "wire/model/conventions.h"
 
 /* ---- flags arrays ---------------------------------------------------------------------------- */
 
@@ -150,7 +150,13 @@ bool tw__otlp_plan_span(const tw__span_data *s, tw__otlp_span_plan *plan)
     flags_free(skip, skip_small);
 
     plan->start_ns = tw__otlp_unix_nano(s->start_us);
-    plan->end_ns = tw__otlp_unix_nano(s->start_us > 0 ? s->start_us + s->duration_us : 0);
+    /* The end without signed overflow: the model keeps times far below
+     * INT64_MAX (TW__MAX_TIME_US), but a record built by hand may not. */
+    int64_t end_us = s->start_us;
+    if (s->start_us > 0 && s->duration_us > 0)
+        end_us =
+            s->duration_us > INT64_MAX - s->start_us ? INT64_MAX : s->start_us + s->duration_us;
+    plan->end_ns = tw__otlp_unix_nano(s->start_us > 0 ? end_us : 0);
     plan->parent_ref = SIZE_MAX;
     for (size_t i = 0; s->parent_id && i < s->n_refs; i++) {
         const tw__ref *ref = &s->refs[i];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wire/otlp/otlp_map.h: the one mapping between the span model
- * (model/span_data.h) and OpenTelemetry's trace data model (internal).
+ * (wire/model/span_data.h) and OpenTelemetry's trace data model (internal).
  *
  * OTLP has two encodings, JSON (otlp_json.c and the bridge's otlp-json
  * reader) and protobuf (otlp_proto.c, otlp_proto_decode.c). They differ in
@@ -83,7 +83,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 /* The instrumentation scope our encoders write. */
 #define TW__OTLP_SCOPE_NAME "tracewire"

@@ -33,7 +33,8 @@
  * protobuf_c_message_pack() of the generated structs on a random corpus.
  * Strings are repaired to valid UTF-8 (U+FFFD per bad byte).
  *
- * Decoding (otlp_proto_decode.c, linked by the command and the tests, not
+ * Decoding (otlp_proto_decode.c, and the otlp-proto decoder of the format
+ * registry, otlp_proto_read.c; linked by the command and the tests, not
  * by libtracewire) reads the wire format itself, a ResourceSpans at a time
  * and one pass per message, straight into the model: every length is
  * checked against its message before use, nothing is allocated but the
@@ -54,8 +55,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/core/buf.h"
 
 #define TW__OTLP_PROTO_CONTENT_TYPE "application/x-protobuf"
 /* Attribute values (arrays and key-value lists of AnyValue) nested deeper
@@ -99,9 +100,11 @@ bool tw__otlp_proto_encode_request(tw__span_data *const *spans, size_t n,
 
 /* Where decoded spans go. */
 typedef struct tw__otlp_proto_sink {
-    /* A span and its process (borrowed for the call); takes the span's
-     * reference. False: stop decoding. */
-    bool (*span)(void *arg, tw__span_data *span, const tw__process *process);
+    /* A span and its process (borrowed for the call) and the span's own
+     * bytes (its Span message, for a caller that may still refuse it);
+     * takes the span's reference. False: stop decoding. */
+    bool (*span)(void *arg, tw__span_data *span, const tw__process *process, const uint8_t *raw,
+                 size_t raw_len);
     /* A refused part (a span, or a whole ResourceSpans): its path, the
      * reason, its bytes. False: stop decoding. */
     bool (*reject)(void *arg, const char *where, const char *why, const uint8_t *raw,

@@ -41,7 +41,7 @@
 #include "tracewire/common.h"
 #include "wire/core/pb_read.h"
 #include "wire/core/pb_write.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 #include "wire/otlp/otlp_map.h"
 
 /* Field numbers (collector/trace/v1, trace/v1, common/v1, resource/v1). */
@@ -835,7 +835,7 @@ static tw__otlp_proto_status read_scope_spans(ctx *c, const uint8_t *data, size_
         }
         if (is_end_before_start && c->sink->warn)
             c->sink->warn(c->sink->arg, where, "end_time_unix_nano before start: duration 0");
-        if (!c->sink->span(c->sink->arg, s, process))
+        if (!c->sink->span(c->sink->arg, s, process, f.data, f.len))
             st = TW__OTLP_PROTO_STOPPED;
     }
     return st;

@@ -2,8 +2,9 @@
 /*
  * wire/zipkin/zipkin_proto.c: Zipkin v2 JSON span objects <-> proto3
  * (zipkin_proto.h), for `tracewire convert --to/--from zipkin-v2-proto`.
- * The Zipkin mapping itself is wire/zipkin_json.c's; here only the syntax
- * changes, in both directions.
+ * The Zipkin mapping itself is the one Zipkin v2 encoder's
+ * (wire/zipkin/zipkin_v2_json.c); here only the syntax changes, in both
+ * directions.
  *
  * Memory: encoding writes into the caller's buffer; decoding unpacks into
  * the caller's arena and builds one Jansson object. Locking: none.
@@ -20,8 +21,8 @@
 #include "tracewire/common.h"
 #include "wire/core/pb_read.h"
 #include "wire/core/pb_write.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_json.h"
+#include "wire/core/json_common.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 #include "zipkin/zipkin.pb-c.h"
 
 /* Field numbers (zipkin.proto). */
@@ -155,10 +156,23 @@ bool tw__zipkin_proto_encode_json(const json_t *js, tw__buf *out)
     return ok;
 }
 
+json_t *tw__zipkin_proto_span_object(const tw__span_data *span, const tw__process *process)
+{
+    tw__buf text;
+    tw__buf_init(&text);
+    json_t *js = NULL;
+    /* The text holds a raw NUL only as \u0000 escapes, which Jansson keeps
+     * with JSON_ALLOW_NUL (string values are counted, not terminated). */
+    if (tw__zipkin_encode_span(span, process, &text))
+        js = json_loadb((const char *)text.data, text.len, JSON_ALLOW_NUL, NULL);
+    tw__buf_free(&text);
+    return js;
+}
+
 bool tw__zipkin_proto_encode_span(const tw__span_data *span, const tw__process *process,
                                   tw__buf *out)
 {
-    json_t *js = tw__zipkin_span_json(span, process);
+    json_t *js = tw__zipkin_proto_span_object(span, process);
     bool ok = js && tw__zipkin_proto_encode_json(js, out);
     json_decref(js);
     return ok;

@@ -5,8 +5,9 @@
  * Zipkin's POST /api/v2/spans takes as application/x-protobuf.
  *
  * Zipkin v2 has one model in two encodings, JSON and proto3; the mapping
- * between the span model and Zipkin's is wire/zipkin_json.h's, written
- * once. This module only changes the syntax of that Zipkin v2 span:
+ * between the span model and Zipkin's is the Zipkin v2 encoder's
+ * (wire/zipkin/zipkin_v2_json.h), written once. This module only changes
+ * the syntax of that Zipkin v2 span:
  *
  *   Span  1 trace_id bytes(8|16)  2 parent_id bytes(8)  3 id bytes(8)
  *         4 kind (CLIENT 1, SERVER 2, PRODUCER 3, CONSUMER 4)  5 name
@@ -20,9 +21,12 @@
  * Ids are big-endian bytes (a 64-bit trace id is 8 bytes, as Zipkin writes
  * it); addresses are raw bytes; proto3 defaults (0, "", false) are left out.
  *
- * Encoding: the span's Zipkin v2 JSON object (tw__zipkin_span_json) is
- * written as proto3 directly (wire/core/pb_write.h); the differential suite
- * tests/unit/wire/test_zipkin_proto.c holds it to protobuf-c's packer.
+ * Encoding: the span's Zipkin v2 JSON text, as the one encoder writes it
+ * (tw__zipkin_encode_span), is parsed back and written as proto3 directly
+ * (wire/core/pb_write.h); the differential suite
+ * tests/unit/wire/test_zipkin_proto.c holds it to protobuf-c's packer. The
+ * parse costs what the Jansson tree it replaced cost; only `tracewire
+ * convert --to zipkin-v2-proto` pays it (no reporter writes proto3).
  * Decoding: a Span message is checked and unpacked by protobuf-c
  * (wire/core/pb_read.h: wire types, nesting, memory budget) and rewritten
  * as the Zipkin v2 JSON object that the zipkin-v2-json reader reads, so one
@@ -40,8 +44,8 @@
 
 #include <jansson.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h" /* tw__buf */
+#include "wire/model/span_data.h"
+#include "wire/core/buf.h"
 
 #define TW__ZIPKIN_PROTO_CONTENT_TYPE "application/x-protobuf"
 
@@ -50,9 +54,13 @@
 bool tw__zipkin_proto_encode_span(const tw__span_data *span, const tw__process *process,
                                   tw__buf *out);
 
-/* The same from a Zipkin v2 span object as tw__zipkin_span_json makes it
- * (the differential suite's entry point). */
+/* The same from a Zipkin v2 span object (the differential suite's entry
+ * point). */
 bool tw__zipkin_proto_encode_json(const json_t *span, tw__buf *out);
+
+/* The Zipkin v2 JSON object of @span of @process (nullable): the one
+ * encoder's text, parsed. New reference; NULL on allocation failure. */
+json_t *tw__zipkin_proto_span_object(const tw__span_data *span, const tw__process *process);
 
 struct tw__pb_arena;
 

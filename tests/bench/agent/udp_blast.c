@@ -2,7 +2,7 @@
 /*
  * tests/bench/agent/udp_blast.c: the load of `make bench` for the agent's UDP
  * receivers: Jaeger emitBatch datagrams (compact or binary, encoded by the
- * project's encoder, wire/jaeger_thrift.h) of SPANS spans each, sent to
+ * project's encoder, wire/jaeger/jaeger_thrift.h) of SPANS spans each, sent to
  * HOST:PORT at RATE spans per second for SECONDS with sendmmsg, paced every
  * millisecond. 64 different datagrams (distinct span ids) are cycled. Prints
  * one JSON line: spans and datagrams sent, bytes per datagram, seconds.
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/span_data.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/model/span_data.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define N_DATAGRAMS 64
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/bench/convert/zipkin_v1_to_jaeger.py: the peer of `tracewire convert --from
 zipkin-v1-thrift --to jaeger-thrift` in the conversion benchmark (run_convert_bench.sh,
-`make bench`; issue 5, "Tests and benchmark").
+`make bench`).
 
 jq cannot read Thrift, so the closest honest peer is Debian's python3-thrift: the Apache
 Thrift library with its C extension (TBinaryProtocolAccelerated, thrift.protocol.fastbinary)
@@ -12,10 +12,10 @@ the build dir). The mapping in between is plain Python.
 
     zipkin_v1_to_jaeger.py GEN_PY_DIR INPUT > OUTPUT
 
-INPUT is a raw TBinaryProtocol list<Span> (WIRE-NOTES Part B 2.2); stdout gets concatenated
+INPUT is a raw TBinaryProtocol list<Span>; stdout gets concatenated
 binary jaeger Batch structs, as tracewire's jaeger-thrift writer writes them: one Batch per
-process per trace. The mapping follows tracewire's (bridge/readers/zipkin_v1.c, the
-assembler's Jaeger ids, sinks/jaeger_view.h) for what the benchmark input holds:
+process per trace. The mapping follows tracewire's (sdk/wire/zipkin/zipkin_v1.c, the
+assembler's Jaeger ids, wire/jaeger/jaeger_view.h) for what the benchmark input holds:
 
 - each v1 span becomes one span per host: with cs and sr, a CLIENT half (span.timestamp and
   duration, else cs and cr - cs) and a SERVER half (sr, ss - sr); a server-only span is a

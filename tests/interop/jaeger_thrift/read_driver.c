@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/jaeger_thrift/read_driver.c: reads a file with the
- * `--from jaeger-thrift` reader (bridge/readers/jaeger_thrift.c) and prints
+ * `--from jaeger-thrift` reader (sdk/wire/jaeger/jaeger_thrift_read.c) and prints
  * every span with its process as JSON, in the form write_batches.py writes
  * its expectations (ids as 16 hex digits, doubles as their 64-bit pattern,
  * binary as hex), for run_reader_interop.sh. Exits 1 on any reject or error.

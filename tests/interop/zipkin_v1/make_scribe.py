@@ -12,7 +12,7 @@ The log holds, in order: a bare base64 line, a "zipkin\t"-prefixed line,
 an entry of another category (skipped), a MIME-wrapped entry (76-column
 lines, as Finagle writes), and a raw binary list<Span> written with
 TBinaryProtocol in a second file. Expected model spans follow the
-conversion rules of bridge/readers/zipkin_v1.c (docs/bridge.md).
+conversion rules of sdk/wire/zipkin/zipkin_v1.c (docs/bridge.md).
 Exit status 0 when every field matches, 1 otherwise.
 """
 import base64

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/interop/zipkin_v1/scribe_dump.c: runs one of the Zipkin v1 readers
- * (bridge/readers/zipkin_v1_*.c) over a file and prints every model span it
+ * (sdk/wire/zipkin/zipkin_v1_*.c) over a file and prints every model span it
  * emits as one line of JSON, so a peer written with another Thrift library
  * (run_scribe_interop.sh, make_scribe.py) can compare field by field.
  *
@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "convert.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 static size_t n_rejects;
 

@@ -12,7 +12,8 @@
  * gets every batch in the spool, and the spool is replayed
  * in order once it answers 200 (no batch is retried in memory first); a full
  * queue drops and counts; a stop with a stuck destination ends by its deadline and spools what is
- * left; follow-mode chunks are told when their spans are done, and the delivery callback runs.
+ * left; follow-mode chunks are told when their spans are done, and the delivery callback runs;
+ * an OTLP protobuf destination posts application/x-protobuf bodies that decode to every span.
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@
 #include "agent/agent.h"
 #include "harness.h"
 #include "test_http_receiver.h"
+#include "wire/otlp/otlp_proto.h"
 
 static http_receiver rx;
 static twa_procs *procs;
@@ -77,47 +79,55 @@ static twa_proc *proc_named(const char *service)
     return q;
 }
 
+/* @q's body, inflated when it is gzip: malloc'd (*len bytes), NULL when none. */
+static uint8_t *plain_body(const http_request *q, size_t *len)
+{
+    if (!q->body)
+        return NULL;
+    const char *enc = http_request_header(q, "Content-Encoding");
+    if (!enc || strcmp(enc, "gzip") != 0) {
+        uint8_t *copy = malloc(q->body->len + 1);
+        memcpy(copy, q->body->data, q->body->len);
+        *len = q->body->len;
+        return copy;
+    }
+    uLongf cap = 64u << 20;
+    uint8_t *plain = malloc(cap);
+    z_stream z = {0};
+    inflateInit2(&z, 31);
+    z.next_in = q->body->data;
+    z.avail_in = (uInt)q->body->len;
+    z.next_out = plain;
+    z.avail_out = (uInt)cap;
+    inflate(&z, Z_FINISH);
+    *len = z.total_out;
+    inflateEnd(&z);
+    return plain;
+}
+
 /* Appends the span ids of @q's OTLP/JSON body to @ids. */
 static void ids_of(const http_request *q, GArray *ids)
 {
+    size_t len = 0;
+    uint8_t *plain = plain_body(q, &len);
+    if (!plain)
+        return;
+    json_t *doc = json_loadb((const char *)plain, len, 0, NULL);
+    free(plain);
+    json_t *rs, *ss, *sp;
+    size_t a, b, c;
+    json_array_foreach(json_object_get(doc, "resourceSpans"), a, rs)
     {
-        if (!q->body)
-            return;
-        const char *enc = http_request_header(q, "Content-Encoding");
-        uint8_t *plain = NULL;
-        size_t len = q->body->len;
-        if (enc && strcmp(enc, "gzip") == 0) {
-            uLongf cap = 64u << 20;
-            plain = malloc(cap);
-            z_stream z = {0};
-            inflateInit2(&z, 31);
-            z.next_in = q->body->data;
-            z.avail_in = (uInt)q->body->len;
-            z.next_out = plain;
-            z.avail_out = (uInt)cap;
-            inflate(&z, Z_FINISH);
-            len = z.total_out;
-            inflateEnd(&z);
-        }
-        json_t *doc =
-            json_loadb(plain ? (const char *)plain : (const char *)q->body->data, len, 0, NULL);
-        free(plain);
-        json_t *rs, *ss, *sp;
-        size_t a, b, c;
-        json_array_foreach(json_object_get(doc, "resourceSpans"), a, rs)
+        json_array_foreach(json_object_get(rs, "scopeSpans"), b, ss)
         {
-            json_array_foreach(json_object_get(rs, "scopeSpans"), b, ss)
+            json_array_foreach(json_object_get(ss, "spans"), c, sp)
             {
-                json_array_foreach(json_object_get(ss, "spans"), c, sp)
-                {
-                    uint64_t id =
-                        strtoull(json_string_value(json_object_get(sp, "spanId")), NULL, 16);
-                    g_array_append_val(ids, id);
-                }
+                uint64_t id = strtoull(json_string_value(json_object_get(sp, "spanId")), NULL, 16);
+                g_array_append_val(ids, id);
             }
         }
-        json_decref(doc);
     }
+    json_decref(doc);
 }
 
 /* The span ids in the bodies recorded from the @from-th on, in arrival order. */
@@ -388,6 +398,76 @@ static void test_chunks_are_done_when_their_spans_are_acknowledged(void)
     http_receiver_stop(&rx);
 }
 
+/* ---- OTLP protobuf ------------------------------------------------------------------------------
+ */
+
+typedef struct proto_seen {
+    GArray *ids;
+    size_t n_named; /* spans whose resource names the pushed service */
+} proto_seen;
+
+static bool proto_span(void *arg, tw__span_data *span, const tw__process *process,
+                       const uint8_t *raw, size_t raw_len)
+{
+    (void)raw;
+    (void)raw_len;
+    proto_seen *seen = arg;
+    g_array_append_val(seen->ids, span->span_id);
+    if (process && process->service_name && strcmp(process->service_name, "proto-svc") == 0)
+        seen->n_named++;
+    tw__span_data_unref(span);
+    return true;
+}
+
+static void test_otlp_protobuf_destination_sends_the_sdk_body(void)
+{
+    CU_ASSERT_FATAL(http_receiver_start(&rx, 200, NULL));
+    char url[128], why[512] = "";
+    snprintf(url, sizeof url, "%s/v1/traces", rx.base_url);
+    twa_dest_options o;
+    twa_dest_options_init(&o);
+    o.url = url;
+    o.format = "otlp-http-protobuf";
+    o.flush_ms = 20;
+    o.max_body_bytes = 4096; /* several bodies */
+    twa_dest *d = twa_dest_new(&o, 0, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_FATAL(twa_dest_start(d, why, sizeof why));
+    twa_proc *proc = proc_named("proto-svc");
+    for (uint64_t id = 1; id <= 200; id++) {
+        twa_item it = item(id, proc, NULL);
+        CU_ASSERT_EQUAL(twa_dest_push(d, &it, 1, true), 1);
+        twa_item_release(&it);
+    }
+    twa_dest_stop(d, 5000);
+    twa_dest_join(d);
+    CU_ASSERT_EQUAL(twa_get(&twa_dest_get_stats(d)->forwarded), 200);
+    proto_seen seen = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0};
+    const tw__otlp_proto_sink sink = {proto_span, NULL, NULL, &seen};
+    size_t n_bodies = 0;
+    for (size_t i = 0; i < http_receiver_count(&rx); i++) {
+        const http_request *q = http_receiver_request(&rx, i);
+        const char *type = http_request_header(q, "Content-Type");
+        CU_ASSERT(type && strcmp(type, TW__OTLP_PROTO_CONTENT_TYPE) == 0);
+        size_t len = 0;
+        uint8_t *plain = plain_body(q, &len);
+        CU_ASSERT_EQUAL(tw__otlp_proto_decode_request(plain, len, &sink), TW__OTLP_PROTO_OK);
+        free(plain);
+        n_bodies++;
+    }
+    CU_ASSERT(n_bodies > 1);
+    CU_ASSERT_EQUAL(seen.ids->len, 200);
+    CU_ASSERT_EQUAL(seen.n_named, 200);
+    uint64_t sum = 0;
+    for (guint i = 0; i < seen.ids->len; i++)
+        sum += g_array_index(seen.ids, uint64_t, i);
+    CU_ASSERT_EQUAL(sum, 200 * 201 / 2);
+    g_array_free(seen.ids, TRUE);
+    twa_proc_unref(proc);
+    twa_dest_free(d);
+    http_receiver_stop(&rx);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite s = CU_add_suite("agent/dest", suite_init, suite_clean);
@@ -400,4 +480,6 @@ void tw_test_register(void)
                 test_stop_with_a_stuck_destination_ends_by_its_deadline);
     CU_add_test(s, "follow chunks are done when their spans are acknowledged",
                 test_chunks_are_done_when_their_spans_are_acknowledged);
+    CU_add_test(s, "an OTLP protobuf destination sends the SDK's protobuf bodies",
+                test_otlp_protobuf_destination_sends_the_sdk_body);
 }

@@ -31,8 +31,11 @@ typedef struct read_capture {
     size_t n_spans, cap_spans;
     read_reject *rejects;
     size_t n_rejects, cap_rejects;
-    size_t n_warnings;
+    size_t n_warnings; /* all but the notes about implausible dates */
     char last_warning[512];
+    /* Warnings that a start time is no date between 1980 and 2100 in any unit (the
+     * small synthetic times of many tests give one per input). */
+    size_t n_date_warnings;
     size_t stop_after; /* emit/reject return false after this many calls (0: never) */
     size_t n_calls;
 } read_capture;
@@ -77,6 +80,10 @@ static inline void capture_warn(twb_input *in, size_t line_no, const char *reaso
 {
     read_capture *c = in->user_data;
     (void)line_no;
+    if (strstr(reason, "is no date between 1980 and 2100 in any unit")) {
+        c->n_date_warnings++;
+        return;
+    }
     c->n_warnings++;
     snprintf(c->last_warning, sizeof c->last_warning, "%s", reason);
 }

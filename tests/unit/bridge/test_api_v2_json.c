@@ -2,7 +2,8 @@
 /*
  * tests/unit/bridge/test_api_v2_json.c: suite "bridge/jaeger_api_v2_json":
  * Jaeger api_v2 protobuf-JSON (sdk/wire/jaeger/api_v2_json.c) read through
- * `--from jaeger-api-v2-json` (bridge/proto_formats.c) into the span model.
+ * `--from jaeger-api-v2-json` (sdk/wire/jaeger/api_v2_json_read.c) into the
+ * span model.
  *
  * - RFC 3339 times to nanoseconds: fractions of any length, offsets, leap
  *   days; malformed ones refused.
@@ -21,7 +22,7 @@
 #include "bridge/read_capture.h"
 #include "harness.h"
 #include "wire/jaeger/api_v2_json.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define APM TW_REAL_FIXTURES "/elastic__apm-server/"
 

@@ -15,10 +15,10 @@
 
 #include "convert.h"
 #include "harness.h"
-#include "sinks/jaeger_view.h"
+#include "wire/jaeger/jaeger_view.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift_decode.h"
-#include "wire/json_common.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
+#include "wire/core/json_common.h"
 
 static tw__span_data *span_new(uint64_t trace_lo, uint64_t span_id, uint64_t parent, const char *op)
 {
@@ -253,9 +253,9 @@ static void test_jaeger_view_types_error_tags(void)
     tw__span_data *s = span_new(1, 2, 0, "op");
     twb_tag_str(s, "error", "connection reset", 16);
     twb_tag_str(s, "http.method", "GET", 3);
-    twb_jaeger_view v;
-    twb_jaeger_view_init(&v);
-    const tw__span_data *view = twb_jaeger_view_of(&v, s);
+    tw__jaeger_view v;
+    tw__jaeger_view_init(&v);
+    const tw__span_data *view = tw__jaeger_view_of(&v, s);
     CU_ASSERT_PTR_NOT_EQUAL(view, s);
     CU_ASSERT_EQUAL(view->n_tags, 3);
     CU_ASSERT_EQUAL(view->tags[0].type, TW_VALUE_BOOL);
@@ -267,26 +267,26 @@ static void test_jaeger_view_types_error_tags(void)
 
     tw__span_data *f = span_new(1, 3, 0, "op");
     twb_tag_str(f, "error", "FALSE", 5);
-    view = twb_jaeger_view_of(&v, f);
+    view = tw__jaeger_view_of(&v, f);
     CU_ASSERT_EQUAL(view->n_tags, 1);
     CU_ASSERT(view->tags[0].type == TW_VALUE_BOOL && !view->tags[0].v.boolean);
 
     tw__span_data *plain = span_new(1, 4, 0, "op");
     plain->duration_us = 5;
-    CU_ASSERT_PTR_EQUAL(twb_jaeger_view_of(&v, plain), plain);
+    CU_ASSERT_PTR_EQUAL(tw__jaeger_view_of(&v, plain), plain);
     plain->duration_us = 0; /* unknown: Jaeger gets 1 µs */
     plain->is_duration_unknown = true;
-    view = twb_jaeger_view_of(&v, plain);
+    view = tw__jaeger_view_of(&v, plain);
     CU_ASSERT_PTR_NOT_EQUAL(view, plain);
     CU_ASSERT_EQUAL(view->duration_us, 1);
     CU_ASSERT_EQUAL(plain->duration_us, 0);
 
     tw__process empty, scratch;
     tw__process_init(&empty);
-    CU_ASSERT_STRING_EQUAL(twb_jaeger_process(&empty, &scratch)->service_name,
-                           TWB_JAEGER_EMPTY_SERVICE);
+    CU_ASSERT_STRING_EQUAL(tw__jaeger_process(&empty, &scratch)->service_name,
+                           TW__JAEGER_EMPTY_SERVICE);
     tw__process_clear(&empty);
-    twb_jaeger_view_clear(&v);
+    tw__jaeger_view_clear(&v);
     tw__span_data_unref(s);
     tw__span_data_unref(f);
     tw__span_data_unref(plain);
@@ -428,6 +428,56 @@ static void test_dapper_writer_reads_back(void)
     tw__process_clear(&p);
 }
 
+/* What a writer left out (opts.span_rejected). */
+typedef struct {
+    size_t n;
+    char reason[256];
+} left_out;
+
+static void on_span_rejected(void *user_data, const tw__wire_span *span, const char *reason)
+{
+    (void)span;
+    left_out *lo = user_data;
+    lo->n++;
+    snprintf(lo->reason, sizeof lo->reason, "%s", reason);
+}
+
+/* A span the Dapper log cannot hold (an end beyond int64) is left out and
+ * reported, naming it; the spans after it are still written and the run
+ * goes on (the write used to fail and stop the run). */
+static void test_dapper_writer_leaves_out_a_span_it_cannot_hold(void)
+{
+    tw__process p;
+    tw__process_init(&p);
+    tw__process_set_service(&p, "billing");
+    tw__span_data *bad = span_new(7, 8, 0, "overflow");
+    bad->start_us = INT64_MAX;
+    bad->duration_us = 10;
+    tw__span_data *good = span_new(7, 9, 8, "db");
+    good->start_us = 1700000000000001;
+    good->duration_us = 4;
+    twb_span spans[2] = {{bad, &p}, {good, &p}};
+    left_out lo = {0};
+    twb_options opts = {.span_rejected = on_span_rejected, .span_rejected_data = &lo};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    twb_writer *w = twb_writer_dapper.new_writer(f, &opts, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(twb_writer_dapper.write(w, spans, 2, NULL), TW_OK);
+    CU_ASSERT_EQUAL(twb_writer_dapper.finish(w, NULL), TW_OK);
+    twb_writer_dapper.free_writer(w);
+    fclose(f);
+    CU_ASSERT_EQUAL(lo.n, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(lo.reason, "Dapper"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"span_id\":\"0000000000000009\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"span_id\":\"0000000000000008\""));
+    free(text);
+    tw__span_data_unref(bad);
+    tw__span_data_unref(good);
+    tw__process_clear(&p);
+}
+
 static void test_dapper_reader_rejects_bad_lines_and_goes_on(void)
 {
     const char *text = "{\"v\":1}\nnot json\n";
@@ -468,10 +518,10 @@ static void test_jaeger_thrift_writes_one_batch_per_process(void)
     size_t pos = 0, batches = 0, spans = 0;
     while (pos < len) {
         tw__jaeger_record info;
-        tw__jaeger_decode_result rc =
+        tw__thrift_result rc =
             tw__jaeger_decode((const uint8_t *)text + pos, len - pos, TW__THRIFT_BINARY, false,
                               NULL, &info, NULL, NULL, NULL, 0);
-        CU_ASSERT_EQUAL_FATAL(rc, TW__JAEGER_OK);
+        CU_ASSERT_EQUAL_FATAL(rc, TW__THRIFT_OK);
         CU_ASSERT_EQUAL(info.n_spans, 3);
         batches++;
         spans += info.n_spans;
@@ -479,17 +529,50 @@ static void test_jaeger_thrift_writes_one_batch_per_process(void)
     }
     CU_ASSERT_EQUAL(batches, 2);
     CU_ASSERT_EQUAL(spans, 6);
-    CU_ASSERT(memmem(text, len, TWB_JAEGER_EMPTY_SERVICE, strlen(TWB_JAEGER_EMPTY_SERVICE)) !=
+    CU_ASSERT(memmem(text, len, TW__JAEGER_EMPTY_SERVICE, strlen(TW__JAEGER_EMPTY_SERVICE)) !=
               NULL);
     free(text);
     tw__process_clear(&a);
     tw__process_clear(&b);
 }
 
+/* `convert`'s readers and writers are the registry's: the same formats, in
+ * the same order, and the writers' names, summaries and flags (which repeat
+ * the encoders', constant initialisers cannot read them) agree. */
+static void test_readers_and_writers_agree_with_the_registry(void)
+{
+    size_t n_readers = 0, n_writers = 0;
+    for (size_t i = 0; tw__wire_formats[i]; i++) {
+        const tw__wire_format *f = tw__wire_formats[i];
+        if (f->decoder) {
+            CU_ASSERT_PTR_EQUAL(twb_readers[n_readers], f->decoder);
+            CU_ASSERT_PTR_EQUAL(twb_reader_find(f->name), f->decoder);
+            if (twb_readers[n_readers])
+                n_readers++;
+        }
+        if (f->encoder) {
+            CU_ASSERT_STRING_EQUAL(f->encoder->name, f->name);
+            const twb_writer_vtable *w = twb_writer_find(f->name);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+            CU_ASSERT_STRING_EQUAL(w->name, f->encoder->name);
+            CU_ASSERT_STRING_EQUAL(w->summary, f->encoder->summary);
+            CU_ASSERT_EQUAL(w->target_flags, f->encoder->flags);
+            n_writers++;
+        }
+    }
+    CU_ASSERT_PTR_NULL(twb_readers[n_readers]);
+    size_t n_vtables = 0;
+    while (twb_writers[n_vtables])
+        n_vtables++;
+    CU_ASSERT_EQUAL(n_vtables, n_writers);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
     CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
+    CU_add_test(suite, "readers_and_writers_agree_with_the_registry",
+                test_readers_and_writers_agree_with_the_registry);
     CU_add_test(suite, "decimal_ids_map_by_twos_complement",
                 test_decimal_ids_map_by_twos_complement);
     CU_add_test(suite, "base64_strict_and_lenient", test_base64_strict_and_lenient);
@@ -502,6 +585,8 @@ void tw_test_register(void)
     CU_add_test(suite, "jaeger_view_types_error_tags", test_jaeger_view_types_error_tags);
     CU_add_test(suite, "json_writers_frame_one_document", test_json_writers_frame_one_document);
     CU_add_test(suite, "dapper_writer_reads_back", test_dapper_writer_reads_back);
+    CU_add_test(suite, "dapper_writer_leaves_out_a_span_it_cannot_hold",
+                test_dapper_writer_leaves_out_a_span_it_cannot_hold);
     CU_add_test(suite, "jaeger_thrift_writes_one_batch_per_process",
                 test_jaeger_thrift_writes_one_batch_per_process);
     CU_add_test(suite, "dapper_reader_rejects_bad_lines_and_goes_on",

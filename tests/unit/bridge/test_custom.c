@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/bridge/test_custom.c: `--from custom` (bridge/readers/custom.c):
+ * tests/unit/bridge/test_custom.c: `--from custom` (sdk/wire/custom/custom.c):
  * the mapping parser (--map text and mapping files), JSON lines with dotted
  * paths, TSV by header name and by column number, ids in both bases, every
  * time form (units, auto by magnitude, float seconds, RFC 3339), end or
@@ -248,6 +248,42 @@ static void test_tsv_by_header_name_and_by_column_number(void)
 
 /* ---- rejections ------------------------------------------------------------------------------ */
 
+/* A NUL byte inside a record: that record alone is rejected (naming the
+ * column), the next one is read. Lines used to be C strings: the NUL cut
+ * the line, the next line was glued to it and a span vanished with
+ * "rejected 0". */
+static void test_a_nul_byte_rejects_its_line_alone(void)
+{
+    static const char tsv[] = "ab\tc\0d\t1700000000\t3\n"
+                              "ac\tcd\t1700000001\t4\n";
+    static const char jsonl[] = "{\"t\":\"ab\",\"s\":\"c\0d\",\"st\":1700000000,\"d\":3}\n"
+                                "{\"t\":\"ac\",\"s\":\"cd\",\"st\":1700000001,\"d\":4}\n";
+    const struct {
+        const char *spec, *text;
+        size_t len;
+    } cases[] = {{"format=tsv,trace_id=1,span_id=2,start=3,duration=4", tsv, sizeof tsv - 1},
+                 {"trace_id=t,span_id=s,start=st,duration=d", jsonl, sizeof jsonl - 1}};
+    for (size_t i = 0; i < 2; i++) {
+        twb_custom_map m = {0};
+        char why[200] = "";
+        CU_ASSERT_FATAL(twb_custom_map_parse(&m, cases[i].spec, false, why, sizeof why));
+        read_capture c;
+        capture_init(&c);
+        c.opts.custom = &m;
+        CU_ASSERT_EQUAL(capture_read_mem(&c, &twb_reader_custom, cases[i].text, cases[i].len),
+                        TW_OK);
+        CU_ASSERT_EQUAL(c.n_spans, 1);
+        CU_ASSERT_EQUAL_FATAL(c.n_rejects, 1);
+        CU_ASSERT_EQUAL(c.rejects[0].line_no, 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "NUL"));
+        CU_ASSERT(c.rejects[0].raw_len > 8); /* the whole line, verbatim */
+        if (c.n_spans == 1)
+            CU_ASSERT_EQUAL(c.spans[0].data->span_id, 0xcd);
+        capture_free(&c);
+        twb_custom_map_clear(&m);
+    }
+}
+
 static void test_each_bad_line_is_rejected_naming_the_field(void)
 {
     const char *text =
@@ -310,4 +346,5 @@ void tw_test_register(void)
     CU_add_test(suite, "each_bad_line_is_rejected_naming_the_field",
                 test_each_bad_line_is_rejected_naming_the_field);
     CU_add_test(suite, "custom_is_never_sniffed", test_custom_is_never_sniffed);
+    CU_add_test(suite, "a_nul_byte_rejects_its_line_alone", test_a_nul_byte_rejects_its_line_alone);
 }

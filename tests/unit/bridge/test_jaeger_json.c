@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_json.c: suite "bridge/jaeger_json": the
- * jaeger-json reader (bridge/readers/jaeger_json.c) and writer
- * (bridge/sinks/jaeger_json.c). Every document shape (query API envelope,
+ * jaeger-json reader (sdk/wire/jaeger/jaeger_json_decode.c) and writer
+ * (sdk/wire/jaeger/jaeger_json_encode.c). Every document shape (query API envelope,
  * UI state dump, bare trace, bare spans with an embedded process, NDJSON),
  * ids, the parent rule of references, typed values, timing and process
  * rules; every real jaeger-json fixture (INDEX rows 38-48) reads with the
@@ -327,6 +327,33 @@ static void test_timing_and_process_rules(void)
     capture_free(&c);
 }
 
+/* One bad value inside a document holding several traces costs that value
+ * (repaired), not the document: invalid UTF-8 in a tag value, \u0000 in a
+ * member name (Jansson keys are C strings), a raw control byte in a string. */
+static void test_one_bad_value_does_not_cost_the_document(void)
+{
+    static const char doc[] =
+        "{\"data\":["
+        "{\"traceID\":\"a\",\"spans\":[{\"spanID\":\"1\",\"startTime\":1700000000000000,"
+        "\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\"x\xff"
+        "y\"}]}]},"
+        "{\"traceID\":\"b\",\"spans\":[{\"spanID\":\"2\",\"startTime\":1700000000000000,"
+        "\"odd\\u0000member\":1}]},"
+        "{\"traceID\":\"c\",\"spans\":[{\"spanID\":\"3\",\"startTime\":1700000000000000,"
+        "\"operationName\":\"tab\there\"}]}]}";
+    read_capture c;
+    read_text(&c, doc);
+    CU_ASSERT_EQUAL(c.n_spans, 3);
+    CU_ASSERT_EQUAL(c.n_rejects, 0);
+    CU_ASSERT(c.n_warnings >= 1); /* the repairs are said */
+    if (c.n_spans == 3) {
+        const tw__tag *k = tag_of(c.spans[0].data, "k");
+        CU_ASSERT(k && k->type == TW_VALUE_STRING && strcmp(k->v.str, "x\xef\xbf\xbdy") == 0);
+        CU_ASSERT_STRING_EQUAL(c.spans[2].data->operation, "tab\there");
+    }
+    capture_free(&c);
+}
+
 static void test_sniff(void)
 {
     const char *yes[] = {"{\"data\":[{\"traceID\":\"a\"", "[{\"spanID\":\"1\"",
@@ -543,6 +570,8 @@ void tw_test_register(void)
     CU_add_test(suite, "typed_values", test_typed_values);
     CU_add_test(suite, "timing_and_process_rules", test_timing_and_process_rules);
     CU_add_test(suite, "sniff", test_sniff);
+    CU_add_test(suite, "one_bad_value_does_not_cost_the_document",
+                test_one_bad_value_does_not_cost_the_document);
     CU_add_test(suite, "stop_from_emit_stops_the_reader", test_stop_from_emit_stops_the_reader);
     CU_add_test(suite, "writer_framing_and_empty", test_writer_framing_and_empty);
     CU_add_test(suite, "writer_groups_traces_keys_processes_and_applies_jaeger_rules",

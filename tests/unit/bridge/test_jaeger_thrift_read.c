@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_jaeger_thrift_read.c: `--from jaeger-thrift`
- * (bridge/readers/jaeger_thrift.c) and the SDK's Jaeger Thrift decoder
- * (wire/jaeger_thrift_decode.c): the real capture, round trips through the
+ * (sdk/wire/jaeger/jaeger_thrift_read.c) and the SDK's Jaeger Thrift decoder
+ * (wire/jaeger/jaeger_thrift_decode.c): the real capture, round trips through the
  * SDK's encoder in both protocols (Batch structs and emitBatch messages,
  * mixed in one stream, larger than the first buffer), and every rejection
  * path (truncation, malformed bytes, bad spans, huge lengths, deep nesting).
@@ -17,8 +17,8 @@
 #include "model_equal.h"
 #include "read_capture.h"
 #include "span_builder.h"
-#include "wire/jaeger_thrift.h"
-#include "wire/jaeger_thrift_decode.h"
+#include "wire/jaeger/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 #define FIXTURE TW_REAL_FIXTURES "/elastic__apm-server/testdata__jaeger__span.thrift"
 
@@ -123,7 +123,7 @@ static void test_decoder_measures_the_capture_exactly(void)
     CU_ASSERT_EQUAL(proto, TW__THRIFT_BINARY);
     CU_ASSERT_FALSE(is_message);
     CU_ASSERT_EQUAL(tw__jaeger_decode(data, len, proto, false, NULL, &info, NULL, NULL, NULL, 0),
-                    TW__JAEGER_OK);
+                    TW__THRIFT_OK);
     CU_ASSERT_EQUAL(info.size, len);
     CU_ASSERT_EQUAL(info.n_spans, 1);
     /* Every proper prefix is truncated, never malformed, and asks for more. */
@@ -131,7 +131,7 @@ static void test_decoder_measures_the_capture_exactly(void)
         size_t need = 0;
         CU_ASSERT_EQUAL(
             tw__jaeger_decode(data, cut, proto, false, NULL, NULL, &need, NULL, NULL, 0),
-            TW__JAEGER_TRUNCATED);
+            TW__THRIFT_SHORT);
         CU_ASSERT(need > cut && need <= len);
     }
 }
@@ -350,7 +350,7 @@ static void test_malformed_bytes_are_rejected_with_their_offset(void)
     capture_free(&c);
     capture_init(&c);
     capture_read_mem(&c, &twb_reader_jaeger_thrift, negative, sizeof negative);
-    CU_ASSERT(c.n_rejects == 1 && strstr(c.rejects[0].reason, "negative string length"));
+    CU_ASSERT(c.n_rejects == 1 && strstr(c.rejects[0].reason, "negative length"));
     capture_free(&c);
 }
 
@@ -371,7 +371,7 @@ static void test_huge_lengths_are_refused_before_allocating(void)
     size_t need = 0;
     CU_ASSERT_EQUAL(tw__jaeger_decode(huge_string, sizeof huge_string, TW__THRIFT_COMPACT, false,
                                       NULL, NULL, &need, NULL, NULL, 0),
-                    TW__JAEGER_TRUNCATED);
+                    TW__THRIFT_SHORT);
     CU_ASSERT(need > ((size_t)1 << 30));
 }
 
@@ -389,7 +389,7 @@ static void test_deep_nesting_is_malformed(void)
     char why[128];
     CU_ASSERT_EQUAL(tw__jaeger_decode(deep, sizeof deep, TW__THRIFT_COMPACT, false, NULL, NULL,
                                       NULL, &at, why, sizeof why),
-                    TW__JAEGER_MALFORMED);
+                    TW__THRIFT_MALFORMED);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "nested deeper"));
 }
 

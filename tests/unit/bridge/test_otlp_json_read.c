@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_otlp_json_read.c: `--from otlp-json`
- * (bridge/readers/otlp_json.c): the two real OTLP/JSON files (one document;
- * NDJSON), a round trip through the SDK's encoder (wire/otlp_json.h), each
+ * (sdk/wire/otlp/otlp_json_decode.c): the two real OTLP/JSON files (one document;
+ * NDJSON), a round trip through the SDK's encoder (wire/otlp/otlp_json.h), each
  * mapping rule of the reader's header comment, and the rejections.
  */
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "model_equal.h"
 #include "read_capture.h"
 #include "span_builder.h"
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 
 #define FIXTURE_ONE                                                                                \
     TW_REAL_FIXTURES "/jaegertracing__jaeger/"                                                     \
@@ -331,6 +331,98 @@ static void test_bad_spans_and_documents_are_rejected_alone(void)
     capture_free(&c);
 }
 
+/* Microseconds written into the nanosecond fields (a common mistake of
+ * hand-made OTLP) are read as µs by their magnitude, with one warning; no
+ * digit is lost (the choice is made on the raw value). */
+static void test_time_unit_by_magnitude(void)
+{
+    const char *text = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":["
+                       "{\"traceId\":\"01\",\"spanId\":\"02\","
+                       "\"startTimeUnixNano\":\"1700000000123456\","
+                       "\"endTimeUnixNano\":\"1700000000123999\","
+                       "\"events\":[{\"timeUnixNano\":\"1700000000123500\",\"name\":\"e\"}]},"
+                       "{\"traceId\":\"01\",\"spanId\":\"03\","
+                       "\"startTimeUnixNano\":\"1700000000123456789\","
+                       "\"endTimeUnixNano\":\"1700000000123999000\"}"
+                       "]}]}]}\n";
+    read_capture c;
+    capture_init(&c);
+    CU_ASSERT_EQUAL(read_text(&c, text), TW_OK);
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, INT64_C(1700000000123456));
+    CU_ASSERT_EQUAL(c.spans[0].data->duration_us, 543);
+    CU_ASSERT_EQUAL_FATAL(c.spans[0].data->n_logs, 1);
+    CU_ASSERT_EQUAL(c.spans[0].data->logs[0].timestamp_us, INT64_C(1700000000123500));
+    CU_ASSERT_EQUAL(c.spans[1].data->start_us, INT64_C(1700000000123457)); /* ns, as it says */
+    CU_ASSERT_EQUAL(c.spans[1].data->duration_us, 542);
+    CU_ASSERT_EQUAL(c.n_warnings, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "read as microseconds"));
+    capture_free(&c);
+}
+
+/* A document of @n spans where span @bad carries @value (raw JSON) as the
+ * value of a string attribute. malloc'd. */
+static char *document_with(size_t n, size_t bad, const char *value)
+{
+    tw__buf b = {0};
+    CU_ASSERT_FATAL(TW__BUF_LIT(&b, "{\"resourceSpans\":[{\"resource\":{},\"scopeSpans\":[{"
+                                    "\"spans\":["));
+    for (size_t i = 0; i < n; i++) {
+        char span[256];
+        snprintf(span, sizeof span,
+                 "%s{\"traceId\":\"5b8efff798038103d269b633813fc60c\",\"spanId\":"
+                 "\"%016zx\",\"name\":\"op\",\"startTimeUnixNano\":\"1700000000000000000\","
+                 "\"endTimeUnixNano\":\"1700000000000001000\",\"attributes\":[{\"key\":\"k\","
+                 "\"value\":",
+                 i ? "," : "", i + 1);
+        CU_ASSERT_FATAL(tw__buf_append(&b, span, strlen(span)));
+        const char *v = i == bad ? value : "{\"stringValue\":\"fine\"}";
+        CU_ASSERT_FATAL(tw__buf_append(&b, v, strlen(v)) && TW__BUF_LIT(&b, "}]}"));
+    }
+    CU_ASSERT_FATAL(TW__BUF_LIT(&b, "]}]}]}") && tw__buf_put_byte(&b, 0));
+    return (char *)b.data;
+}
+
+/* One bad value in a large document costs that value (repaired) or that
+ * span (rejected alone), never the document: the whole request was
+ * rejected for one invalid UTF-8 byte, one \u0000 or one number beyond
+ * int64. */
+static void test_one_bad_value_does_not_cost_the_document(void)
+{
+    static const struct {
+        const char *value;
+        size_t spans, rejects;
+        const char *repaired; /* the attribute read back, NULL: not checked */
+    } cases[] = {
+        {"{\"stringValue\":\"a\xff"
+         "b\"}",
+         1000, 0,
+         "a\xef\xbf\xbd"
+         "b"},
+        {"{\"stringValue\":\"a\\u0000b\"}", 1000, 0, NULL},
+        {"{\"stringValue\":\"a\x01"
+         "b\"}",
+         1000, 0,
+         "a\x01"
+         "b"},
+        {"{\"intValue\":123456789012345678901234567890}", 999, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *doc = document_with(1000, 500, cases[i].value);
+        read_capture c;
+        capture_init(&c);
+        CU_ASSERT_EQUAL(read_text(&c, doc), TW_OK);
+        CU_ASSERT_EQUAL(c.n_spans, cases[i].spans);
+        CU_ASSERT_EQUAL(c.n_rejects, cases[i].rejects);
+        if (cases[i].repaired && c.n_spans == 1000)
+            CU_ASSERT(tag_is_str(c.spans[500].data, "k", cases[i].repaired));
+        if (cases[i].rejects && c.n_rejects)
+            CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "intValue"));
+        capture_free(&c);
+        free(doc);
+    }
+}
+
 static void test_stops_when_emit_says_so(void)
 {
     read_capture c;
@@ -363,5 +455,8 @@ void tw_test_register(void)
     CU_add_test(suite, "bad_spans_and_documents_are_rejected_alone",
                 test_bad_spans_and_documents_are_rejected_alone);
     CU_add_test(suite, "stops_when_emit_says_so", test_stops_when_emit_says_so);
+    CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
+    CU_add_test(suite, "one_bad_value_does_not_cost_the_document",
+                test_one_bad_value_does_not_cost_the_document);
     CU_add_test(suite, "sniff_finds_resource_spans", test_sniff_finds_resource_spans);
 }

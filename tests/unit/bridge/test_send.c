@@ -631,7 +631,7 @@ static void test_span_too_large_for_a_body_is_counted(void)
 }
 
 /* Zipkin keeps `shared: true` on a shared SERVER half; Jaeger targets get
- * the error tag as bool true plus error.message (sinks/jaeger_view.h). */
+ * the error tag as bool true plus error.message (wire/jaeger/jaeger_view.h). */
 static void test_target_rules_zipkin_shared_and_jaeger_error(void)
 {
     reset_receiver(202);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_zipkin_v1.c: suite "bridge/zipkin_v1": the Zipkin
- * v1 readers (bridge/readers/zipkin_v1_json.c, zipkin_v1_thrift.c), the
- * Thrift decoder (sdk/src/wire/zipkin_thrift.c) and the V1 -> model
- * conversion (bridge/readers/zipkin_v1.c, WIRE-NOTES Part B 2.4).
+ * v1 readers (sdk/wire/zipkin/zipkin_v1_json_decode.c, zipkin_v1_thrift_read.c), the
+ * Thrift decoder (sdk/wire/zipkin/zipkin_v1_thrift.c) and the V1 -> model
+ * conversion (sdk/wire/zipkin/zipkin_v1.c).
  *
  * The conversion rules are checked one by one on small inline JSON spans;
  * the Thrift forms (raw list<Span>, concatenated lists, Scribe lines with
@@ -19,9 +19,9 @@
 
 #include "harness.h"
 #include "read_capture.h"
-#include "readers/zipkin_v1.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_thrift.h"
+#include "wire/zipkin/zipkin_v1.h"
+#include "wire/core/json_common.h"
+#include "wire/zipkin/zipkin_v1_thrift.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/bridge/test_zipkin_v2_json.c: suite "bridge/zipkin_v2_json": the
- * zipkin-v2-json reader (bridge/readers/zipkin_v2_json.c) and the
- * zipkin-v1-json writer (bridge/sinks/zipkin_v1_json.c). Each mapping rule
+ * zipkin-v2-json reader (sdk/wire/zipkin/zipkin_v2_json_decode.c) and the
+ * zipkin-v1-json writer (sdk/wire/zipkin/zipkin_v1_json_encode.c). Each mapping rule
  * of the reader (ids, kind, shared, timing, endpoints, annotations, tags,
  * flags, rejects and warnings, the four input shapes, detection); every
  * real zipkin-v2-json fixture (INDEX rows 18-37) reads with the span count
@@ -16,7 +16,7 @@
 
 #include "harness.h"
 #include "read_capture.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 
 #define R TW_REAL_FIXTURES "/"
 
@@ -257,6 +257,124 @@ static void test_timing_rules(void)
     CU_ASSERT_EQUAL(c.spans[0].data->start_us, 1500000);
     CU_ASSERT_EQUAL(c.spans[0].data->duration_us, 3000);
     capture_free(&c);
+}
+
+/* The time unit by magnitude: a start that is no date between 1980 and 2100
+ * in µs but is one in ms, s or ns is read in that unit (start, duration
+ * and annotations alike) with one warning per input; a start that is no
+ * date in any unit is kept, with one warning; --time-unit turns it off. */
+static void test_time_unit_by_magnitude(void)
+{
+    static const struct {
+        const char *timestamp, *duration, *annotation, *unit;
+        int64_t start_us, duration_us, annotation_us;
+    } cases[] = {
+        {"1700000000123", "5", "1700000000124", "milliseconds", INT64_C(1700000000123000), 5000,
+         INT64_C(1700000000124000)},
+        {"1700000000", "2", "1700000001", "seconds", INT64_C(1700000000000000), 2000000,
+         INT64_C(1700000001000000)},
+        {"1700000000123456789", "5000", "1700000000123457000", "nanoseconds",
+         INT64_C(1700000000123457), 5, INT64_C(1700000000123457)},
+        {"1700000000123456", "5", "1700000000123457", NULL, INT64_C(1700000000123456), 5,
+         INT64_C(1700000000123457)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":%s,\"duration\":%s,"
+                 "\"annotations\":[{\"timestamp\":%s,\"value\":\"a\"}]}\n"
+                 "{\"traceId\":\"1\",\"id\":\"2\",\"timestamp\":%s,\"duration\":%s}\n",
+                 cases[i].timestamp, cases[i].duration, cases[i].annotation, cases[i].timestamp,
+                 cases[i].duration);
+        read_capture c;
+        read_text(&c, text);
+        CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+        for (size_t k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL(c.spans[k].data->start_us, cases[i].start_us);
+            CU_ASSERT_EQUAL(c.spans[k].data->duration_us, cases[i].duration_us);
+        }
+        CU_ASSERT_EQUAL_FATAL(c.spans[0].data->n_logs, 1);
+        CU_ASSERT_EQUAL(c.spans[0].data->logs[0].timestamp_us, cases[i].annotation_us);
+        CU_ASSERT_EQUAL(c.n_warnings, cases[i].unit ? 1 : 0); /* once per input */
+        if (cases[i].unit)
+            CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, cases[i].unit));
+        CU_ASSERT_EQUAL(c.n_date_warnings, 0);
+        capture_free(&c);
+    }
+
+    /* No date in any unit: kept, one warning for the input. */
+    read_capture c;
+    read_text(&c, "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":1000,\"duration\":5}\n"
+                  "{\"traceId\":\"1\",\"id\":\"2\",\"timestamp\":2000,\"duration\":5}\n");
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 2);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, 1000);
+    CU_ASSERT_EQUAL(c.spans[1].data->start_us, 2000);
+    CU_ASSERT_EQUAL(c.n_warnings, 0);
+    CU_ASSERT_EQUAL(c.n_date_warnings, 1);
+    capture_free(&c);
+
+    /* --time-unit us: read as µs, no guess, no warning. */
+    capture_init(&c);
+    c.opts.time_unit = TWB_TIME_US;
+    const char *ms = "{\"traceId\":\"1\",\"id\":\"1\",\"timestamp\":1700000000123,\"duration\":3}";
+    CU_ASSERT_EQUAL(capture_read_mem(&c, &twb_reader_zipkin_v2_json, ms, strlen(ms)), TW_OK);
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 1);
+    CU_ASSERT_EQUAL(c.spans[0].data->start_us, INT64_C(1700000000123));
+    CU_ASSERT_EQUAL(c.spans[0].data->duration_us, 3);
+    CU_ASSERT_EQUAL(c.n_warnings + c.n_date_warnings, 0);
+    capture_free(&c);
+}
+
+/* Times are checked once, where spans enter the model: a span whose start,
+ * duration or end lies beyond what every encoder can write (+-2^63 ns) is
+ * rejected alone, naming the span and the value; the others are read. */
+static void test_times_outside_the_model_range_reject_the_span_alone(void)
+{
+    read_capture c;
+    read_text(&c, "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":9223372036854775000,"
+                  "\"duration\":10000}\n"
+                  "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000000,"
+                  "\"duration\":9223372036854775000}\n"
+                  "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000000,"
+                  "\"duration\":5}\n");
+    CU_ASSERT_EQUAL(c.n_spans, 1);
+    CU_ASSERT_EQUAL_FATAL(c.n_rejects, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "000000000000000a"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "start time"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[1].reason, "duration"));
+    CU_ASSERT_EQUAL(c.rejects[0].line_no, 1); /* the record goes to --rejects verbatim */
+    CU_ASSERT(c.rejects[0].raw_len > 0);
+    capture_free(&c);
+}
+
+/* NDJSON with a record cut off at the end of its line: that record alone is
+ * rejected and reading goes on at the next line (the cut record used to
+ * swallow the rest of the file into one reject). Both when the input ends
+ * inside the swallowed region and when a later line closes it. */
+static void test_a_truncated_ndjson_record_resynchronises_at_the_next_line(void)
+{
+    static const char *const inputs[] = {
+        "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":1700000000000000}\n"
+        "{\"traceId\":\"1\",\"id\": \n"
+        "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000001}\n"
+        "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000002}\n",
+        "{\"traceId\":\"1\",\"id\":\"a\",\"timestamp\":1700000000000000}\n"
+        "{\"traceId\":\"1\",\"id\": \n"
+        "{\"traceId\":\"1\",\"id\":\"b\",\"timestamp\":1700000000000001}\n"
+        "{\"traceId\":\"1\",\"id\":\"c\",\"timestamp\":1700000000000002}}\n"
+        "{\"traceId\":\"1\",\"id\":\"d\",\"timestamp\":1700000000000003}\n"};
+    static const size_t spans[] = {3, 4};
+    for (size_t i = 0; i < 2; i++) {
+        read_capture c;
+        read_text(&c, inputs[i]);
+        CU_ASSERT_EQUAL(c.n_spans, spans[i]);
+        CU_ASSERT(c.n_rejects >= 1);
+        if (c.n_rejects >= 1) {
+            CU_ASSERT_EQUAL(c.rejects[0].line_no, 2);
+            CU_ASSERT(c.rejects[0].raw_len < 40); /* the cut record, not the rest */
+        }
+        capture_free(&c);
+    }
 }
 
 static void test_endpoints_map_to_process_and_peer_tags(void)
@@ -529,6 +647,40 @@ static void test_v1_writer_core_annotations_and_addresses(void)
     capture_free(&c);
 }
 
+/* The v1 writer computes end annotations from the start and the duration:
+ * near INT64_MAX that sum must not overflow (it wrote an end before the
+ * start). Such spans cannot come from a decoder (their times are checked
+ * where they enter the model); the writer is safe on its own anyway. */
+static void test_v1_writer_does_not_overflow_near_int64_max(void)
+{
+    read_capture c;
+    capture_init(&c);
+    tw__process p;
+    tw__process_init(&p);
+    CU_ASSERT_FATAL(tw__process_set_service(&p, "svc"));
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->trace_id_low = 1;
+    s->span_id = 2;
+    s->start_us = INT64_MAX - 5;
+    s->duration_us = 10;
+    CU_ASSERT_FATAL(tw__span_data_add_str_tag(s, "span.kind", "client", 6));
+    c.spans = calloc(1, sizeof *c.spans);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c.spans);
+    c.spans[0] = (twb_span){s, twb_procs_intern(c.procs, &p)};
+    c.n_spans = c.cap_spans = 1;
+    json_t *doc = write_v1(&c, 1, NULL);
+    size_t i;
+    const json_t *a;
+    json_array_foreach(json_object_get(json_array_get(doc, 0), "annotations"), i, a)
+    {
+        CU_ASSERT(int_of(a, "timestamp") >= s->start_us); /* no end before the start */
+    }
+    json_decref(doc);
+    tw__process_clear(&p);
+    capture_free(&c);
+}
+
 static void test_v1_writer_framing(void)
 {
     read_capture c;
@@ -616,6 +768,11 @@ void tw_test_register(void)
     CU_add_test(suite, "kind_becomes_lower_case_tag_and_shared_only_off_client",
                 test_kind_becomes_lower_case_tag_and_shared_only_off_client);
     CU_add_test(suite, "timing_rules", test_timing_rules);
+    CU_add_test(suite, "a_truncated_ndjson_record_resynchronises_at_the_next_line",
+                test_a_truncated_ndjson_record_resynchronises_at_the_next_line);
+    CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
+    CU_add_test(suite, "times_outside_the_model_range_reject_the_span_alone",
+                test_times_outside_the_model_range_reject_the_span_alone);
     CU_add_test(suite, "endpoints_map_to_process_and_peer_tags",
                 test_endpoints_map_to_process_and_peer_tags);
     CU_add_test(suite, "annotations_and_tags", test_annotations_and_tags);
@@ -626,5 +783,7 @@ void tw_test_register(void)
     CU_add_test(suite, "v1_writer_core_annotations_and_addresses",
                 test_v1_writer_core_annotations_and_addresses);
     CU_add_test(suite, "v1_writer_framing", test_v1_writer_framing);
+    CU_add_test(suite, "v1_writer_does_not_overflow_near_int64_max",
+                test_v1_writer_does_not_overflow_near_int64_max);
     CU_add_test(suite, "fixtures_round_trip_to_v1", test_fixtures_round_trip_to_v1);
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TEST_ASAN 1

@@ -26,7 +26,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "tracewire/tracewire.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 #define START_US INT64_C(1700000000000000)
 

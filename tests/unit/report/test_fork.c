@@ -43,7 +43,7 @@
 #include "report/report.h"
 #include "tracewire/tracewire.h"
 #include "udp_sink.h"
-#include "wire/dapper_log.h"
+#include "wire/dapper/dapper_log.h"
 
 #define CHILD_ALARM_S 20
 

@@ -32,7 +32,7 @@
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
 #include "tracewire/common.h"
 #include "wire/core/pb_write.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 #include "wire/otlp/otlp_map.h"
 
 #define REF_CHECK(cond)                                                                            \

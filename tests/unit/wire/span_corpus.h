@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "model/span_data.h"
+#include "wire/model/span_data.h"
 
 typedef struct {
     uint64_t state;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_buf.c: suite "wire/buf", the growable byte buffer
- * of sdk/src/wire/buf.c that encoders fill and senders transmit.
+ * of sdk/wire/core/buf.c that encoders fill and senders transmit.
  *
  * The contract: a zeroed buffer is valid and empty, appends keep earlier
  * bytes and grow as needed, reset keeps the memory for reuse, a failed
@@ -13,7 +13,7 @@
 #include <CUnit/CUnit.h>
 
 #include "harness.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/core/buf.h"
 
 static void test_zeroed_buffer_is_empty_and_accepts_appends(void)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_dapper_fast.c: suite "wire/dapper_fast": the
- * scanner-based Dapper log decoder (sdk/src/wire/dapper_log_fast.c, on
- * wire/json_scan.h) against the Jansson decoder it stands in front of.
+ * scanner-based Dapper log decoder (sdk/wire/dapper/dapper_log_fast.c, on
+ * wire/core/json_scan.h) against the Jansson decoder it stands in front of.
  *
  * For every line the SDK's encoder writes for a large random corpus
  * (tests/unit/wire/span_corpus.h), and for rewritten forms of those lines
@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "harness.h"
 #include "internal.h"
 #include "model_equal.h"
 #include "span_corpus.h"
-#include "wire/dapper_log.h"
-#include "wire/dapper_log_int.h"
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
 
 #define N_RANDOM 6000
 

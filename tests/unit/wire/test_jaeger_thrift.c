@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_jaeger_thrift.c: suite "wire/jaeger_thrift", the
- * contract of the Jaeger Thrift encoder (sdk/src/wire/jaeger_thrift.h).
+ * contract of the Jaeger Thrift encoder (sdk/wire/jaeger/jaeger_thrift.h).
  *
  * Our bytes are decoded with the c_glib code generated from
  * thrift/jaeger.thrift and thrift/agent.thrift (thrift_struct_read over a
@@ -12,7 +12,7 @@
  * itself produces. The emitBatch size prediction is checked against real
  * messages across list-header, seqNo and seq-id varint boundaries.
  *
- * Fixtures are records built through the model API (model/span_data.h) in
+ * Fixtures are records built through the model API (wire/model/span_data.h) in
  * suite init and freed in cleanup; every test frees what it creates.
  */
 #include <math.h>
@@ -32,7 +32,7 @@
 #include "span_builder.h"
 #include "twire_jaeger_agent_types.h"
 #include "twire_jaeger_jaeger_types.h"
-#include "wire/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift.h"
 
 #define N_PROTOCOLS 2
 static const tw__thrift_protocol all_protocols[N_PROTOCOLS] = {TW__THRIFT_COMPACT,

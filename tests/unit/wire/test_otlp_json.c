@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_otlp_json.c: suite "wire/otlp_json", the contract of
- * the OTLP/JSON encoder (sdk/src/wire/otlp_json.h).
+ * the OTLP/JSON encoder (sdk/wire/otlp/otlp_json.h), and its differential
+ * guard against the Jansson encoder it replaced (oracle_otlp.c).
  *
  * Spans built through the model API are encoded into a whole
  * ExportTraceServiceRequest, parsed back with Jansson (duplicate keys
@@ -24,7 +25,9 @@
 #include "harness.h"
 #include "span_builder.h"
 #include "tracewire/tracewire.h"
-#include "wire/otlp_json.h"
+#include "oracle.h"
+#include "span_corpus.h"
+#include "wire/otlp/otlp_json.h"
 
 static tw__process process_tagged; /* service "frontend", hostname, ip, an int tag */
 static tw__span_data *span_every_field;
@@ -417,54 +420,84 @@ static void test_many_spans_share_one_envelope(void)
     tw__buf_free(&out);
 }
 
-static void test_null_span_is_refused(void)
+/* Times near INT64_MAX: the end is never before the start (start + duration
+ * overflowed: an end before the start), and nanoseconds saturate. */
+static void test_times_near_int64_max_do_not_overflow(void)
 {
-    CU_ASSERT_PTR_NULL(tw__otlp_span_json(NULL));
-    tw__span_data *list[1] = {NULL};
+    tw__span_data *s = tw_test_span_root_64bit();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->start_us = INT64_MAX - 5;
+    s->duration_us = 10;
+    json_t *span;
+    json_t *doc = round_trip(s, NULL, &span);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(span);
+    const char *start = json_string_value(json_object_get(span, "startTimeUnixNano"));
+    const char *end = json_string_value(json_object_get(span, "endTimeUnixNano"));
+    CU_ASSERT_FATAL(start && end);
+    CU_ASSERT(strtoull(end, NULL, 10) >= strtoull(start, NULL, 10));
+    CU_ASSERT_STRING_EQUAL(start, "18446744073709551615");
+    json_decref(doc);
+    tw__span_data_unref(s);
+}
+
+static void test_null_span_is_refused_and_output_kept(void)
+{
     tw__buf out;
     tw__buf_init(&out);
-    CU_ASSERT_FALSE(tw__otlp_encode_request(list, 1, NULL, &out));
+    CU_ASSERT_FATAL(tw__buf_append(&out, "keep", 4));
+    CU_ASSERT_FALSE(tw__otlp_encode_span(NULL, &out));
+    tw__span_data *list[2] = {span_every_field, NULL};
+    CU_ASSERT_FALSE(tw__otlp_encode_request(list, 2, NULL, &out));
+    CU_ASSERT_EQUAL(out.len, 4);
+    CU_ASSERT(memcmp(out.data, "keep", 4) == 0);
     tw__buf_free(&out);
 }
 
-static long allocations_left;
-static void *failing_malloc(size_t size)
-{
-    if (allocations_left == 0)
-        return NULL;
-    allocations_left--;
-    return malloc(size);
-}
+/* The differential guard of the direct encoder: on a large random corpus
+ * (every tag type, NaN and infinities, invalid UTF-8 in keys and values,
+ * NUL bytes, repeated keys, every status rule, links, many tags, times at
+ * their edges) the request it writes, parsed with Jansson, equals the tree
+ * of the reference Jansson encoder (oracle_otlp.c), key order included. */
+#define N_RANDOM 6000
 
-static void test_allocation_failure_at_each_step_returns_null_without_leaks(void)
+static void test_random_corpus_equals_the_jansson_oracle(void)
 {
-    json_malloc_t saved_malloc;
-    json_free_t saved_free;
-    json_get_alloc_funcs(&saved_malloc, &saved_free);
-    json_set_alloc_funcs(failing_malloc, free);
-    size_t failures = 0;
-    json_t *span = NULL;
-    for (long n = 0; n < 10000 && !span; n++) {
-        allocations_left = n;
-        span = tw__otlp_span_json(span_every_field);
-        if (!span)
-            failures++;
+    size_t differing = 0;
+    for (size_t i = 0; i < N_RANDOM; i++) {
+        tw__process p;
+        bool has_process = false;
+        tw__span_data *s =
+            corpus_span(11, i, &p, &has_process, CORPUS_INVALID_KEYS | CORPUS_EMPTY_KEYS);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        tw__span_data *list[2] = {s, s};
+        size_t n = 1 + i % 2;
+        tw__buf out;
+        tw__buf_init(&out);
+        CU_ASSERT_FATAL(tw__otlp_encode_request(list, n, has_process ? &p : NULL, &out));
+        json_error_t error;
+        json_t *got = json_loadb((const char *)out.data, out.len,
+                                 JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &error);
+        json_t *spans = NULL;
+        json_t *expected = oracle_otlp_request_json(has_process ? &p : NULL, &spans);
+        for (size_t k = 0; k < n; k++)
+            json_array_append_new(spans, oracle_otlp_span_json(list[k]));
+        bool same = got && expected && json_equal(got, expected);
+        /* json_equal ignores key order: compare the dumps too. */
+        char *a = got ? json_dumps(got, TW__JSON_FLAGS) : NULL;
+        char *b = expected ? json_dumps(expected, TW__JSON_FLAGS) : NULL;
+        same = same && a && b && strcmp(a, b) == 0;
+        if (!same && differing++ < 3)
+            fprintf(stderr, "\nspan %zu differs:\n oracle: %s\n direct: %s\n", i, b ? b : "-",
+                    got ? a : error.text);
+        free(a);
+        free(b);
+        json_decref(got);
+        json_decref(expected);
+        tw__buf_free(&out);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
     }
-    json_t *request = NULL;
-    json_t *list = NULL;
-    for (long n = 0; n < 10000 && !request; n++) {
-        allocations_left = n;
-        request = tw__otlp_request_json(&process_tagged, &list);
-        if (!request)
-            failures++;
-    }
-    json_set_alloc_funcs(saved_malloc, saved_free);
-    CU_ASSERT(failures > 40);
-    CU_ASSERT_PTR_NOT_NULL(span);
-    CU_ASSERT_PTR_NOT_NULL(request);
-    CU_ASSERT(json_is_array(list));
-    json_decref(span);
-    json_decref(request);
+    CU_ASSERT_EQUAL(differing, 0);
 }
 
 void tw_test_register(void)
@@ -480,6 +513,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_links_skip_only_the_parent_reference);
     CU_ADD_TEST(suite, test_repeated_keys_last_wins);
     CU_ADD_TEST(suite, test_many_spans_share_one_envelope);
-    CU_ADD_TEST(suite, test_null_span_is_refused);
-    CU_ADD_TEST(suite, test_allocation_failure_at_each_step_returns_null_without_leaks);
+    CU_ADD_TEST(suite, test_null_span_is_refused_and_output_kept);
+    CU_ADD_TEST(suite, test_times_near_int64_max_do_not_overflow);
+    CU_ADD_TEST(suite, test_random_corpus_equals_the_jansson_oracle);
 }

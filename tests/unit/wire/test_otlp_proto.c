@@ -35,7 +35,7 @@
 #include "wire/core/pb_write.h"
 #include "wire/otlp/otlp_map.h"
 #include "wire/otlp/otlp_proto.h"
-#include "wire/otlp_json.h"
+#include "wire/otlp/otlp_json.h"
 
 #define N_RANDOM 8000
 
@@ -115,8 +115,11 @@ static void test_random_corpus_matches_protobuf_c(void)
 
 /* ---- both encodings read back the same ----------------------------------------------------- */
 
-static bool sink_span(void *arg, tw__span_data *span, const tw__process *process)
+static bool sink_span(void *arg, tw__span_data *span, const tw__process *process,
+                      const uint8_t *raw, size_t raw_len)
 {
+    (void)raw;
+    (void)raw_len;
     read_capture *c = arg;
     return c->in.emit(&c->in, span, process);
 }
@@ -671,6 +674,44 @@ static void test_detects_both_framings(void)
     tw__span_data_unref(s);
 }
 
+/* Microseconds written into the nanosecond fields (a common exporter bug): both
+ * encodings' readers take the span's unit from its start's magnitude, say so, and
+ * read the same times. */
+static void test_times_in_microseconds_are_read_by_magnitude(void)
+{
+    tw__span_data *s = tw_test_span_every_field();
+    /* Written as ns = us * 1000: the fields then hold 2023 in microseconds. */
+    s->start_us = INT64_C(1700000000000);
+    s->duration_us = 5000;
+    for (size_t i = 0; i < s->n_logs; i++)
+        s->logs[i].timestamp_us = s->start_us + 1000;
+    tw__buf js, pb;
+    tw__buf_init(&js);
+    tw__buf_init(&pb);
+    CU_ASSERT_FATAL(tw__otlp_encode_request(&s, 1, NULL, &js));
+    CU_ASSERT_FATAL(tw__otlp_proto_encode_request(&s, 1, NULL, &pb));
+    read_capture a, b;
+    capture_init(&a);
+    capture_init(&b);
+    CU_ASSERT_EQUAL(capture_read_mem(&a, &twb_reader_otlp_json, js.data, js.len), TW_OK);
+    CU_ASSERT_EQUAL(capture_read_mem(&b, &twb_reader_otlp_proto, pb.data, pb.len), TW_OK);
+    CU_ASSERT_FATAL(a.n_spans == 1 && b.n_spans == 1);
+    for (int k = 0; k < 2; k++) {
+        const read_capture *c = k ? &b : &a;
+        const tw__span_data *got = c->spans[0].data;
+        CU_ASSERT_EQUAL(got->start_us, INT64_C(1700000000000000));
+        CU_ASSERT_EQUAL(got->duration_us, 5000000);
+        for (size_t i = 0; i < got->n_logs; i++)
+            CU_ASSERT_EQUAL(got->logs[i].timestamp_us, INT64_C(1700000001000000));
+        CU_ASSERT(c->n_warnings == 1 && strstr(c->last_warning, "by their magnitude"));
+    }
+    capture_free(&a);
+    capture_free(&b);
+    tw__buf_free(&js);
+    tw__buf_free(&pb);
+    tw__span_data_unref(s);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/otlp_proto", NULL, NULL);
@@ -691,4 +732,6 @@ void tw_test_register(void)
                 test_truncated_request_is_refused_from_the_bad_byte);
     CU_add_test(suite, "arena_refuses_past_its_budget", test_arena_refuses_past_its_budget);
     CU_add_test(suite, "detects_both_framings", test_detects_both_framings);
+    CU_add_test(suite, "times_in_microseconds_are_read_by_magnitude",
+                test_times_in_microseconds_are_read_by_magnitude);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/wire/test_zipkin_json.c: suite "wire/zipkin_json", the contract
- * of the Zipkin v2 JSON encoder (sdk/src/wire/zipkin_json.h).
+ * of the Zipkin v2 JSON encoder (sdk/wire/zipkin/zipkin_v2_json.h).
  *
  * Spans are built through the model API (span_builder.c), encoded, the bytes
  * parsed back with Jansson's own parser (json_loadb, strict: rejects invalid
@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "span_builder.h"
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- fixtures --------------------------------------------------------------------------- */
 
@@ -454,58 +454,62 @@ static void test_string_with_nul_and_escapes_round_trips(void)
     tw__span_data_unref(s);
 }
 
+/* Zipkin's model clears `shared` on a CLIENT span only: a shared SERVER,
+ * CONSUMER (Zipkin's own converter test expects one), PRODUCER or kind-less
+ * span keeps it. */
+static void test_shared_is_kept_on_every_kind_but_client(void)
+{
+    static const struct {
+        const char *kind; /* NULL: no span.kind tag */
+        bool is_kept;
+    } cases[] = {{"server", true},  {"consumer", true}, {"producer", true},
+                 {"client", false}, {NULL, true},       {"internal", true}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tw__span_data *s = span_child();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        if (cases[i].kind)
+            CU_ASSERT_FATAL(tw_test_add_tag(s, "span.kind", tw_test_str(cases[i].kind)));
+        s->shared = true;
+        json_t *span = round_trip(s, &process_tagged);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(span);
+        bool is_written = json_is_true(json_object_get(span, "shared"));
+        CU_ASSERT_EQUAL(is_written, cases[i].is_kept);
+        json_decref(span);
+        tw__span_data_unref(s);
+    }
+}
+
 static void test_list_holds_every_span_in_order(void)
 {
     tw__span_data *list[2] = {span_every_field, span_root_64bit};
-    json_t *doc = tw__zipkin_spans_json(list, 2, &process_tagged);
+    tw__buf out;
+    tw__buf_init(&out);
+    CU_ASSERT_FATAL(tw__zipkin_encode_spans(list, 2, &process_tagged, &out));
+    json_t *doc = json_loadb((const char *)out.data, out.len, JSON_ALLOW_NUL, NULL);
     CU_ASSERT_EQUAL_FATAL(json_array_size(doc), 2);
     ASSERT_STR(str_at(json_array_get(doc, 0), "id"), "8000000000000000");
     ASSERT_STR(str_at(json_array_get(doc, 1), "id"), "00000000075bcd15");
     json_decref(doc);
 
-    tw__buf out;
-    tw__buf_init(&out);
+    tw__buf_reset(&out);
     CU_ASSERT(tw__zipkin_encode_spans(NULL, 0, NULL, &out));
     CU_ASSERT_EQUAL(out.len, 2);
     CU_ASSERT(memcmp(out.data, "[]", 2) == 0);
     tw__buf_free(&out);
 }
 
-static void test_null_span_is_refused(void)
+static void test_null_span_is_refused_and_output_kept(void)
 {
-    CU_ASSERT_PTR_NULL(tw__zipkin_span_json(NULL, &process_tagged));
-    tw__span_data *list[1] = {NULL};
-    CU_ASSERT_PTR_NULL(tw__zipkin_spans_json(list, 1, NULL));
-}
-
-/* Jansson's allocator, failing from the n-th call on. */
-static long allocations_left;
-static void *failing_malloc(size_t size)
-{
-    if (allocations_left == 0)
-        return NULL;
-    allocations_left--;
-    return malloc(size);
-}
-
-static void test_allocation_failure_at_each_step_returns_null_without_leaks(void)
-{
-    json_malloc_t saved_malloc;
-    json_free_t saved_free;
-    json_get_alloc_funcs(&saved_malloc, &saved_free);
-    json_set_alloc_funcs(failing_malloc, free);
-    size_t failures = 0;
-    json_t *span = NULL;
-    for (long n = 0; n < 10000 && !span; n++) {
-        allocations_left = n;
-        span = tw__zipkin_span_json(span_every_field, &process_tagged);
-        if (!span)
-            failures++;
-    }
-    json_set_alloc_funcs(saved_malloc, saved_free);
-    CU_ASSERT(failures > 20); /* every step was made to fail once */
-    CU_ASSERT_PTR_NOT_NULL(span);
-    json_decref(span); /* freed with free(), as allocated */
+    tw__buf out;
+    tw__buf_init(&out);
+    CU_ASSERT_FATAL(tw__buf_append(&out, "keep", 4));
+    CU_ASSERT_FALSE(tw__zipkin_encode_span(NULL, &process_tagged, &out));
+    CU_ASSERT_FALSE(tw__zipkin_encode_span(span_every_field, &process_tagged, NULL));
+    tw__span_data *list[2] = {span_every_field, NULL};
+    CU_ASSERT_FALSE(tw__zipkin_encode_spans(list, 2, NULL, &out));
+    CU_ASSERT_EQUAL(out.len, 4);
+    CU_ASSERT(memcmp(out.data, "keep", 4) == 0);
+    tw__buf_free(&out);
 }
 
 void tw_test_register(void)
@@ -527,6 +531,6 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_invalid_utf8_is_repaired_not_rejected);
     CU_ADD_TEST(suite, test_string_with_nul_and_escapes_round_trips);
     CU_ADD_TEST(suite, test_list_holds_every_span_in_order);
-    CU_ADD_TEST(suite, test_null_span_is_refused);
-    CU_ADD_TEST(suite, test_allocation_failure_at_each_step_returns_null_without_leaks);
+    CU_ADD_TEST(suite, test_null_span_is_refused_and_output_kept);
+    CU_ADD_TEST(suite, test_shared_is_kept_on_every_kind_but_client);
 }

@@ -2,7 +2,8 @@
 /*
  * tests/unit/wire/test_zipkin_proto.c: suite "wire/zipkin_proto": Zipkin
  * v2 in proto3 (sdk/wire/zipkin/zipkin_proto.c) and the zipkin-v2-proto
- * reader and writer of `tracewire convert` (bridge/proto_formats.c).
+ * decoder and document encoder of the format registry
+ * (sdk/wire/zipkin/zipkin_proto_read.c, zipkin_proto_doc.c).
  *
  * - The direct writer against protobuf-c's packer: every span of the random
  *   corpus, as the Zipkin v2 JSON object the mapping makes, packed by both;
@@ -23,9 +24,9 @@
 #include "span_builder.h"
 #include "span_corpus.h"
 #include "wire/core/pb_write.h"
-#include "wire/json_common.h"
+#include "wire/core/json_common.h"
 #include "wire/zipkin/zipkin_proto.h"
-#include "wire/zipkin_json.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 #include "zipkin/zipkin.pb-c.h"
 
 #define N_RANDOM 5000
@@ -170,7 +171,7 @@ static void test_random_corpus_matches_protobuf_c(void)
         bool has_process;
         tw__span_data *s = corpus_span(41, i, &p, &has_process, CORPUS_INVALID_KEYS);
         CU_ASSERT_FATAL(s != NULL);
-        json_t *js = tw__zipkin_span_json(s, has_process ? &p : NULL);
+        json_t *js = tw__zipkin_proto_span_object(s, has_process ? &p : NULL);
         CU_ASSERT_FATAL(js != NULL);
         ref r = {0};
         tw__buf want, got;
@@ -213,7 +214,7 @@ static void test_json_and_proto3_read_back_equal(void)
         tw__buf text, bin;
         tw__buf_init(&text);
         tw__buf_init(&bin);
-        CU_ASSERT_FATAL(tw__zipkin_encode_span_text(s, pp, &text));
+        CU_ASSERT_FATAL(tw__zipkin_encode_span(s, pp, &text));
         CU_ASSERT_FATAL(tw__zipkin_proto_encode_span(s, pp, &bin));
         read_capture a, b;
         capture_init(&a);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/wire/test_zipkin_text.c: suite "wire/zipkin_text": the direct
- * Zipkin v2 writer (tw__zipkin_encode_span_text, sdk/src/wire/zipkin_text.c)
- * against the Jansson encoder it stands in for. For every span of a large
- * random corpus (tests/unit/wire/span_corpus.h) and the hand-built spans of
+ * tests/unit/wire/test_zipkin_text.c: suite "wire/zipkin_text": the Zipkin
+ * v2 encoder (tw__zipkin_encode_span, sdk/wire/zipkin/zipkin_v2_json.c),
+ * which writes JSON directly, against the Jansson encoder it replaced (the
+ * oracle, oracle_zipkin_v2.c). For every span of a large random corpus
+ * (tests/unit/wire/span_corpus.h: invalid UTF-8 in keys and values, NUL
+ * bytes, repeated keys, hundreds of tags) and the hand-built spans of
  * span_builder.h, with and without a process, the direct text must equal
- * tw__json_dump(tw__zipkin_span_json(...)) byte for byte. This suite is the
- * guard that lets zipkin_text.c write JSON by hand (DESIGN's rule).
+ * the oracle's compact dump byte for byte. This suite is the guard that
+ * lets the encoder write JSON by hand.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +17,23 @@
 #include "harness.h"
 #include "span_builder.h"
 #include "span_corpus.h"
-#include "wire/json_common.h"
-#include "wire/zipkin_json.h"
+#include "wire/core/json_common.h"
+#include "oracle.h"
+#include "wire/zipkin/zipkin_v2_json.h"
 
 #define N_RANDOM 20000
 
 /* Compares the two encodings of one span; prints the first difference. */
 static bool same_text(const tw__span_data *s, const tw__process *p, const char *what, size_t i)
 {
-    json_t *json = tw__zipkin_span_json(s, p);
+    json_t *json = oracle_zipkin_span_json(s, p);
     tw__buf expected, got;
     tw__buf_init(&expected);
     tw__buf_init(&got);
     bool ok = json && tw__json_dump(json, &expected);
     json_decref(json);
     /* The writer appends: a prefix must stay untouched. */
-    ok = ok && tw__buf_append(&got, "[", 1) && tw__zipkin_encode_span_text(s, p, &got);
+    ok = ok && tw__buf_append(&got, "[", 1) && tw__zipkin_encode_span(s, p, &got);
     bool is_same = ok && got.len == expected.len + 1 && got.data[0] == '[' &&
                    memcmp(got.data + 1, expected.data, expected.len) == 0;
     if (!is_same)
@@ -122,8 +125,8 @@ static void test_rules_match_jansson(void)
     }
 }
 
-/* Whether the span takes the direct path (zipkin_text.c writes spans with
- * odd keys or very many tags through Jansson): only to report coverage. */
+/* Whether the span takes the plain-key path (zipkin_v2_json.c repairs and
+ * cuts odd keys, indexes very many tags): only to report coverage. */
 static bool key_is_plain(const tw__tag *t)
 {
     const unsigned char *k = (const unsigned char *)t->key;
@@ -176,10 +179,10 @@ static void test_refuses_null(void)
 {
     tw__buf b;
     tw__buf_init(&b);
-    CU_ASSERT_FALSE(tw__zipkin_encode_span_text(NULL, NULL, &b));
+    CU_ASSERT_FALSE(tw__zipkin_encode_span(NULL, NULL, &b));
     CU_ASSERT_EQUAL(b.len, 0);
     tw__span_data *s = tw_test_span_root_64bit();
-    CU_ASSERT_FALSE(tw__zipkin_encode_span_text(s, NULL, NULL));
+    CU_ASSERT_FALSE(tw__zipkin_encode_span(s, NULL, NULL));
     tw__span_data_unref(s);
     tw__buf_free(&b);
 }

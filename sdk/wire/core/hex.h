@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/hex.h: the project's one hex codec for ids: writing 64- and
+ * 128-bit ids as lower-case hex, and the one parser of hex (and decimal)
+ * ids that the propagation codecs, the span-log decoders and the
+ * `tracewire` command all use.
+ *
+ * Ids on the wire (Jaeger, B3, W3C, Zipkin, OTLP JSON, the Dapper log):
+ * 64-bit span ids, 64- or 128-bit trace ids; text forms are 1..16 or 1..32
+ * hex digits, left-padded (Jaeger's receivers accept short ids). Old Zipkin
+ * logs wrote ids as signed decimal i64: tw__parse_trace_id and
+ * tw__parse_span_id read those too (two's complement).
+ *
+ * No state, no locks: any thread.
+ */
+#ifndef TW_WIRE_CORE_HEX_H
+#define TW_WIRE_CORE_HEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Digit values: 0-15 for 0-9 and a-f, 0x10|value for A-F, -1 for anything else. */
+extern const int8_t tw__hex_value[256];
+extern const char tw__hex_digits[16]; /* lower case */
+
+/* Writes @v as exactly 16 lower-case hex digits (no NUL). */
+static inline void tw__hex_u64(char *out, uint64_t v)
+{
+    for (int i = 14; i >= 0; i -= 2) { /* a byte (two digits) per step */
+        out[i] = tw__hex_digits[(v >> 4) & 0xf];
+        out[i + 1] = tw__hex_digits[v & 0xf];
+        v >>= 8;
+    }
+}
+
+/* Lower-case hex of a 64-bit id: 16 characters and a NUL. */
+void tw__hex64(uint64_t id, char out[17]);
+/* Lower-case hex of a 128-bit id (high half first): 32 characters and a NUL. */
+void tw__hex128(uint64_t high, uint64_t low, char out[33]);
+/* A trace id as the JSON formats write it: 16 digits when @high is 0, else
+ * 32. Returns the length (16 or 32); @out gets a NUL after it. */
+size_t tw__trace_id_hex(uint64_t high, uint64_t low, char out[33]);
+
+/* Why a hex field was refused (tw__parse_hex). */
+typedef enum tw__hex_error {
+    TW__HEX_OK = 0,
+    TW__HEX_EMPTY,
+    TW__HEX_TOO_LONG,
+    TW__HEX_BAD_DIGIT, /* *bad_at says where */
+    TW__HEX_UPPER      /* an A-F digit where only lower case is allowed */
+} tw__hex_error;
+
+/* Parses 1..@max_digits (at most 32) hex digits of @s[0..n) into a 128-bit
+ * value (@hi, which may be NULL, is 0 for up to 16 digits; shorter input is
+ * left-padded, as Jaeger's receivers must). Either case unless @lower_only.
+ * On error the outputs are unchanged and *bad_at (if not NULL) is the
+ * offending index. */
+tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool lower_only,
+                            uint64_t *hi, uint64_t *lo, size_t *bad_at);
+
+/* How the span-log decoders read a textual id. */
+typedef enum tw__id_base {
+    TW__ID_AUTO = 0, /* hex; decimal when the text starts with '-' */
+    TW__ID_HEX,
+    TW__ID_DEC
+} tw__id_base;
+
+/* A trace id from text: hex of any case, 1..32 digits, left-padded; decimal
+ * when @base says so (or AUTO and the text starts with '-'): a signed
+ * 64-bit value maps by two's complement, an unsigned one up to 2^64-1 is
+ * taken as is. All zeros is an error. On error returns false and writes a
+ * reason (quoting the text, made printable) to @why. */
+bool tw__parse_trace_id(const char *text, size_t len, tw__id_base base, uint64_t *high,
+                        uint64_t *low, char *why, size_t why_size);
+/* A span or parent id: the same rules, at most 16 hex digits. @allow_zero:
+ * a zero value is valid (parents: zero means root). */
+bool tw__parse_span_id(const char *text, size_t len, tw__id_base base, bool allow_zero,
+                       uint64_t *id, char *why, size_t why_size);
+
+#endif /* TW_WIRE_CORE_HEX_H */

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/json_scan.c: the strict one-pass JSON scanner of json_scan.h. It
+ * sits in front of Jansson on the bridge's hot input path (a Dapper log
+ * line is scanned here; only a line the scanner refuses goes to Jansson).
+ * Every rule below is Jansson 2.x's (load.c, utf.c), restated so that a
+ * text accepted here is one Jansson accepts with the same values; the
+ * differential tests (tests/unit/wire/test_dapper_fast.c) and the fuzz
+ * target tests/fuzz/fuzz_dapper_fast.c hold it to that.
+ *
+ * Memory: the scanner's inline arrays, or heap arrays it grows (see
+ * json_scan.h). No recursion: an explicit stack bounded by
+ * TW__JSON_SCAN_MAX_DEPTH. Locking: none.
+ */
+#include "wire/core/json_scan.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/core/json_write.h" /* tw__json_special_mask, TW__JSON_SWAR */
+#include "wire/core/utf8.h"
+
+/* The eight-bytes-at-a-time string copy below is the scanner's speed: make
+ * sure a change of includes never compiles it out silently. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(TW__JSON_SWAR)
+#error "TW__JSON_SWAR (wire/core/json_write.h) is not defined"
+#endif
+
+void tw__json_scan_init(tw__json_scan *s)
+{
+    s->tok = s->tok_inline;
+    s->cap_tok = sizeof s->tok_inline / sizeof s->tok_inline[0];
+    s->n_tok = 0;
+    s->scratch = s->scratch_inline;
+    s->cap_scratch = sizeof s->scratch_inline;
+}
+
+void tw__json_scan_free(tw__json_scan *s)
+{
+    if (s->tok != s->tok_inline)
+        free(s->tok);
+    if (s->scratch != s->scratch_inline)
+        free(s->scratch);
+    tw__json_scan_init(s);
+}
+
+/* A new token at the end; its index in *idx. False when out of memory. */
+static bool grow(tw__json_scan *s)
+{
+    size_t cap = s->cap_tok * 2;
+    tw__jtok *t;
+    if (s->tok == s->tok_inline) {
+        t = malloc(cap * sizeof *t);
+        if (t)
+            memcpy(t, s->tok, s->n_tok * sizeof *t);
+    } else {
+        t = realloc(s->tok, cap * sizeof *t);
+    }
+    if (!t)
+        return false;
+    s->tok = t;
+    s->cap_tok = cap;
+    return true;
+}
+
+static inline bool push(tw__json_scan *s, tw__jtype type, size_t *idx)
+{
+    if (s->n_tok == s->cap_tok && !grow(s))
+        return false;
+    *idx = s->n_tok++;
+    tw__jtok *t = &s->tok[*idx];
+    t->type = (uint8_t)type;
+    t->n = 0;
+    t->has_nul = 0;
+    t->end = (uint32_t)s->n_tok;
+    t->len = 0;
+    return true;
+}
+
+static inline bool is_ws(unsigned char c)
+{
+    return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+}
+
+static inline bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits at p (p + 4 <= e checked by the caller); -1 when not. */
+static int32_t hex4(const unsigned char *p)
+{
+    int32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int d = hex_value(p[i]);
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+static char *put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xc0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xe0 | cp >> 12);
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *o++ = (char)(0xf0 | cp >> 18);
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *o++ = (char)(0x80 | (cp & 0x3f));
+    }
+    return o;
+}
+
+/* The string whose opening quote is at *pp, unescaped into *op with a NUL
+ * after it. Jansson's rules: no raw byte below 0x20, valid UTF-8 (utf.c),
+ * the eight short escapes, \uXXXX in either case with surrogates only as a
+ * high-low pair. Advances *pp past the closing quote. */
+static inline __attribute__((always_inline)) bool
+scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jtok *t)
+{
+    const unsigned char *p = *pp + 1;
+    char *o = *op;
+    char *start = o;
+    for (;;) {
+        /* The common run: printable ASCII without quote or backslash,
+         * copied eight bytes at a time. Writing all eight is safe: inside
+         * a string the output lags the input (its opening quote was not
+         * copied), so o + 8 stays below scratch + len (see parse). */
+#ifdef TW__JSON_SWAR
+        while (e - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            memcpy(o, &x, 8);
+            uint64_t m = tw__json_special_mask(x);
+            if (m) {
+                size_t k = (size_t)__builtin_ctzll(m) >> 3;
+                p += k;
+                o += k;
+                break;
+            }
+            p += 8;
+            o += 8;
+        }
+#endif
+        while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+            *o++ = (char)*p++;
+        if (p == e)
+            return false;
+        unsigned char c = *p;
+        if (c == '"') {
+            p++;
+            break;
+        }
+        if (c < 0x20)
+            return false;
+        if (c >= 0x80) {
+            size_t n = tw__utf8_sequence(p, (size_t)(e - p));
+            if (n == 0)
+                return false;
+            memcpy(o, p, n);
+            o += n;
+            p += n;
+            continue;
+        }
+        /* A backslash. */
+        if (e - p < 2)
+            return false;
+        c = p[1];
+        p += 2;
+        switch (c) {
+        case '"':
+        case '\\':
+        case '/':
+            *o++ = (char)c;
+            break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
+        case 'u': {
+            if (e - p < 4)
+                return false;
+            int32_t cp = hex4(p);
+            if (cp < 0)
+                return false;
+            p += 4;
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (e - p < 6 || p[0] != '\\' || p[1] != 'u')
+                    return false;
+                int32_t low = hex4(p + 2);
+                if (low < 0xdc00 || low > 0xdfff)
+                    return false;
+                p += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+            } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+                return false;
+            } else if (cp == 0) {
+                t->has_nul = 1;
+            }
+            o = put_utf8(o, (uint32_t)cp);
+            break;
+        }
+        default:
+            return false;
+        }
+    }
+    t->len = (uint32_t)(o - start);
+    *o++ = '\0';
+    /* A cheap key fingerprint for the duplicate check (bytes of the key
+     * only: the scratch past it holds leftovers of the eight-byte copy). */
+    t->n = t->len ? (uint32_t)t->len << 16 | (uint32_t)(unsigned char)start[0] << 8 |
+                        (unsigned char)start[t->len - 1]
+                  : 0;
+    *op = o;
+    *pp = p;
+    return true;
+}
+
+/* A number at *pp by Jansson's grammar (lex_scan_number): integers through
+ * strtoll's range (larger ones are errors there), reals through strtod
+ * (an overflow to infinity is an error there). */
+static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jtok *t)
+{
+    const unsigned char *p = *pp;
+    const unsigned char *start = p;
+    bool is_negative = false;
+    if (*p == '-') {
+        is_negative = true;
+        p++;
+    }
+    if (p == e)
+        return false;
+    if (*p == '0') {
+        p++;
+        if (p < e && is_digit(*p))
+            return false;
+    } else if (is_digit(*p)) {
+        while (p < e && is_digit(*p))
+            p++;
+    } else {
+        return false;
+    }
+    const unsigned char *int_end = p;
+    bool is_real = false;
+    if (p < e && *p == '.') {
+        is_real = true;
+        p++;
+        if (p == e || !is_digit(*p))
+            return false;
+        while (p < e && is_digit(*p))
+            p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        is_real = true;
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        if (p == e || !is_digit(*p))
+            return false;
+        while (p < e && is_digit(*p))
+            p++;
+    }
+    if (!is_real) {
+        const unsigned char *d = start + (is_negative ? 1 : 0);
+        if (int_end - d > 19)
+            return false;
+        uint64_t mag = 0;
+        for (; d < int_end; d++)
+            mag = mag * 10 + (uint64_t)(*d - '0'); /* 19 digits cannot wrap */
+        uint64_t limit = (uint64_t)INT64_MAX + (is_negative ? 1 : 0);
+        if (mag > limit)
+            return false;
+        t->type = TW__J_INTEGER;
+        if (is_negative)
+            t->v.i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+        else
+            t->v.i = (int64_t)mag;
+    } else {
+        /* Jansson swaps '.' for the locale's decimal point before strtod;
+         * with '.' the texts are the same, so strtod gives the same value. */
+        char buf[64];
+        size_t n = (size_t)(p - start);
+        const char *point = localeconv()->decimal_point;
+        if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
+            return false;
+        memcpy(buf, start, n);
+        buf[n] = '\0';
+        errno = 0;
+        char *end;
+        double d = strtod(buf, &end);
+        if (end != buf + n || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE))
+            return false;
+        t->type = TW__J_REAL;
+        t->v.d = d;
+    }
+    *pp = p;
+    return true;
+}
+
+/* Whether the key token @k repeats a key of the object @obj (its earlier
+ * members are complete, so their value tokens' `end` is set). */
+static bool is_duplicate(const tw__json_scan *s, size_t obj, size_t k)
+{
+    const tw__jtok *key = &s->tok[k];
+    for (size_t j = obj + 1; j < k; j = s->tok[j + 1].end) {
+        const tw__jtok *other = &s->tok[j];
+        if (other->n == key->n && memcmp(other->v.str, key->v.str, key->len) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
+{
+    s->n_tok = 0;
+    if (len >= UINT32_MAX)
+        return false; /* token indexes and string lengths are 32-bit */
+    if (len + 1 > s->cap_scratch) {
+        /* Unescaped strings plus one NUL each never exceed the text: each
+         * string loses at least its two quotes. */
+        char *b = malloc(len + 1);
+        if (!b)
+            return false;
+        if (s->scratch != s->scratch_inline)
+            free(s->scratch);
+        s->scratch = b;
+        s->cap_scratch = len + 1;
+    }
+    char *o = s->scratch;
+    const unsigned char *p = (const unsigned char *)text;
+    const unsigned char *e = p + len;
+    uint32_t stack[TW__JSON_SCAN_MAX_DEPTH];
+    size_t depth = 0;
+    size_t idx;
+
+    while (p < e && is_ws(*p))
+        p++;
+    if (p == e || (*p != '{' && *p != '['))
+        return false; /* Jansson's default: an object or an array at the top */
+
+value:
+    while (p < e && is_ws(*p))
+        p++;
+    if (p == e)
+        return false;
+    switch (*p) {
+    case '{':
+    case '[': {
+        bool is_object = *p == '{';
+        if (depth == TW__JSON_SCAN_MAX_DEPTH ||
+            !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
+            return false;
+        stack[depth++] = (uint32_t)idx;
+        p++;
+        while (p < e && is_ws(*p))
+            p++;
+        if (p < e && *p == (is_object ? '}' : ']')) {
+            p++;
+            s->tok[idx].end = (uint32_t)s->n_tok;
+            depth--;
+            goto after_value;
+        }
+        if (is_object)
+            goto key;
+        goto value;
+    }
+    case '"': {
+        if (!push(s, TW__J_STRING, &idx))
+            return false;
+        tw__jtok *t = &s->tok[idx];
+        t->v.str = o;
+        if (!scan_string(&p, e, &o, t))
+            return false;
+        t->n = 0;
+        goto after_value;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+        static const struct {
+            const char *text;
+            size_t len;
+            tw__jtype type;
+        } literals[] = {
+            {"true", 4, TW__J_TRUE}, {"false", 5, TW__J_FALSE}, {"null", 4, TW__J_NULL}};
+        size_t k = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
+        if ((size_t)(e - p) < literals[k].len ||
+            memcmp(p, literals[k].text, literals[k].len) != 0 || !push(s, literals[k].type, &idx))
+            return false;
+        p += literals[k].len;
+        goto after_value;
+    }
+    default: {
+        if (*p != '-' && !is_digit(*p))
+            return false;
+        if (!push(s, TW__J_INTEGER, &idx) || !scan_number(&p, e, &s->tok[idx]))
+            return false;
+        goto after_value;
+    }
+    }
+
+key : {
+    while (p < e && is_ws(*p))
+        p++;
+    size_t obj = stack[depth - 1];
+    if (p == e || *p != '"' || s->tok[obj].n >= TW__JSON_SCAN_MAX_MEMBERS ||
+        !push(s, TW__J_STRING, &idx))
+        return false;
+    tw__jtok *t = &s->tok[idx];
+    t->v.str = o;
+    /* Jansson refuses a NUL in a key and duplicate keys (the flag). */
+    if (!scan_string(&p, e, &o, t) || t->has_nul || is_duplicate(s, obj, idx))
+        return false;
+    while (p < e && is_ws(*p))
+        p++;
+    if (p == e || *p != ':')
+        return false;
+    p++;
+    goto value;
+}
+
+after_value:
+    while (p < e && is_ws(*p))
+        p++;
+    if (depth == 0)
+        return p == e;
+    {
+        tw__jtok *parent = &s->tok[stack[depth - 1]];
+        parent->n++;
+        if (p == e)
+            return false;
+        bool is_object = parent->type == TW__J_OBJECT;
+        if (*p == ',') {
+            p++;
+            if (is_object)
+                goto key;
+            goto value;
+        }
+        if (*p != (is_object ? '}' : ']'))
+            return false;
+        p++;
+        parent->end = (uint32_t)s->n_tok;
+        depth--;
+        goto after_value;
+    }
+}
+
+/* memcmp for the short keys of a record, without a call. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i])
+            return false;
+    }
+    return true;
+}
+
+bool tw__json_scan_pick(const tw__json_scan *s, size_t obj, const tw__json_key *keys, size_t n,
+                        size_t *out)
+{
+    const tw__jtok *o = &s->tok[obj];
+    for (size_t k = 0; k < n; k++)
+        out[k] = 0;
+    if (o->type != TW__J_OBJECT)
+        return false;
+    /* Members usually come in the order of @keys (the writer's order), so
+     * the key after the last one found is tried first. */
+    size_t next = 0;
+    for (size_t j = obj + 1; j < o->end; j = s->tok[j + 1].end) {
+        const tw__jtok *key = &s->tok[j];
+        if (next < n && keys[next].len == key->len &&
+            same_bytes(keys[next].name, key->v.str, key->len)) {
+            out[next++] = j + 1;
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (keys[k].len == key->len && same_bytes(keys[k].name, key->v.str, key->len)) {
+                out[k] = j + 1;
+                next = k + 1;
+                break;
+            }
+        }
+    }
+    return true;
+}

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/json_stream.c: splits a JSON input into records without
+ * loading it whole (wire/core/json_stream.h), for the JSON decoders.
+ *
+ * Real span files come as one object, one array of objects, an array of
+ * arrays (one batch per inner array), or one document per line (NDJSON),
+ * and may be larger than memory. This scanner reads a bounded chunk at a
+ * time and tracks only strings, escapes and bracket depth: an object at the
+ * top level, or inside up to two levels of arrays, is a record; it comes out
+ * as its bytes and the line it starts on, for json_loadb and for messages.
+ * It never validates the record (Jansson does that); it only finds where
+ * each one ends.
+ *
+ * Recovery: a byte that cannot start a record (a stray token, a scalar in
+ * an array) makes a BAD region that runs to the end of its line; a record
+ * over the size limit is skipped to its end and reported BAD; an input that
+ * ends inside a record reports that record BAD. The next call goes on.
+ *
+ * Memory: one read chunk plus the current record (at most max_record_bytes).
+ * Single-threaded; one stream per input.
+ *
+ * tw__json_read_records is the record loop the JSON readers share on top of
+ * it: BAD regions rejected, each record parsed with json_loadb and handed to
+ * the reader's per-record function, the run ending on a read error or when
+ * that function says stop.
+ */
+#include "wire/core/json_stream.h"
+
+#include "wire/core/error.h"
+#include "wire/core/json_write.h" /* tw__json_plain_run */
+#include "wire/core/utf8.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#define CHUNK_BYTES ((size_t)64 * 1024)
+#define DEFAULT_MAX_RECORD ((size_t)64 * 1024 * 1024)
+#define MAX_ARRAY_LEVELS 2
+
+struct tw__json_stream {
+    FILE *stream;
+    size_t max_record;
+    unsigned char chunk[CHUNK_BYTES];
+    size_t chunk_len, chunk_pos;
+    bool is_eof, is_error, at_start;
+    size_t line; /* 1-based line of the next byte */
+    int array_level;
+
+    char *rec; /* the current record (or bad region, up to max_record bytes) */
+    size_t rec_len, rec_cap;
+    char why[200];
+
+    /* Resynchronisation: the first line of the current top-level record
+     * (after its first) that starts with '{', where reading can go on when
+     * the record turns out cut off (0: none), and its line number. */
+    size_t resync_at, resync_line;
+    /* Bytes given back after a resynchronisation, read before the chunk. */
+    char *back;
+    size_t back_len, back_pos, back_cap;
+};
+
+tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
+{
+    tw__json_stream *js = calloc(1, sizeof *js);
+    if (!js)
+        return NULL;
+    js->stream = stream;
+    js->max_record = max_record_bytes ? max_record_bytes : DEFAULT_MAX_RECORD;
+    js->line = 1;
+    js->at_start = true;
+    return js;
+}
+
+void tw__json_stream_free(tw__json_stream *js)
+{
+    if (!js)
+        return;
+    free(js->rec);
+    free(js->back);
+    free(js);
+}
+
+/* The next byte without consuming it; -1 at the end (or on a read error). */
+static int peek(tw__json_stream *js)
+{
+    if (js->back_pos < js->back_len)
+        return (unsigned char)js->back[js->back_pos];
+    if (js->chunk_pos == js->chunk_len) {
+        if (js->is_eof || js->is_error)
+            return -1;
+        js->chunk_len = fread(js->chunk, 1, CHUNK_BYTES, js->stream);
+        js->chunk_pos = 0;
+        if (js->chunk_len == 0) {
+            if (ferror(js->stream))
+                js->is_error = true;
+            js->is_eof = true;
+            return -1;
+        }
+    }
+    return js->chunk[js->chunk_pos];
+}
+
+static void consume(tw__json_stream *js)
+{
+    unsigned char c = js->back_pos < js->back_len ? (unsigned char)js->back[js->back_pos++]
+                                                  : js->chunk[js->chunk_pos++];
+    if (c == '\n')
+        js->line++;
+}
+
+/* Gives back the current record's bytes from the resynchronisation point
+ * on, to be read again before anything else; the record keeps the bytes
+ * before it. False when there is no such point or memory runs out. */
+static bool give_back_rest(tw__json_stream *js)
+{
+    if (!js->resync_at || js->resync_at >= js->rec_len)
+        return false;
+    size_t n = js->rec_len - js->resync_at;
+    size_t unread = js->back_len - js->back_pos;
+    char *back = malloc(n + unread ? n + unread : 1);
+    if (!back)
+        return false;
+    memcpy(back, js->rec + js->resync_at, n);
+    if (unread)
+        memcpy(back + n, js->back + js->back_pos, unread);
+    free(js->back);
+    js->back = back;
+    js->back_len = js->back_cap = n + unread;
+    js->back_pos = 0;
+    for (size_t i = 0; i < n; i++)
+        js->line -= js->back[i] == '\n';
+    js->rec_len = js->resync_at;
+    js->resync_at = 0;
+    return true;
+}
+
+/* Keeps a byte of the current record; past the limit, bytes are counted
+ * but dropped (the record is reported as too large). */
+static bool keep(tw__json_stream *js, char c, size_t *total)
+{
+    (*total)++;
+    if (js->rec_len >= js->max_record)
+        return true;
+    if (js->rec_len == js->rec_cap) {
+        size_t cap = js->rec_cap ? js->rec_cap * 2 : 4096;
+        if (cap > js->max_record)
+            cap = js->max_record;
+        char *grown = realloc(js->rec, cap + 1);
+        if (!grown)
+            return false;
+        js->rec = grown;
+        js->rec_cap = cap;
+    }
+    js->rec[js->rec_len++] = c;
+    return true;
+}
+
+static bool is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void skip_space(tw__json_stream *js)
+{
+    for (;;) {
+        int c = peek(js);
+        if (c < 0)
+            return;
+        if (js->at_start) {
+            js->at_start = false;
+            /* A UTF-8 byte order mark, as editors on some systems write. */
+            if (c == 0xEF && js->chunk_len - js->chunk_pos >= 3 &&
+                memcmp(js->chunk + js->chunk_pos, "\xEF\xBB\xBF", 3) == 0) {
+                js->chunk_pos += 3;
+                continue;
+            }
+        }
+        if (!is_space(c))
+            return;
+        consume(js);
+    }
+}
+
+/* A region that cannot be a record: to the end of its line. */
+static tw__json_next bad_line(tw__json_stream *js, const char *why, const char **rec, size_t *len)
+{
+    js->rec_len = 0;
+    size_t total = 0;
+    for (;;) {
+        int c = peek(js);
+        if (c < 0 || c == '\n')
+            break;
+        if (!keep(js, (char)c, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TW__JSON_IO;
+        }
+        consume(js);
+    }
+    snprintf(js->why, sizeof js->why, "%s", why);
+    *rec = js->rec ? js->rec : "";
+    *len = js->rec_len;
+    return TW__JSON_BAD;
+}
+
+/* An array element that is not an object (a number, a string, a literal):
+ * skipped to the next ',' or ']' of its array, strings and nested brackets
+ * respected, so the elements after it on the same line are still read. */
+static tw__json_next bad_element(tw__json_stream *js, const char **rec, size_t *len)
+{
+    js->rec_len = 0;
+    size_t total = 0, depth = 0;
+    bool in_string = false, escaped = false;
+    for (;;) {
+        int c = peek(js);
+        if (c < 0)
+            break;
+        if (!in_string && depth == 0 && (c == ',' || c == ']'))
+            break;
+        if (!keep(js, (char)c, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TW__JSON_IO;
+        }
+        consume(js);
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    snprintf(js->why, sizeof js->why, "an array element that is not a JSON object");
+    *rec = js->rec ? js->rec : "";
+    *len = js->rec_len;
+    return TW__JSON_BAD;
+}
+
+/* Keeps @n bytes of the current record at once (keep's rule: past the
+ * limit they are counted but dropped). */
+static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size_t *total)
+{
+    *total += n;
+    if (js->rec_len >= js->max_record)
+        return true;
+    size_t room = js->max_record - js->rec_len;
+    if (n > room)
+        n = room;
+    if (js->rec_len + n > js->rec_cap) {
+        size_t cap = js->rec_cap ? js->rec_cap : 4096;
+        while (cap < js->rec_len + n)
+            cap *= 2;
+        if (cap > js->max_record)
+            cap = js->max_record;
+        char *grown = realloc(js->rec, cap + 1);
+        if (!grown)
+            return false;
+        js->rec = grown;
+        js->rec_cap = cap;
+    }
+    memcpy(js->rec + js->rec_len, p, n);
+    js->rec_len += n;
+    return true;
+}
+
+/* Scans one object starting at '{' into js->rec: a run of the bytes at
+ * hand (given-back bytes or the chunk) at a time, strings skipped eight
+ * bytes at a time, then the run kept with one copy. */
+static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
+                                 size_t start_line)
+{
+    js->rec_len = 0;
+    js->resync_at = 0;
+    size_t total = 0, depth = 0;
+    bool in_string = false, escaped = false, is_done = false;
+    int prev = -1; /* the record's byte before the current one */
+    while (!is_done) {
+        if (peek(js) < 0) {
+            if (js->is_error)
+                return TW__JSON_IO;
+            if (give_back_rest(js)) {
+                snprintf(js->why, sizeof js->why,
+                         "the JSON object that starts on line %zu is cut off (the input ends "
+                         "inside it); reading goes on at line %zu",
+                         start_line, js->resync_line);
+                *rec = js->rec;
+                *len = js->rec_len;
+                return TW__JSON_BAD;
+            }
+            snprintf(js->why, sizeof js->why,
+                     "the input ends inside the JSON object that starts on line %zu", start_line);
+            js->array_level = 0; /* the open arrays end with it: one report is enough */
+            *rec = js->rec ? js->rec : "";
+            *len = js->rec_len;
+            return TW__JSON_BAD;
+        }
+        bool is_back = js->back_pos < js->back_len;
+        const unsigned char *p =
+            is_back ? (const unsigned char *)js->back + js->back_pos : js->chunk + js->chunk_pos;
+        size_t n = is_back ? js->back_len - js->back_pos : js->chunk_len - js->chunk_pos;
+        size_t base = total; /* the record index of p[0] */
+        size_t i = 0;
+        while (i < n) {
+            unsigned char c = p[i];
+            /* A '{' at the start of a later line of a top-level record
+             * (and kept): where an NDJSON input goes on if this record is
+             * cut off (a raw newline cannot be inside a valid JSON string,
+             * so string state is moot). */
+            if (c == '{' && prev == '\n' && !js->resync_at && js->array_level == 0 &&
+                base + i < js->max_record) {
+                js->resync_at = base + i;
+                js->resync_line = js->line;
+            }
+            i++;
+            prev = c;
+            if (c == '\n')
+                js->line++;
+            if (in_string) {
+                if (escaped) {
+                    escaped = false;
+                } else if (c == '\\') {
+                    escaped = true;
+                } else if (c == '"') {
+                    in_string = false;
+                } else if (c != '\n') {
+                    /* Plain string bytes hold no quote, backslash or newline. */
+                    size_t run = tw__json_plain_run(p + i, n - i);
+                    if (run) {
+                        i += run;
+                        prev = p[i - 1];
+                    }
+                }
+                continue;
+            }
+            if (c == '"') {
+                in_string = true;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (depth > 0)
+                    depth--;
+                if (depth == 0) {
+                    is_done = true;
+                    break;
+                }
+            }
+        }
+        if (!keep_run(js, p, i, &total)) {
+            snprintf(js->why, sizeof js->why, "out of memory");
+            return TW__JSON_IO;
+        }
+        if (is_back)
+            js->back_pos += i;
+        else
+            js->chunk_pos += i;
+    }
+    *rec = js->rec;
+    *len = js->rec_len;
+    if (total > js->max_record) {
+        snprintf(js->why, sizeof js->why, "a JSON record of %zu bytes (the limit is %zu)", total,
+                 js->max_record);
+        return TW__JSON_BAD;
+    }
+    js->rec[js->rec_len] = '\0';
+    return TW__JSON_RECORD;
+}
+
+tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
+                                   size_t *line_no, const char **why)
+{
+    *why = js->why;
+    for (;;) {
+        skip_space(js);
+        int c = peek(js);
+        *line_no = js->line;
+        if (c < 0) {
+            if (js->is_error) {
+                snprintf(js->why, sizeof js->why, "read error: %s", strerror(errno));
+                return TW__JSON_IO;
+            }
+            if (js->array_level > 0) {
+                js->array_level = 0;
+                snprintf(js->why, sizeof js->why, "the input ends inside a JSON array");
+                *rec = "";
+                *len = 0;
+                return TW__JSON_BAD;
+            }
+            return TW__JSON_END;
+        }
+        if (c == '{')
+            return scan_object(js, rec, len, *line_no);
+        if (c == '[') {
+            if (js->array_level >= MAX_ARRAY_LEVELS)
+                return bad_line(js, "arrays nested more than two deep hold no span records", rec,
+                                len);
+            js->array_level++;
+            consume(js);
+            continue;
+        }
+        if (js->array_level > 0 && (c == ',' || c == ']')) {
+            if (c == ']')
+                js->array_level--;
+            consume(js);
+            continue;
+        }
+        if (js->array_level > 0)
+            return bad_element(js, rec, len);
+        return bad_line(js, "expected a JSON object or array", rec, len);
+    }
+}
+
+/* ---- repairs before a second parse ------------------------------------------------------------
+ */
+
+/* What tw__json_repair changed. */
+typedef struct repairs {
+    size_t utf8;    /* bytes that were not UTF-8: U+FFFD */
+    size_t control; /* raw control bytes inside strings: \u00XX */
+    size_t nul_key; /* \u0000 inside member names: \ufffd */
+    size_t number;  /* numbers beyond 64 bits or a double: quoted */
+} repairs;
+
+static bool number_fits(const char *p, size_t n)
+{
+    char text[64];
+    if (n >= sizeof text)
+        return false;
+    memcpy(text, p, n);
+    text[n] = '\0';
+    bool is_real = memchr(text, '.', n) || memchr(text, 'e', n) || memchr(text, 'E', n);
+    errno = 0;
+    if (is_real) {
+        double d = strtod(text, NULL);
+        return errno != ERANGE || d == 0; /* underflow to 0 is what Jansson reads too */
+    }
+    (void)strtoll(text, NULL, 10);
+    return errno != ERANGE;
+}
+
+/*
+ * Writes @text repaired into @out: the values Jansson refuses although the
+ * record is well-formed JSON, so that one bad value does not cost a whole
+ * document (an OTLP request or Jaeger document can hold thousands of
+ * spans): bytes that are not UTF-8 become U+FFFD (the documented repair),
+ * raw control bytes inside strings are escaped, a \u0000 inside a member
+ * name (Jansson's keys are C strings) becomes \ufffd, and a number beyond
+ * int64 or a double is kept as a string (the decoder then rejects the span
+ * that holds it, alone, or keeps it as text). Anything else is copied. True
+ * when something was changed.
+ */
+static bool repair(const char *text, size_t len, tw__buf *out, repairs *r)
+{
+    memset(r, 0, sizeof *r);
+    tw__buf_reset(out);
+
+    size_t nul_escapes[16];
+    size_t n_nul = 0;
+    bool in_string = false, ok = true;
+    for (size_t i = 0; i < len && ok;) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x80) {
+            size_t n = tw__utf8_sequence((const unsigned char *)text + i, len - i);
+            if (n == 0) {
+                ok = tw__buf_put(out, TW__UTF8_REPLACEMENT, 3);
+                r->utf8++;
+                i++;
+            } else {
+                ok = tw__buf_put(out, text + i, n);
+                i += n;
+            }
+            continue;
+        }
+        if (in_string) {
+            if (c == '\\' && i + 1 < len) {
+                if (len - i >= 6 && memcmp(text + i, "\\u0000", 6) == 0 && n_nul < 16)
+                    nul_escapes[n_nul++] = out->len;
+                ok = tw__buf_put(out, text + i, 2);
+                i += 2;
+                continue;
+            }
+            if (c == '"') {
+                in_string = false;
+                ok = tw__buf_put_byte(out, c);
+                i++;
+                /* A member name when a ':' follows. */
+                size_t j = i;
+                while (j < len &&
+                       (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+                    j++;
+                if (j < len && text[j] == ':') {
+                    for (size_t k = 0; k < n_nul; k++)
+                        memcpy(out->data + nul_escapes[k], "\\ufffd", 6);
+                    r->nul_key += n_nul;
+                }
+                continue;
+            }
+            if (c < 0x20) {
+                char esc[7];
+                snprintf(esc, sizeof esc, "\\u%04X", c);
+                ok = tw__buf_put(out, esc, 6);
+                r->control++;
+                i++;
+                continue;
+            }
+            ok = tw__buf_put_byte(out, c);
+            i++;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            n_nul = 0;
+            ok = tw__buf_put_byte(out, c);
+            i++;
+            continue;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + 1;
+            while (j < len && (strchr("0123456789.eE+-", text[j]) != NULL))
+                j++;
+            if (number_fits(text + i, j - i)) {
+                ok = tw__buf_put(out, text + i, j - i);
+            } else {
+                ok = tw__buf_put_byte(out, '"') && tw__buf_put(out, text + i, j - i) &&
+                     tw__buf_put_byte(out, '"');
+                r->number++;
+            }
+            i = j;
+            continue;
+        }
+        ok = tw__buf_put_byte(out, c);
+        i++;
+    }
+    return ok && (r->utf8 || r->control || r->nul_key || r->number);
+}
+
+bool tw__json_stream_resync(tw__json_stream *js, size_t *prefix_len, size_t *resume_line)
+{
+    size_t line = js->resync_line;
+    if (!give_back_rest(js))
+        return false;
+    *prefix_len = js->rec_len;
+    *resume_line = line;
+    return true;
+}
+
+/* ---- the record loop of the JSON readers ---------------------------------------------------- */
+
+/* One record that Jansson refused: repaired and parsed again, or cut at the
+ * next line that starts a record (NDJSON), or handed over as invalid. */
+static tw_status retry_record(tw__json_stream *js, tw__wire_input *in, const char *rec, size_t len,
+                              size_t line_no, size_t json_flags, json_error_t *first_error,
+                              tw__json_record_fn fn, void *arg, tw_error **err)
+{
+    tw__buf fixed;
+    tw__buf_init(&fixed);
+    repairs r;
+    if (repair(rec, len, &fixed, &r)) {
+        json_error_t jerr;
+        json_t *record = json_loadb((const char *)fixed.data, fixed.len, json_flags, &jerr);
+        if (record) {
+            tw__wire_warn(in, line_no,
+                          "repaired before reading: %zu invalid UTF-8 bytes (U+FFFD), %zu "
+                          "control bytes in strings, %zu NUL in member names, %zu numbers out "
+                          "of range (kept as strings)",
+                          r.utf8, r.control, r.nul_key, r.number);
+            tw_status status = fn(arg, record, rec, len, line_no, NULL, err);
+            json_decref(record);
+            tw__buf_free(&fixed);
+            return status;
+        }
+    }
+    tw__buf_free(&fixed);
+    size_t prefix, resume;
+    if (tw__json_stream_resync(js, &prefix, &resume)) {
+        bool go_on = tw__wire_reject(in, line_no, rec, prefix,
+                                     "not valid JSON: %s; the record is cut off before line "
+                                     "%zu, where reading goes on",
+                                     first_error->text, resume);
+        return go_on ? TW_OK : TW_E_STATE;
+    }
+    return fn(arg, NULL, rec, len, line_no, first_error, err);
+}
+
+/* ---- the record loop of the JSON readers ---------------------------------------------------- */
+
+tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                size_t json_flags, tw__json_record_fn fn, void *arg, tw_error **err)
+{
+    tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
+    if (!js) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+        return TW_E_NOMEM;
+    }
+    tw_status status = TW_OK;
+    while (status == TW_OK) {
+        const char *rec, *why;
+        size_t len, line_no;
+        tw__json_next next = tw__json_stream_next(js, &rec, &len, &line_no, &why);
+        if (next == TW__JSON_END)
+            break;
+        if (next == TW__JSON_IO) {
+            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
+            status = TW_E_IO;
+        } else if (next == TW__JSON_BAD) {
+            if (!in->reject(in, line_no, rec, len, why))
+                status = TW_E_STATE;
+        } else {
+            json_error_t jerr;
+            json_t *record = json_loadb(rec, len, json_flags, &jerr);
+            if (record)
+                status = fn(arg, record, rec, len, line_no, NULL, err);
+            else
+                status = retry_record(js, in, rec, len, line_no, json_flags, &jerr, fn, arg, err);
+            json_decref(record);
+        }
+    }
+    tw__json_stream_free(js);
+    return status;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/json_stream.h: the record splitter and record loop of the JSON
+ * decoders (Zipkin v1 and v2 JSON, Jaeger JSON, OTLP/JSON): a JSON input is
+ * cut into records without loading it whole, each record parsed with
+ * Jansson and handed to the decoder.
+ *
+ * Locking: none; one stream per input, one thread.
+ */
+#ifndef TW_WIRE_CORE_JSON_STREAM_H
+#define TW_WIRE_CORE_JSON_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tracewire/common.h"
+#include "wire/core/input.h"
+
+/* ---- the splitter -------------------------------------------------- */
+
+/*
+ * Splits a JSON input into records without loading the whole input: the
+ * input may be one value, a top-level array of values, an array of arrays
+ * (each inner element is a record), or one value per line (NDJSON). Objects
+ * are records; arrays are descended into (at most two levels). Each record
+ * comes back as bytes with the line it starts on, so a reader can
+ * json_loadb it and name the line in errors. Memory: the largest record.
+ */
+typedef struct tw__json_stream tw__json_stream;
+tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes);
+void tw__json_stream_free(tw__json_stream *js);
+typedef enum tw__json_next {
+    TW__JSON_RECORD = 0, /* *rec, *len, *line_no set */
+    TW__JSON_END,
+    TW__JSON_BAD, /* a malformed or oversized region: rec and len hold its bytes, why the reason; go
+                     on */
+    TW__JSON_IO   /* read error: *why set; stop */
+} tw__json_next;
+tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
+                                   size_t *line_no, const char **why);
+
+/* After a record that is not valid JSON: when a later line of it starts a
+ * record (an NDJSON input whose record was cut off at the end of its line),
+ * cuts the record before that line and gives the rest back to be read
+ * again. *prefix_len: the bytes the cut record keeps; *resume_line: where
+ * reading goes on. False when there is no such line. */
+bool tw__json_stream_resync(tw__json_stream *js, size_t *prefix_len, size_t *resume_line);
+
+/*
+ * The record loop of the JSON readers. One record of the input: @record is
+ * the parsed value (the driver frees it after the call), or NULL when @raw
+ * is not valid JSON (@parse_error then holds Jansson's reason and line);
+ * @raw and @line_no are for messages and rejects. Returns TW_OK to go on,
+ * TW_E_STATE to stop because emit or reject said so, or another status with
+ * *err set (e.g. TW_E_NOMEM) to end the run with it.
+ */
+struct json_t;
+struct json_error_t;
+typedef tw_status (*tw__json_record_fn)(void *arg, struct json_t *record, const char *raw,
+                                        size_t raw_len, size_t line_no,
+                                        const struct json_error_t *parse_error, tw_error **err);
+/* Splits @stream with tw__json_stream (records up to @max_record_bytes),
+ * rejects each BAD region with the splitter's reason, json_loadb's each
+ * record with @json_flags and hands it to @fn. A record Jansson refuses is
+ * first repaired (invalid UTF-8, control bytes in strings, NUL in member
+ * names, numbers beyond int64: one bad value must not cost a whole
+ * document; a warning counts the repairs) and parsed again; failing that,
+ * an NDJSON record cut off at the end of its line is rejected alone and
+ * reading goes on at the next line. Returns TW_OK at the end of
+ * the input, TW_E_IO on a read error, TW_E_NOMEM, or what @fn returned when
+ * it was not TW_OK. */
+tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                size_t json_flags, tw__json_record_fn fn, void *arg,
+                                tw_error **err);
+
+#endif /* TW_WIRE_CORE_JSON_STREAM_H */

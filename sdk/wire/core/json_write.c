@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/json_write.c: the JSON writing primitives of the direct
+ * encoders (wire/core/json_write.h says what and why). No state, no locks.
+ */
+#include "wire/core/json_write.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/core/base64.h"
+#include "wire/core/hex.h"
+#include "wire/core/utf8.h"
+
+bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
+{
+    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. */
+    if (len > (SIZE_MAX - out->len - 2) / 6 ||
+        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
+        return false;
+    static const char hex_upper[] = "0123456789ABCDEF";
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    uint8_t *o = out->data + out->len;
+    *o++ = '"';
+    for (size_t i = 0; i < len;) {
+        size_t run = tw__json_plain_run(s + i, len - i);
+        memcpy(o, s + i, run);
+        o += run;
+        i += run;
+        if (i == len)
+            break;
+        unsigned char c = s[i];
+        if (c >= 0x80) {
+            size_t n = tw__utf8_sequence(s + i, len - i);
+            if (n == 0) {
+                memcpy(o, TW__UTF8_REPLACEMENT, 3);
+                o += 3;
+                i++;
+            } else {
+                memcpy(o, s + i, n);
+                o += n;
+                i += n;
+            }
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *o++ = c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = (uint8_t)hex_upper[c >> 4];
+            o[4] = (uint8_t)hex_upper[c & 0xf];
+            o += 5;
+            break;
+        }
+        i++;
+    }
+    *o++ = '"';
+    out->len = (size_t)(o - out->data);
+    return true;
+}
+
+/* ---- numbers -------------------------------------------------------------------------------- */
+
+static const char digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* Writes the decimal digits of @mag ending at @end; returns their start. */
+static char *decimal(uint64_t mag, char *end)
+{
+    char *p = end;
+    while (mag >= 100) { /* two digits per division */
+        unsigned r = (unsigned)(mag % 100);
+        mag /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (mag >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * mag, 2);
+    } else {
+        *--p = (char)('0' + mag);
+    }
+    return p;
+}
+
+/* @quote: 0, or '"' around the digits. */
+static bool put_number(tw__buf *out, bool negative, uint64_t mag, char quote)
+{
+    char digits[24];
+    char *end = digits + sizeof digits;
+    if (quote)
+        *--end = quote;
+    char *p = decimal(mag, end);
+    if (negative)
+        *--p = '-';
+    if (quote)
+        *--p = quote;
+    return tw__buf_put(out, p, (size_t)(digits + sizeof digits - p));
+}
+
+static uint64_t magnitude(int64_t v)
+{
+    return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+bool tw__json_put_int(tw__buf *out, int64_t v)
+{
+    return put_number(out, v < 0, magnitude(v), 0);
+}
+
+bool tw__json_put_uint(tw__buf *out, uint64_t v)
+{
+    return put_number(out, false, v, 0);
+}
+
+bool tw__json_put_quoted_int(tw__buf *out, int64_t v)
+{
+    return put_number(out, v < 0, magnitude(v), '"');
+}
+
+bool tw__json_put_quoted_uint(tw__buf *out, uint64_t v)
+{
+    return put_number(out, false, v, '"');
+}
+
+size_t tw__double_text(double value, char *out, size_t size)
+{
+    const char *special = NULL;
+    if (isnan(value))
+        special = "NaN";
+    else if (isinf(value))
+        special = value > 0 ? "Infinity" : "-Infinity";
+    if (special) {
+        snprintf(out, size, "%s", special);
+        return strlen(out);
+    }
+    /* The fewest significant digits that read back exactly: 0.1 is "0.1",
+     * not the "0.10000000000000001" of a fixed %.17g. printf and strtod
+     * follow the same LC_NUMERIC, so the round-trip test holds in any
+     * locale; the locale's decimal point is then turned into '.'. */
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(out, size, "%.*g", precision, value);
+        if (strtod(out, NULL) == value)
+            break;
+    }
+    char point = localeconv()->decimal_point[0];
+    if (point != '.' && point != '\0') {
+        char *p = strchr(out, point);
+        if (p)
+            *p = '.';
+    }
+    return strlen(out);
+}
+
+bool tw__json_put_double(tw__buf *out, double value)
+{
+    char text[40];
+    size_t n = tw__double_text(value, text, sizeof text - 2);
+    if (!isfinite(value)) {
+        return tw__buf_put_byte(out, '"') && tw__buf_put(out, text, n) &&
+               tw__buf_put_byte(out, '"');
+    }
+    /* Read back as a real, not an integer (Jansson's dump does the same). */
+    if (!memchr(text, '.', n) && !memchr(text, 'e', n)) {
+        memcpy(text + n, ".0", 2);
+        n += 2;
+    }
+    return tw__buf_put(out, text, n);
+}
+
+/* ---- ids ------------------------------------------------------------------------------------ */
+
+bool tw__json_put_hex64(tw__buf *out, uint64_t id)
+{
+    char text[18];
+    text[0] = '"';
+    tw__hex_u64(text + 1, id);
+    text[17] = '"';
+    return tw__buf_put(out, text, sizeof text);
+}
+
+bool tw__json_put_hex128(tw__buf *out, uint64_t high, uint64_t low)
+{
+    char text[34];
+    text[0] = '"';
+    tw__hex_u64(text + 1, high);
+    tw__hex_u64(text + 17, low);
+    text[33] = '"';
+    return tw__buf_put(out, text, sizeof text);
+}
+
+bool tw__json_put_trace_id(tw__buf *out, uint64_t high, uint64_t low)
+{
+    return high ? tw__json_put_hex128(out, high, low) : tw__json_put_hex64(out, low);
+}
+
+/* ---- typed values --------------------------------------------------------------------------- */
+
+const char *tw__json_type_name(tw_value_type type)
+{
+    switch (type) {
+    case TW_VALUE_BOOL:
+        return "bool";
+    case TW_VALUE_INT64:
+        return "int64";
+    case TW_VALUE_DOUBLE:
+        return "float64";
+    case TW_VALUE_BINARY:
+        return "binary";
+    case TW_VALUE_STRING:
+        break;
+    }
+    return "string";
+}
+
+bool tw__json_put_typed_value(tw__buf *out, const tw__tag *t)
+{
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        return tw__json_append_text(out, t->v.str, t->len);
+    case TW_VALUE_BOOL:
+        return t->v.boolean ? TW__BUF_LIT(out, "true") : TW__BUF_LIT(out, "false");
+    case TW_VALUE_INT64:
+        if (t->v.i64 >= -TW__JSON_MAX_SAFE_INTEGER && t->v.i64 <= TW__JSON_MAX_SAFE_INTEGER)
+            return tw__json_put_int(out, t->v.i64);
+        return tw__json_put_quoted_int(out, t->v.i64);
+    case TW_VALUE_DOUBLE:
+        return tw__json_put_double(out, t->v.dbl);
+    case TW_VALUE_BINARY:
+        return tw__buf_put_byte(out, '"') && tw__base64_append(out, t->v.bin, t->len) &&
+               tw__buf_put_byte(out, '"');
+    }
+    return false;
+}
+
+bool tw__json_put_typed_tag(tw__buf *out, const tw__tag *t)
+{
+    const char *type = tw__json_type_name(t->type);
+    return TW__BUF_LIT(out, "{\"key\":") && tw__json_append_text(out, t->key, t->key_len) &&
+           TW__BUF_LIT(out, ",\"type\":\"") && tw__buf_put(out, type, strlen(type)) &&
+           TW__BUF_LIT(out, "\",\"value\":") && tw__json_put_typed_value(out, t) &&
+           tw__buf_put_byte(out, '}');
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/line_reader.c: lines with their lengths, bounded
+ * (wire/core/line_reader.h). fread and memchr rather than getline: the
+ * length of a line is what the bytes say, NUL bytes included, and a line
+ * over the limit is skipped without being held. No locks.
+ */
+#include "wire/core/line_reader.h"
+
+#include <string.h>
+
+void tw__line_reader_init(tw__line_reader *lr, FILE *stream, size_t max_line)
+{
+    lr->stream = stream;
+    lr->max_line = max_line;
+    lr->line_no = 0;
+    tw__buf_init(&lr->line);
+    lr->pos = lr->end = 0;
+    lr->is_eof = false;
+}
+
+void tw__line_reader_free(tw__line_reader *lr)
+{
+    tw__buf_free(&lr->line);
+}
+
+int tw__line_reader_next(tw__line_reader *lr)
+{
+    tw__buf_reset(&lr->line);
+    bool is_over = false, has_any = false;
+    for (;;) {
+        if (lr->pos == lr->end) {
+            if (lr->is_eof)
+                break;
+            lr->pos = 0;
+            lr->end = fread(lr->in, 1, sizeof lr->in, lr->stream);
+            if (lr->end == 0) {
+                if (ferror(lr->stream))
+                    return TW__LINE_IO;
+                lr->is_eof = true;
+                break; /* a last line without "\n" still counts */
+            }
+        }
+        has_any = true;
+        const char *start = lr->in + lr->pos;
+        size_t avail = lr->end - lr->pos;
+        const char *nl = memchr(start, '\n', avail);
+        size_t n = nl ? (size_t)(nl - start) : avail;
+        lr->pos += nl ? n + 1 : n;
+        if (!is_over) {
+            if (lr->line.len + n > lr->max_line) {
+                is_over = true;
+                tw__buf_reset(&lr->line);
+            } else if (!tw__buf_append(&lr->line, start, n)) {
+                return TW__LINE_NOMEM;
+            }
+        }
+        if (nl)
+            break;
+    }
+    if (!has_any)
+        return TW__LINE_END;
+    lr->line_no++;
+    return is_over ? TW__LINE_TOO_LONG : TW__LINE_OK;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/line_reader.h: the one line reader of the line-based decoders
+ * (the Dapper log, custom JSON-lines and TSV logs): lines of a stream with
+ * their lengths, so that a NUL byte inside a line stays inside it (a C
+ * string reader would cut the line there and glue the next one to it), and
+ * memory bounded by the longest line allowed: a longer line is reported
+ * and skipped, not held.
+ *
+ * Ownership: the reader owns its buffers; the line is valid until the next
+ * call. Locking: none; one thread per reader.
+ */
+#ifndef TW_WIRE_CORE_LINE_READER_H
+#define TW_WIRE_CORE_LINE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "wire/core/buf.h"
+
+typedef struct tw__line_reader {
+    FILE *stream; /* borrowed */
+    size_t max_line;
+    size_t line_no;  /* of the line last returned, 1-based */
+    tw__buf line;    /* the line last returned, without its "\n" */
+    size_t pos, end; /* unread bytes: in[pos, end) */
+    bool is_eof;
+    char in[65536];
+} tw__line_reader;
+
+/* What tw__line_reader_next returns. */
+enum {
+    TW__LINE_END = 0,       /* no more lines */
+    TW__LINE_OK = 1,        /* lr->line holds the line (any bytes but "\n") */
+    TW__LINE_TOO_LONG = -1, /* longer than max_line: skipped, lr->line empty */
+    TW__LINE_IO = -2,       /* a read error (errno says which) */
+    TW__LINE_NOMEM = -3
+};
+
+void tw__line_reader_init(tw__line_reader *lr, FILE *stream, size_t max_line);
+void tw__line_reader_free(tw__line_reader *lr);
+/* The next line; a last line without "\n" counts. A "\r" before the "\n"
+ * stays in the line (callers that strip it do so). */
+int tw__line_reader_next(tw__line_reader *lr);
+
+#endif /* TW_WIRE_CORE_LINE_READER_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/dapper/dapper_log_int.h: what the Dapper log's two decoders share (internal
+ * to wire/): the general decoder on a Jansson tree (dapper_log.c), which
+ * gives every error message, and the fast one on wire/core/json_scan.h tokens
+ * (dapper_log_fast.c), which decodes the lines it can prove it reads the
+ * same way and declines every other line. tw__dapper_log_decode() tries the
+ * fast one first. The value rules live here once so both apply the same.
+ *
+ * Locking: none (pure functions; the tables are constant).
+ */
+#ifndef TW_WIRE_DAPPER_LOG_INT_H
+#define TW_WIRE_DAPPER_LOG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/model/span_data.h"
+#include "wire/model/conventions.h" /* tw__span_kind */
+
+/* "", "client", "server", "producer", "consumer", indexed by tw__span_kind;
+ * the begin and end RPC annotations of each (cs/cr, sr/ss, ms/ws, wr/mr).
+ * dapper_log.c. */
+extern const char *const tw__dapper_kind_names[5];
+extern const char *const tw__dapper_kind_begin[5];
+extern const char *const tw__dapper_kind_end[5];
+
+/* 1..max_digits hex digits of either case, left-padded. */
+bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint64_t *high,
+                             uint64_t *low);
+/* The kind member's value: exactly one of the four lower-case names. */
+tw__span_kind tw__dapper_kind_from_name(const char *s);
+/* The kind an RPC annotation value (cs cr sr ss ms ws wr mr) belongs to. */
+tw__span_kind tw__dapper_kind_of_annotation(const char *s);
+/* An int64 tag written as a decimal string (C string @s of @len bytes). */
+bool tw__dapper_int64_text(const char *s, size_t len, int64_t *out);
+/* A float64 tag written as "NaN", "Infinity" or "-Infinity" (C string). */
+bool tw__dapper_float64_text(const char *s, double *out);
+
+/* The general decoder: tw__dapper_log_decode's contract, on a line already
+ * stripped of its "\n" / "\r\n" and checked for NUL bytes. */
+tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t line_no,
+                                        tw__span_data **span_out, tw__process *process_out,
+                                        tw_error **err);
+
+/* The fast decoder on such a line: true with *span_out and *process_out
+ * set exactly as tw__dapper_log_decode_jansson would set them; false
+ * ("decline": the line is invalid, or valid in a way this decoder leaves
+ * to Jansson) with nothing set and nothing leaked. */
+bool tw__dapper_log_decode_fast(const char *line, size_t len, tw__span_data **span_out,
+                                tw__process *process_out);
+
+#endif /* TW_WIRE_DAPPER_LOG_INT_H */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/model/conventions.h: how the encoders read the span model's
+ * conventions (tags that carry meaning: span.kind, error, the message of
+ * an error log) and the rules every encoder shares (the last tag of a key
+ * wins; the text of a typed value). One reading for every format, so that
+ * Zipkin, OTLP, Jaeger and the Dapper log agree on what a span says.
+ *
+ * No state, no locks: any thread.
+ */
+#ifndef TW_WIRE_MODEL_CONVENTIONS_H
+#define TW_WIRE_MODEL_CONVENTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "wire/core/buf.h"
+#include "wire/model/span_data.h"
+
+/* The value of a string tag or field, or NULL for other types. */
+static inline const char *tw__tag_str(const tw__tag *t)
+{
+    return t && t->type == TW_VALUE_STRING ? t->v.str : NULL;
+}
+
+/* Whether a tag/field key equals @key (keys are NUL-terminated). */
+bool tw__tag_key_is(const tw__tag *t, const char *key);
+
+/*
+ * Which tags win when keys repeat: the last tag with a key wins (as in
+ * Zipkin's model and in a JSON object). Fills @is_winner[i] for the @n tags;
+ * false on allocation failure. Linear, with a hash index, so a span from the
+ * bridge with thousands of tags costs no quadratic scan. @n == 0 is valid.
+ */
+bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner);
+
+/* The OpenTracing span.kind values . */
+typedef enum tw__span_kind {
+    TW__KIND_NONE = 0, /* no span.kind tag, or a value that is none of these */
+    TW__KIND_CLIENT,
+    TW__KIND_SERVER,
+    TW__KIND_PRODUCER,
+    TW__KIND_CONSUMER,
+    TW__KIND_INTERNAL /* "internal" (OpenTelemetry's name; Zipkin has no kind for it) */
+} tw__span_kind;
+
+/* The kind named by the last `span.kind` tag (case-insensitive), and that
+ * tag's index in *index (SIZE_MAX when there is none). */
+tw__span_kind tw__span_kind_of(const tw__span_data *span, size_t *index);
+
+/* Truth of an `error` tag: 1 for bool true, a non-zero number, or the string
+ * "true"; -1 for bool false, zero, or "false" (strings in any case); 0 for
+ * any other string or a binary value (a message, not a truth value). */
+int tw__error_truth(const tw__tag *tag);
+
+/* The string `message` field of the first log whose `event` field is
+ * "error" (what tw_span_set_error writes), or NULL. */
+const tw__tag *tw__error_message(const tw__span_data *span);
+
+/* Appends the text of a typed value to @out: strings as they are, bool
+ * "true"/"false", int64 decimal, double by tw__double_text, binary as
+ * base64. False on allocation failure. */
+bool tw__value_text(const tw__tag *value, tw__buf *out);
+
+#endif /* TW_WIRE_MODEL_CONVENTIONS_H */

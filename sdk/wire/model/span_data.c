@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/model/span_data.c: span records, their arenas, and process records.
+ *
+ * A record and its first arena block share one allocation
+ * (TW__SPAN_INLINE_ARENA bytes), so a typical sampled span costs a single
+ * malloc; larger spans chain extra blocks that double in size. Nothing here
+ * enforces tracer limits: span.c decides what to keep, this file only stores.
+ * See span_data.h for the locking rule (none; single writer, then immutable).
+ */
+#include "wire/model/span_data.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fork.h"
+#include "wire/core/tls.h"
+
+#define ARENA_MIN_BLOCK 1024u
+
+static size_t align_up(size_t n)
+{
+    const size_t a = _Alignof(max_align_t);
+    return (n + a - 1) & ~(a - 1);
+}
+
+void tw__arena_init(tw__arena *a)
+{
+    a->head = NULL;
+    a->extra = NULL;
+}
+
+void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total)
+{
+    tw__arena_block *b = block_mem;
+    b->next = NULL;
+    b->size = block_total - sizeof(tw__arena_block);
+    b->used = 0;
+    a->head = b;
+    a->extra = NULL;
+}
+
+void *tw__arena_alloc(tw__arena *a, size_t size)
+{
+    size_t need = align_up(size == 0 ? 1 : size);
+    if (a->head && a->head->size - a->head->used >= need) {
+        void *p = (char *)a->head->data + a->head->used;
+        a->head->used += need;
+        return p;
+    }
+    /* New block: at least twice the previous one, and at least the request. */
+    size_t prev = a->head ? a->head->size : 0;
+    size_t block = prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK;
+    if (block < need)
+        block = need;
+    if (block > SIZE_MAX - sizeof(tw__arena_block))
+        return NULL;
+    tw__arena_block *b = malloc(sizeof(tw__arena_block) + block);
+    if (!b)
+        return NULL;
+    b->size = block;
+    b->used = need;
+    /* Heap blocks are chained on `extra` for release; `head` always points
+     * to the newest block (older blocks' tails are abandoned, bounded by the
+     * doubling to less than half of the total). */
+    b->next = a->extra;
+    a->extra = b;
+    a->head = b;
+    return b->data;
+}
+
+char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
+{
+    char *p = tw__arena_alloc(a, len + 1);
+    if (!p)
+        return NULL;
+    if (len)
+        memcpy(p, str, len);
+    p[len] = '\0';
+    return p;
+}
+
+void tw__arena_release(tw__arena *a)
+{
+    tw__arena_block *b = a->extra;
+    while (b) {
+        tw__arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->extra = NULL;
+    a->head = NULL;
+}
+
+/* ---- the record pool ---------------------------------------------------------------------
+ *
+ * Records are finished on application threads and freed on the reporter
+ * thread, so with plain malloc/free every sampled span paid a cross-thread
+ * free into the application thread's arena and a fresh allocation there:
+ * ~300 instructions and contended arena locks (callgrind, bench_tracer).
+ * Unused records are kept instead: each thread has a small local list, and
+ * lists are exchanged with one shared list in batches of POOL_BATCH under
+ * `shared_lock`, so the lock is taken once per 32 records. Both levels are
+ * bounded; beyond them records are freed.
+ *
+ * The pool is on in every build, sanitizers and valgrind included, so they
+ * test what users run. A kept record is poisoned for them instead (all but
+ * its `next_free` link): AddressSanitizer reports a use after its release
+ * as use-after-poison, and memcheck as an invalid access (and its contents
+ * as undefined again once it is reused), as they would for a freed block.
+ *
+ * fork(): `shared_lock` is one of fork.h's innermost locks (nothing is
+ * taken while it is held), so the hooks of fork.c take it after every
+ * other and release it before any other hook runs, and a reporter's child
+ * hook can free spans into the pool. A forked child keeps the forking
+ * thread's local list; the other threads' lists stay unused in it.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define POOL_VALGRIND 1
+#endif
+#endif
+
+#define POOL_LOCAL_MAX 64u    /* records one thread keeps */
+#define POOL_BATCH 32u        /* records moved to or from the shared list at once */
+#define POOL_SHARED_MAX 4096u /* records kept process-wide */
+
+typedef struct {
+    tw__span_data *head;
+    size_t n;
+    bool has_destructor;
+} record_list;
+
+static TW__TLS record_list local_records;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static tw__span_data *shared_head; /* guarded by shared_lock */
+static size_t shared_n;            /* guarded by shared_lock */
+static pthread_key_t local_key;
+static pthread_once_t local_key_once = PTHREAD_ONCE_INIT;
+
+static size_t record_size(void)
+{
+    return align_up(sizeof(tw__span_data)) + TW__SPAN_INLINE_ARENA;
+}
+
+/* A record entering the pool: nothing but its link may be touched. */
+static void poison_record(tw__span_data *s)
+{
+#ifdef POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(s, record_size());
+    ASAN_UNPOISON_MEMORY_REGION(&s->next_free, sizeof s->next_free);
+#endif
+#ifdef POOL_VALGRIND
+    VALGRIND_MAKE_MEM_NOACCESS(s, record_size());
+    VALGRIND_MAKE_MEM_DEFINED(&s->next_free, sizeof s->next_free);
+#endif
+    (void)s;
+}
+
+/* A record leaving the pool: writable, its old contents undefined. */
+static void unpoison_record(tw__span_data *s)
+{
+#ifdef POOL_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(s, record_size());
+#endif
+#ifdef POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(s, record_size());
+#endif
+    (void)s;
+}
+
+static void free_list(tw__span_data *s)
+{
+    while (s) {
+        tw__span_data *next = s->next_free;
+        unpoison_record(s);
+        free(s);
+        s = next;
+    }
+}
+
+/* Moves up to @n records from the front of @from onto @to. */
+static void move_records(tw__span_data **from, size_t *from_n, tw__span_data **to, size_t *to_n,
+                         size_t n)
+{
+    for (; n > 0 && *from; n--) {
+        tw__span_data *s = *from;
+        *from = s->next_free;
+        (*from_n)--;
+        s->next_free = *to;
+        *to = s;
+        (*to_n)++;
+    }
+}
+
+/* Thread exit: hand the thread's records to the shared list (or free them). */
+static void local_records_destroy(void *arg)
+{
+    record_list *l = arg;
+    pthread_mutex_lock(&shared_lock);
+    size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;
+    move_records(&l->head, &l->n, &shared_head, &shared_n, room);
+    pthread_mutex_unlock(&shared_lock);
+    free_list(l->head);
+    l->head = NULL;
+    l->n = 0;
+    l->has_destructor = false; /* a later destructor that keeps records sets it again */
+}
+
+void tw__span_data_pool_fork_prepare(void)
+{
+    pthread_mutex_lock(&shared_lock);
+}
+
+void tw__span_data_pool_fork_parent(void)
+{
+    pthread_mutex_unlock(&shared_lock);
+}
+
+void tw__span_data_pool_fork_child(void)
+{
+    pthread_mutex_unlock(&shared_lock); /* held by this thread only: the list is whole */
+}
+
+static void local_key_create(void)
+{
+    tw__fork_install(); /* before shared_lock is first used */
+    pthread_key_create(&local_key, local_records_destroy);
+}
+
+void tw__span_data_pool_trim(void)
+{
+    pthread_mutex_lock(&shared_lock);
+    tw__span_data *all = shared_head;
+    shared_head = NULL;
+    shared_n = 0;
+    pthread_mutex_unlock(&shared_lock);
+    free_list(all);
+    free_list(local_records.head);
+    local_records.head = NULL;
+    local_records.n = 0;
+}
+
+/* Makes sure this thread's list goes back to the pool when the thread
+ * exits: from the first record it keeps, whether released here or taken
+ * in a batch from the shared list (a thread that only starts spans, which
+ * other threads finish, exits with the rest of its last batch). */
+static void watch_thread_exit(record_list *l)
+{
+    if (l->has_destructor)
+        return;
+    pthread_once(&local_key_once, local_key_create);
+    pthread_setspecific(local_key, l);
+    l->has_destructor = true;
+}
+
+static tw__span_data *record_take(void)
+{
+    record_list *l = &local_records;
+    if (!l->head) {
+        pthread_once(&local_key_once, local_key_create);
+        pthread_mutex_lock(&shared_lock);
+        move_records(&shared_head, &shared_n, &l->head, &l->n, POOL_BATCH);
+        pthread_mutex_unlock(&shared_lock);
+        if (l->head)
+            watch_thread_exit(l);
+    }
+    tw__span_data *s = l->head;
+    if (s) {
+        l->head = s->next_free;
+        l->n--;
+        unpoison_record(s);
+    }
+    return s;
+}
+
+/* Keeps a dead record for reuse; false when the pool is full (free it). */
+static bool record_give(tw__span_data *s)
+{
+    record_list *l = &local_records;
+    watch_thread_exit(l);
+    if (l->n >= POOL_LOCAL_MAX) {
+        pthread_mutex_lock(&shared_lock);
+        size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;
+        move_records(&l->head, &l->n, &shared_head, &shared_n,
+                     room < POOL_BATCH ? room : POOL_BATCH);
+        pthread_mutex_unlock(&shared_lock);
+        if (l->n >= POOL_LOCAL_MAX)
+            return false;
+    }
+    s->next_free = l->head;
+    poison_record(s);
+    l->head = s;
+    l->n++;
+    return true;
+}
+
+tw__span_data *tw__span_data_new(void)
+{
+    size_t head = align_up(sizeof(tw__span_data));
+    tw__span_data *s = record_take();
+    if (!s) {
+        s = malloc(record_size());
+        if (!s)
+            return NULL;
+    }
+    /* Zero the header only; inline tags are written before they are read. */
+    memset(s, 0, offsetof(tw__span_data, inline_tags));
+    atomic_init(&s->refcount, 1);
+    tw__arena_init_inline(&s->arena, (char *)s + head, TW__SPAN_INLINE_ARENA);
+    s->operation = "";
+    s->tags = s->inline_tags;
+    s->cap_tags = sizeof s->inline_tags / sizeof s->inline_tags[0];
+    return s;
+}
+
+tw__span_data *tw__span_data_ref(tw__span_data *s)
+{
+    /* Relaxed is enough for an increment: the caller already holds a
+     * reference, so the record cannot be freed concurrently. */
+    atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+    return s;
+}
+
+void tw__span_data_unref(tw__span_data *s)
+{
+    if (!s)
+        return;
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    tw__arena_release(&s->arena);
+    if (!record_give(s))
+        free(s);
+}
+
+bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len)
+{
+    char *copy = tw__arena_strndup(&s->arena, op, len);
+    if (!copy)
+        return false;
+    s->operation = copy;
+    return true;
+}
+
+/* Grows an arena array to at least n+1 elements (doubling, starting at 8). */
+static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return items;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *fresh = tw__arena_alloc(a, ncap * elem);
+    if (!fresh)
+        return NULL;
+    if (n)
+        memcpy(fresh, items, n * elem);
+    *cap = ncap;
+    return fresh;
+}
+
+tw__tag *tw__span_data_push_tag(tw__span_data *s)
+{
+    size_t cap = s->cap_tags;
+    tw__tag *tags = grow(&s->arena, s->tags, s->n_tags, &cap, sizeof(tw__tag));
+    if (!tags)
+        return NULL;
+    s->tags = tags;
+    s->cap_tags = cap;
+    /* The caller fills the whole tag, then commits it by incrementing
+     * n_tags, so a failed fill leaves the record unchanged. */
+    return &s->tags[s->n_tags];
+}
+
+tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields)
+{
+    size_t cap = s->cap_logs;
+    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log));
+    if (!logs)
+        return NULL;
+    s->logs = logs;
+    s->cap_logs = cap;
+    tw__log *l = &s->logs[s->n_logs];
+    l->timestamp_us = 0;
+    l->n_fields = 0;
+    l->fields = n_fields ? tw__arena_alloc(&s->arena, n_fields * sizeof(tw__tag)) : NULL;
+    if (n_fields && !l->fields)
+        return NULL;
+    return l;
+}
+
+bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_hi,
+                           uint64_t trace_lo, uint64_t span_id)
+{
+    tw__ref *refs = tw__arena_alloc(&s->arena, (s->n_refs + 1) * sizeof(tw__ref));
+    if (!refs)
+        return false;
+    if (s->n_refs)
+        memcpy(refs, s->refs, s->n_refs * sizeof(tw__ref));
+    refs[s->n_refs] = (tw__ref){type, trace_hi, trace_lo, span_id};
+    s->refs = refs;
+    s->n_refs++;
+    return true;
+}
+
+/* Length of the longest prefix of str[0..cap) that ends on a UTF-8
+ * character boundary, so truncation never splits a multi-byte character. */
+static size_t utf8_cut(const char *str, size_t cap)
+{
+    size_t n = cap;
+    /* Step back over continuation bytes (10xxxxxx) of a split character. */
+    while (n > 0 && ((unsigned char)str[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
+                 size_t value_cap, bool *was_truncated)
+{
+    size_t key_len = strlen(key);
+    if (key_len > UINT32_MAX)
+        return false;
+    const char *k = tw__arena_strndup(a, key, key_len);
+    if (!k)
+        return false;
+    tw__tag t = {.key = k, .key_len = (uint32_t)key_len, .type = value->type};
+    switch (value->type) {
+    case TW_VALUE_STRING: {
+        const char *str = value->as.str ? value->as.str : "";
+        size_t len = value->as.str ? value->len : 0;
+        if (len > value_cap) {
+            len = utf8_cut(str, value_cap);
+            *was_truncated = true;
+        }
+        const char *copy = tw__arena_strndup(a, str, len);
+        if (!copy)
+            return false;
+        t.v.str = copy;
+        t.len = len;
+        break;
+    }
+    case TW_VALUE_BINARY: {
+        size_t len = value->as.bin ? value->len : 0;
+        if (len > value_cap) {
+            len = value_cap;
+            *was_truncated = true;
+        }
+        uint8_t *copy = tw__arena_alloc(a, len ? len : 1);
+        if (!copy)
+            return false;
+        if (len)
+            memcpy(copy, value->as.bin, len);
+        t.v.bin = copy;
+        t.len = len;
+        break;
+    }
+    case TW_VALUE_DOUBLE:
+        t.v.dbl = value->as.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        t.v.boolean = value->as.boolean;
+        break;
+    case TW_VALUE_INT64:
+        t.v.i64 = value->as.i64;
+        break;
+    default:
+        return false;
+    }
+    *tag = t;
+    return true;
+}
+
+const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key)
+{
+    for (size_t i = s->n_tags; i > 0; i--) {
+        if (strcmp(s->tags[i - 1].key, key) == 0)
+            return &s->tags[i - 1];
+    }
+    return NULL;
+}
+
+void tw__process_init(tw__process *p)
+{
+    memset(p, 0, sizeof(*p));
+    tw__arena_init(&p->arena);
+    p->service_name = "";
+}
+
+void tw__process_clear(tw__process *p)
+{
+    tw__arena_release(&p->arena);
+    tw__process_init(p);
+}
+
+bool tw__process_set_service(tw__process *p, const char *name)
+{
+    char *copy = tw__arena_strndup(&p->arena, name, strlen(name));
+    if (!copy)
+        return false;
+    p->service_name = copy;
+    return true;
+}
+
+bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value)
+{
+    /* Doubling through the arena, like span tags: JAEGER_TAGS can hold
+     * thousands of items, and copying the array per add was quadratic. */
+    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag));
+    if (!tags)
+        return false;
+    bool truncated = false;
+    if (!tw__tag_set(&p->arena, &tags[p->n_tags], key, value, SIZE_MAX, &truncated))
+        return false;
+    p->tags = tags;
+    p->n_tags++;
+    return true;
+}
+
+const tw__tag *tw__process_find_tag(const tw__process *p, const char *key)
+{
+    for (size_t i = 0; i < p->n_tags; i++) {
+        if (strcmp(p->tags[i].key, key) == 0)
+            return &p->tags[i];
+    }
+    return NULL;
+}
+
+void tw__tag_to_value(const tw__tag *t, tw_value *out)
+{
+    out->type = t->type;
+    out->len = t->len;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        out->as.str = t->v.str;
+        break;
+    case TW_VALUE_BINARY:
+        out->as.bin = t->v.bin;
+        break;
+    case TW_VALUE_DOUBLE:
+        out->as.dbl = t->v.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        out->as.boolean = t->v.boolean;
+        break;
+    case TW_VALUE_INT64:
+        out->as.i64 = t->v.i64;
+        break;
+    }
+}
+
+/* ---- builders for decoders ---------------------------------------------------------------------
+ */
+
+bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value)
+{
+    tw__tag *t = tw__span_data_push_tag(s);
+    if (!t)
+        return false;
+    bool was_truncated = false;
+    if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
+        return false;
+    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len)
+{
+    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
+    return tw__span_data_add_tag(s, key, &v);
+}
+
+bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len)
+{
+    tw__log *log = tw__span_data_push_log(s, 1);
+    if (!log)
+        return false;
+    log->timestamp_us = ts_us;
+    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
+    bool was_truncated = false;
+    if (!tw__tag_set(&s->arena, &log->fields[0], "event", &v, SIZE_MAX, &was_truncated))
+        return false;
+    log->n_fields = 1;
+    s->n_logs++; /* commits the log */
+    return true;
+}
+
+/* ---- the model's time range ---------------------------------------------------------------- */
+
+static bool time_ok(int64_t us)
+{
+    return us >= -TW__MAX_TIME_US && us <= TW__MAX_TIME_US;
+}
+
+bool tw__span_data_check_times(const tw__span_data *s, char *why, size_t why_size)
+{
+    const char *what = NULL;
+    int64_t bad = 0;
+    if (!time_ok(s->start_us)) {
+        what = "start time";
+        bad = s->start_us;
+    } else if (!time_ok(s->duration_us)) {
+        what = "duration";
+        bad = s->duration_us;
+    } else if (!time_ok(s->start_us + s->duration_us)) { /* both within range: no overflow */
+        what = "end time";
+        bad = s->start_us + s->duration_us;
+    }
+    for (size_t i = 0; !what && i < s->n_logs; i++) {
+        if (!time_ok(s->logs[i].timestamp_us)) {
+            what = "log timestamp";
+            bad = s->logs[i].timestamp_us;
+        }
+    }
+    if (!what)
+        return true;
+    if (why && why_size)
+        snprintf(why, why_size,
+                 "%s %" PRId64 " us is outside the range of span times (+-%" PRId64
+                 " us: years 1677 to 2262)",
+                 what, bad, TW__MAX_TIME_US);
+    return false;
+}

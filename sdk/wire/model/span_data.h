@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/model/span_data.h: the one span model of tracewire (internal).
+ *
+ * Every producer of spans (the SDK's recording span, later the bridge's
+ * readers) fills a tw__span_data; every encoder in wire/ consumes one. It is
+ * the "finished span" of the SDK's flow: after tw_span_finish the record
+ * is immutable and reference-counted, so the composite reporter can hand the
+ * same record to several senders without copying.
+ *
+ * Memory: a record owns one arena (a chain of blocks, the first inline in the
+ * record's allocation). Every string, tag array and log array lives in the
+ * arena, so building a span costs one malloc in the common case and freeing
+ * it costs one free per block. Strings are NUL-terminated and also carry
+ * their length (values may contain NUL bytes only when binary).
+ *
+ * Locking: none. A record is written by one thread at a time while open
+ * (the span's owner) and is read-only once finished; the reference count is
+ * atomic.
+ */
+#ifndef TW_MODEL_SPAN_DATA_H
+#define TW_MODEL_SPAN_DATA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracewire/common.h"
+
+/* Jaeger span flags (uber-trace-id and jaeger.thrift Span.flags). */
+#define TW__FLAG_SAMPLED 0x01u
+#define TW__FLAG_DEBUG 0x02u
+#define TW__FLAG_FIREHOSE 0x08u
+
+/* ---- arena ---------------------------------------------------------------------------- */
+
+typedef struct tw__arena_block {
+    struct tw__arena_block *next;
+    size_t size; /* usable bytes in data[] */
+    size_t used;
+    max_align_t data[]; /* flexible, aligned storage */
+} tw__arena_block;
+
+typedef struct tw__arena {
+    tw__arena_block *head;  /* block currently allocated from */
+    tw__arena_block *extra; /* heap blocks to free (excludes the inline first block) */
+} tw__arena;
+
+/* ---- typed values ---------------------------------------------------------------------- */
+
+/* A tag or a log field. key and string/binary payloads live in the arena. */
+typedef struct tw__tag {
+    const char *key;
+    union {
+        const char *str; /* NUL-terminated, len bytes */
+        const uint8_t *bin;
+        double dbl;
+        bool boolean;
+        int64_t i64;
+    } v;
+    size_t len;       /* bytes of str/bin */
+    uint32_t key_len; /* keys longer than 4 GiB are refused */
+    tw_value_type type;
+} tw__tag; /* 32 bytes: the record keeps several inline */
+
+typedef struct tw__log {
+    int64_t timestamp_us; /* microseconds since the epoch */
+    tw__tag *fields;
+    size_t n_fields;
+} tw__log;
+
+typedef enum tw__ref_type { TW__REF_CHILD_OF = 0, TW__REF_FOLLOWS_FROM = 1 } tw__ref_type;
+
+typedef struct tw__ref {
+    tw__ref_type type;
+    uint64_t trace_id_high;
+    uint64_t trace_id_low;
+    uint64_t span_id;
+} tw__ref;
+
+/* The process (Jaeger Batch.process): service name and process tags. */
+typedef struct tw__process {
+    const char *service_name;
+    tw__tag *tags;
+    size_t n_tags;
+    size_t cap_tags;
+    tw__arena arena;
+} tw__process;
+
+/* ---- the span record ------------------------------------------------------------------ */
+
+typedef struct tw__span_data {
+    atomic_uint refcount;
+
+    uint64_t trace_id_high; /* 0 for 64-bit trace ids */
+    uint64_t trace_id_low;  /* never 0 */
+    uint64_t span_id;       /* never 0 */
+    uint64_t parent_id;     /* 0 for a root span */
+    uint32_t flags;         /* TW__FLAG_* */
+    /* A Zipkin SERVER half that shares its client's span id (Zipkin v2
+     * `shared`). Only the bridge's readers set it: the SDK gives every span
+     * its own id. */
+    bool shared;
+    /* The span's duration was not recorded (a one-way RPC half, a span the
+     * bridge read without an end): duration_us is 0 and encoders that can
+     * say "absent" (Zipkin) do. Only the bridge's readers set it. */
+    bool is_duration_unknown;
+
+    const char *operation;
+    int64_t start_us;    /* microseconds since the epoch */
+    int64_t duration_us; /* >= 0 */
+
+    tw__ref *refs;
+    size_t n_refs;
+
+    tw__tag *tags;
+    size_t n_tags;
+    size_t cap_tags;
+
+    tw__log *logs;
+    size_t n_logs;
+    size_t cap_logs;
+
+    /* What the limits cut off while the span was open (marked as tags at finish). */
+    uint32_t dropped_tags;
+    uint32_t dropped_logs;
+    uint32_t truncated_values;
+    uint32_t exempt_tags;            /* structural tags (sampler.*, tracewire.*): not capped */
+    struct tw__span_data *next_free; /* record pool link while unused */
+
+    tw__arena arena;
+    /* The first tags live in the record itself, so a typical span's tag
+     * array costs no arena space and never triggers a second allocation. */
+    tw__tag inline_tags[6];
+} tw__span_data;
+
+/* Inline arena bytes in the same allocation as the record: enough for the
+ * strings of a typical span (name, a handful of tag keys and values) without
+ * a second malloc. */
+#define TW__SPAN_INLINE_ARENA 384
+
+/* An empty record with refcount 1, recycled when possible (see the record
+ * pool in span_data.c); NULL on allocation failure. */
+tw__span_data *tw__span_data_new(void);
+/* Frees the records kept for reuse by the shared pool and by the calling
+ * thread (records of other threads are freed when those threads exit). */
+void tw__span_data_pool_trim(void);
+/* Adds a reference; returns @s. */
+tw__span_data *tw__span_data_ref(tw__span_data *s);
+/* Drops a reference, freeing the record and its arena at zero. NULL is a no-op. */
+void tw__span_data_unref(tw__span_data *s);
+
+/* Arena allocation: NULL on allocation failure. Never returns memory that
+ * outlives the arena. */
+void *tw__arena_alloc(tw__arena *a, size_t size);
+/* Copies len bytes and a NUL into the arena. */
+char *tw__arena_strndup(tw__arena *a, const char *str, size_t len);
+void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total);
+void tw__arena_init(tw__arena *a);
+void tw__arena_release(tw__arena *a);
+
+/* Record builders (used while the span is open; the caller enforces limits).
+ * Each returns false on allocation failure and leaves the record unchanged. */
+bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len);
+tw__tag *tw__span_data_push_tag(tw__span_data *s);
+tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields);
+bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_hi,
+                           uint64_t trace_lo, uint64_t span_id);
+
+/* Fill a tag in the record's arena. `value_cap` bounds copied string/binary
+ * bytes (SIZE_MAX for none); returns false on allocation failure; sets
+ * *was_truncated when the value was cut. A cut string is cut at a UTF-8
+ * character boundary. */
+bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
+                 size_t value_cap, bool *was_truncated);
+
+/* The public view of a stored tag (pointers borrowed from the record). */
+void tw__tag_to_value(const tw__tag *t, tw_value *out);
+
+/* Finds the last tag with this key, or NULL. */
+const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key);
+
+/* Process records. */
+void tw__process_init(tw__process *p);
+void tw__process_clear(tw__process *p);
+bool tw__process_set_service(tw__process *p, const char *name);
+bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value);
+const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
+
+/* ---- builders for decoders --------------------------------------------------------------- */
+
+/* Adds a typed tag / a string tag (copied into the record's arena; no value
+ * cap). False on allocation failure. */
+bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value);
+bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len);
+/* Adds a log with one field `event` = @value (a Zipkin annotation). */
+bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len);
+
+/* ---- the time range ------------------------------------------------------------------------ */
+
+/* Span times, in µs since the epoch, are within +-TW__MAX_TIME_US: the
+ * times whose nanoseconds fit an int64 (years 1677 to 2262), the range of
+ * Go's time (Jaeger) and of OTLP's nanoseconds in a signed type, so that
+ * every encoder can write start, end and log times without overflow. */
+#define TW__MAX_TIME_US (INT64_MAX / 1000)
+
+/* Whether the start, the duration, the end and every log time of @s are
+ * within that range; else false with a reason naming the value in @why.
+ * The decoders check it once, where spans enter the model
+ * (tw__wire_emit). */
+bool tw__span_data_check_times(const tw__span_data *s, char *why, size_t why_size);
+
+#endif /* TW_MODEL_SPAN_DATA_H */

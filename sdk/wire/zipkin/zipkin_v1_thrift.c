@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/zipkin/zipkin_v1_thrift.c: the Zipkin v1 Thrift decoder (TBinaryProtocol,
+ * and TCompactProtocol for the Jaeger agent's emitZipkinBatch) and the v1
+ * span builders; see zipkin_v1_thrift.h for the layout, the rules and
+ * the ownership. Pure functions over a bounded byte range: every length is
+ * checked against the bytes left before anything is read or allocated, so a
+ * claimed 2 GiB string in a 20-byte input is TW__THRIFT_SHORT, not an
+ * allocation. No locks.
+ */
+#include "wire/zipkin/zipkin_v1_thrift.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+/* ---- the span struct ------------------------------------------------------------------------ */
+
+void tw__zipkin_v1_span_init(tw__zipkin_v1_span *s)
+{
+    memset(s, 0, offsetof(tw__zipkin_v1_span, arena));
+    s->name = "";
+    tw__arena_init_inline(&s->arena, s->inline_arena, sizeof s->inline_arena);
+}
+
+void tw__zipkin_v1_span_clear(tw__zipkin_v1_span *s)
+{
+    tw__arena_release(&s->arena);
+    tw__zipkin_v1_span_init(s);
+}
+
+/* Grows an arena array by doubling (the old copy stays in the arena: at most
+ * as much again, freed with it). */
+static void *grow(tw__zipkin_v1_span *s, void *items, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return items;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    void *fresh = tw__arena_alloc(&s->arena, ncap * elem);
+    if (!fresh)
+        return NULL;
+    if (n)
+        memcpy(fresh, items, n * elem);
+    *cap = ncap;
+    return fresh;
+}
+
+static bool room_for_item(const tw__zipkin_v1_span *s)
+{
+    return s->n_annotations + s->n_binary_annotations < TW__ZIPKIN_MAX_ITEMS;
+}
+
+tw__zipkin_annotation *tw__zipkin_v1_add_annotation(tw__zipkin_v1_span *s)
+{
+    if (!room_for_item(s))
+        return NULL;
+    tw__zipkin_annotation *a =
+        grow(s, s->annotations, s->n_annotations, &s->cap_annotations, sizeof *a);
+    if (!a)
+        return NULL;
+    s->annotations = a;
+    a = &s->annotations[s->n_annotations++];
+    memset(a, 0, sizeof *a);
+    a->value = "";
+    return a;
+}
+
+tw__zipkin_binary_annotation *tw__zipkin_v1_add_binary_annotation(tw__zipkin_v1_span *s)
+{
+    if (!room_for_item(s))
+        return NULL;
+    tw__zipkin_binary_annotation *b = grow(s, s->binary_annotations, s->n_binary_annotations,
+                                           &s->cap_binary_annotations, sizeof *b);
+    if (!b)
+        return NULL;
+    s->binary_annotations = b;
+    b = &s->binary_annotations[s->n_binary_annotations++];
+    memset(b, 0, sizeof *b);
+    b->key = "";
+    b->type = TW__ZIPKIN_STRING;
+    return b;
+}
+
+tw__zipkin_endpoint *tw__zipkin_v1_new_endpoint(tw__zipkin_v1_span *s)
+{
+    tw__zipkin_endpoint *e = tw__arena_alloc(&s->arena, sizeof *e);
+    if (!e)
+        return NULL;
+    memset(e, 0, sizeof *e);
+    e->service_name = "";
+    return e;
+}
+
+char *tw__zipkin_v1_strdup(tw__zipkin_v1_span *s, const char *text, size_t len)
+{
+    return tw__arena_strndup(&s->arena, text, len);
+}
+
+/* ---- reading: the one Thrift reader (wire/core/thrift.h), binary protocol ------------------- */
+
+/* The result of a read: the reason gets the byte offset in front. */
+static tw__thrift_result finish(const tw__thrift_reader *r, char *why, size_t why_size)
+{
+    if (r->state != TW__THRIFT_OK && why && why_size)
+        snprintf(why, why_size, "byte %zu: %s", r->err_at, r->why);
+    return r->state;
+}
+
+static void reader_init(tw__thrift_reader *r, const uint8_t *data, size_t len,
+                        tw__thrift_protocol proto, char *why, size_t why_size)
+{
+    tw__thrift_reader_init(r, data, len, proto, MAX_DEPTH);
+    if (why && why_size)
+        why[0] = '\0';
+}
+
+tw__thrift_result tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, uint32_t *count,
+                                               size_t *size, char *why, size_t why_size)
+{
+    tw__thrift_reader r;
+    reader_init(&r, data, len, TW__THRIFT_BINARY, why, why_size);
+    int elem;
+    size_t n;
+    if (tw__thrift_read_list(&r, &elem, &n)) {
+        if (elem != TW__T_STRUCT) {
+            tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 0,
+                            "list element type %d, expected 12 (Span struct)", elem);
+        } else {
+            *count = (uint32_t)n;
+            *size = r.pos;
+        }
+    }
+    return finish(&r, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len, size_t *size,
+                                                 char *why, size_t why_size)
+{
+    tw__thrift_reader r;
+    reader_init(&r, data, len, TW__THRIFT_BINARY, why, why_size);
+    if (tw__thrift_skip(&r, TW__T_STRUCT, 0))
+        *size = r.pos;
+    return finish(&r, why, why_size);
+}
+
+/* ---- decoding ------------------------------------------------------------------------------- */
+
+/* Depths at which measuring skips a field of a Span, of an (Binary)Annotation
+ * and of their Endpoint; decoding skips at the same depths, so that both
+ * meet the nesting limit at the same place. */
+enum { SPAN_FIELD_DEPTH = 1, ITEM_FIELD_DEPTH = 3, ENDPOINT_FIELD_DEPTH = 4 };
+
+typedef struct decoder {
+    tw__thrift_reader c;
+    tw__zipkin_v1_span *span;
+    int depth; /* where an unknown field is skipped: one of the *_FIELD_DEPTH */
+} decoder;
+
+static bool nomem(decoder *d)
+{
+    return tw__thrift_fail(&d->c, TW__THRIFT_NOMEM, d->c.pos, "out of memory");
+}
+
+/* Reads a field header; *type 0 at the end of the struct. @last: the
+ * previous field id of this struct (the compact protocol's deltas). */
+static bool field_begin(decoder *d, int *type, int16_t *id, int16_t *last)
+{
+    return tw__thrift_read_field(&d->c, type, id, last);
+}
+
+static bool read_i64_field(decoder *d, int type, int64_t *v, bool *has)
+{
+    if (type != TW__T_I64)
+        return tw__thrift_skip(&d->c, type, d->depth);
+    int64_t x;
+    if (!tw__thrift_read_int(&d->c, 64, &x))
+        return false;
+    *v = x;
+    if (has)
+        *has = true;
+    return true;
+}
+
+static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
+{
+    tw__zipkin_endpoint *e = tw__zipkin_v1_new_endpoint(d->span);
+    if (!e)
+        return nomem(d);
+    int saved = d->depth;
+    d->depth = ENDPOINT_FIELD_DEPTH;
+    int16_t last = 0;
+    for (;;) {
+        int type;
+        int16_t id = 0;
+        if (!field_begin(d, &type, &id, &last))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        const uint8_t *bytes;
+        size_t len;
+        int64_t v = 0;
+        if (id == 1 && type == TW__T_I32) {
+            if (!tw__thrift_read_int(&d->c, 32, &v))
+                return false;
+            e->ipv4 = (uint32_t)v;
+        } else if (id == 2 && type == TW__T_I16) {
+            if (!tw__thrift_read_int(&d->c, 16, &v))
+                return false;
+            e->port = (uint16_t)v; /* unsigned in practice */
+        } else if (id == 3 && type == TW__T_STRING) {
+            if (!tw__thrift_read_bytes(&d->c, &bytes, &len))
+                return false;
+            char *name = tw__zipkin_v1_strdup(d->span, (const char *)bytes, len);
+            if (!name)
+                return nomem(d);
+            e->service_name = name;
+            e->service_len = len;
+        } else if (id == 4 && type == TW__T_STRING) {
+            if (!tw__thrift_read_bytes(&d->c, &bytes, &len))
+                return false;
+            if (len == 16) {
+                memcpy(e->ipv6, bytes, 16);
+                e->has_ipv6 = true;
+            } else if (len) {
+                d->span->bad_ipv6++;
+            }
+        } else if (!tw__thrift_skip(&d->c, type, d->depth)) {
+            return false;
+        }
+    }
+    d->depth = saved;
+    *out = e;
+    return true;
+}
+
+static bool decode_annotation(decoder *d)
+{
+    int64_t ts = 0;
+    const uint8_t *value = NULL;
+    size_t value_len = 0;
+    const tw__zipkin_endpoint *host = NULL;
+    int16_t last = 0;
+    for (;;) {
+        int type;
+        int16_t id = 0;
+        if (!field_begin(d, &type, &id, &last))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        bool ok;
+        if (id == 1)
+            ok = read_i64_field(d, type, &ts, NULL);
+        else if (id == 2 && type == TW__T_STRING)
+            ok = tw__thrift_read_bytes(&d->c, &value, &value_len);
+        else if (id == 3 && type == TW__T_STRUCT)
+            ok = decode_endpoint(d, &host);
+        else
+            ok = tw__thrift_skip(&d->c, type, d->depth);
+        if (!ok)
+            return false;
+    }
+    if (ts == 0 || value_len == 0) {
+        d->span->dropped_annotations++;
+        return true;
+    }
+    tw__zipkin_annotation *a = tw__zipkin_v1_add_annotation(d->span);
+    if (!a) {
+        if (!room_for_item(d->span))
+            return tw__thrift_fail(&d->c, TW__THRIFT_MALFORMED, d->c.pos,
+                                   "more than %u annotations in one span", TW__ZIPKIN_MAX_ITEMS);
+        return nomem(d);
+    }
+    a->timestamp_us = ts;
+    a->value = (const char *)value;
+    a->value_len = value_len;
+    a->host = host;
+    return true;
+}
+
+static bool decode_binary_annotation(decoder *d)
+{
+    const uint8_t *key = NULL, *value = NULL;
+    size_t key_len = 0, value_len = 0;
+    int32_t ba_type = TW__ZIPKIN_STRING; /* absent: Zipkin's default reading is a string */
+    const tw__zipkin_endpoint *host = NULL;
+    int16_t last = 0;
+    for (;;) {
+        int type;
+        int16_t id = 0;
+        if (!field_begin(d, &type, &id, &last))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        bool ok;
+        int64_t v = 0;
+        if (id == 1 && type == TW__T_STRING) {
+            ok = tw__thrift_read_bytes(&d->c, &key, &key_len);
+        } else if (id == 2 && type == TW__T_STRING) {
+            ok = tw__thrift_read_bytes(&d->c, &value, &value_len);
+        } else if (id == 3 && type == TW__T_I32) {
+            ok = tw__thrift_read_int(&d->c, 32, &v);
+            ba_type = (int32_t)v;
+        } else if (id == 4 && type == TW__T_STRUCT) {
+            ok = decode_endpoint(d, &host);
+        } else {
+            ok = tw__thrift_skip(&d->c, type, d->depth);
+        }
+        if (!ok)
+            return false;
+    }
+    if (key_len == 0) {
+        d->span->dropped_annotations++;
+        return true;
+    }
+    tw__zipkin_binary_annotation *b = tw__zipkin_v1_add_binary_annotation(d->span);
+    if (!b) {
+        if (!room_for_item(d->span))
+            return tw__thrift_fail(&d->c, TW__THRIFT_MALFORMED, d->c.pos,
+                                   "more than %u annotations in one span", TW__ZIPKIN_MAX_ITEMS);
+        return nomem(d);
+    }
+    char *k = tw__zipkin_v1_strdup(d->span, (const char *)key, key_len);
+    if (!k)
+        return nomem(d);
+    b->key = k;
+    b->key_len = key_len;
+    b->value = value;
+    b->value_len = value_len;
+    b->type = ba_type;
+    b->host = host;
+    return true;
+}
+
+/* A list<struct> field: each element through @element. */
+static bool decode_struct_list(decoder *d, int type, bool (*element)(decoder *d))
+{
+    if (type != TW__T_LIST && type != TW__T_SET)
+        return tw__thrift_skip(&d->c, type, SPAN_FIELD_DEPTH);
+    size_t at = d->c.pos;
+    int elem;
+    size_t n;
+    if (!tw__thrift_read_list(&d->c, &elem, &n))
+        return false;
+    if (elem != TW__T_STRUCT) { /* not the IDL's type: skipped, as any mistyped field */
+        d->c.pos = at;
+        return tw__thrift_skip(&d->c, type, SPAN_FIELD_DEPTH);
+    }
+    d->depth = ITEM_FIELD_DEPTH;
+    for (size_t i = 0; i < n; i++) {
+        if (!element(d))
+            return false;
+    }
+    d->depth = SPAN_FIELD_DEPTH;
+    return true;
+}
+
+static tw__thrift_result decode_span(const uint8_t *data, size_t len, tw__thrift_protocol proto,
+                                     tw__zipkin_v1_span *out, size_t *size, char *why,
+                                     size_t why_size)
+{
+    decoder d;
+    reader_init(&d.c, data, len, proto, why, why_size);
+    d.span = out;
+    d.depth = SPAN_FIELD_DEPTH;
+    tw__zipkin_v1_span_clear(out);
+    int16_t last = 0;
+    for (;;) {
+        int type;
+        int16_t id = 0;
+        if (!field_begin(&d, &type, &id, &last))
+            break;
+        if (type == TW__T_STOP) {
+            *size = d.c.pos;
+            return TW__THRIFT_OK;
+        }
+        bool ok;
+        int64_t v = 0;
+        const uint8_t *name;
+        size_t name_len;
+        switch (id) {
+        case 1:
+            ok = read_i64_field(&d, type, &v, NULL);
+            if (ok && type == TW__T_I64)
+                out->trace_id = (uint64_t)v;
+            break;
+        case 3:
+            if (type != TW__T_STRING) {
+                ok = tw__thrift_skip(&d.c, type, SPAN_FIELD_DEPTH);
+                break;
+            }
+            ok = tw__thrift_read_bytes(&d.c, &name, &name_len);
+            if (ok) {
+                out->name = (const char *)name;
+                out->name_len = name_len;
+            }
+            break;
+        case 4:
+            ok = read_i64_field(&d, type, &v, NULL);
+            if (ok && type == TW__T_I64)
+                out->id = (uint64_t)v;
+            break;
+        case 5:
+            ok = read_i64_field(&d, type, &v, &out->has_parent_id);
+            if (ok && type == TW__T_I64)
+                out->parent_id = (uint64_t)v;
+            break;
+        case 6:
+            ok = decode_struct_list(&d, type, decode_annotation);
+            break;
+        case 8:
+            ok = decode_struct_list(&d, type, decode_binary_annotation);
+            break;
+        case 9:
+            if (type != TW__T_BOOL) {
+                ok = tw__thrift_skip(&d.c, type, SPAN_FIELD_DEPTH);
+                break;
+            }
+            bool debug;
+            ok = tw__thrift_read_bool(&d.c, &debug);
+            out->debug = ok && debug;
+            break;
+        case 10:
+            ok = read_i64_field(&d, type, &out->timestamp_us, &out->has_timestamp);
+            break;
+        case 11:
+            ok = read_i64_field(&d, type, &out->duration_us, &out->has_duration);
+            break;
+        case 12:
+            ok = read_i64_field(&d, type, &v, NULL);
+            if (ok && type == TW__T_I64)
+                out->trace_id_high = (uint64_t)v;
+            break;
+        default:
+            ok = tw__thrift_skip(&d.c, type, SPAN_FIELD_DEPTH);
+            break;
+        }
+        if (!ok)
+            break;
+    }
+    tw__zipkin_v1_span_clear(out);
+    return finish(&d.c, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
+                                                tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                size_t why_size)
+{
+    return decode_span(data, len, TW__THRIFT_BINARY, out, size, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_compact_decode_span(const uint8_t *data, size_t len,
+                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
+                                                 size_t why_size)
+{
+    return decode_span(data, len, TW__THRIFT_COMPACT, out, size, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_compact_emit_begin(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size)
+{
+    static const char method[] = "emitZipkinBatch";
+    tw__thrift_reader r;
+    reader_init(&r, data, len, TW__THRIFT_COMPACT, why, why_size);
+    const uint8_t *name;
+    size_t name_len;
+    int type, elem;
+    int32_t seq_id;
+    int16_t id = 0, last = 0;
+    size_t n;
+    if (!tw__thrift_read_message_begin(&r, &name, &name_len, &type, &seq_id))
+        return finish(&r, why, why_size);
+    if (type != TW__THRIFT_CALL && type != TW__THRIFT_ONEWAY) {
+        tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 1, "message type %d, expected CALL or ONEWAY",
+                        type);
+    } else if (name_len != sizeof method - 1 || memcmp(name, method, name_len) != 0) {
+        tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 2, "method \"%.*s\", expected %s",
+                        (int)(name_len > 64 ? 64 : name_len), (const char *)name, method);
+    } else if (tw__thrift_read_field(&r, &type, &id, &last)) {
+        /* The args struct: field 1, list<Span>. */
+        size_t at = r.pos;
+        if (type != TW__T_LIST || id != 1) {
+            tw__thrift_fail(&r, TW__THRIFT_MALFORMED, at,
+                            "%s: field %d of type %d, expected 1 (list)", method, id, type);
+        } else if (tw__thrift_read_list(&r, &elem, &n)) {
+            if (elem != TW__T_STRUCT) {
+                tw__thrift_fail(&r, TW__THRIFT_MALFORMED, at,
+                                "list element type %d, expected 12 (Span struct)", elem);
+            } else {
+                *count = (uint32_t)n;
+                *size = r.pos;
+            }
+        }
+    }
+    return finish(&r, why, why_size);
+}

@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/zipkin/zipkin_v2_json.c: the project's one Zipkin v2 JSON encoder
+ * (wire/zipkin/zipkin_v2_json.h has every mapping rule): span model ->
+ * Zipkin v2 span JSON, written straight into a byte buffer. The SDK's
+ * Zipkin HTTP reporter, `tracewire convert --to zipkin-v2-json`, `--send` to
+ * Zipkin and the Zipkin v1 JSON encoder (which converts its output) all use
+ * it.
+ *
+ * It writes exactly the bytes of Jansson's compact dump of the JSON object
+ * the rules describe (the reference Jansson encoder, kept in
+ * tests/unit/wire/oracle_zipkin_v2.c, builds that object): object members
+ * keep their first position when set again and move to the end when deleted
+ * and set again, as in a Jansson object. Why not Jansson: a tree per span
+ * cost 77,000 instructions per span on the reporter thread and 120,000 in
+ * `convert` (callgrind); the guard is the differential suite
+ * tests/unit/wire/test_zipkin_text.c (byte-identical on 20,000 random
+ * spans: control characters, invalid UTF-8 in keys and values, NUL bytes,
+ * repeated keys, hundreds of tags, every error rule).
+ *
+ * Memory: a scratch buffer per call for stringified values; the tags
+ * object's members in a stack table (heap beyond 32, with a hash index).
+ * Locking: none.
+ */
+#include "wire/zipkin/zipkin_v2_json.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/core/hex.h"
+#include "wire/core/json_write.h"
+#include "wire/core/utf8.h"
+#include "wire/model/conventions.h"
+
+/* ---- the tags object: an ordered map with Jansson's object semantics ----------------------- */
+
+/* How a tags member's value is written. */
+typedef enum { VALUE_TAG, VALUE_MESSAGE, VALUE_TRUE } value_mode;
+
+typedef struct {
+    const char *key; /* the key as Jansson keeps it: valid UTF-8, cut at a NUL */
+    size_t key_len;
+    const tw__tag *tag; /* the value (VALUE_TAG) or the message (VALUE_MESSAGE) */
+    value_mode mode;
+    bool is_deleted; /* json_object_del: gone; a later set appends the key again */
+    bool owns_key;   /* key is a repaired copy (malloc) */
+} member;
+
+#define MAP_INLINE 32
+
+/* json_object_set_new on an existing key replaces the value in place (the
+ * key keeps its position); json_object_del removes it, and a later set
+ * appends it at the end. Lookups are linear up to MAP_INLINE members, then
+ * through an open-addressing index (member index + 1; 0 empty). */
+typedef struct {
+    member *m;
+    size_t n, cap;
+    member inline_m[MAP_INLINE];
+    uint32_t *index;
+    size_t index_cap; /* a power of two, at least twice n */
+    bool failed;
+} tag_map;
+
+static void map_init(tag_map *map)
+{
+    map->m = map->inline_m;
+    map->n = 0;
+    map->cap = MAP_INLINE;
+    map->index = NULL;
+    map->index_cap = 0;
+    map->failed = false;
+}
+
+static void map_free(tag_map *map)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        if (map->m[i].owns_key)
+            free((void *)map->m[i].key);
+    }
+    if (map->m != map->inline_m)
+        free(map->m);
+    free(map->index);
+}
+
+static uint64_t key_hash(const char *key, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)key[i]) * 0x100000001b3u;
+    return h;
+}
+
+static bool key_is(const member *m, const char *key, size_t len)
+{
+    return !m->is_deleted && m->key_len == len && memcmp(m->key, key, len) == 0;
+}
+
+static bool index_insert(tag_map *map, size_t i)
+{
+    size_t at = key_hash(map->m[i].key, map->m[i].key_len) & (map->index_cap - 1);
+    while (map->index[at])
+        at = (at + 1) & (map->index_cap - 1);
+    map->index[at] = (uint32_t)(i + 1);
+    return true;
+}
+
+/* (Re)builds the index for the live members; false on allocation failure. */
+static bool index_build(tag_map *map, size_t cap)
+{
+    uint32_t *index = calloc(cap, sizeof *index);
+    if (!index)
+        return false;
+    free(map->index);
+    map->index = index;
+    map->index_cap = cap;
+    for (size_t i = 0; i < map->n; i++) {
+        if (!map->m[i].is_deleted)
+            index_insert(map, i);
+    }
+    return true;
+}
+
+static size_t map_find(const tag_map *map, const char *key, size_t len)
+{
+    if (!map->index) {
+        for (size_t i = 0; i < map->n; i++) {
+            if (key_is(&map->m[i], key, len))
+                return i;
+        }
+        return SIZE_MAX;
+    }
+    /* Deleted members stay in the index (they do not match): probing goes on past them. */
+    for (size_t at = key_hash(key, len) & (map->index_cap - 1); map->index[at];
+         at = (at + 1) & (map->index_cap - 1)) {
+        size_t i = map->index[at] - 1;
+        if (key_is(&map->m[i], key, len))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/* The key of @t as a Jansson object keeps it: cut at a NUL, invalid UTF-8
+ * repaired (each bad byte U+FFFD). *owned: a malloc'd repair. */
+static bool effective_key(const char *key, size_t key_len, const char **out, size_t *out_len,
+                          bool *owned)
+{
+    size_t len = strnlen(key, key_len);
+    *owned = false;
+    if (tw__utf8_is_valid(key, len)) {
+        *out = key;
+        *out_len = len;
+        return true;
+    }
+    tw__buf fixed = {0};
+    if (!tw__utf8_repair_append(&fixed, key, len, NULL)) {
+        tw__buf_free(&fixed);
+        return false;
+    }
+    *out = (const char *)fixed.data;
+    *out_len = fixed.len;
+    *owned = true;
+    return true;
+}
+
+static void map_set(tag_map *map, const char *raw_key, size_t raw_len, const tw__tag *tag,
+                    value_mode mode)
+{
+    const char *key;
+    size_t len;
+    bool owned;
+    if (map->failed || !effective_key(raw_key, raw_len, &key, &len, &owned)) {
+        map->failed = true;
+        return;
+    }
+    size_t i = map_find(map, key, len);
+    if (i != SIZE_MAX) {
+        if (owned)
+            free((void *)key);
+        map->m[i].tag = tag;
+        map->m[i].mode = mode;
+        return;
+    }
+    if (map->n == map->cap) {
+        size_t cap = map->cap * 2;
+        member *grown = malloc(cap * sizeof *grown);
+        if (!grown) {
+            if (owned)
+                free((void *)key);
+            map->failed = true;
+            return;
+        }
+        memcpy(grown, map->m, map->n * sizeof *grown);
+        if (map->m != map->inline_m)
+            free(map->m);
+        map->m = grown;
+        map->cap = cap;
+    }
+    i = map->n++;
+    map->m[i] = (member){key, len, tag, mode, false, owned};
+    if (map->n > MAP_INLINE && map->n * 2 > map->index_cap) {
+        if (!index_build(map, map->index_cap ? map->index_cap * 2 : 4 * MAP_INLINE))
+            map->failed = true;
+    } else if (map->index) {
+        index_insert(map, i);
+    }
+}
+
+static void map_del(tag_map *map, const char *key)
+{
+    size_t i = map_find(map, key, strlen(key));
+    if (i != SIZE_MAX)
+        map->m[i].is_deleted = true;
+}
+
+/* ---- endpoints ------------------------------------------------------------------------------ */
+
+/* An endpoint's members (serviceName, ipv4, ipv6, port: at most 4), with
+ * the same replace-in-place rule as tag_map. */
+typedef struct {
+    const char *key;
+    const char *text; /* serviceName (repaired when written), address text */
+    size_t len;
+    int64_t port;
+    char buf[INET6_ADDRSTRLEN];
+} ep_member;
+
+typedef struct {
+    ep_member m[4];
+    size_t n;
+} endpoint;
+
+static ep_member *ep_slot(endpoint *ep, const char *key)
+{
+    for (size_t i = 0; i < ep->n; i++) {
+        if (strcmp(ep->m[i].key, key) == 0)
+            return &ep->m[i];
+    }
+    ep_member *m = &ep->m[ep->n++];
+    m->key = key;
+    return m;
+}
+
+static void ep_text(endpoint *ep, const char *key, const char *text, size_t len)
+{
+    ep_member *m = ep_slot(ep, key);
+    m->text = text;
+    m->len = len;
+}
+
+static void ep_copy(endpoint *ep, const char *key, const char *text)
+{
+    ep_member *m = ep_slot(ep, key);
+    size_t len = strlen(text);
+    memcpy(m->buf, text, len + 1);
+    m->text = m->buf;
+    m->len = len;
+}
+
+/* Sets ipv4 or ipv6 of @ep from an address tag: IPv4/IPv6 text, a packed
+ * big-endian IPv4 int64 (as Jaeger's Java client writes the process ip), or
+ * 16 raw IPv6 bytes. False when the value is none of these. */
+static bool ep_address(endpoint *ep, const tw__tag *t)
+{
+    char text[INET6_ADDRSTRLEN];
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (t->type == TW_VALUE_STRING) {
+        if (inet_pton(AF_INET, t->v.str, &v4) == 1) {
+            ep_text(ep, "ipv4", t->v.str, strlen(t->v.str));
+            return true;
+        }
+        if (inet_pton(AF_INET6, t->v.str, &v6) == 1 &&
+            inet_ntop(AF_INET6, &v6, text, sizeof text)) {
+            ep_copy(ep, "ipv6", text);
+            return true;
+        }
+        return false;
+    }
+    if (t->type == TW_VALUE_INT64 && t->v.i64 >= INT32_MIN && t->v.i64 <= (int64_t)UINT32_MAX) {
+        v4.s_addr = htonl((uint32_t)t->v.i64);
+        if (!inet_ntop(AF_INET, &v4, text, sizeof text))
+            return false;
+        ep_copy(ep, "ipv4", text);
+        return true;
+    }
+    if (t->type == TW_VALUE_BINARY && t->len == 16) {
+        memcpy(&v6, t->v.bin, 16);
+        if (!inet_ntop(AF_INET6, &v6, text, sizeof text))
+            return false;
+        ep_copy(ep, "ipv6", text);
+        return true;
+    }
+    return false;
+}
+
+/* Sets port from a port tag: an int64 or up to 5 digits, 1..65535. */
+static bool ep_port(endpoint *ep, const tw__tag *t)
+{
+    int64_t port = -1;
+    if (t->type == TW_VALUE_INT64) {
+        port = t->v.i64;
+    } else if (t->type == TW_VALUE_STRING && t->len > 0 && t->len <= 5 &&
+               strspn(t->v.str, "0123456789") == t->len) {
+        port = strtol(t->v.str, NULL, 10);
+    }
+    if (port < 1 || port > 65535)
+        return false;
+    ep_slot(ep, "port")->port = port;
+    return true;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+/* Appends; the common case (room left: encode() reserves ahead) inline. */
+static inline bool put(tw__buf *out, const char *s, size_t len)
+{
+    if (out->cap - out->len < len)
+        return tw__buf_append(out, s, len);
+    memcpy(out->data + out->len, s, len);
+    out->len += len;
+    return true;
+}
+
+#define PUT_LIT(out, lit) put((out), (lit), sizeof(lit) - 1)
+
+static bool put_endpoint(tw__buf *out, const endpoint *ep)
+{
+    for (size_t i = 0; i < ep->n; i++) {
+        const ep_member *m = &ep->m[i];
+        if (!put(out, i ? ",\"" : "{\"", 2) || !put(out, m->key, strlen(m->key)) ||
+            !PUT_LIT(out, "\":"))
+            return false;
+        bool ok = strcmp(m->key, "port") == 0 ? tw__json_put_int(out, m->port)
+                                              : tw__json_append_text(out, m->text, m->len);
+        if (!ok)
+            return false;
+    }
+    return PUT_LIT(out, "}");
+}
+
+/* A JSON string of the text of a typed value (Zipkin tags are strings). */
+static bool put_value(tw__buf *out, const tw__tag *t, tw__buf *text)
+{
+    if (t->type == TW_VALUE_STRING)
+        return tw__json_append_text(out, t->v.str, t->len);
+    if (t->type == TW_VALUE_INT64) /* decimal digits need no escaping */
+        return PUT_LIT(out, "\"") && tw__json_put_int(out, t->v.i64) && PUT_LIT(out, "\"");
+    tw__buf_reset(text);
+    return tw__value_text(t, text) &&
+           tw__json_append_text(out, (const char *)text->data, text->len);
+}
+
+/* The annotation value of a log (zipkin_v2_json.h); an empty text means none. */
+static bool annotation_text(const tw__log *log, tw__buf *text)
+{
+    tw__buf_reset(text);
+    const tw__tag *event = NULL;
+    for (size_t f = 0; f < log->n_fields && !event; f++) {
+        if (tw__tag_key_is(&log->fields[f], "event") && log->fields[f].type == TW_VALUE_STRING)
+            event = &log->fields[f];
+    }
+    if (event && !tw__buf_append(text, event->v.str, event->len))
+        return false;
+    for (size_t f = 0; f < log->n_fields; f++) {
+        const tw__tag *field = &log->fields[f];
+        if (field == event)
+            continue;
+        if ((text->len > 0 && !tw__buf_append(text, " ", 1)) ||
+            !tw__buf_append(text, field->key, field->key_len) || !tw__buf_append(text, "=", 1) ||
+            !tw__value_text(field, text))
+            return false;
+    }
+    return true;
+}
+
+static const char *kind_name(tw__span_kind kind)
+{
+    switch (kind) {
+    case TW__KIND_CLIENT:
+        return "CLIENT";
+    case TW__KIND_SERVER:
+        return "SERVER";
+    case TW__KIND_PRODUCER:
+        return "PRODUCER";
+    case TW__KIND_CONSUMER:
+        return "CONSUMER";
+    case TW__KIND_NONE:
+    case TW__KIND_INTERNAL:
+        break;
+    }
+    return NULL;
+}
+
+/* The span; @text is scratch, @is_winner and @is_mapped hold n_tags flags
+ * (is_mapped zeroed), @tags an empty map. */
+static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
+                   bool *is_winner, bool *is_mapped, tag_map *tags_map)
+{
+    /* Room for a typical span, so that put() rarely has to grow. */
+    if (out->cap - out->len < 2048 &&
+        !tw__buf_reserve(out, out->len + (out->cap > 2048 ? out->cap : 2048)))
+        return false;
+    if (!tw__last_by_key(s->tags, s->n_tags, is_winner))
+        return false;
+
+    char hex[33];
+    if (s->trace_id_high)
+        tw__hex128(s->trace_id_high, s->trace_id_low, hex);
+    else
+        tw__hex64(s->trace_id_low, hex);
+    if (!PUT_LIT(out, "{\"traceId\":\"") || !put(out, hex, strlen(hex)) || !PUT_LIT(out, "\""))
+        return false;
+    if (s->parent_id && s->parent_id != s->span_id) {
+        tw__hex64(s->parent_id, hex);
+        if (!PUT_LIT(out, ",\"parentId\":\"") || !put(out, hex, 16) || !PUT_LIT(out, "\""))
+            return false;
+    }
+    tw__hex64(s->span_id, hex);
+    if (!PUT_LIT(out, ",\"id\":\"") || !put(out, hex, 16) || !PUT_LIT(out, "\""))
+        return false;
+
+    size_t kind_index;
+    const char *kind = kind_name(tw__span_kind_of(s, &kind_index));
+    if (kind) {
+        for (size_t i = 0; i < s->n_tags; i++)
+            is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
+        if (!PUT_LIT(out, ",\"kind\":\"") || !put(out, kind, strlen(kind)) || !PUT_LIT(out, "\""))
+            return false;
+    }
+    if (s->operation && *s->operation &&
+        (!PUT_LIT(out, ",\"name\":") ||
+         !tw__json_append_text(out, s->operation, strlen(s->operation))))
+        return false;
+    if (s->start_us > 0) {
+        if (!PUT_LIT(out, ",\"timestamp\":") || !tw__json_put_int(out, s->start_us))
+            return false;
+        if (!s->is_duration_unknown &&
+            (!PUT_LIT(out, ",\"duration\":") ||
+             !tw__json_put_int(out, s->duration_us > 0 ? s->duration_us : 1)))
+            return false;
+    } else if (s->duration_us > 0 && !s->is_duration_unknown &&
+               (!PUT_LIT(out, ",\"duration\":") || !tw__json_put_int(out, s->duration_us))) {
+        return false;
+    }
+    if ((s->flags & TW__FLAG_DEBUG) && !PUT_LIT(out, ",\"debug\":true"))
+        return false;
+    /* Zipkin's model clears `shared` on a CLIENT span only. */
+    if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
+        return false;
+
+    /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
+     */
+    enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT, N_LOCAL };
+    size_t local_used[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    if (p) {
+        endpoint local = {.n = 0};
+        if (p->service_name && *p->service_name)
+            ep_text(&local, "serviceName", p->service_name, strlen(p->service_name));
+        static const char *const keys[N_LOCAL] = {"ip", "ipv6", "port"};
+        for (int k = 0; k < N_LOCAL; k++) {
+            for (size_t i = p->n_tags; i > 0; i--) {
+                const tw__tag *t = &p->tags[i - 1];
+                if (!tw__tag_key_is(t, keys[k]))
+                    continue;
+                if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
+                    local_used[k] = i - 1;
+                break;
+            }
+        }
+        if (local.n && (!PUT_LIT(out, ",\"localEndpoint\":") || !put_endpoint(out, &local)))
+            return false;
+    }
+
+    /* remoteEndpoint (the reference's remote_endpoint). */
+    endpoint remote = {.n = 0};
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (!is_winner[i] || strncmp(t->key, "peer.", 5) != 0)
+            continue;
+        bool is_used = false;
+        if (tw__tag_key_is(t, "peer.service")) {
+            is_used = t->type == TW_VALUE_STRING && t->len > 0;
+            if (is_used)
+                ep_text(&remote, "serviceName", t->v.str, t->len);
+        } else if (tw__tag_key_is(t, "peer.ipv4")) {
+            struct in_addr v4;
+            is_used = (t->type == TW_VALUE_INT64 ||
+                       (t->type == TW_VALUE_STRING && inet_pton(AF_INET, t->v.str, &v4) == 1)) &&
+                      ep_address(&remote, t);
+        } else if (tw__tag_key_is(t, "peer.ipv6")) {
+            struct in6_addr v6;
+            is_used = ((t->type == TW_VALUE_BINARY && t->len == 16) ||
+                       (t->type == TW_VALUE_STRING && inet_pton(AF_INET6, t->v.str, &v6) == 1)) &&
+                      ep_address(&remote, t);
+        } else if (tw__tag_key_is(t, "peer.port")) {
+            is_used = ep_port(&remote, t);
+        }
+        is_mapped[i] = is_used;
+    }
+    if (remote.n && (!PUT_LIT(out, ",\"remoteEndpoint\":") || !put_endpoint(out, &remote)))
+        return false;
+
+    /* annotations (the reference's add_annotations). */
+    bool has_annotations = false;
+    for (size_t i = 0; i < s->n_logs; i++) {
+        const tw__log *log = &s->logs[i];
+        if (!annotation_text(log, text))
+            return false;
+        if (text->len == 0)
+            continue;
+        if (!put(out, has_annotations ? ",{\"timestamp\":" : ",\"annotations\":[{\"timestamp\":",
+                 has_annotations ? 14 : 29) ||
+            !tw__json_put_int(out, log->timestamp_us) || !PUT_LIT(out, ",\"value\":") ||
+            !tw__json_append_text(out, (const char *)text->data, text->len) || !PUT_LIT(out, "}"))
+            return false;
+        has_annotations = true;
+    }
+    if (has_annotations && !PUT_LIT(out, "]"))
+        return false;
+
+    /* tags: the process's, then the span's winners, the error rule applied. */
+    tag_map *tags = tags_map;
+    bool uses_description = false;
+    for (size_t i = 0; p && i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        if (i == local_used[LOCAL_IP] || i == local_used[LOCAL_IPV6] || i == local_used[LOCAL_PORT])
+            continue;
+        map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+    }
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (!is_winner[i] || is_mapped[i])
+            continue;
+        if (!tw__tag_key_is(t, "error")) {
+            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+            continue;
+        }
+        int truth = tw__error_truth(t);
+        if (truth < 0) {
+            map_del(tags, "error");
+            continue;
+        }
+        const tw__tag *message = truth > 0 ? tw__error_message(s) : NULL;
+        if (truth > 0 && !message) {
+            const tw__tag *d = tw__span_data_find_tag(s, "otel.status_description");
+            if (d && d->type == TW_VALUE_STRING) {
+                message = d;
+                uses_description = true;
+            }
+        }
+        if (message)
+            map_set(tags, t->key, t->key_len, message, VALUE_MESSAGE);
+        else if (truth > 0)
+            map_set(tags, t->key, t->key_len, NULL, VALUE_TRUE);
+        else
+            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+    }
+    if (uses_description)
+        map_del(tags, "otel.status_description");
+    if (tags->failed)
+        return false;
+    size_t written = 0;
+    for (size_t i = 0; i < tags->n; i++) {
+        const member *m = &tags->m[i];
+        if (m->is_deleted)
+            continue;
+        bool is_first = written++ == 0;
+        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
+                  tw__json_append_text(out, m->key, m->key_len) && PUT_LIT(out, ":");
+        if (ok) {
+            if (m->mode == VALUE_TRUE)
+                ok = PUT_LIT(out, "\"true\"");
+            else if (m->mode == VALUE_MESSAGE)
+                ok = tw__json_append_text(out, m->tag->v.str, m->tag->len);
+            else
+                ok = put_value(out, m->tag, text);
+        }
+        if (!ok)
+            return false;
+    }
+    if (written && !PUT_LIT(out, "}"))
+        return false;
+    return PUT_LIT(out, "}");
+}
+
+bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
+{
+    if (!s || !out)
+        return false;
+    size_t before = out->len;
+    bool small[2][64];
+    bool *is_winner = small[0], *is_mapped = small[1];
+    if (s->n_tags > 64) {
+        is_winner = malloc(s->n_tags * sizeof(bool));
+        is_mapped = malloc(s->n_tags * sizeof(bool));
+    }
+    tw__buf text;
+    tw__buf_init(&text);
+    tag_map tags;
+    map_init(&tags);
+    bool ok = is_winner && is_mapped;
+    if (ok) {
+        memset(is_mapped, 0, s->n_tags * sizeof(bool));
+        ok = encode(s, p, out, &text, is_winner, is_mapped, &tags);
+    }
+    map_free(&tags);
+    tw__buf_free(&text);
+    if (is_winner != small[0]) {
+        free(is_winner);
+        free(is_mapped);
+    }
+    if (!ok)
+        out->len = before;
+    return ok;
+}
+
+bool tw__zipkin_encode_spans(tw__span_data *const *spans, size_t n, const tw__process *process,
+                             tw__buf *out)
+{
+    if (!out || (n && !spans))
+        return false;
+    size_t old_len = out->len;
+    bool ok = tw__buf_put_byte(out, '[');
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (i == 0 || tw__buf_put_byte(out, ',')) &&
+             tw__zipkin_encode_span(spans[i], process, out);
+    ok = ok && tw__buf_put_byte(out, ']');
+    if (!ok)
+        out->len = old_len;
+    return ok;
+}
