@@ -33,8 +33,9 @@
 #endif
 
 /* Allocations made by the calling thread (other threads, such as a
- * reporter's, do not disturb the count). */
-static _Thread_local unsigned long allocations;
+ * reporter's, do not disturb the count). Volatile: the compiler assumes
+ * that malloc changes no variable of the program, which a hook does. */
+static _Thread_local volatile unsigned long allocations;
 
 #ifdef COUNT_WITH_SANITIZER_HOOK
 /* The sanitizers' allocator interface (sanitizer/allocator_interface.h,
