@@ -9,7 +9,8 @@
 #   distcheck  make distcheck: the tarball builds and passes check    (_build/plain)
 #   valgrind   the TW_VALGRIND_TESTS programs under valgrind (memcheck)   (_build/plain)
 #   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
-#   tsan       configure --enable-tsan; the tracer/span/reporter tests under TSan
+#   tsan       configure --enable-tsan; the TW_TSAN_TESTS programs (the unit suites with
+#              threads, declared in the Makefile fragments) under TSan
 #   fuzz       each libFuzzer target (tests/fuzz/fuzz_*.c) built with clang and the
 #              sanitizers and run for TW_FUZZ_SECONDS (tests/fuzz/run_fuzz.sh; needs
 #              the generated headers of _build/plain)
@@ -55,12 +56,6 @@ PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan,
 # (a read past a NUL, a leak on an error path) at each CI run; longer runs are for a
 # developer's machine (TW_FUZZ_SECONDS=3600).
 FUZZ_SECONDS=${TW_FUZZ_SECONDS:-20}
-
-# The unit programs that the TSan stage runs: the ones with threads.
-TSAN_TESTS="tests/unit/test_span tests/unit/test_tracer tests/unit/test_udp_reporter
-tests/unit/test_reporter tests/unit/test_scope tests/unit/test_scope_glib tests/unit/test_sampler
-tests/unit/test_remote_sampler tests/unit/test_handler_chain tests/unit/test_latency_metrics
-tests/unit/test_redact"
 
 for stage in $STAGES; do
     case " $ALL_STAGES " in
@@ -162,17 +157,24 @@ show_test_logs() {
     fi
 }
 
-# core_tests NAME: the value of TW_VALGRIND_TESTS (Makefile.am), as make sees it in $BUILD_ROOT/NAME. Make
-# itself evaluates the variable (continuations, +=, references), through an extra
-# makefile with a print rule, so Makefile.am needs no helper target. If that fails, the
-# plain assignment lines in tests/Makefile.inc are read instead.
-core_tests() {
-    local dir="$BUILD_ROOT/$1" var=${2:-TW_VALGRIND_TESTS} mk="$BUILD_ROOT/.tw-print-var.mk" value
+# make_var NAME VAR: the value of the make variable VAR (Makefile.am and its fragments) as
+# make sees it in $BUILD_ROOT/NAME. Make itself evaluates the variable (continuations, +=,
+# conditionals, references), through an extra makefile with a print rule, so Makefile.am
+# needs no helper target. Empty when that fails.
+make_var() {
+    local dir="$BUILD_ROOT/$1" mk="$BUILD_ROOT/.tw-print-var.mk"
     # shellcheck disable=SC2016 # $($*) is make syntax, not shell
     printf 'tw-print-var-%%:\n\t@echo $($*)\n' >"$mk"
-    value=$(make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" \
-        "tw-print-var-$var" 2>/dev/null)
-    if [ -z "${value// /}" ] && [ "$var" = TW_VALGRIND_TESTS ]; then
+    make -s --no-print-directory -C "$dir" -f Makefile -f "$mk" "tw-print-var-$2" 2>/dev/null
+}
+
+# core_tests NAME: the value of TW_VALGRIND_TESTS (Makefile.am), as make sees it in
+# $BUILD_ROOT/NAME (make_var). If that fails, the plain assignment lines in
+# tests/Makefile.inc are read instead.
+core_tests() {
+    local value
+    value=$(make_var "$1" TW_VALGRIND_TESTS)
+    if [ -z "${value// /}" ]; then
         value=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$SRC/tests/Makefile.inc" |
             sed -n 's/^TW_CORE_TESTS[[:space:]]*+\{0,1\}=[[:space:]]*//p' | tr -s ' \t' '  ')
     fi
@@ -283,12 +285,22 @@ stage_tsan() {
     # atomic_thread_fence, and that is TSan's limit, not a bug in the code.
     configure_in tsan --enable-tsan || { note "configure failed"; return 1; }
     make_in tsan || { note "build failed"; return 1; }
-    # Threaded suites declared next to their sources (TW_TSAN_TESTS in the *.inc files).
-    TSAN_TESTS="$TSAN_TESTS $(core_tests tsan TW_TSAN_TESTS)"
+    # The unit programs with threads, declared next to each suite in the Makefile fragments.
+    local tests
+    tests=$(make_var tsan TW_TSAN_TESTS)
+    # shellcheck disable=SC2086 # one space between names
+    tests=$(echo $tests)
+    if [ -z "$tests" ]; then
+        note "TW_TSAN_TESTS is empty or could not be read"
+        return 1
+    fi
+    echo "TSan tests: $tests"
     # shellcheck disable=SC2086
-    make_in tsan $TSAN_TESTS || { note "building the TSan tests failed"; return 1; }
+    make_in tsan $tests || { note "building the TSan tests failed"; return 1; }
 
-    local opts="halt_on_error=1:second_deadlock_stack=1"
+    # die_after_fork=0: the fork suites start reporter threads in the child of a
+    # multi-threaded process, which is what they test (TSan's default kills such a child).
+    local opts="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0"
     [ -f "$SRC/tests/tsan.supp" ] && opts="$opts:suppressions=$SRC/tests/tsan.supp"
     # TSan needs a particular address-space layout; on kernels with high mmap
     # randomisation it stops with "unexpected memory mapping". Running without ASLR
@@ -300,7 +312,7 @@ stage_tsan() {
     local logdir="$BUILD_ROOT/tsan/tsan-logs" t failed=0
     mkdir -p "$logdir"
     BUILD_DIR="$BUILD_ROOT/tsan"
-    for t in $TSAN_TESTS; do
+    for t in $tests; do
         run_program "$logdir/$(basename "$t").log" "$PROGRAM_TIMEOUT" \
             env srcdir="$SRC" TSAN_OPTIONS="$opts" "${norand[@]}" "./$t" ||
             failed=$((failed + 1))

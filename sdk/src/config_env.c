@@ -493,6 +493,23 @@ static bool canon_timeout(const char *var, const char *raw, const void *arg, cha
     return true;
 }
 
+/* The close deadline: an interval from 1 ms to TW__MAX_CLOSE_TIMEOUT_MS (the
+ * range tw_reporter_options_set_close_timeout_ms() accepts). */
+static bool canon_close_timeout(const char *var, const char *raw, const void *arg, char *out,
+                                size_t size, tw_error **err)
+{
+    (void)arg;
+    unsigned int ms;
+    if (!tw__parse_interval_ms(var, raw, &ms, err))
+        return false;
+    if (ms < 1 || ms > TW__MAX_CLOSE_TIMEOUT_MS) {
+        tw__set_error(err, TW_E_CONFIG, "%s=\"%s\": must be from 1 ms to 1 h", var, raw);
+        return false;
+    }
+    snprintf(out, size, "%u", ms);
+    return true;
+}
+
 static bool canon_bool(const char *var, const char *raw, const void *arg, char *out, size_t size,
                        tw_error **err)
 {
@@ -1305,22 +1322,29 @@ static void read_limits(tw_config *c)
 
 /* ---- reporters ------------------------------------------------------------------------------- */
 
-/* Options every transport shares: queue, flush interval. */
+/* Options every transport shares: queue, flush interval, close deadline. */
 static bool common_options(tw_config *c, tw_reporter_options *ro, bool is_first)
 {
     static const char *const queue_vars[] = {"JAEGER_REPORTER_MAX_QUEUE_SIZE",
                                              "OTEL_BSP_MAX_QUEUE_SIZE", NULL};
     static const char *const flush_vars[] = {"JAEGER_REPORTER_FLUSH_INTERVAL",
                                              "OTEL_BSP_SCHEDULE_DELAY", NULL};
+    static const char *const close_vars[] = {"TRACEWIRE_REPORTER_CLOSE_TIMEOUT", NULL};
     unsigned long long n = TW__DEFAULT_QUEUE_SIZE;
-    unsigned int ms = TW__DEFAULT_FLUSH_INTERVAL_MS;
-    const char *qvar = NULL, *fvar = NULL;
+    unsigned int ms = TW__DEFAULT_FLUSH_INTERVAL_MS, close_ms = TW__DEFAULT_CLOSE_TIMEOUT_MS;
+    const char *qvar = NULL, *fvar = NULL, *cvar = NULL;
+    char value[CANON];
     /* Read (and reported) once, applied to every transport. */
     size_t before = c->n_problems;
     if (pick_uint(c, "reporter.queue_spans", queue_vars, 1, (size_t)1 << 28, &n, &qvar))
         tw_reporter_options_set_max_queue_size(ro, (size_t)n);
     if (pick_ms(c, "reporter.flush_interval_ms", flush_vars, canon_interval, false, &ms, &fvar))
         tw_reporter_options_set_flush_interval_ms(ro, ms);
+    if (pick(c, "reporter.close_timeout_ms", close_vars, canon_close_timeout, NULL, &cvar, value,
+             sizeof value)) {
+        close_ms = (unsigned int)strtoul(value, NULL, 10);
+        tw_reporter_options_set_close_timeout_ms(ro, close_ms);
+    }
     if (!is_first) {
         /* The same problems again: drop the copies. */
         for (size_t i = before; i < c->n_problems; i++)
@@ -1329,6 +1353,7 @@ static bool common_options(tw_config *c, tw_reporter_options *ro, bool is_first)
     } else {
         add_row(c, "reporter.queue_spans", qvar ? qvar : "default", "%llu", n);
         add_row(c, "reporter.flush_interval_ms", fvar ? fvar : "default", "%u", ms);
+        add_row(c, "reporter.close_timeout_ms", cvar ? cvar : "default", "%u", close_ms);
     }
     return true;
 }

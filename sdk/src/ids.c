@@ -3,8 +3,8 @@
  * ids.c: id generation. Each thread has its own xoshiro256** state, derived
  * on first use from a process-wide master seed drawn from the kernel
  * (getrandom; OpenSSL's RAND_bytes if that fails), which a forked child
- * draws anew: a process-wide fork generation, bumped by a pthread_atfork
- * child handler, is compared on every call (one relaxed load), because a
+ * draws anew: a process-wide fork generation, bumped by the fork child
+ * hook (fork.c), is compared on every call (one relaxed load), because a
  * forked child inherits its parent's thread-local state and would otherwise
  * emit the same ids. xoshiro256** is not cryptographic; ids need uniqueness and
  * uniform bits (for probabilistic sampling), not secrecy, and it costs a few
@@ -22,36 +22,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "tls.h"
 
 atomic_uint tw__fork_generation; /* bumped in the child after fork */
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 TW__TLS tw__id_state tw__ids;
 
 static pthread_mutex_t master_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* master_lock is held across fork() so the child never inherits it locked. */
-static void on_fork_prepare(void)
+/* master_lock is one of fork.h's innermost locks: fork.c takes it around
+ * fork() so the child never inherits it held. */
+void tw__ids_fork_prepare(void)
 {
     pthread_mutex_lock(&master_lock);
 }
 
-static void on_fork_parent(void)
+void tw__ids_fork_parent(void)
 {
     pthread_mutex_unlock(&master_lock);
 }
 
-static void on_fork_child(void)
+void tw__ids_fork_child(void)
 {
     pthread_mutex_unlock(&master_lock);
     /* Relaxed: the child is single-threaded right after fork. */
     atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed);
-}
-
-static void install_atfork(void)
-{
-    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -108,7 +104,7 @@ static bool has_master;                /* guarded by master_lock */
 
 void tw__ids_seed(tw__id_state *st)
 {
-    pthread_once(&atfork_once, install_atfork);
+    tw__fork_install(); /* the child's generation bump comes from fork.c */
     unsigned int generation = atomic_load_explicit(&tw__fork_generation, memory_order_relaxed);
     pthread_mutex_lock(&master_lock);
     if (!has_master || master_generation != generation) {

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fork.h"
 
 #define LOG_OFF 4 /* TW_LOG_OFF: above TW_LOG_ERROR, nothing enabled */
 
@@ -41,25 +42,23 @@ static tw_log_fn logger_fn = tw_log_default; /* guarded by logger_lock */
 static void *logger_user_data;               /* guarded by logger_lock */
 static atomic_int logger_min = TW_LOG_WARN;
 
-/* fork(): keep logger_lock from being copied into the child held by a
- * thread that does not exist there. The child does not unlock the copy: its
- * thread has a new id, which glibc's rwlock does not take for the writer
- * that locked it (the unlock would count as a reader's and leave the lock
- * write-held: the child's first log line would then wait forever). The
- * child is single-threaded here, so it starts from a fresh lock. */
-static void logger_prepare_fork(void)
+/* fork(): logger_lock is the innermost of fork.h's locks (a logger may be
+ * called with any other lock of the library held), taken by fork.c around
+ * fork() so the child never inherits it held (a rwlock: see
+ * tw__rwlock_reset_in_child). */
+void tw__log_fork_prepare(void)
 {
     pthread_rwlock_wrlock(&logger_lock);
 }
 
-static void logger_after_fork_parent(void)
+void tw__log_fork_parent(void)
 {
     pthread_rwlock_unlock(&logger_lock);
 }
 
-static void logger_after_fork_child(void)
+void tw__log_fork_child(void)
 {
-    pthread_rwlock_init(&logger_lock, NULL);
+    tw__rwlock_reset_in_child(&logger_lock, NULL);
 }
 
 /* ---- the level from the environment -------------------------------------------------------- */
@@ -84,15 +83,6 @@ bool tw__parse_log_level(const char *v, tw_log_level *out)
     return false;
 }
 
-/* The fork handlers are registered when the library is loaded, before any
- * other of its handlers: a child handler that logs (a reporter's) then runs
- * after the logger's lock is fresh again (child handlers run in the order
- * they were registered; a hook registered lazily could run too late). */
-__attribute__((constructor)) static void register_fork_handlers(void)
-{
-    pthread_atfork(logger_prepare_fork, logger_after_fork_parent, logger_after_fork_child);
-}
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /* Once per process: the level the environment asks for. A value that is
@@ -113,6 +103,7 @@ static void init_logging(void)
 
 void tw_set_logger(tw_log_fn fn, void *user_data, tw_log_level min_level)
 {
+    tw__fork_install();
     pthread_once(&init_once, init_logging);
     pthread_rwlock_wrlock(&logger_lock);
     logger_fn = fn;

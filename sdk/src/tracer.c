@@ -288,7 +288,7 @@ tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms)
     TW_CHECK_ARG(tracer, TW_E_INVALID_ARG);
     if (tw_tracer_is_closed(tracer))
         return TW_E_CLOSED;
-    return tracer->reporter->vtable->flush(tracer->reporter, timeout_ms);
+    return tw__reporter_flush(tracer->reporter, tw__flush_deadline(timeout_ms));
 }
 
 tw_status tw_tracer_close(tw_tracer *tracer)

@@ -31,9 +31,18 @@
  * queued or batched in the parent at the fork are the parent's to send, so
  * the child drops them without counting them, its counters restart at 0,
  * and its background thread starts again lazily, on the child's first
- * reported span or flush. A fork waits for the batch being sent at that
- * moment, if any, to reach the transport. Spans of the two processes never
- * arrive twice.
+ * reported span or flush. fork() never waits for the transport: a batch
+ * being sent at that moment (an HTTP request in flight, however slow the
+ * collector) stays the parent's, and the child sends with a transport of
+ * its own (new connection, new socket or file descriptor). Spans of the two
+ * processes never arrive twice. The same holds for every lock of the
+ * library (samplers, logger, id generator, span records): fork() from any
+ * thread, at any time, leaves the child with none held.
+ *
+ * Close: closing a queued reporter hands what is queued to the transport
+ * until its close deadline (tw_reporter_options_set_close_timeout_ms,
+ * default 5 s) and counts what it could not send as failed to emit; it
+ * returns by then whatever the transport does.
  */
 #ifndef TRACEWIRE_REPORTER_H
 #define TRACEWIRE_REPORTER_H
@@ -64,6 +73,21 @@ TW_EXTERN tw_status tw_reporter_options_set_max_queue_size(tw_reporter_options *
 /** Flush interval in milliseconds (default 1000; at least 1). Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
                                                               unsigned int interval_ms);
+/**
+ * tw_reporter_options_set_close_timeout_ms: the close deadline of the
+ * queued reporters (UDP, file, HTTP): how long closing (tw_tracer_close(),
+ * tw_tracer_free(), tw_reporter_free()) may spend handing what is still
+ * queued to the transport (default 5000 ms, as Jaeger's Go client;
+ * 1..3600000; TRACEWIRE_REPORTER_CLOSE_TIMEOUT). At the deadline a request
+ * in flight is abandoned, no retry starts, and every span not sent is
+ * counted as failed to emit, so close returns by then whatever the
+ * collector does. The reporters of a composite close at the same time:
+ * closing it takes the longest of their deadlines, not their sum.
+ * Returns: TW_OK, TW_E_INVALID_ARG.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_close_timeout_ms(tw_reporter_options *opts,
+                                                             unsigned int timeout_ms);
 /** Largest UDP datagram in bytes, whole serialized message (default 65000;
  * 512..65507). Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_max_packet_size(tw_reporter_options *opts,

@@ -5,8 +5,8 @@
  *
  * Lifecycle: tw_tracer_new() / tw_tracer_new_from_env() -> spans ->
  * tw_tracer_close() (drains the queue, flushes, stops the reporter's
- * thread) -> tw_tracer_free() (frees the sampler, reporter, handlers and the
- * handle).
+ * thread, all within the reporter's close deadline) -> tw_tracer_free()
+ * (frees the sampler, reporter, handlers and the handle).
  * Between close and free the handle stays valid so that a late call is a
  * clear TW_E_CLOSED error, never a crash: tw_span_start on a closed tracer
  * returns NULL, a span finished after close is dropped and counted.
@@ -156,7 +156,11 @@ TW_EXTERN const char *tw_tracer_service_name(const tw_tracer *tracer);
 
 /**
  * tw_tracer_flush: waits until every span finished before the call has been
- * handed to the transport, at most @timeout_ms (0 = 5000) milliseconds.
+ * handed to the transport, at most @timeout_ms (0 = 5000) milliseconds in
+ * all: the reporters of a composite flush at the same time, against the
+ * one timeout. "Handed to the transport" means the batch was sent (or
+ * failed and was counted), so a slow collector can take the whole timeout;
+ * the spans stay queued for the background thread after a TW_E_TIMEOUT.
  * This is the one call that blocks on the reporter, on purpose.
  * Returns: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED. Since: 0.1
  */
@@ -165,8 +169,13 @@ TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
 /**
  * tw_tracer_close: drains and flushes the reporter and stops its thread;
  * the sampler and reporter objects stay allocated (counters stay readable)
- * until tw_tracer_free(). Returns: TW_OK; TW_E_CLOSED when already closed
- * (nothing else happens). Since: 0.1
+ * until tw_tracer_free(). Bounded: it returns by the reporter's close
+ * deadline (default 5 s; tw_reporter_options_set_close_timeout_ms(),
+ * TRACEWIRE_REPORTER_CLOSE_TIMEOUT), whatever the collector does; a
+ * request still in flight then is abandoned and every span not sent is
+ * counted as failed to emit. A composite's reporters close at the same
+ * time (the longest deadline, not the sum). Returns: TW_OK; TW_E_CLOSED
+ * when already closed (nothing else happens). Since: 0.1
  */
 TW_EXTERN tw_status tw_tracer_close(tw_tracer *tracer);
 

@@ -18,6 +18,7 @@
  * Spec: OpenTracing semantic conventions (span.kind, http.*, peer.*, error).
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 
 #include <glib.h>
 
+#include "fork.h"
 #include "internal.h"
 #include "tracewire/curl.h"
 
@@ -38,9 +40,34 @@ typedef struct curl_state {
 
 /* The side table: created with the first instrumented handle, destroyed with
  * the last release, so a program that releases its handles ends with nothing
- * allocated here. A static GMutex needs no initialisation. */
+ * allocated here. A static GMutex needs no initialisation. table_lock is
+ * taken around fork() by the fork hooks (fork.h), registered on first use. */
 static GMutex table_lock;
 static GHashTable *table; /* CURL * -> curl_state *, guarded by table_lock */
+
+static void table_fork_prepare(void *arg)
+{
+    (void)arg;
+    g_mutex_lock(&table_lock);
+}
+
+static void table_fork_after(void *arg)
+{
+    (void)arg;
+    g_mutex_unlock(&table_lock); /* GLib's mutex may be unlocked by any thread */
+}
+
+static tw__fork_entry table_fork_entry = {.level = TW__FORK_LEVEL_CONTRIB,
+                                          .prepare = table_fork_prepare,
+                                          .parent = table_fork_after,
+                                          .child = table_fork_after};
+static pthread_once_t table_fork_once = PTHREAD_ONCE_INIT;
+
+static void table_fork_register(void)
+{
+    if (!tw__fork_register(&table_fork_entry))
+        tw__log_msg(TW_LOG_WARN, "tw_curl: pthread_atfork failed: a forked child may hang");
+}
 
 static curl_state *lookup(CURL *easy)
 {
@@ -54,6 +81,7 @@ static curl_state *lookup(CURL *easy)
  * sizes), so inserting cannot fail. */
 static void insert(CURL *easy, curl_state *state)
 {
+    pthread_once(&table_fork_once, table_fork_register); /* before any other thread can use it */
     g_mutex_lock(&table_lock);
     if (!table)
         table = g_hash_table_new(g_direct_hash, g_direct_equal);

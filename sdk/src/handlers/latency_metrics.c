@@ -26,7 +26,7 @@
  * max_operations, each once). Counters and buckets are relaxed atomics:
  * statistics, never used to order other memory; min and max are relaxed CAS
  * loops. The refcount (user + one per handler) releases with acq_rel as
- * usual.
+ * usual. `add_lock` is taken around fork() by the fork hooks (fork.h).
  */
 #include "handlers/handlers.h"
 
@@ -34,6 +34,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fork.h"
 
 #define SUB_BITS 5
 #define SUB_COUNT (1u << SUB_BITS)  /* 32 slices per power of two */
@@ -60,7 +62,23 @@ struct tw_latency_metrics {
     atomic_size_t n_operations; /* published entries of `order` */
     pthread_mutex_t add_lock;   /* serialises additions (writes of slots and order) */
     op_stats other;             /* the overflow entry */
+    tw__fork_entry fork_entry;
 };
+
+static void metrics_fork_prepare(void *arg)
+{
+    pthread_mutex_lock(&((tw_latency_metrics *)arg)->add_lock);
+}
+
+static void metrics_fork_parent(void *arg)
+{
+    pthread_mutex_unlock(&((tw_latency_metrics *)arg)->add_lock);
+}
+
+static void metrics_fork_child(void *arg)
+{
+    pthread_mutex_unlock(&((tw_latency_metrics *)arg)->add_lock);
+}
 
 /* ---- histogram ------------------------------------------------------------------------------ */
 
@@ -213,6 +231,14 @@ tw_latency_metrics *tw_latency_metrics_new(size_t max_operations)
     m->max_operations = max_operations;
     m->mask = n_slots - 1;
     stats_init(&m->other, NULL);
+    m->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_HANDLER,
+                                     .prepare = metrics_fork_prepare,
+                                     .parent = metrics_fork_parent,
+                                     .child = metrics_fork_child,
+                                     .arg = m};
+    if (!tw__fork_register(&m->fork_entry))
+        tw__log_msg(TW_LOG_WARN,
+                    "latency metrics: pthread_atfork failed: a forked child may hang on its lock");
     return m;
 
 fail_lock:
@@ -229,6 +255,7 @@ static void metrics_unref(tw_latency_metrics *m)
 {
     if (atomic_fetch_sub_explicit(&m->refcount, 1, memory_order_acq_rel) != 1)
         return;
+    tw__fork_unregister(&m->fork_entry);
     size_t n = atomic_load_explicit(&m->n_operations, memory_order_acquire);
     for (size_t i = 0; i < n; i++) {
         op_stats *e = atomic_load_explicit(&m->order[i], memory_order_relaxed);

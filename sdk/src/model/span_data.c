@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork.h"
 #include "tls.h"
 
 #define ARENA_MIN_BLOCK 1024u
@@ -101,19 +102,35 @@ void tw__arena_release(tw__arena *a)
  * Unused records are kept instead: each thread has a small local list, and
  * lists are exchanged with one shared list in batches of POOL_BATCH under
  * `shared_lock`, so the lock is taken once per 32 records. Both levels are
- * bounded; beyond them records are freed. Under AddressSanitizer or
- * ThreadSanitizer the pool is off, so those tools keep seeing every
- * allocation and free.
+ * bounded; beyond them records are freed.
+ *
+ * The pool is on in every build, sanitizers and valgrind included, so they
+ * test what users run. A kept record is poisoned for them instead (all but
+ * its `next_free` link): AddressSanitizer reports a use after its release
+ * as use-after-poison, and memcheck as an invalid access (and its contents
+ * as undefined again once it is reused), as they would for a freed block.
+ *
+ * fork(): `shared_lock` is one of fork.h's innermost locks (nothing is
+ * taken while it is held), so the hooks of fork.c take it after every
+ * other and release it before any other hook runs, and a reporter's child
+ * hook can free spans into the pool. A forked child keeps the forking
+ * thread's local list; the other threads' lists stay unused in it.
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define POOL_ENABLED 0
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define POOL_ENABLED 0
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
 #endif
 #endif
-#ifndef POOL_ENABLED
-#define POOL_ENABLED 1
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define POOL_VALGRIND 1
+#endif
 #endif
 
 #define POOL_LOCAL_MAX 64u    /* records one thread keeps */
@@ -138,10 +155,37 @@ static size_t record_size(void)
     return align_up(sizeof(tw__span_data)) + TW__SPAN_INLINE_ARENA;
 }
 
+/* A record entering the pool: nothing but its link may be touched. */
+static void poison_record(tw__span_data *s)
+{
+#ifdef POOL_ASAN
+    ASAN_POISON_MEMORY_REGION(s, record_size());
+    ASAN_UNPOISON_MEMORY_REGION(&s->next_free, sizeof s->next_free);
+#endif
+#ifdef POOL_VALGRIND
+    VALGRIND_MAKE_MEM_NOACCESS(s, record_size());
+    VALGRIND_MAKE_MEM_DEFINED(&s->next_free, sizeof s->next_free);
+#endif
+    (void)s;
+}
+
+/* A record leaving the pool: writable, its old contents undefined. */
+static void unpoison_record(tw__span_data *s)
+{
+#ifdef POOL_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(s, record_size());
+#endif
+#ifdef POOL_VALGRIND
+    VALGRIND_MAKE_MEM_UNDEFINED(s, record_size());
+#endif
+    (void)s;
+}
+
 static void free_list(tw__span_data *s)
 {
     while (s) {
         tw__span_data *next = s->next_free;
+        unpoison_record(s);
         free(s);
         s = next;
     }
@@ -172,24 +216,28 @@ static void local_records_destroy(void *arg)
     free_list(l->head);
     l->head = NULL;
     l->n = 0;
+    l->has_destructor = false; /* a later destructor that keeps records sets it again */
 }
 
-/* fork(): the shared list's lock must not be copied into the child held by
- * a thread that does not exist there; take it around the fork. */
-static void pool_prepare_fork(void)
+void tw__span_data_pool_fork_prepare(void)
 {
     pthread_mutex_lock(&shared_lock);
 }
 
-static void pool_after_fork(void)
+void tw__span_data_pool_fork_parent(void)
 {
     pthread_mutex_unlock(&shared_lock);
 }
 
+void tw__span_data_pool_fork_child(void)
+{
+    pthread_mutex_unlock(&shared_lock); /* held by this thread only: the list is whole */
+}
+
 static void local_key_create(void)
 {
+    tw__fork_install(); /* before shared_lock is first used */
     pthread_key_create(&local_key, local_records_destroy);
-    pthread_atfork(pool_prepare_fork, pool_after_fork, pool_after_fork);
 }
 
 void tw__span_data_pool_trim(void)
@@ -205,21 +253,35 @@ void tw__span_data_pool_trim(void)
     local_records.n = 0;
 }
 
+/* Makes sure this thread's list goes back to the pool when the thread
+ * exits: from the first record it keeps, whether released here or taken
+ * in a batch from the shared list (a thread that only starts spans, which
+ * other threads finish, exits with the rest of its last batch). */
+static void watch_thread_exit(record_list *l)
+{
+    if (l->has_destructor)
+        return;
+    pthread_once(&local_key_once, local_key_create);
+    pthread_setspecific(local_key, l);
+    l->has_destructor = true;
+}
+
 static tw__span_data *record_take(void)
 {
-    if (!POOL_ENABLED)
-        return NULL;
     record_list *l = &local_records;
     if (!l->head) {
-        pthread_once(&local_key_once, local_key_create); /* installs the fork handlers */
+        pthread_once(&local_key_once, local_key_create);
         pthread_mutex_lock(&shared_lock);
         move_records(&shared_head, &shared_n, &l->head, &l->n, POOL_BATCH);
         pthread_mutex_unlock(&shared_lock);
+        if (l->head)
+            watch_thread_exit(l);
     }
     tw__span_data *s = l->head;
     if (s) {
         l->head = s->next_free;
         l->n--;
+        unpoison_record(s);
     }
     return s;
 }
@@ -227,14 +289,8 @@ static tw__span_data *record_take(void)
 /* Keeps a dead record for reuse; false when the pool is full (free it). */
 static bool record_give(tw__span_data *s)
 {
-    if (!POOL_ENABLED)
-        return false;
     record_list *l = &local_records;
-    if (!l->has_destructor) {
-        pthread_once(&local_key_once, local_key_create);
-        pthread_setspecific(local_key, l);
-        l->has_destructor = true;
-    }
+    watch_thread_exit(l);
     if (l->n >= POOL_LOCAL_MAX) {
         pthread_mutex_lock(&shared_lock);
         size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;
@@ -245,6 +301,7 @@ static bool record_give(tw__span_data *s)
             return false;
     }
     s->next_free = l->head;
+    poison_record(s);
     l->head = s;
     l->n++;
     return true;

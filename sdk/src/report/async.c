@@ -9,21 +9,34 @@
  * queue never grows and report() never waits). The reporter thread is woken
  * when the ring reaches a quarter of its capacity, when a flush is requested,
  * at close, and otherwise every flush interval; it swaps the whole ring's
- * contents out under the lock and encodes outside it, so producers are never
- * held up by encoding or sending.
+ * contents out under the lock and runs the sender outside it, so producers
+ * are never held up by encoding or sending.
  *
- * Locking: `lock` guards ring/head/len, the flush generations, the thread
- * state and is_closing; `wake` is signalled by producers and flushers, `done`
- * by the reporter thread after each cycle. `send_lock` is held by the
- * reporter thread while it runs the sender, never together with `lock` by
- * that thread. Counters are relaxed atomics.
+ * Locking: `lock` guards the ring, the flush generations, the thread and
+ * sender state and the close deadline; `wake` is signalled by producers,
+ * flushers and close, `done` by the reporter thread after each cycle. The
+ * sender runs on the reporter thread without any lock; is_sender_busy says
+ * (under `lock`) that it is running. Counters are relaxed atomics.
  *
- * fork() (report/fork.c): the prepare hook takes send_lock, which waits for
- * the batch being sent to reach the transport, then `lock`; so the child
- * gets a quiescent sender and a consistent queue. The child drops the queued
- * spans (the parent still holds and sends its own copies), forgets the
- * sender's partial batch, restarts its counters, and starts a new reporter
- * thread lazily, on its first report() or flush. The parent just unlocks.
+ * Close has a deadline: close_timeout_ms after it starts. The sender is
+ * told (give_up_at_ns, then interrupt) and stops waiting on its transport
+ * there; spans drained after it are counted as failed without being
+ * handed to the sender. So close returns by the deadline (plus the time a
+ * sender takes to notice, which for the HTTP sender is immediate and for
+ * the UDP and file senders is one local write), counting what it could not
+ * send.
+ *
+ * fork() (fork.h): the prepare hook takes `lock` only, for as long as a
+ * producer or the reporter thread holds it: it never waits for the sender,
+ * so a fork does not wait for a request in flight. The child drops the
+ * queued spans (the parent still holds and sends its own copies), restarts
+ * its counters, and starts a new reporter thread lazily, on its first
+ * report() or flush. A sender that was idle at the fork forgets its partial
+ * batch (after_fork_child); a sender that was busy (or has no such hook) is
+ * in whatever state the parent's thread left it, so the child abandons it,
+ * with the thread's drain array, to a process-wide list (never touched or
+ * freed again: a one-time leak per fork) and its new thread makes a fresh
+ * sender with the same configuration (fork_clone). The parent just unlocks.
  * The reporter thread blocks asynchronous signals (spawn_thread).
  */
 #include "report/report.h"
@@ -35,12 +48,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-
 typedef struct {
     tw_reporter base;
     const char *name;
-    tw__sender *sender; /* used by the reporter thread only (and start/destroy) */
+    tw__sender *sender;       /* guarded by lock for replacement; run by the reporter thread only */
+    tw__sender *stale_sender; /* a forked child's abandoned sender: fork_clone's model */
+    const tw__process *process; /* from start: what a forked child's new sender opens with */
     tw__report_counters counters;
 
     pthread_mutex_t lock;
@@ -52,19 +65,32 @@ typedef struct {
     bool is_closing;                           /* guarded by lock */
     bool is_waiting;                           /* guarded by lock: thread is in cond wait */
     uint64_t flush_requested, flush_completed; /* guarded by lock */
+    int64_t close_deadline_ns;                 /* guarded by lock: set when closing starts */
 
     unsigned int flush_interval_ms;
+    unsigned int close_timeout_ms;
     bool has_thread;     /* guarded by lock: `thread` runs and must be joined */
     bool needs_restart;  /* guarded by lock: a forked child, thread not started yet */
-    bool is_sender_open; /* guarded by send_lock: open() succeeded */
+    bool is_sender_open; /* guarded by lock: open() succeeded */
+    bool is_sender_busy; /* guarded by lock: the sender runs (append, flush, open) */
     pthread_t thread;
     /* What log_losses last said (reporter thread only). */
     uint64_t said_queue_full, said_too_large, said_failed;
     int64_t said_ns;
-    tw__span_data **batch;     /* reporter thread's private drain array (cap) */
-    pthread_mutex_t send_lock; /* held while the sender runs (see the top comment) */
+    tw__span_data **batch; /* the reporter thread's drain array (cap); NULL in a child
+                            * that abandoned it, until the thread restarts */
     tw__fork_entry fork_entry;
 } async_reporter;
+
+/* What forked children abandoned (their parent's busy sender and the drain
+ * array its thread was using): kept reachable, never freed. Written only by
+ * fork child hooks, which run single-threaded. */
+typedef struct abandoned {
+    struct abandoned *next;
+    tw__sender *sender;
+    tw__span_data **batch;
+} abandoned;
+static abandoned *abandoned_at_fork;
 
 static void *reporter_thread(void *arg);
 
@@ -91,6 +117,10 @@ static int spawn_thread(async_reporter *a)
  * wait in the queue and the next call tries again. */
 static void restart_locked(async_reporter *a)
 {
+    if (!a->batch && !(a->batch = malloc(a->cap * sizeof(*a->batch)))) {
+        tw__log_msg(TW_LOG_WARN, "%s reporter: out of memory restarting after fork", a->name);
+        return;
+    }
     int rc = spawn_thread(a);
     if (rc != 0) {
         tw__log_msg(TW_LOG_WARN, "%s reporter: cannot restart its thread after fork: %s", a->name,
@@ -140,26 +170,52 @@ static size_t drain_locked(async_reporter *a)
     return n;
 }
 
-static struct timespec deadline_after_ms(unsigned int ms)
+static struct timespec timespec_at_ns(int64_t ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
+    return (struct timespec){(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+}
+
+/* In a forked child's new thread, when the parent's sender was abandoned:
+ * a fresh one with its configuration, opened with the process. Called and
+ * returns with `lock` held; opens without it. */
+static void replace_sender_locked(async_reporter *a)
+{
+    tw__sender *old = a->stale_sender;
+    a->stale_sender = NULL;
+    tw__sender *fresh = TW__VTABLE_HAS(old->vtable, tw__sender_vtable, fork_clone)
+                            ? old->vtable->fork_clone(old)
+                            : NULL;
+    if (!fresh) {
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: its sender was busy when the process forked and cannot be "
+                    "made anew in the child: the child's spans are counted as failed",
+                    a->name);
+        return;
     }
-    return ts;
+    fresh->counters = &a->counters;
+    atomic_store(&fresh->give_up_at_ns, a->close_deadline_ns);
+    a->sender = fresh;
+    a->is_sender_busy = true;
+    pthread_mutex_unlock(&a->lock);
+    tw_error *err = NULL;
+    tw_status st = fresh->vtable->open(fresh, a->process, &err);
+    if (st != TW_OK)
+        tw__log_msg(TW_LOG_WARN, "%s reporter: cannot open its sender after fork: %s", a->name,
+                    tw_error_message(err));
+    tw_error_free(err);
+    pthread_mutex_lock(&a->lock);
+    a->is_sender_busy = false;
+    a->is_sender_open = st == TW_OK;
 }
 
 /* Says, at most once a minute (and at close), how many spans were lost
  * since the last time it spoke: a full queue (counted by the application
  * threads, said here so that they never write to a log), spans too large
- * for a packet or body, spans the transport could not take. The reporter
- * thread only. */
+ * for a packet or body, spans the transport could not take or that close
+ * gave up on at its deadline (@is_past_deadline: the sender says nothing
+ * about those, so this line names the deadline). The reporter thread only. */
 #define LOSS_PERIOD_NS 60000000000LL
-static void log_losses(async_reporter *a, int64_t now, bool is_closing)
+static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_past_deadline)
 {
     if (!is_closing && a->said_ns != 0 && now - a->said_ns < LOSS_PERIOD_NS)
         return;
@@ -182,7 +238,13 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing)
                     "body size",
                     a->name, (unsigned long long)(large - a->said_too_large),
                     (unsigned long long)large);
-    if (failed > a->said_failed)
+    if (failed > a->said_failed && is_past_deadline)
+        tw__log_msg(TW_LOG_WARN,
+                    "%s reporter: %llu spans could not be sent (%llu in all): close reached its "
+                    "deadline of %u ms (TRACEWIRE_REPORTER_CLOSE_TIMEOUT) before they were sent",
+                    a->name, (unsigned long long)(failed - a->said_failed),
+                    (unsigned long long)failed, a->close_timeout_ms);
+    else if (failed > a->said_failed)
         tw__log_msg(TW_LOG_WARN,
                     "%s reporter: %llu spans could not be sent (%llu in all); the transport's "
                     "own message says why",
@@ -200,8 +262,11 @@ static void *reporter_thread(void *arg)
     async_reporter *a = arg;
     int64_t last_flush_ns = tw__mono_ns();
     pthread_mutex_lock(&a->lock);
+    if (a->stale_sender)
+        replace_sender_locked(a);
     for (;;) {
-        struct timespec deadline = deadline_after_ms(a->flush_interval_ms);
+        struct timespec deadline =
+            timespec_at_ns(tw__mono_ns() + (int64_t)a->flush_interval_ms * 1000000);
         while (!a->is_closing && a->len < a->wake_len && a->flush_requested == a->flush_completed) {
             a->is_waiting = true;
             int rc = pthread_cond_timedwait(&a->wake, &a->lock, &deadline);
@@ -210,26 +275,36 @@ static void *reporter_thread(void *arg)
                 break;
         }
         bool is_closing = a->is_closing;
+        int64_t give_up_ns = a->close_deadline_ns;
         uint64_t flush_gen = a->flush_requested;
         size_t n = drain_locked(a);
         atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
         /* Read under lock: flush() writes it under lock. */
         bool is_flush_due = flush_gen != a->flush_completed;
+        tw__sender *sender = a->is_sender_open ? a->sender : NULL;
+        a->is_sender_busy = true;
         pthread_mutex_unlock(&a->lock);
 
-        pthread_mutex_lock(&a->send_lock);
-        for (size_t i = 0; i < n; i++)
-            a->sender->vtable->append(a->sender, a->batch[i]);
+        for (size_t i = 0; i < n; i++) {
+            /* Past the close deadline nothing more is handed over: each
+             * span left is counted here, at once. */
+            if (!sender || (is_closing && tw__mono_ns() >= give_up_ns)) {
+                tw__span_data_unref(a->batch[i]);
+                tw__count(&a->counters.failed, 1);
+                continue;
+            }
+            sender->vtable->append(sender, a->batch[i]);
+        }
         int64_t now = tw__mono_ns();
         bool interval_due = now - last_flush_ns >= (int64_t)a->flush_interval_ms * 1000000;
-        if (interval_due || is_closing || is_flush_due) {
-            a->sender->vtable->flush(a->sender);
+        if (sender && (interval_due || is_closing || is_flush_due)) {
+            sender->vtable->flush(sender);
             last_flush_ns = now;
         }
-        pthread_mutex_unlock(&a->send_lock);
-        log_losses(a, now, is_closing);
+        log_losses(a, now, is_closing, is_closing && now >= give_up_ns);
 
         pthread_mutex_lock(&a->lock);
+        a->is_sender_busy = false;
         a->flush_completed = flush_gen;
         pthread_cond_broadcast(&a->done);
         if (is_closing && a->len == 0)
@@ -242,16 +317,19 @@ static void *reporter_thread(void *arg)
 static tw_status async_start(tw_reporter *r, const tw__process *process, tw_error **err)
 {
     async_reporter *a = (async_reporter *)r;
-    pthread_mutex_lock(&a->send_lock); /* a fork may flush the sender meanwhile */
+    pthread_mutex_lock(&a->lock);
+    a->process = process;
+    a->is_sender_busy = true; /* a fork meanwhile abandons it in the child */
+    pthread_mutex_unlock(&a->lock);
     tw_status st = a->sender->vtable->open(a->sender, process, err);
+    pthread_mutex_lock(&a->lock);
+    a->is_sender_busy = false;
     a->is_sender_open = st == TW_OK;
-    pthread_mutex_unlock(&a->send_lock);
+    int rc = st == TW_OK ? spawn_thread(a) : 0;
+    a->has_thread = st == TW_OK && rc == 0;
+    pthread_mutex_unlock(&a->lock);
     if (st != TW_OK)
         return st;
-    pthread_mutex_lock(&a->lock);
-    int rc = spawn_thread(a);
-    a->has_thread = rc == 0;
-    pthread_mutex_unlock(&a->lock);
     if (rc != 0) {
         tw__set_error(err, TW_E_STATE, "%s reporter: cannot start its thread: %s", a->name,
                       strerror(rc));
@@ -260,10 +338,9 @@ static tw_status async_start(tw_reporter *r, const tw__process *process, tw_erro
     return TW_OK;
 }
 
-static tw_status async_flush(tw_reporter *r, unsigned int timeout_ms)
+static tw_status async_flush_start(tw_reporter *r, uint64_t *ticket)
 {
     async_reporter *a = (async_reporter *)r;
-    tw_status st = TW_OK;
     pthread_mutex_lock(&a->lock);
     if (a->needs_restart)
         restart_locked(a);
@@ -271,12 +348,21 @@ static tw_status async_flush(tw_reporter *r, unsigned int timeout_ms)
         pthread_mutex_unlock(&a->lock);
         return TW_E_CLOSED;
     }
-    uint64_t gen = ++a->flush_requested;
+    *ticket = ++a->flush_requested;
     pthread_cond_signal(&a->wake);
-    struct timespec deadline = deadline_after_ms(timeout_ms ? timeout_ms : 5000);
-    while (a->flush_completed < gen) {
+    pthread_mutex_unlock(&a->lock);
+    return TW_OK;
+}
+
+static tw_status async_flush_wait(tw_reporter *r, uint64_t ticket, int64_t deadline_ns)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw_status st = TW_OK;
+    struct timespec deadline = timespec_at_ns(deadline_ns);
+    pthread_mutex_lock(&a->lock);
+    while (a->flush_completed < ticket) {
         if (pthread_cond_timedwait(&a->done, &a->lock, &deadline) == ETIMEDOUT) {
-            st = TW_E_TIMEOUT;
+            st = a->flush_completed < ticket ? TW_E_TIMEOUT : TW_OK;
             break;
         }
     }
@@ -284,22 +370,40 @@ static tw_status async_flush(tw_reporter *r, unsigned int timeout_ms)
     return st;
 }
 
+static void async_close_start(tw_reporter *r)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw__sender *to_interrupt = NULL;
+    pthread_mutex_lock(&a->lock);
+    if (!a->is_closing) {
+        a->is_closing = true;
+        a->needs_restart = false; /* a child closing before its first span */
+        a->close_deadline_ns = tw__mono_ns() + (int64_t)a->close_timeout_ms * 1000000;
+        if (a->sender) {
+            atomic_store(&a->sender->give_up_at_ns, a->close_deadline_ns);
+            if (a->is_sender_busy &&
+                TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, interrupt))
+                to_interrupt = a->sender;
+        }
+        pthread_cond_signal(&a->wake);
+    }
+    pthread_mutex_unlock(&a->lock);
+    /* Outside the lock: interrupt may take the sender's own. A sender is
+     * freed only by destroy, after the thread is joined, so it is alive. */
+    if (to_interrupt)
+        to_interrupt->vtable->interrupt(to_interrupt);
+}
+
 static void async_close(tw_reporter *r)
 {
     async_reporter *a = (async_reporter *)r;
+    async_close_start(r);
     pthread_mutex_lock(&a->lock);
-    bool was_closing = a->is_closing;
-    a->is_closing = true;
-    a->needs_restart = false; /* a child closing before its first span */
-    bool should_join = !was_closing && a->has_thread;
-    pthread_cond_signal(&a->wake);
+    bool should_join = a->has_thread;
+    a->has_thread = false;
     pthread_mutex_unlock(&a->lock);
-    if (should_join) {
+    if (should_join)
         pthread_join(a->thread, NULL);
-        pthread_mutex_lock(&a->lock);
-        a->has_thread = false;
-        pthread_mutex_unlock(&a->lock);
-    }
 }
 
 static uint64_t async_counter(const tw_reporter *r, tw_counter c)
@@ -314,6 +418,15 @@ static uint64_t async_counter(const tw_reporter *r, tw_counter c)
     return tw__report_counters_get(&a->counters, c);
 }
 
+bool tw__async_reporter_is_idle(tw_reporter *r)
+{
+    async_reporter *a = (async_reporter *)r;
+    pthread_mutex_lock(&a->lock);
+    bool is_idle = a->is_waiting && !a->is_sender_busy;
+    pthread_mutex_unlock(&a->lock);
+    return is_idle;
+}
+
 static void async_destroy(tw_reporter *r)
 {
     async_reporter *a = (async_reporter *)r;
@@ -325,22 +438,17 @@ static void async_destroy(tw_reporter *r)
     }
     if (a->len)
         tw__count(&a->counters.failed, a->len);
-    a->sender->vtable->free(a->sender);
+    if (a->sender)
+        a->sender->vtable->free(a->sender);
     pthread_cond_destroy(&a->wake);
     pthread_cond_destroy(&a->done);
     pthread_mutex_destroy(&a->lock);
-    pthread_mutex_destroy(&a->send_lock);
     free(a->ring);
     free(a->batch);
     free(a);
 }
 
-/* ---- fork (registered with report/fork.c) ---------------------------------------------------- */
-
-static bool sender_has_fork_hook(const async_reporter *a)
-{
-    return TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, after_fork_child);
-}
+/* ---- fork (registered with fork.c) -------------------------------------------------------- */
 
 static void init_conds(async_reporter *a)
 {
@@ -354,30 +462,37 @@ static void init_conds(async_reporter *a)
 
 static void fork_prepare(void *arg)
 {
-    async_reporter *a = arg;
-    pthread_mutex_lock(&a->send_lock);
-    /* A sender that cannot forget its partial batch in the child sends it
-     * now, so that the child has nothing to send twice. */
-    if (a->is_sender_open && !sender_has_fork_hook(a))
-        a->sender->vtable->flush(a->sender);
-    pthread_mutex_lock(&a->lock);
+    pthread_mutex_lock(&((async_reporter *)arg)->lock);
 }
 
 static void fork_parent(void *arg)
 {
-    async_reporter *a = arg;
-    pthread_mutex_unlock(&a->lock);
-    pthread_mutex_unlock(&a->send_lock);
+    pthread_mutex_unlock(&((async_reporter *)arg)->lock);
+}
+
+/* The parent's sender (and drain array) stay behind in the child, unused. */
+static void abandon_sender(async_reporter *a)
+{
+    abandoned *node = malloc(sizeof(*node));
+    if (node) {
+        *node = (abandoned){abandoned_at_fork, a->sender, a->batch};
+        abandoned_at_fork = node;
+    }
+    a->stale_sender = a->sender;
+    a->sender = NULL;
+    a->batch = NULL;
+    a->is_sender_open = false;
 }
 
 static void fork_child(void *arg)
 {
     async_reporter *a = arg;
-    /* One thread now, the one that took both locks in fork_prepare. The
+    /* One thread now, the one that took the lock in fork_prepare. The
      * condition variables may still count the parent's waiters (its reporter
      * thread, flushers), for whom glibc's signal and broadcast can wait:
      * they are made anew. */
     init_conds(a);
+    /* fork.c released the record pool before this hook: dropping is safe. */
     for (size_t i = 0; i < a->len; i++)
         tw__span_data_unref(a->ring[(a->head + i) % a->cap]);
     a->head = 0;
@@ -394,10 +509,17 @@ static void fork_child(void *arg)
         &c->batches,  &c->bytes, &c->resolve_failures, &c->queue_length};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         atomic_store_explicit(all[i], 0, memory_order_relaxed);
-    if (a->is_sender_open && sender_has_fork_hook(a))
-        a->sender->vtable->after_fork_child(a->sender);
+    a->said_queue_full = a->said_too_large = a->said_failed = 0; /* the thread's, restarted */
+    a->said_ns = 0;
+    if (a->sender) {
+        bool has_hook = TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, after_fork_child);
+        if (a->is_sender_busy || !has_hook)
+            abandon_sender(a);
+        else if (a->is_sender_open)
+            a->sender->vtable->after_fork_child(a->sender);
+    }
+    a->is_sender_busy = false;
     pthread_mutex_unlock(&a->lock);
-    pthread_mutex_unlock(&a->send_lock);
 }
 
 static const tw__reporter_vtable async_vtable = {
@@ -405,7 +527,9 @@ static const tw__reporter_vtable async_vtable = {
     .name = "async",
     .start = async_start,
     .report = async_report,
-    .flush = async_flush,
+    .flush_start = async_flush_start,
+    .flush_wait = async_flush_wait,
+    .close_start = async_close_start,
     .close = async_close,
     .counter = async_counter,
     .destroy = async_destroy,
@@ -423,17 +547,22 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
         goto fail_arrays;
     init_conds(a);
     pthread_mutex_init(&a->lock, NULL);
-    pthread_mutex_init(&a->send_lock, NULL);
     a->base.vtable = &async_vtable;
     a->base.name = name;
     a->name = name;
     a->sender = sender;
     sender->counters = &a->counters;
+    atomic_store_explicit(&sender->give_up_at_ns, 0, memory_order_relaxed);
     a->cap = opts->max_queue_size;
     a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
     a->flush_interval_ms = opts->flush_interval_ms;
-    a->fork_entry = (tw__fork_entry){
-        .prepare = fork_prepare, .parent = fork_parent, .child = fork_child, .arg = a};
+    a->close_timeout_ms =
+        opts->close_timeout_ms ? opts->close_timeout_ms : TW__DEFAULT_CLOSE_TIMEOUT_MS;
+    a->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_REPORTER,
+                                     .prepare = fork_prepare,
+                                     .parent = fork_parent,
+                                     .child = fork_child,
+                                     .arg = a};
     if (!tw__fork_register(&a->fork_entry))
         tw__log_msg(TW_LOG_WARN, "%s reporter: pthread_atfork failed: a forked child cannot report",
                     name);

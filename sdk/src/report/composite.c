@@ -4,6 +4,11 @@
  * its own reference on the shared, immutable record). Counters are the sum
  * of the children's. No state of its own beyond the child array, which is
  * immutable after construction.
+ *
+ * Flush and close work on all children at once: every child is asked
+ * first, then each is waited for, against one deadline. So a flush takes
+ * at most the caller's timeout in all (not one timeout per child), and a
+ * close takes the longest of the children's close deadlines, not their sum.
  */
 #include "report/report.h"
 
@@ -15,6 +20,12 @@ typedef struct {
     size_t n;
     tw_reporter *children[];
 } composite_reporter;
+
+/* One child's flush request. */
+typedef struct {
+    uint64_t ticket;
+    tw_status status;
+} child_flush;
 
 static tw_status composite_start(tw_reporter *r, const tw__process *process, tw_error **err)
 {
@@ -37,20 +48,49 @@ static void composite_report(tw_reporter *r, tw__span_data *span)
         tw__reporter_report(c->children[i], span);
 }
 
-static tw_status composite_flush(tw_reporter *r, unsigned int timeout_ms)
+/* Asks every child, then waits for each until the one deadline; the
+ * first failure is the result (a child already closed says TW_E_CLOSED).
+ * Without memory for the requests, each child is asked and waited for in
+ * turn, still against the one deadline. */
+static tw_status composite_flush_wait(tw_reporter *r, uint64_t ticket, int64_t deadline_ns)
 {
+    (void)ticket;
     composite_reporter *c = (composite_reporter *)r;
+    child_flush *f = calloc(c->n, sizeof(*f));
     tw_status result = TW_OK;
     for (size_t i = 0; i < c->n; i++) {
-        tw_status st = c->children[i]->vtable->flush(c->children[i], timeout_ms);
+        tw_reporter *child = c->children[i];
+        if (!f) {
+            tw_status st = tw__reporter_flush(child, deadline_ns);
+            if (st != TW_OK && result == TW_OK)
+                result = st;
+            continue;
+        }
+        if (child->vtable->flush_start)
+            f[i].status = child->vtable->flush_start(child, &f[i].ticket);
+    }
+    for (size_t i = 0; f && i < c->n; i++) {
+        tw_reporter *child = c->children[i];
+        tw_status st = f[i].status;
+        if (st == TW_OK && child->vtable->flush_wait)
+            st = child->vtable->flush_wait(child, f[i].ticket, deadline_ns);
         if (st != TW_OK && result == TW_OK)
             result = st;
     }
+    free(f);
     return result;
+}
+
+static void composite_close_start(tw_reporter *r)
+{
+    composite_reporter *c = (composite_reporter *)r;
+    for (size_t i = 0; i < c->n; i++)
+        tw__reporter_close_start(c->children[i]);
 }
 
 static void composite_close(tw_reporter *r)
 {
+    composite_close_start(r);
     composite_reporter *c = (composite_reporter *)r;
     for (size_t i = 0; i < c->n; i++)
         tw__reporter_close(c->children[i]);
@@ -78,7 +118,8 @@ static const tw__reporter_vtable composite_vtable = {
     .name = "composite",
     .start = composite_start,
     .report = composite_report,
-    .flush = composite_flush,
+    .flush_wait = composite_flush_wait,
+    .close_start = composite_close_start,
     .close = composite_close,
     .counter = composite_counter,
     .destroy = composite_destroy,

@@ -22,6 +22,18 @@
  * as failed; a short write that cut a line is ended with "\n" before the
  * next write, so the damage is one unreadable line.
  *
+ * Never blocking: the file is opened O_NONBLOCK, so a named pipe with no
+ * reader fails at once (ENXIO: the spans count as failed, the open is tried
+ * again with the next batch) instead of waiting in open() for a reader,
+ * which would have stopped the reporter thread and with it flush, close and
+ * fork(). Writes to what is not a regular file (a FIFO, a terminal) stay
+ * non-blocking: a full pipe is waited for while its reader makes progress,
+ * at most WRITE_STALL_MS without any, and never past the close deadline;
+ * then the lines not written count as failed, and later writes do not wait
+ * again until one gets something through (a reader that stopped costs one
+ * stall, not one per batch). A regular file is written
+ * blocking (the flag is cleared; the disk is not waited on like a reader).
+ *
  * Locking: none. The sender is used by its reporter thread only (and by
  * open/free before and after that thread runs, and by the fork hook in a
  * single-threaded child).
@@ -30,12 +42,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "wire/dapper_log.h"
 
 /* Lines waiting beyond this many bytes are written at once. A write per
@@ -44,6 +58,8 @@
 /* A buffer that one huge span grew beyond this is freed after use, so the
  * sender's memory returns to about WRITE_CHUNK after an outlier. */
 #define KEEP_BUFFER_BYTES ((size_t)1 << 20)
+/* How long a write to a pipe waits for its reader to take anything. */
+#define WRITE_STALL_MS 1000
 #define MIN_MAX_FILE_BYTES 1024u
 #define MAX_MAX_FILES 1000u
 
@@ -62,6 +78,8 @@ typedef struct {
     size_t file_size; /* end of file after our last write (other writers included) */
     bool is_dirty;    /* written since the last fdatasync */
     bool is_torn;     /* a short write left a partial line at the end */
+    bool is_stalled;  /* the last write found the pipe full for WRITE_STALL_MS: the
+                       * next ones do not wait until one gets something through */
     int last_errno;   /* the last error logged, so each new error is logged once */
 
     tw__dapper_log_encoder *enc;
@@ -75,7 +93,18 @@ static void log_errno(file_sender *f, const char *what, const char *name, int e)
     if (e == f->last_errno)
         return;
     f->last_errno = e;
-    tw__log_msg(TW_LOG_WARN, "dapper-file: %s %s: %s", what, name, strerror(e));
+    if (e == ENXIO && strcmp(what, "cannot open") == 0)
+        tw__log_msg(TW_LOG_WARN,
+                    "dapper-file: cannot open %s: a named pipe with no reader (spans are counted "
+                    "as failed until a reader opens it)",
+                    name);
+    else if (e == EAGAIN)
+        tw__log_msg(TW_LOG_WARN,
+                    "dapper-file: cannot write %s: its reader took nothing for %d ms (spans are "
+                    "counted as failed)",
+                    name, WRITE_STALL_MS);
+    else
+        tw__log_msg(TW_LOG_WARN, "dapper-file: %s %s: %s", what, name, strerror(e));
 }
 
 static void sync_file(file_sender *f)
@@ -100,7 +129,7 @@ static bool open_file(file_sender *f)
 {
     if (f->fd >= 0)
         return true;
-    int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     if (fd < 0) {
         log_errno(f, "cannot open", f->path, errno);
         return false;
@@ -111,6 +140,11 @@ static bool open_file(file_sender *f)
         close(fd);
         return false;
     }
+    if (S_ISREG(st.st_mode)) {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0)
+            fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
     f->fd = fd;
     f->is_regular = S_ISREG(st.st_mode);
     f->dev = st.st_dev;
@@ -120,6 +154,7 @@ static bool open_file(file_sender *f)
     /* A torn line belongs to the file we were writing; this one is another
      * (we close only to rotate or to follow the path to a new file). */
     f->is_torn = false;
+    f->is_stalled = false;
     return true;
 }
 
@@ -184,19 +219,49 @@ static bool make_room(file_sender *f, size_t need)
     return f->fd >= 0 && f->file_size + need <= f->max_file_bytes;
 }
 
-/* write(2) all of @len bytes, retrying on EINTR and short writes; returns
- * the bytes written and sets *error to the errno that stopped it (0). */
-static size_t write_all(int fd, const uint8_t *data, size_t len, int *error)
+/* A non-blocking descriptor is full: waits until it takes more, at most
+ * until @stall_end_ns and the close deadline. False when it did not. */
+static bool wait_writable(file_sender *f, int64_t stall_end_ns)
+{
+    for (;;) {
+        int64_t left_ns = stall_end_ns - tw__mono_ns();
+        unsigned int left_ms = left_ns > 0 ? (unsigned int)((left_ns + 999999) / 1000000) : 0;
+        left_ms = tw__sender_ms_left(&f->base, left_ms);
+        if (left_ms == 0)
+            return false;
+        /* Slices, so a close deadline set meanwhile is seen within 100 ms. */
+        struct pollfd p = {.fd = f->fd, .events = POLLOUT};
+        int rc = poll(&p, 1, left_ms < 100 ? (int)left_ms : 100);
+        if (rc > 0)
+            return true;
+        if (rc < 0 && errno != EINTR)
+            return false;
+    }
+}
+
+/* write(2) all of @len bytes, retrying on EINTR and short writes, and
+ * waiting (bounded, see wait_writable) while a pipe is full; returns the
+ * bytes written and sets *error to the errno that stopped it (0). */
+static size_t write_all(file_sender *f, const uint8_t *data, size_t len, int *error)
 {
     size_t done = 0;
     *error = 0;
+    int64_t stall_end_ns = tw__mono_ns() + (int64_t)WRITE_STALL_MS * 1000000;
     while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
+        ssize_t n = write(f->fd, data + done, len - done);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            *error = errno;
+            bool is_full = errno == EAGAIN || errno == EWOULDBLOCK;
+            if (is_full && !f->is_stalled && wait_writable(f, stall_end_ns))
+                continue;
+            f->is_stalled = is_full;
+            *error = is_full ? EAGAIN : errno;
             break;
+        }
+        if (n > 0) {
+            f->is_stalled = false;
+            stall_end_ns = tw__mono_ns() + (int64_t)WRITE_STALL_MS * 1000000;
         }
         if (n == 0) {
             *error = EIO;
@@ -219,12 +284,12 @@ static void write_pending(file_sender *f)
     if (open_file(f)) {
         if (f->is_torn) {
             /* End the cut line first, so the next record starts a line. */
-            if (write_all(f->fd, (const uint8_t *)"\n", 1, &error) == 1)
+            if (write_all(f, (const uint8_t *)"\n", 1, &error) == 1)
                 f->is_torn = false;
         }
         size_t written = 0;
         if (!f->is_torn)
-            written = write_all(f->fd, f->pending.data, f->pending.len, &error);
+            written = write_all(f, f->pending.data, f->pending.len, &error);
         for (size_t i = 0; i < written; i++)
             lines_written += f->pending.data[i] == '\n';
         if (written > 0) {
@@ -329,6 +394,8 @@ static void file_free(tw__sender *s)
     free(f);
 }
 
+static tw__sender *file_fork_clone(const tw__sender *s);
+
 static const tw__sender_vtable file_vtable = {
     .size = sizeof(tw__sender_vtable),
     .name = "dapper-file",
@@ -337,7 +404,37 @@ static const tw__sender_vtable file_vtable = {
     .flush = file_flush,
     .free = file_free,
     .after_fork_child = file_after_fork_child,
+    .fork_clone = file_fork_clone,
 };
+
+/* Path, limits and scratch names; false when out of memory. */
+static bool file_init(file_sender *f, const char *path, size_t max_file_bytes, size_t max_files)
+{
+    f->base.vtable = &file_vtable;
+    f->fd = -1;
+    f->max_file_bytes = max_file_bytes;
+    f->max_files = max_files;
+    f->name_size = strlen(path) + 24; /* ".<size_t>" and the NUL */
+    f->path = strdup(path);
+    f->from = malloc(f->name_size);
+    f->to = malloc(f->name_size);
+    tw__buf_init(&f->line);
+    tw__buf_init(&f->pending);
+    return f->path && f->from && f->to;
+}
+
+/* A forked child's new sender: the path and limits of @s (fixed at
+ * creation); it opens the file anew on its first write. */
+static tw__sender *file_fork_clone(const tw__sender *s)
+{
+    const file_sender *o = (const file_sender *)s;
+    file_sender *f = calloc(1, sizeof(*f));
+    if (f && !file_init(f, o->path, o->max_file_bytes, o->max_files)) {
+        file_free(&f->base);
+        f = NULL;
+    }
+    return f ? &f->base : NULL;
+}
 
 tw__sender *tw__file_sender_new(const tw_reporter_options *opts, tw_error **err)
 {
@@ -349,18 +446,8 @@ tw__sender *tw__file_sender_new(const tw_reporter_options *opts, tw_error **err)
     file_sender *f = calloc(1, sizeof(*f));
     if (!f)
         goto fail_alloc;
-    f->base.vtable = &file_vtable;
-    f->fd = -1;
-    f->max_file_bytes = opts->max_file_bytes;
-    f->max_files = opts->max_files;
-    f->name_size = strlen(opts->file_path) + 24; /* ".<size_t>" and the NUL */
-    f->path = strdup(opts->file_path);
-    f->from = malloc(f->name_size);
-    f->to = malloc(f->name_size);
-    if (!f->path || !f->from || !f->to)
+    if (!file_init(f, opts->file_path, opts->max_file_bytes, opts->max_files))
         goto fail_names;
-    tw__buf_init(&f->line);
-    tw__buf_init(&f->pending);
     return &f->base;
 
 fail_names:
@@ -402,6 +489,6 @@ tw_reporter *tw_reporter_file_new(const tw_reporter_options *opts, tw_error **er
     tw__sender *sender = tw__file_sender_new(opts, err);
     if (!sender)
         return NULL;
-    tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+    tw__async_options ao = tw__async_options_from(opts);
     return tw__async_reporter_new("dapper-file", sender, &ao, err);
 }

@@ -307,7 +307,7 @@ static tw_reporter *http_reporter_new(const tw__http_format_vtable *format,
     tw_reporter *r = NULL;
     tw__sender *sender = tw__http_sender_new(format, opts, err);
     if (sender) {
-        tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+        tw__async_options ao = tw__async_options_from(opts);
         r = tw__async_reporter_new(format->name, sender, &ao, err);
     }
     tw_reporter_options_free(defaults);

@@ -52,8 +52,18 @@
  * option was to keep retrying each batch: with a stuck collector, closing a
  * tracer with a full queue could take minutes.
  *
- * The easy handle is kept between batches so connections (and TLS sessions)
- * are reused. After fork() the child abandons it (see after_fork_child).
+ * Waiting: each request runs on a multi handle of the sender's own
+ * (curl_multi_poll), never in a blocking call, so that the async
+ * reporter's close can end it: at the close deadline (give_up_at_ns, with
+ * interrupt waking the wait at once through curl_multi_wakeup) a request in
+ * flight is abandoned, a retry delay is cut short, no attempt or batch
+ * starts, and every span not sent is counted as failed.
+ *
+ * The easy handle stays attached to the multi handle between batches so
+ * connections (and TLS sessions) are reused. After fork() the child never
+ * uses the parent's handles: an idle sender abandons them
+ * (after_fork_child); a busy one is abandoned whole and replaced by a clone
+ * (fork_clone, see report/async.c).
  *
  * Locking: none; a sender is used only by its reporter thread (and by
  * open/free, which happen before and after that thread runs).
@@ -105,7 +115,10 @@ typedef struct {
     unsigned int max_split_requests;
     bool is_gzip;
 
-    CURL *curl; /* NULL until the first send, and after a fork in the child */
+    CURL *curl;                /* NULL until the first send, and after a fork in the child */
+    CURLM *multi;              /* the sender thread's; created with curl */
+    _Atomic(CURLM *) wakeable; /* multi, published for interrupt (another thread) */
+    bool is_attached;          /* curl is added to multi */
     char errbuf[CURL_ERROR_SIZE];
     char snippet[RESPONSE_SNIPPET + 1];
     size_t snippet_len;
@@ -208,7 +221,61 @@ static bool make_handle(http_sender *h)
         return false;
     }
     h->curl = c;
+    if (!h->multi) {
+        h->multi = curl_multi_init();
+        if (!h->multi) {
+            tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl multi handle", h->fmt_vt->name);
+            curl_easy_cleanup(c);
+            h->curl = NULL;
+            return false;
+        }
+        /* Published before the deadline is read for the first wait: either
+         * close sees it and wakes the wait, or the wait sees the deadline. */
+        atomic_store(&h->wakeable, h->multi);
+    }
     return true;
+}
+
+/* Waits at most @ms on the multi handle (its transfers, its timers, a
+ * wakeup from interrupt). */
+static void poll_multi(http_sender *h, unsigned int ms)
+{
+    curl_multi_poll(h->multi, NULL, 0, (int)ms, NULL);
+}
+
+/* Runs the request on curl through the multi handle until it ends or the
+ * sender gives up (CURLE_ABORTED_BY_CALLBACK, *gave_up set). */
+static CURLcode perform(http_sender *h, bool *gave_up)
+{
+    *gave_up = false;
+    if (h->is_attached)
+        curl_multi_remove_handle(h->multi, h->curl); /* the last request's; keeps the connection */
+    h->is_attached = curl_multi_add_handle(h->multi, h->curl) == CURLM_OK;
+    if (!h->is_attached)
+        return CURLE_OUT_OF_MEMORY;
+    for (;;) {
+        int running = 0;
+        if (curl_multi_perform(h->multi, &running) != CURLM_OK)
+            return CURLE_OUT_OF_MEMORY;
+        if (running == 0)
+            break;
+        unsigned int left_ms = tw__sender_ms_left(&h->base, 1000);
+        if (left_ms == 0) {
+            *gave_up = true;
+            curl_multi_remove_handle(h->multi, h->curl); /* abandons the request */
+            h->is_attached = false;
+            return CURLE_ABORTED_BY_CALLBACK;
+        }
+        poll_multi(h, left_ms);
+    }
+    CURLcode rc = CURLE_OK;
+    int queued = 0;
+    CURLMsg *m;
+    while ((m = curl_multi_info_read(h->multi, &queued)) != NULL) {
+        if (m->msg == CURLMSG_DONE && m->easy_handle == h->curl)
+            rc = m->data.result;
+    }
+    return rc;
 }
 
 /* Transport failures worth another attempt: the collector may be
@@ -265,7 +332,12 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->wire);
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-    CURLcode rc = curl_easy_perform(h->curl);
+    bool gave_up = false;
+    CURLcode rc = perform(h, &gave_up);
+    if (gave_up) {
+        snprintf(what, what_size, "abandoned at the close deadline");
+        return GIVE_UP;
+    }
     if (rc != CURLE_OK) {
         if (rc == CURLE_COULDNT_RESOLVE_HOST)
             tw__count(&h->base.counters->resolve_failures, 1);
@@ -297,11 +369,24 @@ static uint64_t next_random(http_sender *h)
     return h->rng;
 }
 
-static void sleep_ms(unsigned int ms)
+/* The delay before a retry: on the multi handle, so that interrupt (close)
+ * ends it at once; never past the give-up time. */
+static void sleep_ms(http_sender *h, unsigned int ms)
 {
-    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR)
-        ;
+    int64_t end = tw__mono_ns() + (int64_t)ms * 1000000;
+    for (;;) {
+        int64_t left_ns = end - tw__mono_ns();
+        unsigned int left_ms = left_ns > 0 ? (unsigned int)((left_ns + 999999) / 1000000) : 0;
+        left_ms = tw__sender_ms_left(&h->base, left_ms);
+        if (left_ms == 0)
+            return;
+        if (h->multi) {
+            poll_multi(h, left_ms);
+        } else {
+            struct timespec t = {(time_t)(left_ms / 1000), (long)(left_ms % 1000) * 1000000L};
+            nanosleep(&t, NULL);
+        }
+    }
 }
 
 /* POSTs the body with retries: SENT, REFUSED (not logged: the caller
@@ -317,6 +402,13 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
         unsigned int timeout = h->timeout_ms;
         if (attempt > 0 && left_ms < (int64_t)timeout)
             timeout = left_ms < 1 ? 1 : (unsigned int)left_ms;
+        /* Closing: no attempt outlives the close deadline. */
+        timeout = tw__sender_ms_left(&h->base, timeout);
+        if (timeout == 0) {
+            snprintf(what, what_size, "abandoned at the close deadline");
+            log_failure(h, what, n_spans);
+            return GIVE_UP;
+        }
         unsigned int retry_after_ms;
         outcome o = post_once(h, timeout, &retry_after_ms, what, what_size);
         if (o == SENT) {
@@ -346,7 +438,7 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
             break;
         tw__log_msg(TW_LOG_DEBUG, "%s: POST %s: %s; retry %u in %llu ms", h->fmt_vt->name,
                     h->log_url, what, attempt + 1, (unsigned long long)delay);
-        sleep_ms((unsigned int)delay);
+        sleep_ms(h, (unsigned int)delay);
         h->stats.retries++;
         if (backoff_ms < 3600000u)
             backoff_ms *= 2;
@@ -434,6 +526,13 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
                        unsigned int *budget)
 {
     tw__report_counters *c = h->base.counters;
+    if (tw__sender_gave_up(&h->base)) {
+        /* Closing, past the deadline: nothing more is sent. */
+        tw__log_msg(TW_LOG_DEBUG, "%s: close deadline passed: %zu spans failed", h->fmt_vt->name,
+                    n);
+        tw__count(&c->failed, n);
+        return;
+    }
     if (tw__mono_ns() < h->breaker_until_ns) {
         /* The endpoint failed a whole retry cycle moments ago. */
         tw__log_msg(TW_LOG_DEBUG, "%s: cooling down after failed retries: %zu spans failed",
@@ -586,15 +685,31 @@ static void http_after_fork_child(tw__sender *s)
     http_sender *h = (http_sender *)s;
     clear_batch(h);
     if (h->curl) {
+        /* The kept-alive connection (found while curl is still attached). */
         curl_socket_t fd = CURL_SOCKET_BAD;
-        if (curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+        if (h->is_attached && curl_easy_getinfo(h->curl, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
             fd != CURL_SOCKET_BAD)
             close(fd);
         h->curl = NULL;
     }
+    /* The multi handle's wakeup socket pair stays open, unused, in the
+     * child (libcurl has no call that closes it without the cleanup). */
+    h->multi = NULL;
+    atomic_store(&h->wakeable, NULL);
+    h->is_attached = false;
     h->breaker_until_ns = 0;
     h->rng ^= (uint64_t)getpid() << 17;
 }
+
+static void http_interrupt(tw__sender *s)
+{
+    http_sender *h = (http_sender *)s;
+    CURLM *m = atomic_load(&h->wakeable);
+    if (m)
+        curl_multi_wakeup(m);
+}
+
+static tw__sender *http_fork_clone(const tw__sender *s);
 
 static void http_free(tw__sender *s)
 {
@@ -607,8 +722,12 @@ static void http_free(tw__sender *s)
     if (h->has_z)
         deflateEnd(&h->z);
     tw__buf_free(&h->gzbuf);
+    if (h->curl && h->is_attached)
+        curl_multi_remove_handle(h->multi, h->curl);
     if (h->curl)
         curl_easy_cleanup(h->curl);
+    if (h->multi)
+        curl_multi_cleanup(h->multi);
     curl_slist_free_all(h->headers);
     if (h->fmt_vt && h->fmt)
         h->fmt_vt->free_format(h->fmt);
@@ -631,6 +750,8 @@ static const tw__sender_vtable http_vtable = {
     .flush = http_flush,
     .free = http_free,
     .after_fork_child = http_after_fork_child,
+    .fork_clone = http_fork_clone,
+    .interrupt = http_interrupt,
 };
 
 void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void *arg)
@@ -716,6 +837,55 @@ static tw_status check_file(const char *name, const char *what, const char *path
     tw__set_error(err, TW_E_CONFIG, "%s: %s \"%s\" cannot be read: %s", name, what, path,
                   strerror(errno));
     return TW_E_CONFIG;
+}
+
+static struct curl_slist *dup_slist(const struct curl_slist *l, bool *ok)
+{
+    struct curl_slist *copy = NULL;
+    *ok = true;
+    for (; l && *ok; l = l->next)
+        *ok = add_header(&copy, l->data);
+    return copy;
+}
+
+/* A forked child's new sender: the configuration of @s, which never
+ * changes after creation (the batch, the handles and the counters of @s
+ * are the parent's thread's and are not read). */
+static tw__sender *http_fork_clone(const tw__sender *s)
+{
+    const http_sender *o = (const http_sender *)s;
+    http_sender *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->base.vtable = &http_vtable;
+    h->fmt_vt = o->fmt_vt;
+    h->fmt = o->fmt_vt->new_format();
+    bool ok = h->fmt && check_url(o->fmt_vt->name, o->url, &h->log_url, NULL) == TW_OK &&
+              h->log_url && dup_opt(&h->url, o->url) && dup_opt(&h->user, o->user) &&
+              dup_opt(&h->password, o->password) && dup_opt(&h->ca_file, o->ca_file) &&
+              dup_opt(&h->cert_file, o->cert_file) && dup_opt(&h->key_file, o->key_file);
+    if (ok)
+        h->headers = dup_slist(o->headers, &ok);
+    if (!ok) {
+        http_free(&h->base);
+        return NULL;
+    }
+    h->connect_timeout_ms = o->connect_timeout_ms;
+    h->timeout_ms = o->timeout_ms;
+    h->max_body = o->max_body;
+    h->max_retries = o->max_retries;
+    h->initial_backoff_ms = o->initial_backoff_ms;
+    h->max_retry_time_ms = o->max_retry_time_ms;
+    h->max_split_requests = o->max_split_requests;
+    h->is_gzip = o->is_gzip;
+    h->on_refused = o->on_refused;
+    h->refused_arg = o->refused_arg;
+    h->rng = (uint64_t)tw__mono_ns() ^ ((uint64_t)getpid() << 17) ^ 0x9e3779b97f4a7c15u;
+    if (h->rng == 0)
+        h->rng = 1;
+    tw__buf_init(&h->body);
+    tw__buf_init(&h->gzbuf);
+    return &h->base;
 }
 
 tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,

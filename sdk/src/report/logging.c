@@ -112,13 +112,6 @@ static void logging_report(tw_reporter *r, tw__span_data *span)
     tw__count(&lr->counters.sent, 1);
 }
 
-static tw_status logging_flush(tw_reporter *r, unsigned int timeout_ms)
-{
-    (void)r;
-    (void)timeout_ms;
-    return TW_OK;
-}
-
 static uint64_t logging_counter(const tw_reporter *r, tw_counter c)
 {
     return tw__report_counters_get(&((const logging_reporter *)r)->counters, c);
@@ -133,7 +126,6 @@ static const tw__reporter_vtable logging_vtable = {
     .size = sizeof(tw__reporter_vtable),
     .name = "logging",
     .report = logging_report,
-    .flush = logging_flush,
     .counter = logging_counter,
     .destroy = logging_destroy,
 };

@@ -17,7 +17,24 @@ typedef struct {
     size_t n, cap;         /* guarded by lock */
     size_t max_spans;
     tw__report_counters counters;
+    tw__fork_entry fork_entry;
 } memory_reporter;
+
+/* fork() (fork.h): the child keeps the spans, which are its memory too. */
+static void memory_fork_prepare(void *arg)
+{
+    pthread_mutex_lock(&((memory_reporter *)arg)->lock);
+}
+
+static void memory_fork_parent(void *arg)
+{
+    pthread_mutex_unlock(&((memory_reporter *)arg)->lock);
+}
+
+static void memory_fork_child(void *arg)
+{
+    pthread_mutex_unlock(&((memory_reporter *)arg)->lock);
+}
 
 static void memory_report(tw_reporter *r, tw__span_data *span)
 {
@@ -45,13 +62,6 @@ static void memory_report(tw_reporter *r, tw__span_data *span)
     tw__count(&m->counters.sent, 1);
 }
 
-static tw_status memory_flush(tw_reporter *r, unsigned int timeout_ms)
-{
-    (void)r;
-    (void)timeout_ms;
-    return TW_OK;
-}
-
 static uint64_t memory_counter(const tw_reporter *r, tw_counter c)
 {
     return tw__report_counters_get(&((const memory_reporter *)r)->counters, c);
@@ -67,6 +77,7 @@ static void clear_locked(memory_reporter *m)
 static void memory_destroy(tw_reporter *r)
 {
     memory_reporter *m = (memory_reporter *)r;
+    tw__fork_unregister(&m->fork_entry);
     clear_locked(m);
     free(m->spans);
     pthread_mutex_destroy(&m->lock);
@@ -77,7 +88,6 @@ static const tw__reporter_vtable memory_vtable = {
     .size = sizeof(tw__reporter_vtable),
     .name = "memory",
     .report = memory_report,
-    .flush = memory_flush,
     .counter = memory_counter,
     .destroy = memory_destroy,
 };
@@ -90,6 +100,14 @@ tw_reporter *tw_reporter_memory_new(size_t max_spans)
     m->base.vtable = &memory_vtable;
     pthread_mutex_init(&m->lock, NULL);
     m->max_spans = max_spans ? max_spans : 1000000;
+    m->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_REPORTER,
+                                     .prepare = memory_fork_prepare,
+                                     .parent = memory_fork_parent,
+                                     .child = memory_fork_child,
+                                     .arg = m};
+    if (!tw__fork_register(&m->fork_entry))
+        tw__log_msg(TW_LOG_WARN,
+                    "memory reporter: pthread_atfork failed: a forked child may hang on its lock");
     return &m->base;
 }
 

@@ -22,13 +22,6 @@ static void null_report(tw_reporter *r, tw__span_data *span)
     tw__count(&n->counters.sent, 1);
 }
 
-static tw_status null_flush(tw_reporter *r, unsigned int timeout_ms)
-{
-    (void)r;
-    (void)timeout_ms;
-    return TW_OK;
-}
-
 static uint64_t null_counter(const tw_reporter *r, tw_counter c)
 {
     return tw__report_counters_get(&((const null_reporter *)r)->counters, c);
@@ -43,7 +36,6 @@ static const tw__reporter_vtable null_vtable = {
     .size = sizeof(tw__reporter_vtable),
     .name = "null",
     .report = null_report,
-    .flush = null_flush,
     .counter = null_counter,
     .destroy = null_destroy,
 };

@@ -11,6 +11,10 @@
  *
  * Accounting: every span given to report() ends in exactly one of the
  * counters sent / queue_full / too_large / failed (see reporter.h).
+ *
+ * Deadlines are absolute times on the monotonic clock (tw__mono_ns), so a
+ * composite hands the same deadline to each child and the caller's timeout
+ * bounds the whole call, not each child's part of it.
  */
 #ifndef TW_REPORT_H
 #define TW_REPORT_H
@@ -18,6 +22,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "clock.h"
+#include "fork.h"
 #include "internal.h"
 
 typedef struct tw__reporter_vtable {
@@ -28,9 +34,20 @@ typedef struct tw__reporter_vtable {
     tw_status (*start)(tw_reporter *r, const tw__process *process, tw_error **err);
     /* Takes a reference on @span if it keeps it. Never blocks on I/O. */
     void (*report)(tw_reporter *r, tw__span_data *span);
-    /* Waits until spans reported before the call reached the transport. */
-    tw_status (*flush)(tw_reporter *r, unsigned int timeout_ms);
-    /* Drains, flushes and stops threads; idempotent. Counters stay readable. */
+    /* Asks for the spans reported before the call to be handed to the
+     * transport, and returns at once with a ticket for flush_wait: TW_OK,
+     * or TW_E_CLOSED. Optional (NULL: report() hands spans over itself). */
+    tw_status (*flush_start)(tw_reporter *r, uint64_t *ticket);
+    /* Waits for the flush @ticket (0 when there is no flush_start) until
+     * @deadline_ns: TW_OK or TW_E_TIMEOUT. Optional (NULL: TW_OK). */
+    tw_status (*flush_wait)(tw_reporter *r, uint64_t ticket, int64_t deadline_ns);
+    /* Starts closing and returns at once: what is queued goes to the
+     * transport until the reporter's close deadline (its close timeout from
+     * now), and what cannot is counted as failed. Optional; idempotent. */
+    void (*close_start)(tw_reporter *r);
+    /* Closes (close_start if not done) and waits until the reporter is
+     * closed: threads stopped, by the close deadline. Idempotent. Counters
+     * stay readable. */
     void (*close)(tw_reporter *r);
     uint64_t (*counter)(const tw_reporter *r, tw_counter c);
     /* Frees everything (after close). */
@@ -87,10 +104,20 @@ typedef struct tw__sender_vtable {
     /* Optional (present when size covers it and non-NULL). Runs in a child
      * after fork(), single-threaded, with the sender quiescent (no append or
      * flush was running at the fork): forget the partial batch, which the
-     * parent sends, and reset anything the child must not share. Without
-     * it, the async reporter flushes the sender before the fork instead (in
-     * the forking thread), so the partial batch is never sent twice. */
+     * parent sends, and reset anything the child must not share. A sender
+     * without it is treated in the child as one that was busy. */
     void (*after_fork_child)(tw__sender *s);
+    /* Optional. Runs in a forked child's reporter thread when the sender
+     * was busy at the fork (its state is then whatever the parent's thread
+     * left): a new, unopened sender with the configuration of @s, read from
+     * the fields that never change after creation. NULL on failure. The
+     * child abandons @s (never touches or frees it again), so the parent's
+     * request in flight cannot make the fork wait. */
+    tw__sender *(*fork_clone)(const tw__sender *s);
+    /* Optional. Called from another thread after give_up_at_ns was set:
+     * makes a wait on the transport in progress look at it now. Safe at any
+     * time between open and free, concurrently with append and flush. */
+    void (*interrupt)(tw__sender *s);
 } tw__sender_vtable;
 
 /* True when @vt has the member @field (a vtable may be older and shorter). */
@@ -100,16 +127,52 @@ typedef struct tw__sender_vtable {
 struct tw__sender {
     const tw__sender_vtable *vtable;
     tw__report_counters *counters; /* owned by the async reporter */
+    /* When (tw__mono_ns) the sender gives up on its transport: a wait in
+     * progress ends there, no new one starts after it, and what is not
+     * sent by then is counted as failed. 0: never (the default, and always
+     * outside a closing async reporter). Set by the async reporter's close
+     * from another thread, which then calls interrupt. Sequentially
+     * consistent, so that a sender publishing what interrupt wakes and then
+     * reading this, against close writing this and then reading what to
+     * wake, cannot both miss the other. */
+    atomic_int_fast64_t give_up_at_ns;
 };
+
+/* Whether @s must not start or continue waiting on its transport now. */
+static inline bool tw__sender_gave_up(tw__sender *s)
+{
+    int64_t at = atomic_load(&s->give_up_at_ns);
+    return at != 0 && tw__mono_ns() >= at;
+}
+
+/* Milliseconds until @s gives up, capped at @cap_ms (which is returned
+ * when it never does); 0 once it has. */
+static inline unsigned int tw__sender_ms_left(tw__sender *s, unsigned int cap_ms)
+{
+    int64_t at = atomic_load(&s->give_up_at_ns);
+    if (at == 0)
+        return cap_ms;
+    int64_t left_ms = (at - tw__mono_ns() + 999999) / 1000000;
+    if (left_ms <= 0)
+        return 0;
+    return left_ms < (int64_t)cap_ms ? (unsigned int)left_ms : cap_ms;
+}
 
 typedef struct tw__async_options {
     size_t max_queue_size;
     unsigned int flush_interval_ms;
+    unsigned int close_timeout_ms; /* 0: TW__DEFAULT_CLOSE_TIMEOUT_MS */
 } tw__async_options;
+
+/* The async part of @opts (queue, flush interval, close timeout). */
+tw__async_options tw__async_options_from(const tw_reporter_options *opts);
 
 /* An asynchronous reporter that owns @sender (freed also on failure). */
 tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
                                     const tw__async_options *opts, tw_error **err);
+/* Tests only: whether @r's thread waits for work, its sender idle (a fork
+ * now finds the sender quiescent). */
+bool tw__async_reporter_is_idle(tw_reporter *r);
 
 /* The options object behind tw_reporter_options. */
 struct tw_reporter_options {
@@ -117,6 +180,7 @@ struct tw_reporter_options {
     unsigned int agent_port;
     size_t max_queue_size;
     unsigned int flush_interval_ms;
+    unsigned int close_timeout_ms;
     size_t max_packet_size;
     unsigned int resolve_interval_ms;
     bool is_agent_set; /* tw_reporter_options_set_agent was called (else each UDP
@@ -137,6 +201,10 @@ void tw__http_options_free(struct tw__http_options *h);
 #define TW__DEFAULT_FLUSH_INTERVAL_MS 1000u
 #define TW__DEFAULT_MAX_PACKET 65000u
 #define TW__DEFAULT_RESOLVE_INTERVAL_MS 30000u
+/* How long close waits for the queue to reach the transport (Jaeger's Go
+ * client gives up after 5 s, Java's after at most 10 s). */
+#define TW__DEFAULT_CLOSE_TIMEOUT_MS 5000u
+#define TW__MAX_CLOSE_TIMEOUT_MS 3600000u
 
 tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
 /* The same sender speaking the Thrift binary protocol (agent port 6832). */
@@ -146,26 +214,6 @@ tw__sender *tw__udp_sender_new_binary(const tw_reporter_options *opts, tw_error 
 #define TW__DEFAULT_MAX_FILES 5u
 /* The Dapper-style span log writer (file_sender.c, docs/dapper-log-format.md). */
 tw__sender *tw__file_sender_new(const tw_reporter_options *opts, tw_error **err);
-
-/* ---- fork safety (fork.c) -----------------------------------------------------------------
- * One pthread_atfork registration for the library's reporters: each live
- * entry's prepare runs before fork() (in registration order), its parent or
- * child hook after (in reverse order). An entry's hooks run with the
- * registry lock held, so they must not register or unregister entries. */
-typedef struct tw__fork_entry {
-    void (*prepare)(void *arg);
-    void (*parent)(void *arg);
-    void (*child)(void *arg);
-    void *arg;
-    struct tw__fork_entry *prev, *next; /* guarded by the registry lock */
-} tw__fork_entry;
-
-/* Adds @e (caller-owned, filled in) to the registry; installs the atfork
- * handlers on first use. Cannot fail after the first successful call;
- * returns false when pthread_atfork itself fails. */
-bool tw__fork_register(tw__fork_entry *e);
-/* Removes @e; a no-op when it is not registered. */
-void tw__fork_unregister(tw__fork_entry *e);
 
 /* Tests only: replaces getaddrinfo for every UDP sender (NULL restores it).
  * The result is released with freeaddrinfo, so a replacement must return
@@ -178,6 +226,13 @@ void tw__udp_sender_set_resolver(tw__resolve_fn fn);
 /* Reporter lifecycle helpers used by the tracer. */
 tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_error **err);
 void tw__reporter_report(tw_reporter *r, tw__span_data *span);
+/* flush_start then flush_wait: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED. */
+tw_status tw__reporter_flush(tw_reporter *r, int64_t deadline_ns);
+/* The deadline @timeout_ms from now (0: 5000, the public default). */
+int64_t tw__flush_deadline(unsigned int timeout_ms);
+/* close_start of a started reporter (a no-op otherwise). */
+void tw__reporter_close_start(tw_reporter *r);
+/* close of a started reporter (a no-op otherwise). */
 void tw__reporter_close(tw_reporter *r);
 
 /* Formats a finished span as one human-readable line into @buf (logging

@@ -21,6 +21,7 @@ tw_reporter_options *tw_reporter_options_new(void)
     o->agent_port = 6831;
     o->max_queue_size = TW__DEFAULT_QUEUE_SIZE;
     o->flush_interval_ms = TW__DEFAULT_FLUSH_INTERVAL_MS;
+    o->close_timeout_ms = TW__DEFAULT_CLOSE_TIMEOUT_MS;
     o->max_packet_size = TW__DEFAULT_MAX_PACKET;
     o->resolve_interval_ms = TW__DEFAULT_RESOLVE_INTERVAL_MS;
     o->max_file_bytes = TW__DEFAULT_MAX_FILE_BYTES;
@@ -68,6 +69,21 @@ tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
     return TW_OK;
 }
 
+tw_status tw_reporter_options_set_close_timeout_ms(tw_reporter_options *opts,
+                                                   unsigned int timeout_ms)
+{
+    TW_CHECK_ARG(opts && timeout_ms >= 1 && timeout_ms <= TW__MAX_CLOSE_TIMEOUT_MS,
+                 TW_E_INVALID_ARG);
+    opts->close_timeout_ms = timeout_ms;
+    return TW_OK;
+}
+
+tw__async_options tw__async_options_from(const tw_reporter_options *opts)
+{
+    return (tw__async_options){opts->max_queue_size, opts->flush_interval_ms,
+                               opts->close_timeout_ms};
+}
+
 tw_status tw_reporter_options_set_max_packet_size(tw_reporter_options *opts, size_t bytes)
 {
     TW_CHECK_ARG(opts && bytes >= 512 && bytes <= 65507, TW_E_INVALID_ARG);
@@ -97,7 +113,7 @@ tw_reporter *tw_reporter_jaeger_udp_new(const tw_reporter_options *opts, tw_erro
     tw_reporter *r = NULL;
     tw__sender *sender = tw__udp_sender_new(opts, err);
     if (sender) {
-        tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+        tw__async_options ao = tw__async_options_from(opts);
         r = tw__async_reporter_new("jaeger-udp", sender, &ao, err);
     }
     tw_reporter_options_free(defaults);
@@ -115,6 +131,28 @@ tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_erro
 void tw__reporter_report(tw_reporter *r, tw__span_data *span)
 {
     r->vtable->report(r, span);
+}
+
+tw_status tw__reporter_flush(tw_reporter *r, int64_t deadline_ns)
+{
+    uint64_t ticket = 0;
+    if (r->vtable->flush_start) {
+        tw_status st = r->vtable->flush_start(r, &ticket);
+        if (st != TW_OK)
+            return st;
+    }
+    return r->vtable->flush_wait ? r->vtable->flush_wait(r, ticket, deadline_ns) : TW_OK;
+}
+
+int64_t tw__flush_deadline(unsigned int timeout_ms)
+{
+    return tw__mono_ns() + (int64_t)(timeout_ms ? timeout_ms : 5000u) * 1000000;
+}
+
+void tw__reporter_close_start(tw_reporter *r)
+{
+    if (r && r->is_started && r->vtable->close_start)
+        r->vtable->close_start(r);
 }
 
 void tw__reporter_close(tw_reporter *r)

@@ -20,7 +20,9 @@
  * send and is counted as failed, never fatal.
  *
  * After fork() the child forgets the partial batch (the parent sends it)
- * and keeps the connected socket, which both processes may send on.
+ * and keeps the connected socket, which both processes may send on; a
+ * sender that was busy at the fork is replaced in the child by a clone of
+ * its configuration (fork_clone) with a socket of its own.
  *
  * Locking: none; a sender is used only by its reporter thread (and by
  * start/free, which happen before and after that thread runs, and by the
@@ -42,6 +44,7 @@
 typedef struct {
     tw__sender base;
     const char *name; /* "jaeger-udp" or "jaeger-udp-binary", for log lines */
+    tw__thrift_protocol protocol;
     char *host;
     char port[8];
     size_t max_packet;
@@ -143,8 +146,11 @@ static void emit(udp_sender *u)
     size_t n = u->n_spans;
     tw__report_counters *c = u->base.counters;
     int64_t now = tw__mono_ns();
-    if (!u->has_address ||
-        (u->resolve_interval_ns > 0 && now - u->last_resolve_ns >= u->resolve_interval_ns))
+    /* No name lookup while closing: getaddrinfo cannot be interrupted, and
+     * a DNS server that does not answer would hold close past its deadline. */
+    bool is_closing = atomic_load_explicit(&u->base.give_up_at_ns, memory_order_relaxed) != 0;
+    if (!is_closing && (!u->has_address || (u->resolve_interval_ns > 0 &&
+                                            now - u->last_resolve_ns >= u->resolve_interval_ns)))
         resolve(u);
     bool ok = false;
     if (u->has_address &&
@@ -269,6 +275,8 @@ static void udp_free(tw__sender *s)
     free(u);
 }
 
+static tw__sender *udp_fork_clone(const tw__sender *s);
+
 static const tw__sender_vtable udp_vtable = {
     .size = sizeof(tw__sender_vtable),
     .name = "jaeger-udp",
@@ -277,7 +285,43 @@ static const tw__sender_vtable udp_vtable = {
     .flush = udp_flush,
     .free = udp_free,
     .after_fork_child = udp_after_fork_child,
+    .fork_clone = udp_fork_clone,
 };
+
+/* The fields every UDP sender is made with; false when out of memory. */
+static bool udp_init(udp_sender *u, const char *name, tw__thrift_protocol protocol,
+                     const char *host)
+{
+    u->base.vtable = &udp_vtable;
+    u->name = name;
+    u->protocol = protocol;
+    u->fd = -1;
+    u->host = strdup(host);
+    u->enc = tw__jaeger_encoder_new(protocol);
+    tw__buf_init(&u->process);
+    tw__buf_init(&u->spans);
+    tw__buf_init(&u->scratch);
+    tw__buf_init(&u->packet);
+    return u->host && u->enc;
+}
+
+/* A forked child's new sender: the configuration of @s (fixed at
+ * creation), a socket of its own once opened. */
+static tw__sender *udp_fork_clone(const tw__sender *s)
+{
+    const udp_sender *o = (const udp_sender *)s;
+    udp_sender *u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    if (!udp_init(u, o->name, o->protocol, o->host)) {
+        udp_free(&u->base);
+        return NULL;
+    }
+    memcpy(u->port, o->port, sizeof u->port);
+    u->max_packet = o->max_packet;
+    u->resolve_interval_ns = o->resolve_interval_ns;
+    return &u->base;
+}
 
 static tw__sender *udp_sender_new(const tw_reporter_options *opts, tw__thrift_protocol protocol,
                                   tw_error **err)
@@ -288,12 +332,7 @@ static tw__sender *udp_sender_new(const tw_reporter_options *opts, tw__thrift_pr
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
         return NULL;
     }
-    u->base.vtable = &udp_vtable;
-    u->name = name;
-    u->fd = -1;
-    u->host = strdup(opts->agent_host);
-    u->enc = tw__jaeger_encoder_new(protocol);
-    if (!u->host || !u->enc) {
+    if (!udp_init(u, name, protocol, opts->agent_host)) {
         udp_free(&u->base);
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
         return NULL;
@@ -305,10 +344,6 @@ static tw__sender *udp_sender_new(const tw_reporter_options *opts, tw__thrift_pr
     snprintf(u->port, sizeof u->port, "%u", port);
     u->max_packet = opts->max_packet_size;
     u->resolve_interval_ns = (int64_t)opts->resolve_interval_ms * 1000000;
-    tw__buf_init(&u->process);
-    tw__buf_init(&u->spans);
-    tw__buf_init(&u->scratch);
-    tw__buf_init(&u->packet);
     /* Resolution happens in open(), once the async reporter has attached
      * its counters; a name that does not resolve yet is not an error there
      * (as in Jaeger's clients). A socket that cannot be created at all is. */
@@ -348,7 +383,7 @@ tw_reporter *tw_reporter_jaeger_udp_binary_new(const tw_reporter_options *opts, 
     tw_reporter *r = NULL;
     tw__sender *sender = tw__udp_sender_new_binary(opts, err);
     if (sender) {
-        tw__async_options ao = {opts->max_queue_size, opts->flush_interval_ms};
+        tw__async_options ao = tw__async_options_from(opts);
         r = tw__async_reporter_new("jaeger-udp-binary", sender, &ao, err);
     }
     tw_reporter_options_free(defaults);

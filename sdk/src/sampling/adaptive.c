@@ -19,7 +19,8 @@
  * Jaeger's own (server-side) adaptive sampling does. At most max_operations
  * names are tracked; the rest share one bucket, so memory stays bounded.
  *
- * Locking: `lock` guards everything; it is taken once per new trace.
+ * Locking: `lock` guards everything; it is taken once per new trace, and
+ * around fork() by the fork hooks (fork.h).
  */
 #include "sampling/sampling.h"
 
@@ -27,6 +28,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fork.h"
 
 #define WINDOW_NS 1000000000LL
 #define INITIAL_PROBABILITY 0.001
@@ -46,7 +49,23 @@ typedef struct {
     double target_per_second;
     size_t max_operations;
     int64_t window_start_ns; /* guarded by lock */
+    tw__fork_entry fork_entry;
 } adaptive_sampler;
+
+static void adaptive_fork_prepare(void *arg)
+{
+    pthread_mutex_lock(&((adaptive_sampler *)arg)->lock);
+}
+
+static void adaptive_fork_parent(void *arg)
+{
+    pthread_mutex_unlock(&((adaptive_sampler *)arg)->lock);
+}
+
+static void adaptive_fork_child(void *arg)
+{
+    pthread_mutex_unlock(&((adaptive_sampler *)arg)->lock);
+}
 
 static void set_probability(adaptive_entry *e, double p)
 {
@@ -136,6 +155,7 @@ static void adaptive_decide(tw_sampler *s, tw__trace_id *id, const char *op,
 static void adaptive_free(tw_sampler *s)
 {
     adaptive_sampler *a = (adaptive_sampler *)s;
+    tw__fork_unregister(&a->fork_entry);
     g_hash_table_destroy(a->operations);
     pthread_mutex_destroy(&a->lock);
     free(a);
@@ -166,6 +186,14 @@ tw_sampler *tw_sampler_adaptive_new(double target_traces_per_second, size_t max_
     a->other.rate = -1.0;
     set_probability(&a->other, INITIAL_PROBABILITY);
     a->window_start_ns = tw__sampling_now_ns();
+    a->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_SAMPLER,
+                                     .prepare = adaptive_fork_prepare,
+                                     .parent = adaptive_fork_parent,
+                                     .child = adaptive_fork_child,
+                                     .arg = a};
+    if (!tw__fork_register(&a->fork_entry))
+        tw__log_msg(TW_LOG_WARN,
+                    "adaptive sampler: pthread_atfork failed: a forked child may hang on its lock");
     return &a->base;
 }
 

@@ -15,7 +15,9 @@
  * decides alone, so memory stays bounded whatever operation names arrive.
  *
  * Locking: `lock` (a rwlock) guards the table; decisions on known operations
- * share it for reading; the limiters synchronise themselves.
+ * share it for reading; the limiters synchronise themselves and are only
+ * used with `lock` held, so the fork hooks (fork.h), which take `lock` for
+ * writing, find every limiter free.
  */
 #include "sampling/sampling.h"
 
@@ -23,6 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fork.h"
 
 typedef struct {
     double probability;
@@ -39,7 +43,23 @@ typedef struct {
     uint64_t default_boundary;
     double lower_bound_per_second;
     size_t max_operations;
+    tw__fork_entry fork_entry;
 } per_operation_sampler;
+
+static void per_operation_fork_prepare(void *arg)
+{
+    pthread_rwlock_wrlock(&((per_operation_sampler *)arg)->lock);
+}
+
+static void per_operation_fork_parent(void *arg)
+{
+    pthread_rwlock_unlock(&((per_operation_sampler *)arg)->lock);
+}
+
+static void per_operation_fork_child(void *arg)
+{
+    tw__sampling_rwlock_reset_in_child(&((per_operation_sampler *)arg)->lock);
+}
 
 static void entry_free(gpointer p)
 {
@@ -122,6 +142,7 @@ static void per_operation_decide(tw_sampler *s, tw__trace_id *id, const char *op
 static void per_operation_free(tw_sampler *s)
 {
     per_operation_sampler *p = (per_operation_sampler *)s;
+    tw__fork_unregister(&p->fork_entry);
     g_hash_table_destroy(p->operations);
     pthread_rwlock_destroy(&p->lock);
     free(p);
@@ -158,12 +179,20 @@ tw_sampler *tw_sampler_per_operation_new(double default_probability, double lowe
         return NULL;
     }
     p->base.vtable = &per_operation_vtable;
-    pthread_rwlock_init(&p->lock, NULL);
+    tw__sampling_rwlock_init(&p->lock);
     p->operations = g_hash_table_new_full(g_str_hash, g_str_equal, free, entry_free);
     p->default_probability = default_probability;
     p->default_boundary = tw__probability_boundary(default_probability);
     p->lower_bound_per_second = lower_bound_per_second;
     p->max_operations = max_operations ? max_operations : 2000;
+    p->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_SAMPLER,
+                                     .prepare = per_operation_fork_prepare,
+                                     .parent = per_operation_fork_parent,
+                                     .child = per_operation_fork_child,
+                                     .arg = p};
+    if (!tw__fork_register(&p->fork_entry))
+        tw__log_msg(TW_LOG_WARN, "per-operation sampler: pthread_atfork failed: a forked child "
+                                 "may hang on its lock");
     return &p->base;
 }
 

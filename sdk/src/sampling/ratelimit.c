@@ -9,11 +9,38 @@
  * burst of at most one second's worth (and at least one trace) passes, and
  * it starts full.
  * Locking: `lock` guards the bucket; it is taken once per new trace only.
+ * The rate-limiting sampler registers its bucket's lock with fork.h; a
+ * bucket inside another sampler (per-operation) is taken only under that
+ * sampler's own lock, which covers it at fork().
  */
 #include "sampling/sampling.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#include "fork.h"
+
+void tw__sampling_rwlock_init(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    pthread_rwlock_init(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+}
+
+void tw__sampling_rwlock_reset_in_child(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    tw__rwlock_reset_in_child(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+}
 
 void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second)
 {
@@ -50,7 +77,23 @@ typedef struct {
     tw_sampler base;
     double per_second;
     tw__rate_limiter limiter;
+    tw__fork_entry fork_entry;
 } rate_limiting_sampler;
+
+static void limiter_fork_prepare(void *arg)
+{
+    pthread_mutex_lock(&((rate_limiting_sampler *)arg)->limiter.lock);
+}
+
+static void limiter_fork_parent(void *arg)
+{
+    pthread_mutex_unlock(&((rate_limiting_sampler *)arg)->limiter.lock);
+}
+
+static void limiter_fork_child(void *arg)
+{
+    pthread_mutex_unlock(&((rate_limiting_sampler *)arg)->limiter.lock);
+}
 
 static void rate_limiting_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                                  tw__sampling_decision *out)
@@ -66,6 +109,7 @@ static void rate_limiting_decide(tw_sampler *s, tw__trace_id *id, const char *op
 static void rate_limiting_free(tw_sampler *s)
 {
     rate_limiting_sampler *r = (rate_limiting_sampler *)s;
+    tw__fork_unregister(&r->fork_entry);
     tw__rate_limiter_destroy(&r->limiter);
     free(r);
 }
@@ -89,5 +133,13 @@ tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_error **er
     r->base.vtable = &rate_limiting_vtable;
     r->per_second = traces_per_second;
     tw__rate_limiter_init(&r->limiter, traces_per_second);
+    r->fork_entry = (tw__fork_entry){.level = TW__FORK_LEVEL_SAMPLER,
+                                     .prepare = limiter_fork_prepare,
+                                     .parent = limiter_fork_parent,
+                                     .child = limiter_fork_child,
+                                     .arg = r};
+    if (!tw__fork_register(&r->fork_entry))
+        tw__log_msg(TW_LOG_WARN, "rate-limiting sampler: pthread_atfork failed: a forked child "
+                                 "may hang on its lock");
     return &r->base;
 }

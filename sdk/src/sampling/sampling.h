@@ -120,6 +120,15 @@ typedef struct tw__rate_limiter {
     int64_t last_ns;       /* guarded by lock */
 } tw__rate_limiter;
 
+/* A rwlock that lets a waiting writer in before new readers (glibc's
+ * default lets readers starve a writer): the fork hooks take sampler
+ * rwlocks for writing while other threads keep deciding. Readers must not
+ * nest. */
+void tw__sampling_rwlock_init(pthread_rwlock_t *lock);
+/* The same lock made free again in a fork child hook (fork.h,
+ * tw__rwlock_reset_in_child), writer-preferring still. */
+void tw__sampling_rwlock_reset_in_child(pthread_rwlock_t *lock);
+
 void tw__rate_limiter_init(tw__rate_limiter *rl, double per_second);
 bool tw__rate_limiter_take(tw__rate_limiter *rl, double cost);
 void tw__rate_limiter_destroy(tw__rate_limiter *rl);

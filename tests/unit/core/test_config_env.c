@@ -5,10 +5,14 @@
  * and clear errors naming the variable and value for bad input. The value
  * parsers (config_env.h) are also called directly, as the fuzz target does.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config_env.h"
@@ -60,6 +64,7 @@ static const char *const vars[] = {
     "TRACEWIRE_MAX_LOG_FIELDS",
     "TRACEWIRE_MAX_VALUE_BYTES",
     "TRACEWIRE_SAMPLER_FIRST_POLL_TIMEOUT",
+    "TRACEWIRE_REPORTER_CLOSE_TIMEOUT",
     "TRACEWIRE_LOG_LEVEL",
     "OTEL_LOG_LEVEL",
     "OTEL_SDK_DISABLED",
@@ -989,6 +994,70 @@ static void test_no_secret_is_ever_printed(void)
     clear_env();
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* TRACEWIRE_REPORTER_CLOSE_TIMEOUT bounds close: a collector that takes
+ * the connection and never answers (a listening socket nobody accepts on)
+ * holds the request in flight until the 200 ms deadline, not the 5 s
+ * default. Bad values name the variable. */
+static void test_close_timeout_variable_bounds_close(void)
+{
+    clear_env();
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    socklen_t len = sizeof addr;
+    CU_ASSERT_FATAL(fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+                    listen(fd, 8) == 0 && getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/api/traces", ntohs(addr.sin_port));
+    setenv("JAEGER_ENDPOINT", url, 1);
+    setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+    setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+    setenv("TRACEWIRE_REPORTER_CLOSE_TIMEOUT", "200ms", 1);
+    /* tracewire config shows the deadline and where it came from. */
+    tw_config *c = tw_config_from_env("svc");
+    const char *src = NULL;
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.close_timeout_ms", &src), "200");
+    CU_ASSERT_STRING_EQUAL(src, "TRACEWIRE_REPORTER_CLOSE_TIMEOUT");
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    dump_problems(c);
+    tw_config_free(c);
+    tw_error *err = NULL;
+    tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw_reporter *r = tw_tracer_reporter(t);
+    CU_ASSERT_STRING_EQUAL(tw_reporter_name(r), "jaeger-http");
+    tw_span_finish(tw_span_start(t, "unanswered", NULL));
+    CU_ASSERT_EQUAL(tw_tracer_flush(t, 50), TW_E_TIMEOUT); /* the request is in flight */
+    int64_t start = now_ms();
+    CU_ASSERT_EQUAL(tw_tracer_close(t), TW_OK);
+    int64_t elapsed_ms = now_ms() - start;
+    CU_ASSERT(elapsed_ms < 2500);
+    CU_ASSERT_EQUAL(tw_reporter_counter(r, TW_COUNTER_FAILED_TO_EMIT), 1);
+    tw_tracer_free(t);
+    close(fd);
+    clear_env();
+
+    setenv("TRACEWIRE_REPORTER_CLOSE_TIMEOUT", "soon", 1);
+    expect_error("TRACEWIRE_REPORTER_CLOSE_TIMEOUT=\"soon\"");
+    setenv("TRACEWIRE_REPORTER_CLOSE_TIMEOUT", "0", 1);
+    expect_error("TRACEWIRE_REPORTER_CLOSE_TIMEOUT=\"0\"");
+    setenv("TRACEWIRE_REPORTER_CLOSE_TIMEOUT", "2h", 1);
+    expect_error("TRACEWIRE_REPORTER_CLOSE_TIMEOUT=\"2h\"");
+
+    /* Unset, the documented default. */
+    c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.close_timeout_ms", &src), "5000");
+    CU_ASSERT_STRING_EQUAL(src, "default");
+    tw_config_free(c);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
@@ -1007,6 +1076,8 @@ void tw_test_register(void)
     CU_add_test(suite, "otlp_protocol_follows_otel_variables",
                 test_otlp_protocol_follows_otel_variables);
     CU_add_test(suite, "samplers_and_service_from_env", test_samplers_and_service_from_env);
+    CU_add_test(suite, "close_timeout_variable_bounds_close",
+                test_close_timeout_variable_bounds_close);
     CU_add_test(suite, "config_lists_settings_with_their_source",
                 test_config_lists_settings_with_their_source);
     CU_add_test(suite, "config_collects_every_problem", test_config_collects_every_problem);

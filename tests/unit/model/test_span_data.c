@@ -2,14 +2,36 @@
 /*
  * tests/unit/model/test_span_data.c: suite "model/span_data": the arena
  * (inline block, growth, alignment), tag storage and truncation, references
- * and reference counting of records.
+ * and reference counting of records, and the record pool: a released
+ * record is kept for reuse and, under AddressSanitizer or memcheck,
+ * poisoned until then (all but its pool link), and a thread that exits
+ * gives back what it kept.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
 #include "model/span_data.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define TEST_VALGRIND 1
+#endif
+#endif
 
 static void test_arena_grows_past_inline_block_and_aligns(void)
 {
@@ -115,6 +137,98 @@ static void test_process_tags(void)
     tw__process_clear(&p);
 }
 
+/* The pool is on in sanitizer builds; what it keeps is off limits to the
+ * tools until it is handed out again (the check is the tool's own: under
+ * neither, only the reuse is checked). */
+static void test_released_record_is_off_limits_until_reused(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw__span_data_unref(s); /* kept: this thread's list has room */
+#ifdef TEST_ASAN
+    CU_ASSERT(__asan_address_is_poisoned(&s->operation));
+    CU_ASSERT(__asan_address_is_poisoned(&s->inline_tags[5]));
+    CU_ASSERT(!__asan_address_is_poisoned(&s->next_free));
+#endif
+#ifdef TEST_VALGRIND
+    if (RUNNING_ON_VALGRIND) {
+        unsigned char vbits[sizeof s->operation];
+        /* 3: not addressable (memcheck's client request says so without
+         * reporting an error) */
+        CU_ASSERT_EQUAL(VALGRIND_GET_VBITS(&s->operation, vbits, sizeof vbits), 3);
+    }
+#endif
+    tw__span_data *again = tw__span_data_new(); /* the same record, usable again */
+    CU_ASSERT_PTR_EQUAL(again, s);
+#ifdef TEST_ASAN
+    CU_ASSERT(!__asan_address_is_poisoned(&again->operation));
+#endif
+    CU_ASSERT(tw__span_data_set_operation(again, "reused", 6));
+    CU_ASSERT_STRING_EQUAL(again->operation, "reused");
+    tw__span_data_unref(again);
+    tw__span_data_pool_trim();
+}
+
+/* ---- records kept by threads that exit ------------------------------------------------- */
+
+#define N_RECORDS 100
+
+static tw__span_data *records[N_RECORDS];
+
+/* Makes N_RECORDS records and releases them all, then exits: its list goes
+ * to the shared one. */
+static void *make_and_release(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < N_RECORDS; i++)
+        records[i] = tw__span_data_new();
+    for (size_t i = 0; i < N_RECORDS; i++)
+        tw__span_data_unref(records[i]);
+    return NULL;
+}
+
+/* Starts one span and exits without releasing anything: it took a batch
+ * of records from the shared list and keeps all but one. */
+static void *take_one(void *arg)
+{
+    *(tw__span_data **)arg = tw__span_data_new();
+    return NULL;
+}
+
+static bool is_one_of_the_records(const tw__span_data *s)
+{
+    for (size_t i = 0; i < N_RECORDS; i++)
+        if (records[i] == s)
+            return true;
+    return false;
+}
+
+/* A thread that only starts spans (another thread finishes them) gives
+ * back the rest of the batch it took when it exits: every record is found
+ * again, none is lost with the thread. */
+static void test_exiting_thread_gives_its_records_back(void)
+{
+    tw__span_data_pool_trim();
+    pthread_t t;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, make_and_release, NULL) == 0);
+    pthread_join(t, NULL);
+    tw__span_data *taken = NULL;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, take_one, &taken) == 0);
+    pthread_join(t, NULL);
+    CU_ASSERT_FATAL(is_one_of_the_records(taken));
+    tw__span_data_unref(taken); /* finished on this thread */
+    size_t found = 0;
+    tw__span_data *again[N_RECORDS];
+    for (size_t i = 0; i < N_RECORDS; i++) {
+        again[i] = tw__span_data_new();
+        found += is_one_of_the_records(again[i]);
+    }
+    CU_ASSERT_EQUAL(found, N_RECORDS);
+    for (size_t i = 0; i < N_RECORDS; i++)
+        tw__span_data_unref(again[i]);
+    tw__span_data_pool_trim();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("model/span_data", NULL, NULL);
@@ -126,4 +240,8 @@ void tw_test_register(void)
                 test_truncation_marks_and_respects_utf8);
     CU_add_test(suite, "references_and_logs_accumulate", test_references_and_logs_accumulate);
     CU_add_test(suite, "process_tags", test_process_tags);
+    CU_add_test(suite, "released_record_is_off_limits_until_reused",
+                test_released_record_is_off_limits_until_reused);
+    CU_add_test(suite, "exiting_thread_gives_its_records_back",
+                test_exiting_thread_gives_its_records_back);
 }

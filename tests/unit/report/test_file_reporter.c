@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bounded.h"
 #include "harness.h"
 #include "internal.h"
 #include "tracewire/tracewire.h"
@@ -77,7 +79,11 @@ static tw_tracer *make_file_tracer(const char *path, size_t max_bytes, size_t ma
               tw_reporter_options_set_max_file_bytes(ro, max_bytes) == TW_OK &&
               tw_reporter_options_set_max_files(ro, max_files) == TW_OK &&
               /* Flushes come from the tests (tw_tracer_flush, close), not the clock. */
-              tw_reporter_options_set_flush_interval_ms(ro, 60000) == TW_OK;
+              tw_reporter_options_set_flush_interval_ms(ro, 60000) == TW_OK &&
+              /* Close writes everything (a rotation syncs the file, which on a busy
+               * disk can take longer than the default 5 s deadline); the tests of
+               * the deadline are the FIFO ones, which never wait that long. */
+              tw_reporter_options_set_close_timeout_ms(ro, 60000) == TW_OK;
     tw_reporter *r = ok ? tw_reporter_file_new(ro, NULL) : NULL;
     tw_reporter_options_free(ro);
     if (!r)
@@ -560,6 +566,132 @@ static void test_options_are_checked(void)
     tw_reporter_options_free(ro);
 }
 
+/* ---- named pipes: the reporter never blocks on one ------------------------------------------- */
+
+/* A FIFO's read end, opened by the test (or by a rescue) and never read. */
+typedef struct fifo_reader {
+    const char *path;
+    int fd; /* -1 until opened */
+} fifo_reader;
+
+static void fifo_open_reader(void *arg)
+{
+    fifo_reader *f = arg;
+    if (f->fd < 0)
+        f->fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+/* Rescue for a writer blocked on a full pipe: the read end goes away, so
+ * the write fails (EPIPE) instead of waiting. */
+static void fifo_close_reader(void *arg)
+{
+    fifo_reader *f = arg;
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}
+
+typedef struct tracer_call {
+    tw_tracer *tracer;
+    tw_status status;
+} tracer_call;
+
+static void call_flush(void *arg)
+{
+    tracer_call *c = arg;
+    c->status = tw_tracer_flush(c->tracer, 5000);
+}
+
+static void call_close(void *arg)
+{
+    tracer_call *c = arg;
+    c->status = tw_tracer_close(c->tracer);
+}
+
+static int fifo_child(void *arg)
+{
+    tw_tracer *t = arg;
+    if (counter(t, TW_COUNTER_SPANS_REPORTED) != 0)
+        return 2;
+    if (!CHILD_CAN_START_THREADS)
+        return 0;
+    emit_span(t, "child", 1, NULL);
+    tw_status st = tw_tracer_flush(t, 5000);
+    bool ok = st == TW_OK && counter(t, TW_COUNTER_SPANS_REPORTED) == 1 &&
+              counter(t, TW_COUNTER_FAILED_TO_EMIT) == 1;
+    tw_tracer_free(t);
+    return ok ? 0 : 1;
+}
+
+static void call_fork(void *arg)
+{
+    tracer_call *c = arg;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        _exit(fifo_child(c->tracer));
+    }
+    c->status = pid < 0 ? TW_E_IO : TW_OK;
+    int rc = pid < 0 ? 200 : wait_child_bounded(pid, 30000);
+    if (rc != 0) {
+        fprintf(stderr, "fifo child: status %d\n", rc);
+        c->status = TW_E_STATE;
+    }
+}
+
+/* Opening a FIFO for writing waits for a reader; the reporter thread must
+ * not, or flush, fork() and close would wait with it. The spans fail,
+ * counted, and the open is tried again with the next batch. */
+static void test_fifo_without_a_reader_never_blocks_flush_fork_or_close(void)
+{
+    make_scratch_dir();
+    fifo_reader reader = {in_scratch("spans.fifo"), -1};
+    CU_ASSERT_EQUAL_FATAL(mkfifo(reader.path, 0600), 0);
+    tw_tracer *t = tracer_writing_file(reader.path, 1 << 20, 1);
+    emit_span(t, "unread", 1, NULL);
+    tracer_call c = {t, TW_OK};
+    CU_ASSERT(bounded_call(call_flush, &c, 20000, fifo_open_reader, &reader, NULL));
+    CU_ASSERT_EQUAL(c.status, TW_OK);
+    CU_ASSERT_EQUAL(counter(t, TW_COUNTER_FAILED_TO_EMIT), 1);
+    CU_ASSERT(bounded_call(call_fork, &c, 40000, fifo_open_reader, &reader, NULL));
+    CU_ASSERT_EQUAL(c.status, TW_OK);
+    emit_span(t, "unread", 2, NULL);
+    CU_ASSERT(bounded_call(call_close, &c, 20000, fifo_open_reader, &reader, NULL));
+    CU_ASSERT_EQUAL(c.status, TW_OK);
+    CU_ASSERT_EQUAL(counter(t, TW_COUNTER_FAILED_TO_EMIT), 2);
+    assert_accounted(t);
+    fifo_close_reader(&reader);
+    tw_tracer_free(t);
+    remove_tree(scratch_dir);
+}
+
+/* A reader that opened the FIFO but never reads: once the pipe is full the
+ * writes cannot go on; close must still end, with every span counted. */
+static void test_fifo_reader_that_never_reads_does_not_hold_up_close(void)
+{
+    make_scratch_dir();
+    fifo_reader reader = {in_scratch("spans.fifo"), -1};
+    CU_ASSERT_EQUAL_FATAL(mkfifo(reader.path, 0600), 0);
+    fifo_open_reader(&reader);
+    CU_ASSERT_FATAL(reader.fd >= 0);
+    tw_tracer *t = tracer_writing_file(reader.path, 1 << 20, 1);
+    for (int i = 0; i < 2000; i++) /* several times a pipe's 64 KiB */
+        emit_span(t, "stuck in the pipe", i, NULL);
+    tracer_call c = {t, TW_OK};
+    int64_t elapsed_ms = 0;
+    CU_ASSERT(bounded_call(call_close, &c, 30000, fifo_close_reader, &reader, &elapsed_ms));
+    CU_ASSERT_EQUAL(c.status, TW_OK);
+    CU_ASSERT_EQUAL(counter(t, TW_COUNTER_SPANS_REPORTED), 2000);
+    CU_ASSERT(counter(t, TW_COUNTER_SPANS_SENT) > 0);
+    CU_ASSERT(counter(t, TW_COUNTER_FAILED_TO_EMIT) > 0);
+    assert_accounted(t);
+    fprintf(stderr, "(close with a full pipe took %lld ms) ", (long long)elapsed_ms);
+    fifo_close_reader(&reader);
+    tw_tracer_free(t);
+    remove_tree(scratch_dir);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/file", NULL, NULL);
@@ -580,4 +712,8 @@ void tw_test_register(void)
     CU_add_test(suite, "two_writers_share_one_path_without_losing_lines",
                 test_two_writers_share_one_path_without_losing_lines);
     CU_add_test(suite, "options_are_checked", test_options_are_checked);
+    CU_add_test(suite, "fifo_without_a_reader_never_blocks_flush_fork_or_close",
+                test_fifo_without_a_reader_never_blocks_flush_fork_or_close);
+    CU_add_test(suite, "fifo_reader_that_never_reads_does_not_hold_up_close",
+                test_fifo_reader_that_never_reads_does_not_hold_up_close);
 }

@@ -13,10 +13,12 @@
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct pending {
     http_receiver *receiver;
@@ -184,16 +186,34 @@ static void completed(void *cls, struct MHD_Connection *connection, void **req_c
     *req_cls = NULL;
 }
 
+/* The client's port of a connection, or 0. */
+static unsigned int client_port(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!info || !info->client_addr || info->client_addr->sa_family != AF_INET)
+        return 0;
+    return ntohs(((const struct sockaddr_in *)info->client_addr)->sin_port);
+}
+
+/* MHD calls this on its accepting thread, before the connection's own
+ * thread starts, in the order the connections are accepted. */
 static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)connection;
     (void)socket_context;
     http_receiver *r = cls;
     if (code != MHD_CONNECTION_NOTIFY_STARTED)
         return;
+    unsigned int port = client_port(connection);
     pthread_mutex_lock(&r->lock);
-    r->n_connections++;
+    if (r->sentinel_port && port == r->sentinel_port) {
+        r->connections_before_sentinel = r->n_connections;
+        r->is_sentinel_seen = true;
+        pthread_cond_broadcast(&r->changed);
+    } else {
+        r->n_connections++;
+    }
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -321,6 +341,35 @@ size_t http_receiver_connections(http_receiver *r)
     pthread_mutex_lock(&r->lock);
     size_t n = r->n_connections;
     pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+size_t http_receiver_connections_settled(http_receiver *r)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->port)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    struct sockaddr_in local;
+    socklen_t len = sizeof local;
+    bool ok = fd >= 0 &&
+              bind(fd, (struct sockaddr *)&(struct sockaddr_in){.sin_family = AF_INET},
+                   sizeof(struct sockaddr_in)) == 0 &&
+              getsockname(fd, (struct sockaddr *)&local, &len) == 0;
+    pthread_mutex_lock(&r->lock);
+    r->sentinel_port = ok ? ntohs(local.sin_port) : 0;
+    r->is_sentinel_seen = false;
+    pthread_mutex_unlock(&r->lock);
+    ok = ok && connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    struct timespec ts = monotonic_at(g_get_monotonic_time() + 10 * G_USEC_PER_SEC);
+    pthread_mutex_lock(&r->lock);
+    int rc = 0;
+    while (ok && !r->is_sentinel_seen && rc == 0)
+        rc = pthread_cond_timedwait(&r->changed, &r->lock, &ts);
+    size_t n = r->is_sentinel_seen ? r->connections_before_sentinel : SIZE_MAX;
+    r->sentinel_port = 0;
+    pthread_mutex_unlock(&r->lock);
+    if (fd >= 0)
+        close(fd);
     return n;
 }
 

@@ -68,7 +68,12 @@ typedef struct http_receiver {
     GPtrArray *requests;  /* http_request *, in completion order */
     size_t n_arrived;     /* requests whose headers arrived */
     size_t n_connections; /* TCP connections accepted (TLS: before the handshake) */
-    size_t n_holding;     /* requests waiting in a hold step now */
+    /* http_receiver_connections_settled: its own connection's client port,
+     * whether it was accepted, and the connections accepted before it */
+    unsigned int sentinel_port;
+    bool is_sentinel_seen;
+    size_t connections_before_sentinel;
+    size_t n_holding; /* requests waiting in a hold step now */
     bool is_released;
     bool is_stopping;
 } http_receiver;
@@ -95,6 +100,12 @@ bool http_receiver_wait_holding(http_receiver *r, size_t n, unsigned int timeout
 size_t http_receiver_count(http_receiver *r);       /* recorded requests */
 size_t http_receiver_arrived(http_receiver *r);     /* requests whose headers arrived */
 size_t http_receiver_connections(http_receiver *r); /* connections accepted */
+/* The connections made to the receiver before the call, all of them
+ * accepted: connections already made but still in the listen queue are
+ * waited for (a connection of the receiver's own, made now, is accepted
+ * after them; it is not counted). SIZE_MAX when that does not happen within
+ * 10 s. */
+size_t http_receiver_connections_settled(http_receiver *r);
 /* The @i-th recorded request; borrowed until stop. */
 const http_request *http_receiver_request(http_receiver *r, size_t i);
 /* A header of a request (case-insensitive), or NULL. */

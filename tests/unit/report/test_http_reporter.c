@@ -37,6 +37,7 @@
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_memory_buffer.h>
 
+#include "bounded.h"
 #include "harness.h"
 #include "jaeger_decode.h"
 #include "test_http_receiver.h"
@@ -852,6 +853,8 @@ static void test_fork_child_sends_on_its_own_connection(void)
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) {
+        if (!CHILD_CAN_START_THREADS) /* bounded.h: not under TSan */
+            _exit(counter(r, TW_COUNTER_SPANS_REPORTED) == 0 ? 0 : 1);
         finish_spans(t, 1, "child");
         tw_status st = tw_tracer_flush(t, 5000);
         bool ok = st == TW_OK && counter(r, TW_COUNTER_SPANS_SENT) == 1 &&
@@ -864,7 +867,7 @@ static void test_fork_child_sends_on_its_own_connection(void)
     CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
     finish_spans(t, 1, "after");
     CU_ASSERT_EQUAL(tw_tracer_flush(t, 5000), TW_OK);
-    CU_ASSERT(http_receiver_wait(&receiver_202, 4, 5000));
+    CU_ASSERT(http_receiver_wait(&receiver_202, 3 + CHILD_CAN_START_THREADS, 5000));
     size_t per_value[4] = {0};
     static const char *const values[4] = {"before", "parent", "child", "after"};
     for (size_t i = 0; i < http_receiver_count(&receiver_202); i++) {
@@ -880,12 +883,120 @@ static void test_fork_child_sends_on_its_own_connection(void)
     }
     CU_ASSERT_EQUAL(per_value[0], 2);
     CU_ASSERT_EQUAL(per_value[1], 3);
-    CU_ASSERT_EQUAL(per_value[2], 1);
+    CU_ASSERT_EQUAL(per_value[2], CHILD_CAN_START_THREADS);
     CU_ASSERT_EQUAL(per_value[3], 1);
     CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 6); /* the parent's own */
     /* The parent kept its connection; the child made the only other one. */
-    CU_ASSERT_EQUAL(http_receiver_connections(&receiver_202), 2);
+    CU_ASSERT_EQUAL(http_receiver_connections_settled(&receiver_202), 1 + CHILD_CAN_START_THREADS);
     assert_accounted(r);
+    tw_tracer_free(t);
+}
+
+/* ---- a collector that never answers: fork() and close do not wait for it -------------------- */
+
+typedef struct http_call {
+    tw_tracer *tracer;
+    tw_reporter *reporter;
+    tw_status status;
+    int child_status;
+    int64_t fork_ms; /* how long fork() itself took in the parent */
+} http_call;
+
+static void release_receiver(void *arg)
+{
+    http_receiver_release(arg);
+}
+
+static void call_fork_during_send(void *arg)
+{
+    http_call *c = arg;
+    fflush(NULL);
+    int64_t start = bounded_now_ms();
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        if (!CHILD_CAN_START_THREADS) /* bounded.h: not under TSan */
+            _exit(counter(c->reporter, TW_COUNTER_SPANS_REPORTED) == 0 ? 0 : 1);
+        finish_spans(c->tracer, 1, "child");
+        tw_status st = tw_tracer_flush(c->tracer, 10000);
+        bool ok = st == TW_OK && counter(c->reporter, TW_COUNTER_SPANS_REPORTED) == 1 &&
+                  counter(c->reporter, TW_COUNTER_SPANS_SENT) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    c->fork_ms = bounded_now_ms() - start;
+    c->child_status = pid < 0 ? 200 : wait_child_bounded(pid, 30000);
+}
+
+/* fork() while the reporter thread waits for a collector that never
+ * answers: the fork returns at once (it does not wait for the request),
+ * the child sends its own span on its own connection, and the parent's
+ * request goes on as if nothing happened. */
+static void test_fork_during_a_send_that_never_ends_returns_at_once(void)
+{
+    reset_receiver(202);
+    const http_step steps[] = {{.is_hold = true}};
+    http_receiver_script(&receiver_202, steps, 1);
+    tw_reporter_options *o = options_for(&receiver_202, &jaeger);
+    tw_reporter_options_set_http_timeouts_ms(o, 2000, 60000);
+    tw_reporter *r;
+    tw_tracer *t = tracer_for(&jaeger, o, false, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    finish_spans(t, 3, "held");
+    CU_ASSERT_EQUAL(tw_tracer_flush(t, 1), TW_E_TIMEOUT); /* wakes the thread */
+    CU_ASSERT_FATAL(http_receiver_wait_holding(&receiver_202, 1, 5000));
+    http_call c = {.tracer = t, .reporter = r};
+    bool in_time =
+        bounded_call(call_fork_during_send, &c, 15000, release_receiver, &receiver_202, NULL);
+    CU_ASSERT(in_time);
+    CU_ASSERT_EQUAL(c.child_status, 0);
+    fprintf(stderr, "(fork() during a held request took %lld ms) ", (long long)c.fork_ms);
+    http_receiver_release(&receiver_202);
+    CU_ASSERT_EQUAL(tw_tracer_flush(t, 10000), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 3);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 3);
+    assert_accounted(r);
+    tw_tracer_free(t);
+}
+
+static void call_tracer_close(void *arg)
+{
+    http_call *c = arg;
+    c->status = tw_tracer_close(c->tracer);
+}
+
+/* Close with a collector that holds every request: the request in flight
+ * and every retry the budget would still allow end at the close deadline
+ * (500 ms here), and every span not sent is counted as failed. */
+static void test_close_with_a_collector_that_never_answers_ends_by_its_deadline(void)
+{
+    reset_receiver(202);
+    const http_step steps[] = {{.is_hold = true}, {.is_hold = true}, {.is_hold = true}};
+    http_receiver_script(&receiver_202, steps, 3);
+    tw_reporter_options *o = options_for(&receiver_202, &otlp);
+    tw_reporter_options_set_http_timeouts_ms(o, 2000, 60000);
+    tw_reporter_options_set_retry_backoff_ms(o, 5, 120000);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(o, 500), TW_OK);
+    tw_reporter *r;
+    tw_tracer *t = tracer_for(&otlp, o, false, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    finish_spans(t, 50, "in flight");
+    CU_ASSERT_EQUAL(tw_tracer_flush(t, 1), TW_E_TIMEOUT);
+    CU_ASSERT_FATAL(http_receiver_wait_holding(&receiver_202, 1, 5000));
+    finish_spans(t, 50, "queued");
+    http_call c = {.tracer = t, .reporter = r};
+    int64_t elapsed_ms = 0;
+    bool in_time =
+        bounded_call(call_tracer_close, &c, 20000, release_receiver, &receiver_202, &elapsed_ms);
+    CU_ASSERT(in_time);
+    CU_ASSERT_EQUAL(c.status, TW_OK);
+    CU_ASSERT(elapsed_ms >= 450); /* it did wait for the collector... */
+    CU_ASSERT(elapsed_ms < 5000); /* ...until its deadline, not the request's 60 s */
+    fprintf(stderr, "(close took %lld ms) ", (long long)elapsed_ms);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 100);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 0);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 100);
+    assert_accounted(r);
+    http_receiver_release(&receiver_202);
     tw_tracer_free(t);
 }
 
@@ -1000,6 +1111,8 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_stuck_receiver_never_blocks_the_application);
     CU_ADD_TEST(suite, test_close_with_a_stuck_receiver_is_bounded);
     CU_ADD_TEST(suite, test_fork_child_sends_on_its_own_connection);
+    CU_ADD_TEST(suite, test_fork_during_a_send_that_never_ends_returns_at_once);
+    CU_ADD_TEST(suite, test_close_with_a_collector_that_never_answers_ends_by_its_deadline);
     CU_ADD_TEST(suite, test_invalid_options_are_refused);
     CU_ADD_TEST(suite, test_defaults_make_reporters_without_connecting);
 }

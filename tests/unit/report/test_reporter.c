@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "bounded.h"
 #include "harness.h"
 #include "report/report.h"
 
@@ -115,7 +117,7 @@ static void test_full_queue_drops_and_counts_without_blocking(void)
     CU_ASSERT(counter(r, TW_COUNTER_DROPPED_QUEUE_FULL) >= 1000 - 2 * 16);
     CU_ASSERT(counter(r, TW_COUNTER_QUEUE_LENGTH) <= 16);
     set_stuck(sender, false);
-    CU_ASSERT_EQUAL(r->vtable->flush(r, 5000), TW_OK);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
     CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 1000);
     assert_accounted(r);
     tw__span_data_unref(span);
@@ -131,7 +133,7 @@ static void test_flush_delivers_everything_queued(void)
     tw__span_data *span = tw__span_data_new();
     for (int i = 0; i < 10; i++)
         tw__reporter_report(r, span);
-    CU_ASSERT_EQUAL(r->vtable->flush(r, 5000), TW_OK);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
     pthread_mutex_lock(&sender->lock);
     CU_ASSERT_EQUAL(sender->appended, 10);
     CU_ASSERT(sender->flushes >= 1);
@@ -149,7 +151,7 @@ static void test_flush_times_out_on_stuck_sender(void)
     set_stuck(sender, true);
     tw__span_data *span = tw__span_data_new();
     tw__reporter_report(r, span);
-    CU_ASSERT_EQUAL(r->vtable->flush(r, 50), TW_E_TIMEOUT);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(50)), TW_E_TIMEOUT);
     set_stuck(sender, false);
     tw__span_data_unref(span);
     tw_reporter_free(r);
@@ -169,7 +171,7 @@ static void test_close_drains_the_queue(void)
     /* After close, a late span cannot be sent: counted as failed. */
     tw__reporter_report(r, span);
     CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 1);
-    CU_ASSERT_EQUAL(r->vtable->flush(r, 10), TW_E_CLOSED);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(10)), TW_E_CLOSED);
     assert_accounted(r);
     tw__reporter_close(r); /* idempotent */
     tw__span_data_unref(span);
@@ -261,6 +263,11 @@ static void test_reporter_options_validate(void)
     CU_ASSERT_EQUAL(tw_reporter_options_set_max_packet_size(o, 65508), TW_E_INVALID_ARG);
     CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_size(o, 0), TW_E_INVALID_ARG);
     CU_ASSERT_EQUAL(tw_reporter_options_set_flush_interval_ms(o, 0), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(o->close_timeout_ms, 5000); /* the documented default */
+    CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(o, 0), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(o, 3600001), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(NULL, 10), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(o, 3600000), TW_OK);
     CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "::1", 6831), TW_OK);
     tw_reporter_options_free(o);
     tw_reporter_options_free(NULL);
@@ -278,6 +285,151 @@ static int suite_cleanup(void)
     return 0;
 }
 
+/* A composite's flush is bounded by the caller's timeout as a whole, not
+ * per child: four stuck children, one 400 ms budget. */
+static void test_composite_flush_respects_the_callers_timeout(void)
+{
+    enum { N = 4 };
+    scripted_sender *senders[N];
+    tw_reporter *children[N];
+    tw__async_options ao = {.max_queue_size = 64, .flush_interval_ms = 60000};
+    for (int i = 0; i < N; i++) {
+        senders[i] = scripted_new();
+        set_stuck(senders[i], true);
+        children[i] = tw__async_reporter_new("scripted", &senders[i]->base, &ao, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(children[i]);
+    }
+    tw_reporter *c = tw_reporter_composite_new(children, N);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(c, &empty_process, NULL), TW_OK);
+    tw__span_data *span = tw__span_data_new();
+    tw__reporter_report(c, span);
+    int64_t start = bounded_now_ms();
+    CU_ASSERT_EQUAL(tw__reporter_flush(c, tw__flush_deadline(400)), TW_E_TIMEOUT);
+    int64_t elapsed_ms = bounded_now_ms() - start;
+    /* One budget for all: 400 ms and scheduling, far from 4 x 400 ms. */
+    CU_ASSERT(elapsed_ms < 1200);
+    fprintf(stderr, "(composite flush took %lld ms for a 400 ms timeout) ", (long long)elapsed_ms);
+    for (int i = 0; i < N; i++)
+        set_stuck(senders[i], false);
+    CU_ASSERT_EQUAL(tw__reporter_flush(c, tw__flush_deadline(5000)), TW_OK);
+    CU_ASSERT_EQUAL(counter(c, TW_COUNTER_SPANS_SENT), N);
+    assert_accounted(c);
+    tw__span_data_unref(span);
+    tw_reporter_free(c);
+}
+
+/* A sender that waits for its transport as a sender should: until it is
+ * released or its give-up time comes, woken by interrupt. */
+typedef struct {
+    tw__sender base;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+    bool is_released;    /* guarded by lock */
+    size_t interrupts;   /* guarded by lock */
+    size_t entered;      /* guarded by lock: appends begun */
+} patient_sender;
+
+static void patient_append(tw__sender *s, tw__span_data *span)
+{
+    patient_sender *x = (patient_sender *)s;
+    pthread_mutex_lock(&x->lock);
+    x->entered++;
+    pthread_cond_broadcast(&x->cond);
+    while (!x->is_released) {
+        unsigned int left_ms = tw__sender_ms_left(s, 60000);
+        if (left_ms == 0)
+            break;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += left_ms / 1000;
+        until.tv_nsec += (long)(left_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&x->cond, &x->lock, &until);
+    }
+    bool is_sent = x->is_released;
+    pthread_mutex_unlock(&x->lock);
+    tw__count(is_sent ? &s->counters->sent : &s->counters->failed, 1);
+    tw__span_data_unref(span);
+}
+
+static void patient_flush(tw__sender *s)
+{
+    (void)s;
+}
+
+static void patient_interrupt(tw__sender *s)
+{
+    patient_sender *x = (patient_sender *)s;
+    pthread_mutex_lock(&x->lock);
+    x->interrupts++;
+    pthread_cond_broadcast(&x->cond);
+    pthread_mutex_unlock(&x->lock);
+}
+
+static void patient_free(tw__sender *s)
+{
+    patient_sender *x = (patient_sender *)s;
+    pthread_mutex_destroy(&x->lock);
+    pthread_cond_destroy(&x->cond);
+    free(x);
+}
+
+static const tw__sender_vtable patient_vtable = {.size = sizeof(tw__sender_vtable),
+                                                 .name = "patient",
+                                                 .open = scripted_open,
+                                                 .append = patient_append,
+                                                 .flush = patient_flush,
+                                                 .free = patient_free,
+                                                 .interrupt = patient_interrupt};
+
+/* Close with a transport that never answers: it ends at the close
+ * deadline, the sender is interrupted (not left to find out later), and
+ * every span queued or in flight is counted as failed. */
+static void test_close_ends_at_its_deadline_and_counts_what_was_not_sent(void)
+{
+    patient_sender *x = calloc(1, sizeof(*x));
+    x->base.vtable = &patient_vtable;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&x->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    tw__async_options ao = {
+        .max_queue_size = 256, .flush_interval_ms = 60000, .close_timeout_ms = 300};
+    tw_reporter *r = tw__async_reporter_new("patient", &x->base, &ao, NULL);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
+    tw__span_data *span = tw__span_data_new();
+    for (int i = 0; i < 100; i++)
+        tw__reporter_report(r, span);
+    /* The thread (woken at 64 queued) waits in the sender: close must
+     * interrupt that wait, not let it run its 60 s. */
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&x->lock);
+    while (x->entered == 0 && pthread_cond_timedwait(&x->cond, &x->lock, &until) == 0)
+        ;
+    CU_ASSERT(x->entered == 1);
+    pthread_mutex_unlock(&x->lock);
+    int64_t start = bounded_now_ms();
+    tw__reporter_close(r);
+    int64_t elapsed_ms = bounded_now_ms() - start;
+    CU_ASSERT(elapsed_ms >= 290);
+    CU_ASSERT(elapsed_ms < 3000);
+    pthread_mutex_lock(&x->lock);
+    CU_ASSERT(x->interrupts >= 1); /* woken at close, not left to its 60 s wait */
+    pthread_mutex_unlock(&x->lock);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), 100);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 100);
+    assert_accounted(r);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/reporter", suite_init, suite_cleanup);
@@ -292,4 +444,8 @@ void tw_test_register(void)
     CU_add_test(suite, "composite_fans_out_and_sums_counters",
                 test_composite_fans_out_and_sums_counters);
     CU_add_test(suite, "reporter_options_validate", test_reporter_options_validate);
+    CU_add_test(suite, "composite_flush_respects_the_callers_timeout",
+                test_composite_flush_respects_the_callers_timeout);
+    CU_add_test(suite, "close_ends_at_its_deadline_and_counts_what_was_not_sent",
+                test_close_ends_at_its_deadline_and_counts_what_was_not_sent);
 }

@@ -7,14 +7,20 @@
  * endpoint leaves the initial sampler, and the service name is escaped.
  * Waiting is bounded polling of the sampler's counters, never a fixed sleep.
  */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "report/bounded.h"
 #include "tracewire/tracewire.h"
 
 /* ---- a strategy server ------------------------------------------------------------------- */
@@ -201,6 +207,70 @@ static void test_tracer_tags_follow_the_served_strategy(void)
     tw_tracer_free(t);
 }
 
+/* A forked child has no poller thread of its own until the sampler starts
+ * one: the child still follows the served strategy, decides, and frees the
+ * sampler (which must not wait for the parent's thread). */
+static void test_forked_child_polls_on_its_own_thread(void)
+{
+    serve(200, ALL);
+    tw_sampler *s = remote("forked", server.port, NULL, 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT(wait_counter(s, TW_REMOTE_QUERIES_OK, 2));
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        alarm(20);
+        if (!CHILD_CAN_START_THREADS) { /* report/bounded.h: not under TSan */
+            tw_sampler_free(s);         /* still: free does not wait for the parent's poller */
+            _exit(0);
+        }
+        uint64_t at_fork = tw_sampler_remote_counter(s, TW_REMOTE_QUERIES_OK);
+        bool sampled = tw_sampler_is_sampled(s, 0, 12345, "op");
+        bool polled = wait_counter(s, TW_REMOTE_QUERIES_OK, at_fork + 2);
+        tw_sampler_free(s);
+        _exit(sampled && polled ? 0 : 1);
+    }
+    CU_ASSERT_EQUAL(wait_child_bounded(pid, 30000), 0);
+    CU_ASSERT(tw_sampler_is_sampled(s, 0, 12345, "op"));
+    tw_sampler_free(s);
+}
+
+/* An endpoint that takes the connection and never answers (a listening
+ * socket nobody accepts on): freeing the sampler while its query waits ends
+ * the query at once, not at its timeout (here 3 s, up to 10 s). */
+static void test_free_does_not_wait_for_a_query_in_flight(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    socklen_t len = sizeof addr;
+    CU_ASSERT_FATAL(fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+                    listen(fd, 8) == 0 && getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/sampling", ntohs(addr.sin_port));
+    tw_remote_sampler_options *o = tw_remote_sampler_options_new("stuck");
+    tw_remote_sampler_options_set_endpoint(o, url);
+    tw_remote_sampler_options_set_refresh_interval_ms(o, 3000);
+    tw_remote_sampler_options_set_first_poll_timeout_ms(o, 0);
+    tw_sampler *s = tw_sampler_remote_new(o, NULL);
+    tw_remote_sampler_options_free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* The poller's query is in flight once its connection waits to be
+     * accepted (after one refresh interval). */
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    CU_ASSERT_FATAL(poll(&p, 1, 10000) == 1);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    tw_sampler_free(s);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    long elapsed_ms = (long)(b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+    CU_ASSERT(elapsed_ms < 1500);
+    if (elapsed_ms >= 1500)
+        fprintf(stderr, "free took %ld ms\n", elapsed_ms);
+    close(fd);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("sampling/remote", suite_init, suite_cleanup);
@@ -212,4 +282,8 @@ void tw_test_register(void)
                 test_absent_endpoint_leaves_initial_sampler);
     CU_add_test(suite, "tracer_tags_follow_the_served_strategy",
                 test_tracer_tags_follow_the_served_strategy);
+    CU_add_test(suite, "forked_child_polls_on_its_own_thread",
+                test_forked_child_polls_on_its_own_thread);
+    CU_add_test(suite, "free_does_not_wait_for_a_query_in_flight",
+                test_free_does_not_wait_for_a_query_in_flight);
 }
