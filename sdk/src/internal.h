@@ -176,7 +176,10 @@ struct tw_tracer {
      * (tw_tracer_options_set_parent_based(false)). Immutable. */
     bool samples_every_span;
     bool no_propagation; /* see tw_tracer_options; immutable */
-    bool is_noop;        /* the global no-op tracer: never closed or freed */
+    /* The sampler says no to every trace (const false, probability 0): a root
+     * span skips the call. Immutable (those samplers never change). */
+    bool never_samples;
+    bool is_noop; /* the global no-op tracer: never closed or freed */
 
     /* Counters: relaxed atomics; they are statistics, never used to order
      * memory, so relaxed increments are enough. */
@@ -190,17 +193,47 @@ struct tw_tracer {
     atomic_uint_fast64_t baggage_dropped;          /* tw_span_set_baggage refusals (limits) */
 };
 
-void tw__tracer_release(tw_tracer *t);
+/* Frees the tracer's memory once its last reference is gone (tracer.c). */
+void tw__tracer_destroy(tw_tracer *t);
+/* Drops a reference on the tracer's memory: the user's handle (at
+ * tw_tracer_free), a recording span's, a capture's. Inline: every sampled
+ * span's finish drops one. */
+static inline void tw__tracer_release(tw_tracer *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1)
+        tw__tracer_destroy(t);
+}
 
 /* ---- spans --------------------------------------------------------------------------------- */
 
 enum tw__span_state { TW__SPAN_FREE = 0x5f5f, TW__SPAN_OPEN = 0x0be1 };
 
+/*
+ * Lazy ids: a span that does not record draws its ids only when something
+ * reads its context (tw_span_get_context, a scope activating it, a forced
+ * sampling decision), so a never-sampled span that nobody reads costs no
+ * draw. tw_span.ids_pending says what is still to draw; until then the
+ * context's missing ids are 0. Drawn once (readers on several threads agree
+ * through a compare-and-swap), then fixed for the span's life.
+ */
+enum tw__ids_pending {
+    TW__IDS_READY = 0,    /* every id is in the context */
+    TW__IDS_SPAN = 1,     /* the span id (the trace id came from the parent) */
+    TW__IDS_TRACE64 = 2,  /* a root: a 64-bit trace id, whose low half is the span id */
+    TW__IDS_TRACE128 = 3, /* a root: a 128-bit trace id, whose low half is the span id */
+    TW__IDS_DRAWING = 4   /* another thread is drawing them */
+};
+
 struct tw_span {
-    uint32_t state;          /* tw__span_state: catches use after finish while pooled */
-    bool has_mono_start;     /* duration from the monotonic clock */
-    bool is_local_record;    /* data is for the handlers only (sample local): not counted
-                                as started sampled, never reported unless sampling is forced */
+    uint32_t state;       /* tw__span_state: catches use after finish while pooled */
+    bool has_mono_start;  /* duration from the monotonic clock */
+    bool is_local_record; /* data is for the handlers only (sample local): not counted
+                             as started sampled, never reported unless sampling is forced */
+    /* Finish has more to do than return the handle to the pool: drop baggage
+     * or extras, free a long name or retired baggage, tell scopes (set when
+     * any of these appears; a recording span is told by `data`). */
+    bool needs_finish_work;
+    atomic_uint ids_pending; /* tw__ids_pending */
     tw_span_context context; /* embedded, refcount 0 */
     tw_tracer *tracer;       /* referenced only while data != NULL */
     tw__span_data *data;     /* NULL for spans that do not record */
@@ -218,6 +251,17 @@ struct tw_span {
     struct tw__retired_baggage *retired;
     uint32_t n_retired;
 };
+
+/* Draws what tw_span.ids_pending says is missing (span.c). */
+void tw__span_draw_ids(tw_span *s);
+/* Makes the span's context hold all its ids: call before reading them
+ * through anything but tw_span_get_context (which does it). */
+static inline void tw__span_ensure_ids(const tw_span *s)
+{
+    if (__builtin_expect(
+            atomic_load_explicit(&s->ids_pending, memory_order_acquire) != TW__IDS_READY, 0))
+        tw__span_draw_ids((tw_span *)s);
+}
 
 /* At most this many lent baggages are kept per span; a further change of a
  * lent baggage is refused (TW_E_LIMIT, counted), so memory stays bounded. */

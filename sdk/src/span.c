@@ -5,7 +5,10 @@
  *
  * Hot path: a span of an unsampled trace records nothing. Its handle comes
  * from a per-thread free list (no malloc, no lock, no atomic), it takes no
- * reference on the tracer, and finish just returns it to the list. A sampled
+ * reference on the tracer, it draws no id until something reads its context
+ * (lazy ids, internal.h: inject, a child, a scope), and finish just returns
+ * it to the list: a tracer whose sampler never samples costs about 140
+ * instructions per span with two tags (callgrind, `make bench`). A sampled
  * span additionally owns a model record (wire/model/span_data.h: one malloc for
  * record + inline arena) and a reference on the tracer, and its finish hands
  * the record to the handler chain, if any (handlers/handlers.h), then to the
@@ -24,6 +27,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +46,10 @@
 
 typedef struct {
     tw_span *head;
-    size_t n;
+    /* Handles a release may still add: POOL_MAX less those in the list once
+     * the thread's exit destructor is registered, else 0 (the list is empty
+     * then), so that a release tests one number. */
+    size_t room;
     bool has_destructor;
 } span_pool;
 
@@ -58,7 +65,7 @@ static void pool_destroy(void *arg)
         free(p->head);
         p->head = next;
     }
-    p->n = 0;
+    p->room = 0;
     /* A span finished later in this thread's exit (another key's destructor,
      * such as scope.c's, finishing an owned span) registers again. */
     p->has_destructor = false;
@@ -69,35 +76,66 @@ static void pool_key_create(void)
     pthread_key_create(&pool_key, pool_destroy);
 }
 
+/* A new handle in the state a pooled one is in: what finish leaves at zero
+ * (no record, no long name, no retired baggage) and the embedded context's
+ * refcount, which is 0 for good, are not written again at each start. */
+static __attribute__((noinline)) tw_span *span_new(void)
+{
+    tw_span *s = malloc(sizeof(tw_span));
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->context.refcount, 0);
+    atomic_init(&s->ids_pending, TW__IDS_READY);
+    atomic_init(&s->is_baggage_lent, false);
+    return s;
+}
+
 static inline tw_span *span_alloc(void)
 {
     span_pool *p = &tls_pool;
     tw_span *s = p->head;
     if (__builtin_expect(s != NULL, 1)) {
         p->head = s->next_free;
-        p->n--;
+        p->room++;
         return s;
     }
-    return malloc(sizeof(tw_span));
+    return span_new();
 }
 
-static inline void span_release(tw_span *s)
+/* span_release's rare cases: the pool is full (the handle is freed), or
+ * this thread has not registered its exit destructor yet. */
+static __attribute__((noinline)) void span_release_slow(tw_span *s)
 {
     span_pool *p = &tls_pool;
-    s->state = TW__SPAN_FREE;
-    if (p->n >= POOL_MAX) {
-        free(s);
-        return;
-    }
-    if (__builtin_expect(!p->has_destructor, 0)) {
+    if (!p->has_destructor) {
         /* Register once per thread so the pool is freed at thread exit. */
         pthread_once(&pool_key_once, pool_key_create);
         pthread_setspecific(pool_key, p);
         p->has_destructor = true;
+        p->room = POOL_MAX; /* the list is empty until now */
+    }
+    if (p->room == 0) {
+        free(s);
+        return;
     }
     s->next_free = p->head;
     p->head = s;
-    p->n++;
+    p->room--;
+}
+
+/* Back to the thread's pool; the fields finish leaves at 0 must be 0. */
+static inline void span_release(tw_span *s)
+{
+    span_pool *p = &tls_pool;
+    s->state = TW__SPAN_FREE;
+    if (__builtin_expect(p->room == 0, 0)) {
+        span_release_slow(s);
+        return;
+    }
+    s->next_free = p->head;
+    p->head = s;
+    p->room--;
 }
 
 void tw__span_pool_drain_thread(void);
@@ -106,6 +144,62 @@ void tw__span_pool_drain_thread(void);
 void tw__span_pool_drain_thread(void)
 {
     pool_destroy(&tls_pool);
+}
+
+size_t tw__span_pool_size(void);
+/* Handles the calling thread keeps for reuse, at most POOL_MAX (tests). */
+size_t tw__span_pool_size(void)
+{
+    return tls_pool.has_destructor ? POOL_MAX - tls_pool.room : 0;
+}
+
+/* ---- lazy ids ------------------------------------------------------------------------------ */
+
+/* Writes the ids @pending names into the span's context. */
+static inline void draw_ids_into(tw_span *s, unsigned int pending)
+{
+    if (pending == TW__IDS_SPAN) {
+        s->context.span_id = tw__random_id();
+        return;
+    }
+    /* A root's span id is its trace id's low half, as in Jaeger's Go client:
+     * one random draw fewer on every trace, and the low half is already
+     * random and non-zero. Low half first, as tw__trace_id_low draws. */
+    uint64_t low = tw__random_id();
+    s->context.trace_id_low = low;
+    s->context.trace_id_high = pending == TW__IDS_TRACE128 ? tw__random_id() : 0;
+    s->context.span_id = low;
+}
+
+/* The same on a span no other thread can see yet (being started). */
+static inline void draw_ids_unpublished(tw_span *s)
+{
+    unsigned int pending = atomic_load_explicit(&s->ids_pending, memory_order_relaxed);
+    if (pending != TW__IDS_READY) {
+        draw_ids_into(s, pending);
+        atomic_store_explicit(&s->ids_pending, TW__IDS_READY, memory_order_relaxed);
+    }
+}
+
+/* Several threads may read one span (span.h) and so ask for its ids at
+ * once: one of them draws (the compare-and-swap to DRAWING), the others wait
+ * the few instructions that takes, so they all see the same ids. */
+void tw__span_draw_ids(tw_span *s)
+{
+    unsigned int pending = atomic_load_explicit(&s->ids_pending, memory_order_acquire);
+    while (pending != TW__IDS_READY) {
+        if (pending == TW__IDS_DRAWING) {
+            sched_yield();
+            pending = atomic_load_explicit(&s->ids_pending, memory_order_acquire);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&s->ids_pending, &pending, TW__IDS_DRAWING,
+                                                  memory_order_acquire, memory_order_acquire)) {
+            draw_ids_into(s, pending);
+            atomic_store_explicit(&s->ids_pending, TW__IDS_READY, memory_order_release);
+            return;
+        }
+    }
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -282,6 +376,32 @@ static int priority_of(const tw_value *v)
     return -1;
 }
 
+/* Copies @len bytes; up to 48 with two to four fixed-size moves (each reads
+ * only within [src, src + len)), no call: names, keys and short values. */
+static inline void copy_bytes(char *dst, const char *src, size_t len)
+{
+    if (len >= 16) {
+        if (__builtin_expect(len > 48, 0)) {
+            memcpy(dst, src, len);
+            return;
+        }
+        memcpy(dst, src, 16);
+        if (len > 32)
+            memcpy(dst + 16, src + 16, 16);
+        memcpy(dst + len - 16, src + len - 16, 16);
+    } else if (len >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + len - 8, src + len - 8, 8);
+    } else if (len >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + len - 4, src + len - 4, 4);
+    } else if (len > 0) {
+        dst[0] = src[0];
+        dst[len / 2] = src[len / 2];
+        dst[len - 1] = src[len - 1];
+    }
+}
+
 /* Keeps the operation name of a span that does not record, so that a later
  * sampling.priority (or a rename before it) can still name it: inline when
  * it fits, else on the heap (rare: a name of 48 bytes or more). */
@@ -289,16 +409,25 @@ static inline void keep_op_name(tw_span *s, const char *operation)
 {
     size_t len = strnlen(operation, sizeof s->op_name);
     if (__builtin_expect(len < sizeof s->op_name, 1)) {
-        memcpy(s->op_name, operation, len);
+        copy_bytes(s->op_name, operation, len);
         s->op_name[len] = '\0';
         return;
     }
     free(s->op_name_long);
+    s->needs_finish_work = true;
     s->op_name_long = strdup(operation);
     if (!s->op_name_long) { /* no memory: the name is cut rather than lost */
         memcpy(s->op_name, operation, sizeof s->op_name - 1);
         s->op_name[sizeof s->op_name - 1] = '\0';
     }
+}
+
+/* keep_op_name for a span being started, returned: a tail call for the
+ * unsampled start, which then needs no stack frame of its own. */
+static __attribute__((noinline)) tw_span *keep_op_name_of_new(tw_span *s, const char *operation)
+{
+    keep_op_name(s, operation);
+    return s;
 }
 
 /* The name keep_op_name kept. */
@@ -307,12 +436,42 @@ static inline const char *kept_op_name(const tw_span *s)
     return s->op_name_long ? s->op_name_long : s->op_name;
 }
 
-/* Makes the span record from now on (sampling forced on an unsampled span,
- * or a local record): allocates the record and takes the tracer reference.
- * The caller counts a sampled span (spans_started_sampled) and sets
- * s->is_local_record. */
-static bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
+/* Bytes from the record's arena: the current block when it has room (the
+ * inline block holds a typical span), else tw__arena_alloc, which chains a
+ * new block. Sizes are rounded up as tw__arena_alloc does, so that what
+ * either returns is aligned for any type. */
+static inline void *arena_take(tw__arena *a, size_t size)
 {
+    const size_t align = _Alignof(max_align_t);
+    size_t need = (size + align - 1) & ~(align - 1);
+    tw__arena_block *b = a->head;
+    /* Callers ask for at least 1 byte, so `need` is never 0. */
+    if (__builtin_expect(b != NULL && b->size - b->used >= need, 1)) {
+        void *p = (char *)b->data + b->used;
+        b->used += need;
+        return p;
+    }
+    return tw__arena_alloc(a, size);
+}
+
+/* @str (@len bytes) and a NUL in the arena; NULL without memory. */
+static inline char *arena_copy(tw__arena *a, const char *str, size_t len)
+{
+    char *p = arena_take(a, len + 1);
+    if (__builtin_expect(p != NULL, 1)) {
+        copy_bytes(p, str, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+/* Makes the span record from now on (a sampled start, sampling forced on an
+ * unsampled span, or a local record): allocates the record and takes the
+ * tracer reference. The caller counts a sampled span (spans_started_sampled)
+ * and sets s->is_local_record. */
+static inline bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
+{
+    tw__span_ensure_ids(s); /* the record carries them */
     tw__span_data *d = tw__span_data_new();
     if (!d)
         return false;
@@ -321,10 +480,12 @@ static bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
     d->span_id = s->context.span_id;
     d->parent_id = s->context.parent_id;
     d->start_us = start_us;
-    if (!tw__span_data_set_operation(d, operation, strlen(operation))) {
+    const char *name = arena_copy(&d->arena, operation, strlen(operation));
+    if (!name) {
         tw__span_data_unref(d);
         return false;
     }
+    d->operation = name;
     s->data = d;
     atomic_fetch_add_explicit(&s->tracer->refcount, 1, memory_order_relaxed);
     return true;
@@ -337,7 +498,68 @@ static inline bool is_recording(const tw_span *s)
     return s->data && ((s->context.flags & TW_FLAG_SAMPLED) || s->tracer->records_unsampled);
 }
 
-static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_exempt)
+/* The next tag slot of a record: the inline array while it has room. */
+static inline tw__tag *next_tag_slot(tw__span_data *d)
+{
+    if (__builtin_expect(d->n_tags < d->cap_tags, 1))
+        return &d->tags[d->n_tags];
+    return tw__span_data_push_tag(d);
+}
+
+/* Fills @t with a copy of @key and @value, the common cases inline: a key
+ * and a string value that fits the cap share one arena allocation, a
+ * number copies the key only. Binary values, values over the cap and
+ * allocation failures go through tw__tag_set. */
+static inline __attribute__((always_inline)) bool fill_tag(tw__arena *a, tw__tag *t,
+                                                           const char *key, tw_value_type type,
+                                                           const tw_value *value, size_t value_cap,
+                                                           bool *truncated)
+{
+    size_t key_len = strlen(key);
+    size_t value_len = type == TW_VALUE_STRING ? value->len : 0;
+    /* Unsigned compare: also sends a value type out of the enum (a caller's
+     * bad log field) to tw__tag_set, which refuses it. */
+    if (__builtin_expect((unsigned)type <= TW_VALUE_INT64 && value_len <= value_cap &&
+                             key_len <= UINT32_MAX && (value_len == 0 || value->as.str),
+                         1)) {
+        size_t value_at = type == TW_VALUE_STRING ? key_len + 1 : 0;
+        char *p = arena_take(a, key_len + 1 + (value_at ? value_len + 1 : 0));
+        if (__builtin_expect(p != NULL, 1)) {
+            copy_bytes(p, key, key_len + 1); /* with its NUL */
+            t->key = p;
+            t->key_len = (uint32_t)key_len;
+            t->type = type;
+            t->len = value_len;
+            switch (type) {
+            case TW_VALUE_STRING:
+                copy_bytes(p + value_at, value->as.str, value_len);
+                p[value_at + value_len] = '\0';
+                t->v.str = p + value_at;
+                break;
+            case TW_VALUE_INT64:
+                t->v.i64 = value->as.i64;
+                break;
+            case TW_VALUE_DOUBLE:
+                t->v.dbl = value->as.dbl;
+                break;
+            case TW_VALUE_BOOL:
+                t->v.boolean = value->as.boolean;
+                break;
+            case TW_VALUE_BINARY:
+                break;
+            }
+            return true;
+        }
+    }
+    return tw__tag_set(a, t, key, value, value_cap, truncated);
+}
+
+/* @type is @value's: a constant in each setter, so that the switch above
+ * folds away there. */
+static inline __attribute__((always_inline)) void add_tag_inline(tw_span *s, const char *key,
+                                                                 tw_value_type type,
+                                                                 const tw_value *value,
+                                                                 bool is_exempt)
 {
     tw__span_data *d = s->data;
     const tw__limits *lim = &s->tracer->limits;
@@ -345,10 +567,10 @@ static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_
         d->dropped_tags++;
         return;
     }
-    tw__tag *t = tw__span_data_push_tag(d);
+    tw__tag *t = next_tag_slot(d);
     bool truncated = false;
-    if (!t || !tw__tag_set(&d->arena, t, key, value, is_exempt ? SIZE_MAX : lim->max_value_bytes,
-                           &truncated)) {
+    if (!t || !fill_tag(&d->arena, t, key, type, value, is_exempt ? SIZE_MAX : lim->max_value_bytes,
+                        &truncated)) {
         d->dropped_tags++; /* allocation failure: counted like a limit */
         return;
     }
@@ -359,10 +581,16 @@ static void add_tag(tw_span *s, const char *key, const tw_value *value, bool is_
     d->n_tags++;
 }
 
-/* Adds a structural tag whose strings are literals (no copy). */
-static void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
+static __attribute__((noinline)) void add_tag(tw_span *s, const char *key, const tw_value *value,
+                                              bool is_exempt)
 {
-    tw__tag *t = tw__span_data_push_tag(d);
+    add_tag_inline(s, key, value->type, value, is_exempt);
+}
+
+/* Adds a structural tag whose strings are literals (no copy). */
+static inline void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
+{
+    tw__tag *t = next_tag_slot(d);
     if (!t) {
         d->dropped_tags++;
         return;
@@ -373,7 +601,7 @@ static void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
 }
 
 /* Applies a sampling.priority value to the span's decision. */
-static void apply_priority(tw_span *s, const tw_value *value)
+static __attribute__((noinline)) void apply_priority(tw_span *s, const tw_value *value)
 {
     int p = priority_of(value);
     if (p < 0)
@@ -401,7 +629,8 @@ static void apply_priority(tw_span *s, const tw_value *value)
         tw__scope_span_changed(s); /* scopes of this span see the new decision */
 }
 
-static void set_tag(tw_span *s, const char *key, const tw_value *value)
+static inline __attribute__((always_inline)) void set_tag(tw_span *s, const char *key,
+                                                          tw_value_type type, const tw_value *value)
 {
     if (!s)
         return; /* a failed start, already logged */
@@ -409,11 +638,15 @@ static void set_tag(tw_span *s, const char *key, const tw_value *value)
         tw__log_msg(TW_LOG_ERROR, "tw_span_set_tag: invalid argument: NULL key");
         return;
     }
-    if (__builtin_expect(is_sampling_priority(key), 0))
-        apply_priority(s, value);
+    if (__builtin_expect(is_sampling_priority(key), 0)) {
+        /* A copy, so that @value does not escape and the inlined writer
+         * below sees its type as the constant it is in each setter. */
+        tw_value copy = *value;
+        apply_priority(s, &copy);
+    }
     if (!is_recording(s))
         return;
-    add_tag(s, key, value, false);
+    add_tag_inline(s, key, type, value, false);
 }
 
 /* ---- start -------------------------------------------------------------------------------- */
@@ -467,27 +700,234 @@ start_local_record(tw_span *s, const char *operation, const option_ref *refs, si
     return s;
 }
 
-static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref *refs,
-                           size_t n_refs, const tw_span_context *single_parent,
-                           const tw_span_options *opts)
+/* How a starting span's sampling was decided, for its recording. */
+typedef struct {
+    tw__sampling_decision decision; /* valid when is_sampler_decision */
+    const char *debug_id;           /* a hint's jaeger-debug-id, or NULL */
+    bool is_sampler_decision;       /* the sampler decided at this span */
+    bool is_root;                   /* the span starts a trace */
+    bool is_forced;                 /* sampling.priority > 0 among the start tags */
+} start_state;
+
+/* A root span's ids and decision: the trace id is drawn when the sampler
+ * reads it, else when the span's context is first read (lazy ids). */
+static inline bool start_root(tw_span *s, const tw_tracer *t, const char *operation,
+                              start_state *st)
 {
-    if (!t || !operation) {
+    s->needs_finish_work = false;
+    if (t->never_samples) {
+        /* Known without asking: unsampled, and no sampler tags to write (a
+         * span forced by sampling.priority gets none). */
+        s->context.flags = TW__FLAG_RANDOM | TW__FLAG_IN_SPAN;
+        s->context.trace_id_high = 0;
+        s->context.trace_id_low = 0;
+        s->context.span_id = 0;
+        s->context.parent_id = 0;
+        s->context.baggage = NULL;
+        s->context.extra = NULL;
+        atomic_store_explicit(&s->ids_pending, TW__IDS_TRACE64 + t->is_128bit,
+                              memory_order_relaxed);
+        return false;
+    }
+    tw__trace_id id = {.high = 0, .low = 0, .is_drawn = false, .is_128bit = t->is_128bit};
+    st->is_sampler_decision = true;
+    tw__sampler_decide_lazy(t->sampler, &id, operation, &st->decision);
+    /* The trace id is ours and random where W3C Level 2 asks (its low 7 bytes, drawn
+     * uniformly by tw__random_id in both id sizes): traceparent says so (flag 0x02). */
+    s->context.flags =
+        (st->decision.is_sampled ? TW_FLAG_SAMPLED : 0) | TW__FLAG_RANDOM | TW__FLAG_IN_SPAN;
+    s->context.trace_id_high = id.high;
+    s->context.trace_id_low = id.low;
+    s->context.span_id = id.low; /* a root's span id: see draw_ids_into */
+    s->context.parent_id = 0;
+    s->context.baggage = NULL;
+    s->context.extra = NULL;
+    atomic_store_explicit(&s->ids_pending,
+                          id.is_drawn    ? TW__IDS_READY
+                          : id.is_128bit ? TW__IDS_TRACE128
+                                         : TW__IDS_TRACE64,
+                          memory_order_relaxed);
+    return st->decision.is_sampled;
+}
+
+/* A root started from a hint (a parent without ids: a debug id, a decision
+ * alone, baggage): a new trace that honours it. Out of line: rare. */
+static __attribute__((noinline)) void start_from_hint(tw_span *s, const tw_tracer *t,
+                                                      const tw_span_context *hint,
+                                                      const char *operation, start_state *st)
+{
+    uint32_t flags;
+    if (hint->extra && hint->extra->debug_id) {
+        flags = TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
+        st->debug_id = hint->extra->debug_id;
+    } else if (!(hint->flags & TW__FLAG_DEFERRED) && !t->samples_every_span) {
+        flags = hint->flags & TW__FLAGS_WIRE;
+    } else {
+        start_root(s, t, operation, st);
+        s->context.baggage = tw__baggage_ref(hint->baggage);
+        s->needs_finish_work = s->context.baggage != NULL;
+        return;
+    }
+    s->context.flags = flags | TW__FLAG_RANDOM | TW__FLAG_IN_SPAN;
+    s->context.trace_id_high = 0;
+    s->context.trace_id_low = 0;
+    s->context.span_id = 0;
+    s->context.parent_id = 0;
+    s->context.baggage = tw__baggage_ref(hint->baggage);
+    s->context.extra = NULL;
+    s->needs_finish_work = s->context.baggage != NULL;
+    atomic_store_explicit(&s->ids_pending, t->is_128bit ? TW__IDS_TRACE128 : TW__IDS_TRACE64,
+                          memory_order_relaxed);
+}
+
+/* A child's context: its parent's trace, flags, baggage and extras; its span
+ * id is drawn when first read (lazy ids). */
+static inline void start_child(tw_span *s, const tw_tracer *t, const tw_span_context *parent,
+                               const char *operation, start_state *st)
+{
+    s->context.trace_id_high = parent->trace_id_high;
+    s->context.trace_id_low = parent->trace_id_low;
+    s->context.span_id = 0;
+    s->context.parent_id = parent->span_id;
+    s->context.flags = parent->flags | TW__FLAG_IN_SPAN;
+    s->context.baggage = parent->baggage ? tw__baggage_ref(parent->baggage) : NULL;
+    s->context.extra = parent->extra ? tw__ctx_extra_ref(parent->extra) : NULL;
+    s->needs_finish_work = (parent->baggage != NULL) | (parent->extra != NULL);
+    atomic_store_explicit(&s->ids_pending, TW__IDS_SPAN, memory_order_relaxed);
+    if (__builtin_expect((parent->flags & TW__FLAG_DEFERRED) || t->samples_every_span, 0)) {
+        st->is_sampler_decision = true;
+        tw__sampler_decide(t->sampler, parent->trace_id_high, parent->trace_id_low, operation,
+                           &st->decision);
+        s->context.flags = (st->decision.is_sampled ? TW_FLAG_SAMPLED : 0) |
+                           (parent->flags & TW__FLAG_RANDOM) /* W3C: kept in the trace */ |
+                           TW__FLAG_IN_SPAN;
+    }
+}
+
+/* sampling.priority among the start tags is applied first (as Java does),
+ * so it can still decide whether the other tags are recorded. */
+static __attribute__((noinline)) void
+apply_start_priorities(tw_span *s, const tw_span_options *opts, start_state *st)
+{
+    for (size_t i = 0; i < opts->n_tags; i++) {
+        if (is_sampling_priority(opts->tags[i].key)) {
+            int p = priority_of(&opts->tags[i].value);
+            if (p > 0) {
+                s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
+                st->is_forced = true;
+            } else if (p == 0) {
+                s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+            }
+        }
+    }
+}
+
+/* The recording part of a sampled span's start: ids, times, the record,
+ * references and start tags. Inlined into start_plain (one stack frame for
+ * the common sampled start); start_span calls start_recording. */
+static inline __attribute__((always_inline)) tw_span *
+start_recording_inline(tw_span *s, const char *operation, const option_ref *refs, size_t n_refs,
+                       const tw_span_context *single_parent, const tw_span_options *opts,
+                       const start_state *st)
+{
+    tw_tracer *t = s->tracer;
+    draw_ids_unpublished(s); /* a recording span carries its ids */
+    bool has_start = opts && opts->has_start;
+    int64_t start_us;
+    s->has_mono_start = !has_start;
+    if (!has_start) {
+        start_us = tw__now_us();
+        s->start_mono_ns = tw__mono_ns();
+    } else {
+        start_us = opts->start_us;
+    }
+    s->is_local_record = false;
+    if (!begin_recording(s, operation, start_us)) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\"", operation);
+        s->context.flags &= ~TW_FLAG_SAMPLED;
+        keep_op_name(s, operation); /* for a later sampling.priority */
+        return s;
+    }
+    atomic_fetch_add_explicit(&t->spans_started_sampled, 1, memory_order_relaxed);
+    tw__span_data *d = s->data;
+    if (n_refs || single_parent)
+        add_refs(d, refs, n_refs, single_parent);
+    if (st->is_root)
+        atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
+    /* Jaeger puts sampler tags only on the span whose sampler decided. */
+    if (st->is_sampler_decision && !st->is_forced) {
+        /* Literal key and type strings and a plain value: copied by value. */
+        tw__tag type = {.key = "sampler.type",
+                        .key_len = 12,
+                        .type = TW_VALUE_STRING,
+                        .v.str = st->decision.type,
+                        .len = st->decision.type_len};
+        tw__tag param = {.key = "sampler.param", .key_len = 13, .type = st->decision.param.type};
+        if (st->decision.param.type == TW_VALUE_BOOL)
+            param.v.boolean = st->decision.param.as.boolean;
+        else
+            param.v.dbl = st->decision.param.as.dbl;
+        add_prebuilt_tag(d, &type);
+        add_prebuilt_tag(d, &param);
+    }
+    if (st->debug_id) {
+        tw_value v = {.type = TW_VALUE_STRING, .as.str = st->debug_id, .len = strlen(st->debug_id)};
+        add_tag(s, "jaeger-debug-id", &v, true);
+    }
+    for (size_t i = 0; opts && i < opts->n_tags; i++)
+        add_tag(s, opts->tags[i].key, &opts->tags[i].value, false);
+    return s;
+}
+
+static __attribute__((noinline)) tw_span *start_recording(tw_span *s, const char *operation,
+                                                          const option_ref *refs, size_t n_refs,
+                                                          const tw_span_context *single_parent,
+                                                          const tw_span_options *opts,
+                                                          const start_state *st)
+{
+    return start_recording_inline(s, operation, refs, n_refs, single_parent, opts, st);
+}
+
+/* Why a start is refused (NULL arguments, a closed tracer): logged. */
+static __attribute__((noinline, cold)) tw_span *refuse_start(const tw_tracer *t,
+                                                             const char *operation)
+{
+    if (!t || !operation)
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: invalid argument: NULL %s",
                     t ? "operation" : "tracer");
-        return NULL;
-    }
-    if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
+    else
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: tracer is closed (operation \"%s\")", operation);
-        return NULL;
-    }
-    /* Parent: the first ChildOf reference, else the first FollowsFrom. */
-    const tw_span_context *parent = single_parent;
-    for (size_t i = 0; i < n_refs && !parent; i++) {
+    return NULL;
+}
+
+/* The parent among references: the first ChildOf, else the first FollowsFrom. */
+static const tw_span_context *parent_of_refs(const option_ref *refs, size_t n_refs)
+{
+    for (size_t i = 0; i < n_refs; i++) {
         if (refs[i].type == TW_REF_CHILD_OF)
-            parent = refs[i].ctx;
+            return refs[i].ctx;
     }
-    if (!parent && n_refs)
-        parent = refs[0].ctx;
+    return refs[0].ctx;
+}
+
+/*
+ * The hot path. A span that does not record (the trace is not sampled)
+ * costs: the checks, a handle from the thread's pool, its context (copied
+ * from the parent, or a root's decision, which draws no id unless the
+ * sampler reads it) and a copy of its name into the handle. No allocation,
+ * no lock, no id drawn (callgrind: bench_tracer ir unsampled).
+ */
+static __attribute__((noinline)) tw_span *start_span(tw_tracer *t, const char *operation,
+                                                     const option_ref *refs, size_t n_refs,
+                                                     const tw_span_context *single_parent,
+                                                     const tw_span_options *opts)
+{
+    if (__builtin_expect(
+            !t || !operation || atomic_load_explicit(&t->is_closed, memory_order_acquire), 0))
+        return refuse_start(t, operation);
+    const tw_span_context *parent = single_parent;
+    if (__builtin_expect(n_refs != 0, 0) && !parent)
+        parent = parent_of_refs(refs, n_refs);
     if (__builtin_expect(parent != NULL, 0) && !tw__context_is_usable(parent, "tw_span_start"))
         parent = single_parent = NULL;
     /* No explicit parent: the active scope's context (scope/scope.h), recorded
@@ -500,155 +940,145 @@ static tw_span *start_span(tw_tracer *t, const char *operation, const option_ref
     }
 
     tw_span *s = span_alloc();
-    if (!s) {
+    if (__builtin_expect(s == NULL, 0)) {
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory");
         return NULL;
     }
-    const char *debug_id = NULL;
-    tw__sampling_decision decision;
+    /* data, op_name_long, retired, n_retired and is_baggage_lent are 0
+     * already (span_new, finish). Relaxed stores: no other thread sees the
+     * span yet. */
     s->state = TW__SPAN_OPEN;
     s->tracer = t;
-    s->data = NULL;
-    s->op_name_long = NULL;
-    s->retired = NULL;
-    s->n_retired = 0;
-    atomic_init(&s->is_baggage_lent, false);
-    atomic_init(&s->context.refcount, 0);
-    /* A parent without ids is a hint (debug id, decision, baggage): the span
-     * is the root of a new trace that honours it. */
-    bool is_root = parent == NULL || !tw__context_has_ids(parent);
-    bool is_sampler_decision = false; /* the sampler decided at this span */
-    if (!is_root) {
-        s->context.span_id = tw__random_id();
-        s->context.trace_id_high = parent->trace_id_high;
-        s->context.trace_id_low = parent->trace_id_low;
-        s->context.parent_id = parent->span_id;
-        s->context.flags = parent->flags;
-        s->context.baggage = tw__baggage_ref(parent->baggage);
-        s->context.extra = tw__ctx_extra_ref(parent->extra);
-        if (__builtin_expect((parent->flags & TW__FLAG_DEFERRED) || t->samples_every_span, 0)) {
-            is_sampler_decision = true;
-            tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
-                               operation, &decision);
-            s->context.flags = (decision.is_sampled ? TW_FLAG_SAMPLED : 0) |
-                               (parent->flags & TW__FLAG_RANDOM); /* W3C: kept in the trace */
-        }
-    } else {
-        /* A root's span id is its trace id's low half, as in Jaeger's Go
-         * client: one random draw fewer on every trace, and the low half is
-         * already random and non-zero. */
-        s->context.trace_id_low = tw__random_id();
-        s->context.span_id = s->context.trace_id_low;
-        s->context.trace_id_high = t->is_128bit ? tw__random_id() : 0;
-        s->context.parent_id = 0;
-        s->context.baggage = NULL;
-        s->context.extra = NULL;
-        if (__builtin_expect(parent != NULL, 0)) {
-            s->context.baggage = tw__baggage_ref(parent->baggage);
-            if (parent->extra && parent->extra->debug_id) {
-                s->context.flags = TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
-                debug_id = parent->extra->debug_id;
-            } else if (!(parent->flags & TW__FLAG_DEFERRED) && !t->samples_every_span) {
-                s->context.flags = parent->flags & TW__FLAGS_WIRE;
-            } else {
-                is_sampler_decision = true;
-            }
-        } else {
-            is_sampler_decision = true;
-        }
-        if (is_sampler_decision) {
-            tw__sampler_decide(t->sampler, s->context.trace_id_high, s->context.trace_id_low,
-                               operation, &decision);
-            s->context.flags = decision.is_sampled ? TW_FLAG_SAMPLED : 0;
-        }
-        /* The trace id is ours and random where W3C Level 2 asks (its low 7 bytes, drawn
-         * uniformly by tw__random_id in both id sizes): traceparent says so (flag 0x02). */
-        s->context.flags |= TW__FLAG_RANDOM;
-    }
-    s->context.flags |= TW__FLAG_IN_SPAN;
-    bool has_start = opts && opts->has_start;
-    int64_t start_us = has_start ? opts->start_us : 0;
-
-    /* sampling.priority among the start tags is applied first (as Java
-     * does), so it can still decide whether the other tags are recorded. */
-    bool is_forced = false;
-    for (size_t i = 0; opts && i < opts->n_tags; i++) {
-        if (is_sampling_priority(opts->tags[i].key)) {
-            int p = priority_of(&opts->tags[i].value);
-            if (p > 0) {
-                s->context.flags |= TW_FLAG_SAMPLED | TW_FLAG_DEBUG;
-                is_forced = true;
-            } else if (p == 0) {
-                s->context.flags &= ~(TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
-            }
-        }
-    }
+    start_state st;
+    st.debug_id = NULL;
+    st.is_sampler_decision = false;
+    st.is_forced = false;
+    st.is_root = parent == NULL || !tw__context_has_ids(parent);
+    if (!st.is_root)
+        start_child(s, t, parent, operation, &st);
+    else if (__builtin_expect(parent == NULL, 1))
+        start_root(s, t, operation, &st);
+    else
+        start_from_hint(s, t, parent, operation, &st);
+    if (__builtin_expect(opts != NULL && opts->n_tags != 0, 0))
+        apply_start_priorities(s, opts, &st);
 
     if (__builtin_expect(!(s->context.flags & TW_FLAG_SAMPLED), 1)) {
         if (__builtin_expect(t->records_unsampled, 0))
             return start_local_record(s, operation, refs, n_refs, single_parent, opts);
         s->has_mono_start = false;
         keep_op_name(s, operation);
-        return s; /* records nothing; the start time is not even read */
+        return s; /* records nothing, draws no id; the start time is not even read */
     }
+    return start_recording(s, operation, refs, n_refs, single_parent, opts, &st);
+}
 
-    s->has_mono_start = !has_start;
-    if (!has_start) {
-        start_us = tw__now_us();
-        s->start_mono_ns = tw__mono_ns();
+/* A parent start_plain can take: usable (not a finished span's context),
+ * with ids, with a decision made, on a parent-based tracer. */
+static inline bool is_plain_parent(const tw_tracer *t, const tw_span_context *parent)
+{
+    const tw_span *of = tw__context_span(parent);
+    return (of == NULL || of->state == TW__SPAN_OPEN) && tw__context_has_ids(parent) &&
+           !(parent->flags & TW__FLAG_DEFERRED) && !t->samples_every_span;
+}
+
+/*
+ * tw_span_start without options, and tw_span_start_child: a root with no
+ * active scope, or a child of a parent with ids and a decision, take this
+ * short way; everything else (options, scopes, hints, deferred decisions,
+ * bad arguments) start_span. An unsampled span here costs the checks, a
+ * pooled handle, its context and the copy of its name: no allocation, no
+ * id drawn (callgrind: bench_tracer ir unsampled).
+ */
+static inline __attribute__((always_inline)) tw_span *
+start_plain(tw_tracer *t, const char *operation, const tw_span_context *parent)
+{
+    if (__builtin_expect(
+            !t || !operation || atomic_load_explicit(&t->is_closed, memory_order_acquire), 0))
+        return refuse_start(t, operation);
+    if (parent == NULL) {
+        if (__builtin_expect(tw__scope_tops != NULL, 0))
+            return start_span(t, operation, NULL, 0, NULL, NULL);
+    } else if (__builtin_expect(!is_plain_parent(t, parent), 0)) {
+        return start_span(t, operation, NULL, 0, parent, NULL);
     }
-    s->is_local_record = false;
-    if (!begin_recording(s, operation, start_us)) {
-        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\"", operation);
-        s->context.flags &= ~TW_FLAG_SAMPLED;
-        keep_op_name(s, operation); /* for a later sampling.priority */
+    tw_span *s = span_alloc();
+    if (__builtin_expect(s == NULL, 0)) {
+        tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory");
+        return NULL;
+    }
+    s->state = TW__SPAN_OPEN;
+    s->tracer = t;
+    start_state st;
+    bool is_sampled;
+    if (parent) {
+        st.is_sampler_decision = false;
+        start_child(s, t, parent, operation, &st);
+        is_sampled = s->context.flags & TW_FLAG_SAMPLED;
+    } else {
+        st.is_sampler_decision = false;
+        is_sampled = start_root(s, t, operation, &st);
+    }
+    if (__builtin_expect(!is_sampled, 1)) {
+        if (__builtin_expect(t->records_unsampled, 0))
+            return start_local_record(s, operation, NULL, 0, parent, NULL);
+        s->has_mono_start = false;
+        keep_op_name(s, operation);
         return s;
     }
-    atomic_fetch_add_explicit(&t->spans_started_sampled, 1, memory_order_relaxed);
-    tw__span_data *d = s->data;
-    add_refs(d, refs, n_refs, single_parent);
-    if (is_root)
-        atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
-    /* Jaeger puts sampler tags only on the span whose sampler decided. */
-    if (is_sampler_decision && !is_forced) {
-        /* Literal key and type strings and a plain value: copied by value. */
-        tw__tag type = {.key = "sampler.type",
-                        .key_len = 12,
-                        .type = TW_VALUE_STRING,
-                        .v.str = decision.type,
-                        .len = strlen(decision.type)};
-        tw__tag param = {.key = "sampler.param", .key_len = 13, .type = decision.param.type};
-        if (decision.param.type == TW_VALUE_BOOL)
-            param.v.boolean = decision.param.as.boolean;
-        else
-            param.v.dbl = decision.param.as.dbl;
-        add_prebuilt_tag(d, &type);
-        add_prebuilt_tag(d, &param);
-    }
-    if (debug_id) {
-        tw_value v = {.type = TW_VALUE_STRING, .as.str = debug_id, .len = strlen(debug_id)};
-        add_tag(s, "jaeger-debug-id", &v, true);
-    }
-    for (size_t i = 0; opts && i < opts->n_tags; i++)
-        add_tag(s, opts->tags[i].key, &opts->tags[i].value, false);
-    return s;
+    st.debug_id = NULL;
+    st.is_root = parent == NULL;
+    st.is_forced = false;
+    return start_recording_inline(s, operation, NULL, 0, parent, NULL, &st);
+}
+
+static __attribute__((noinline)) tw_span *start_plain_root(tw_tracer *t, const char *operation)
+{
+    return start_plain(t, operation, NULL);
 }
 
 tw_span *tw_span_start(tw_tracer *tracer, const char *operation, const tw_span_options *opts)
 {
-    return start_span(tracer, operation, opts ? opts->refs : NULL, opts ? opts->n_refs : 0, NULL,
-                      opts);
+    if (opts)
+        return start_span(tracer, operation, opts->refs, opts->n_refs, NULL, opts);
+    /* The never-sampled root, the case instrumentation left on in a service
+     * that does not trace pays on every request: no call but the name's copy
+     * (a tail call), so no stack frame. Everything else: start_plain. */
+    tw_span *s;
+    if (__builtin_expect(tracer != NULL && operation != NULL && tracer->never_samples &&
+                             !tracer->records_unsampled && tw__scope_tops == NULL &&
+                             !atomic_load_explicit(&tracer->is_closed, memory_order_acquire) &&
+                             (s = tls_pool.head) != NULL,
+                         1)) {
+        tls_pool.head = s->next_free;
+        tls_pool.room++;
+        s->state = TW__SPAN_OPEN;
+        s->tracer = tracer;
+        s->has_mono_start = false;
+        s->needs_finish_work = false;
+        s->context.flags = TW__FLAG_RANDOM | TW__FLAG_IN_SPAN;
+        s->context.trace_id_high = 0;
+        s->context.trace_id_low = 0;
+        s->context.span_id = 0;
+        s->context.parent_id = 0;
+        s->context.baggage = NULL;
+        s->context.extra = NULL;
+        atomic_store_explicit(&s->ids_pending, TW__IDS_TRACE64 + tracer->is_128bit,
+                              memory_order_relaxed);
+        return keep_op_name_of_new(s, operation);
+    }
+    return start_plain_root(tracer, operation);
 }
 
 tw_span *tw_span_start_child(tw_tracer *tracer, const char *operation,
                              const tw_span_context *parent)
 {
-    return start_span(tracer, operation, NULL, 0, parent, NULL);
+    return start_plain(tracer, operation, parent);
 }
 
 /* ---- finish ------------------------------------------------------------------------------- */
 
-static inline void mark_limits(tw_span *s)
+static __attribute__((noinline)) void mark_limits(tw_span *s)
 {
     tw__span_data *d = s->data;
     if (d->dropped_tags) {
@@ -680,10 +1110,18 @@ typedef struct tw__retired_baggage {
     tw__baggage *baggage;
 } retired_baggage;
 
-/* Frees what a span kept for its own life: a long operation name, retired
- * baggage. Out of line: most spans have neither. */
+/* Drops what a span kept for its own life: its context's baggage and
+ * extras, a long operation name, retired baggage; leaves the fields at 0 as
+ * a pooled handle has them. Out of line: most spans have none of them. */
 static __attribute__((noinline)) void free_kept(tw_span *s)
 {
+    tw__baggage_unref(s->context.baggage);
+    tw__ctx_extra_unref(s->context.extra);
+    s->context.baggage = NULL;
+    s->context.extra = NULL;
+    /* Lent implies a baggage (values are lent from one), so a span without
+     * baggage never gets here with it set. */
+    atomic_store_explicit(&s->is_baggage_lent, false, memory_order_relaxed);
     free(s->op_name_long);
     s->op_name_long = NULL;
     while (s->retired) {
@@ -695,7 +1133,46 @@ static __attribute__((noinline)) void free_kept(tw_span *s)
     s->n_retired = 0;
 }
 
-static void finish(tw_span *s, bool has_end, int64_t end_us)
+/* The end of a recording span: its duration and flags, then the handlers
+ * and the reporter (sampled), or the handlers that want unsampled spans
+ * (a local record); the record and the tracer reference are dropped. */
+static inline void finish_record(tw_span *s, tw__span_data *d, bool has_end, int64_t end_us)
+{
+    tw_tracer *t = s->tracer;
+    if (has_end)
+        d->duration_us = end_us - d->start_us;
+    else if (s->has_mono_start)
+        d->duration_us = (tw__mono_ns() - s->start_mono_ns) / 1000;
+    else
+        d->duration_us = tw__now_us() - d->start_us;
+    if (d->duration_us < 0)
+        d->duration_us = 0;
+    d->flags = s->context.flags & TW__FLAGS_WIRE; /* Jaeger's byte only */
+    if (s->context.flags & TW_FLAG_SAMPLED) {
+        if (__builtin_expect((d->dropped_tags | d->dropped_logs | d->truncated_values) != 0, 0))
+            mark_limits(s);
+        if (__builtin_expect(atomic_load_explicit(&t->is_closed, memory_order_acquire), 0)) {
+            atomic_fetch_add_explicit(&t->spans_after_close, 1, memory_order_relaxed);
+            tw__log_msg(TW_LOG_WARN,
+                        "span \"%s\" finished after its tracer was closed; "
+                        "dropped",
+                        d->operation);
+        } else {
+            atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
+            /* The handler chain may edit the record or drop it. */
+            if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d))
+                tw__reporter_report(t->reporter, d);
+        }
+    } else if (__builtin_expect(t->records_unsampled, 0) &&
+               !atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
+        finish_local_record(s);
+    }
+    s->data = NULL;
+    tw__span_data_unref(d);
+    tw__tracer_release(t);
+}
+
+static __attribute__((noinline)) void finish(tw_span *s, bool has_end, int64_t end_us)
 {
     if (!s)
         return;
@@ -703,51 +1180,28 @@ static void finish(tw_span *s, bool has_end, int64_t end_us)
         tw__log_msg(TW_LOG_ERROR, "tw_span_finish: span already finished (or not a span)");
         return;
     }
-    if (__builtin_expect(tw__scope_tops != NULL, 0))
+    if (__builtin_expect(s->needs_finish_work && tw__scope_tops != NULL, 0))
         tw__scope_span_finished(s); /* this thread's scopes forget the handle */
     tw__span_data *d = s->data;
-    if (d) {
-        tw_tracer *t = s->tracer;
-        if (has_end)
-            d->duration_us = end_us - d->start_us;
-        else if (s->has_mono_start)
-            d->duration_us = (tw__mono_ns() - s->start_mono_ns) / 1000;
-        else
-            d->duration_us = tw__now_us() - d->start_us;
-        if (d->duration_us < 0)
-            d->duration_us = 0;
-        d->flags = s->context.flags & TW__FLAGS_WIRE; /* Jaeger's byte only */
-        if (s->context.flags & TW_FLAG_SAMPLED) {
-            mark_limits(s);
-            if (atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
-                atomic_fetch_add_explicit(&t->spans_after_close, 1, memory_order_relaxed);
-                tw__log_msg(TW_LOG_WARN,
-                            "span \"%s\" finished after its tracer was closed; "
-                            "dropped",
-                            d->operation);
-            } else {
-                atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
-                /* The handler chain may edit the record or drop it. */
-                if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d))
-                    tw__reporter_report(t->reporter, d);
-            }
-        } else if (__builtin_expect(t->records_unsampled, 0) &&
-                   !atomic_load_explicit(&t->is_closed, memory_order_acquire)) {
-            finish_local_record(s);
-        }
-        tw__span_data_unref(d);
-        tw__tracer_release(t);
-        s->data = NULL;
-    }
-    tw__baggage_unref(s->context.baggage);
-    tw__ctx_extra_unref(s->context.extra);
-    if (__builtin_expect(s->op_name_long != NULL || s->retired != NULL, 0))
+    if (d)
+        finish_record(s, d, has_end, end_us);
+    if (__builtin_expect(s->needs_finish_work, 0) &&
+        ((uintptr_t)s->context.baggage | (uintptr_t)s->context.extra | (uintptr_t)s->op_name_long |
+         (uintptr_t)s->retired) != 0)
         free_kept(s);
     span_release(s);
 }
 
 void tw_span_finish(tw_span *span)
 {
+    /* A span that recorded nothing, kept nothing and was never in a scope:
+     * back to the pool, with no stack frame. */
+    if (__builtin_expect(span != NULL && span->state == TW__SPAN_OPEN && span->data == NULL &&
+                             !span->needs_finish_work,
+                         1)) {
+        span_release(span);
+        return;
+    }
     finish(span, false, 0);
 }
 
@@ -760,7 +1214,10 @@ void tw_span_finish_at(tw_span *span, int64_t end_us)
 
 const tw_span_context *tw_span_get_context(const tw_span *span)
 {
-    return span && span->state == TW__SPAN_OPEN ? &span->context : NULL;
+    if (!span || span->state != TW__SPAN_OPEN)
+        return NULL;
+    tw__span_ensure_ids(span); /* whoever reads the context reads its ids */
+    return &span->context;
 }
 
 bool tw_span_is_sampled(const tw_span *span)
@@ -824,32 +1281,72 @@ void tw_span_set_kind(tw_span *span, tw_span_kind kind)
     }
 }
 
-void tw_span_set_tag_str(tw_span *span, const char *key, const char *value)
+/* A tag on a span that records nothing and whose key cannot be
+ * sampling.priority (it does not start with "sa"; key[1] exists when
+ * key[0] is not NUL): nothing to do. The rest (sampling.priority, bad
+ * arguments, recording spans) takes the long way, out of line, so that
+ * this test needs no stack frame. */
+static inline bool is_ignored_tag(const tw_span *span, const char *key)
 {
-    /* Unsampled spans skip the strlen; sampling.priority still needs the value. */
-    if (span && !span->data && key && !is_sampling_priority(key))
+    return __builtin_expect(
+        span != NULL && span->data == NULL && key != NULL && (key[0] != 's' || key[1] != 'a'), 1);
+}
+
+static __attribute__((noinline)) void set_tag_str(tw_span *span, const char *key, const char *value)
+{
+    /* Spans that do not record skip the strlen; sampling.priority still needs
+     * the value. */
+    if (span && key && !is_recording(span) && !is_sampling_priority(key))
         return;
     tw_value v = {
         .type = TW_VALUE_STRING, .as.str = value ? value : "", .len = value ? strlen(value) : 0};
-    set_tag(span, key, &v);
+    set_tag(span, key, TW_VALUE_STRING, &v);
+}
+
+void tw_span_set_tag_str(tw_span *span, const char *key, const char *value)
+{
+    if (is_ignored_tag(span, key))
+        return;
+    set_tag_str(span, key, value);
+}
+
+static __attribute__((noinline)) void set_tag_bool(tw_span *span, const char *key, bool value)
+{
+    tw_value v = {.type = TW_VALUE_BOOL, .as.boolean = value};
+    set_tag(span, key, TW_VALUE_BOOL, &v);
 }
 
 void tw_span_set_tag_bool(tw_span *span, const char *key, bool value)
 {
-    tw_value v = {.type = TW_VALUE_BOOL, .as.boolean = value};
-    set_tag(span, key, &v);
+    if (is_ignored_tag(span, key))
+        return;
+    set_tag_bool(span, key, value);
+}
+
+static __attribute__((noinline)) void set_tag_int64(tw_span *span, const char *key, int64_t value)
+{
+    tw_value v = {.type = TW_VALUE_INT64, .as.i64 = value};
+    set_tag(span, key, TW_VALUE_INT64, &v);
 }
 
 void tw_span_set_tag_int64(tw_span *span, const char *key, int64_t value)
 {
-    tw_value v = {.type = TW_VALUE_INT64, .as.i64 = value};
-    set_tag(span, key, &v);
+    if (is_ignored_tag(span, key))
+        return;
+    set_tag_int64(span, key, value);
+}
+
+static __attribute__((noinline)) void set_tag_double(tw_span *span, const char *key, double value)
+{
+    tw_value v = {.type = TW_VALUE_DOUBLE, .as.dbl = value};
+    set_tag(span, key, TW_VALUE_DOUBLE, &v);
 }
 
 void tw_span_set_tag_double(tw_span *span, const char *key, double value)
 {
-    tw_value v = {.type = TW_VALUE_DOUBLE, .as.dbl = value};
-    set_tag(span, key, &v);
+    if (is_ignored_tag(span, key))
+        return;
+    set_tag_double(span, key, value);
 }
 
 void tw_span_set_tag_binary(tw_span *span, const char *key, const void *data, size_t len)
@@ -858,7 +1355,7 @@ void tw_span_set_tag_binary(tw_span *span, const char *key, const void *data, si
         return;
     TW_CHECK_ARG_VOID(data || len == 0);
     tw_value v = {.type = TW_VALUE_BINARY, .as.bin = data, .len = len};
-    set_tag(span, key, &v);
+    set_tag(span, key, TW_VALUE_BINARY, &v);
 }
 
 void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field *fields,
@@ -1005,6 +1502,7 @@ tw_status tw_span_set_baggage(tw_span *span, const char *key, const char *value)
     if (!must_keep_old)
         tw__baggage_unref(old);
     span->context.baggage = nb;
+    span->needs_finish_work = true;
     atomic_store_explicit(&span->is_baggage_lent, false, memory_order_relaxed);
     if (tw__scope_tops)
         tw__scope_span_changed(span); /* children started from its scopes see it */

@@ -21,6 +21,7 @@
 #include "handlers/handlers.h"
 #include "propagation/propagation.h"
 #include "report/report.h"
+#include "sampling/sampling.h"
 #include "scope/scope.h"
 
 bool tw__host_name(char *buf, size_t size);
@@ -257,6 +258,7 @@ tw_tracer *tw_tracer_new(tw_tracer_options *opts, tw_error **err)
     t->handlers = handlers;
     t->records_unsampled = tw__handler_chain_wants_unsampled(handlers);
     t->samples_every_span = !opts->is_parent_based;
+    t->never_samples = tw__sampler_never_samples(sampler);
     t->no_propagation = opts->no_propagation;
     return t;
 
@@ -306,10 +308,8 @@ tw_status tw_tracer_close(tw_tracer *tracer)
     return TW_OK;
 }
 
-void tw__tracer_release(tw_tracer *t)
+void tw__tracer_destroy(tw_tracer *t)
 {
-    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1)
-        return;
     tw__process_clear(&t->process);
     free(t);
 }

@@ -16,7 +16,9 @@
  * delivered throughput to a local UDP sink that decodes and counts every
  * span (so loss is visible), at paced offered rates; bytes per span on the
  * wire; and the extra RSS of a tracer with default settings. Instruction
- * counts come from callgrind runs of the `ir` mode (run_bench.sh).
+ * counts come from callgrind runs of the `ir` mode (run_bench.sh). The table
+ * ends with the caller-thread targets (unsampled <= 150 and sampled <= 1,000
+ * instructions per span), each with OK or MISSED and the peer's time ratio.
  *
  * Finished-span handlers (tracewire/handler.h): the caller's cost of a
  * sampled span through the three ready-made handlers (SSN redaction, drop
@@ -406,6 +408,34 @@ static void print_row(const char *what, double ours, double peer, const char *un
            target);
 }
 
+/* One caller-thread target: callgrind instructions per span against the
+ * target, and the peer's time per span against ours (the peer, a JIT-run
+ * client, has no comparable instruction count; both times are from this
+ * run). */
+static void print_target(const char *what, double instr, double target, const char *target_label,
+                         double ours_ns, double peer_ns)
+{
+    char measured[32] = "n/a", verdict[16] = "n/a", ratio[96] = "peer: not measured in this run";
+    if (instr > 0) {
+        snprintf(measured, sizeof measured, "%.1f instr", instr);
+        snprintf(verdict, sizeof verdict, "%s", instr <= target ? "OK" : "MISSED");
+    }
+    if (peer_ns > 0 && ours_ns > 0)
+        snprintf(ratio, sizeof ratio, "peer %.1f ns, here %.1f ns: %.1fx %s", peer_ns, ours_ns,
+                 peer_ns >= ours_ns ? peer_ns / ours_ns : ours_ns / peer_ns,
+                 peer_ns >= ours_ns ? "faster" : "slower");
+    printf("  %-22s %12s  target <= %-6s %-7s %s\n", what, measured, target_label, verdict, ratio);
+}
+
+static void print_targets(const results *r, double peer_unsampled_ns, double peer_sampled_ns)
+{
+    printf("\nCaller-thread targets (callgrind instructions per span of start + 2 tags + finish;\n"
+           "sampled: until the span is in the reporter's queue; peer: jaeger-client, Node.js):\n");
+    print_target("unsampled span", r->ir_unsampled, 150, "150", r->unsampled_ns, peer_unsampled_ns);
+    print_target("sampled span, caller", r->ir_sampled_caller, 1000, "1,000", r->sampled_ns,
+                 peer_sampled_ns);
+}
+
 static int table(const char *peer_path, const char *ir_path)
 {
     results r;
@@ -451,6 +481,7 @@ static int table(const char *peer_path, const char *ir_path)
     print_row("bytes per span on the wire (compact)", r.bytes_per_span, -1, "B", "-", true);
     print_row("extra RSS, default tracer, idle", r.rss_idle_kb, -1, "KiB", "<= 512 KiB", true);
     print_row("extra RSS, after 1,000-span bursts", r.rss_kb, -1, "KiB", "-", true);
+    print_targets(&r, peer_unsampled, peer_sampled);
     printf("\nFor scale (quoted in the issue, not measured here): the C++ Jaeger client costs\n"
            "~740 ns / 2,800 instructions per never-sampled span, ~7 us per sampled span, and\n"
            "delivers ~115k spans/s.\n");

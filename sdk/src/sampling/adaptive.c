@@ -136,10 +136,9 @@ static adaptive_entry *entry_locked(adaptive_sampler *a, const char *op)
     return e;
 }
 
-static void adaptive_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void adaptive_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                             tw__sampling_decision *out)
 {
-    (void)hi;
     adaptive_sampler *a = (adaptive_sampler *)s;
     int64_t now = tw__sampling_now_ns();
     pthread_mutex_lock(&a->lock);
@@ -147,8 +146,8 @@ static void adaptive_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char 
         rebalance_locked(a, now);
     adaptive_entry *e = entry_locked(a, op);
     e->count++;
-    *out = (tw__sampling_decision){tw__probabilistic_hit(e->boundary, e->probability, lo),
-                                   "probabilistic",
+    *out = (tw__sampling_decision){tw__probabilistic_hit(e->boundary, e->probability, id),
+                                   TW__SAMPLER_TYPE("probabilistic"),
                                    {.type = TW_VALUE_DOUBLE, .as.dbl = e->probability}};
     pthread_mutex_unlock(&a->lock);
 }

@@ -99,28 +99,27 @@ static operation_entry *add_locked(per_operation_sampler *p, const char *op, dou
 /* A lower bound of 0 means no bound. Jaeger's Go client builds a limiter
  * even then, whose bucket (capped at max(rate, 1), starting full) lets one
  * trace of every operation through; a server that sends 0 means "none". */
-static void decide_with(operation_entry *e, uint64_t lo, tw__sampling_decision *out)
+static void decide_with(operation_entry *e, tw__trace_id *id, tw__sampling_decision *out)
 {
     tw_value rate = {.type = TW_VALUE_DOUBLE, .as.dbl = e->probability};
-    if (tw__probabilistic_hit(e->boundary, e->probability, lo)) {
+    if (tw__probabilistic_hit(e->boundary, e->probability, id)) {
         if (e->has_lower_bound)
             tw__rate_limiter_take(&e->lower_bound, 1.0); /* counts against the bound */
-        *out = (tw__sampling_decision){true, "probabilistic", rate};
+        *out = (tw__sampling_decision){true, TW__SAMPLER_TYPE("probabilistic"), rate};
     } else {
         bool by_bound = e->has_lower_bound && tw__rate_limiter_take(&e->lower_bound, 1.0);
-        *out = (tw__sampling_decision){by_bound, "lowerbound", rate};
+        *out = (tw__sampling_decision){by_bound, TW__SAMPLER_TYPE("lowerbound"), rate};
     }
 }
 
-static void per_operation_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void per_operation_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                                  tw__sampling_decision *out)
 {
-    (void)hi;
     per_operation_sampler *p = (per_operation_sampler *)s;
     pthread_rwlock_rdlock(&p->lock);
     operation_entry *e = g_hash_table_lookup(p->operations, op);
     if (e) {
-        decide_with(e, lo, out);
+        decide_with(e, id, out);
         pthread_rwlock_unlock(&p->lock);
         return;
     }
@@ -130,11 +129,11 @@ static void per_operation_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const 
     if (!e)
         e = add_locked(p, op, p->default_probability);
     if (e) {
-        decide_with(e, lo, out);
+        decide_with(e, id, out);
     } else {
         *out = (tw__sampling_decision){
-            tw__probabilistic_hit(p->default_boundary, p->default_probability, lo),
-            "probabilistic",
+            tw__probabilistic_hit(p->default_boundary, p->default_probability, id),
+            TW__SAMPLER_TYPE("probabilistic"),
             {.type = TW_VALUE_DOUBLE, .as.dbl = p->default_probability}};
     }
     pthread_rwlock_unlock(&p->lock);

@@ -95,15 +95,14 @@ static void limiter_fork_child(void *arg)
     pthread_mutex_unlock(&((rate_limiting_sampler *)arg)->limiter.lock);
 }
 
-static void rate_limiting_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void rate_limiting_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                                  tw__sampling_decision *out)
 {
-    (void)hi;
-    (void)lo;
+    (void)id;
     (void)op;
     rate_limiting_sampler *r = (rate_limiting_sampler *)s;
     *out = (tw__sampling_decision){tw__rate_limiter_take(&r->limiter, 1.0),
-                                   "ratelimiting",
+                                   TW__SAMPLER_TYPE("ratelimiting"),
                                    {.type = TW_VALUE_DOUBLE, .as.dbl = r->per_second}};
 }
 

@@ -390,14 +390,14 @@ static void restart_poller(remote_sampler *r)
     pthread_mutex_unlock(&r->wait_lock);
 }
 
-static void remote_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void remote_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                           tw__sampling_decision *out)
 {
     remote_sampler *r = (remote_sampler *)s;
     if (atomic_load_explicit(&r->needs_restart, memory_order_relaxed))
         restart_poller(r);
     pthread_rwlock_rdlock(&r->lock);
-    tw__sampler_decide(r->current, hi, lo, op, out);
+    tw__sampler_decide_lazy(r->current, id, op, out);
     pthread_rwlock_unlock(&r->lock);
 }
 

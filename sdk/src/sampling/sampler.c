@@ -39,25 +39,23 @@ typedef struct {
     uint64_t boundary;
 } probabilistic_sampler;
 
-static void const_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void const_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                          tw__sampling_decision *out)
 {
-    (void)hi;
-    (void)lo;
+    (void)id;
     (void)op;
     bool decision = ((const const_sampler *)s)->decision;
-    *out =
-        (tw__sampling_decision){decision, "const", {.type = TW_VALUE_BOOL, .as.boolean = decision}};
+    *out = (tw__sampling_decision){
+        decision, TW__SAMPLER_TYPE("const"), {.type = TW_VALUE_BOOL, .as.boolean = decision}};
 }
 
-static void probabilistic_decide(tw_sampler *s, uint64_t hi, uint64_t lo, const char *op,
+static void probabilistic_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                                  tw__sampling_decision *out)
 {
-    (void)hi;
     (void)op;
     const probabilistic_sampler *p = (const probabilistic_sampler *)s;
-    *out = (tw__sampling_decision){tw__probabilistic_hit(p->boundary, p->rate, lo),
-                                   "probabilistic",
+    *out = (tw__sampling_decision){tw__probabilistic_hit(p->boundary, p->rate, id),
+                                   TW__SAMPLER_TYPE("probabilistic"),
                                    {.type = TW_VALUE_DOUBLE, .as.dbl = p->rate}};
 }
 
@@ -97,6 +95,15 @@ tw_sampler *tw_sampler_probabilistic_new(double rate, tw_error **err)
     s->rate = rate;
     s->boundary = tw__probability_boundary(rate);
     return &s->base;
+}
+
+bool tw__sampler_never_samples(const tw_sampler *s)
+{
+    if (s->vtable == &const_vtable)
+        return !((const const_sampler *)s)->decision;
+    if (s->vtable == &probabilistic_vtable)
+        return ((const probabilistic_sampler *)s)->rate == 0.0;
+    return false;
 }
 
 const char *tw_sampler_type(const tw_sampler *sampler)

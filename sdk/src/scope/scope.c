@@ -258,6 +258,8 @@ static inline tw_scope *activate(uint64_t key, const tw_span_context *ctx, tw_sp
 tw_scope *tw_scope_activate(tw_span *span, bool finish_span_on_close)
 {
     TW_CHECK_ARG(span && span->state == TW__SPAN_OPEN, NULL);
+    tw__span_ensure_ids(span);      /* the snapshot carries them (lazy ids, internal.h) */
+    span->needs_finish_work = true; /* its finish tells this thread's scopes */
     return activate(span->tracer->scope_key, &span->context, span, finish_span_on_close);
 }
 

@@ -2,11 +2,17 @@
 /*
  * tests/unit/core/test_span.c: suite "core/span": what a span records
  * (ids, references, typed tags, logs, baggage, errors, times), what an
- * unsampled span does not, sampling.priority, limits, and misuse.
+ * unsampled span does not, sampling.priority, limits, and misuse; the
+ * unsampled span's lazy ids (drawn once, when first read: propagation,
+ * children, scopes, forced sampling, several reading threads, fork) and the
+ * per-thread pool of span handles.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "harness.h"
@@ -597,6 +603,363 @@ static void test_context_of_a_finished_span_is_refused(void)
     tw_span_context_unref(owned);
 }
 
+/* ---- spans that do not record: lazy ids, the handle pool ----------------------------------- */
+
+size_t tw__span_pool_size(void); /* span.c: the calling thread's pooled handles */
+
+/* A tracer whose sampler says no to every trace, reporting into memory. */
+static tw_tracer *never_sampling_tracer(bool is_128bit, tw_reporter **memory_out)
+{
+    tw_tracer_options *o = tw_tracer_options_new();
+    tw_tracer_options_set_service(o, "unit-test");
+    tw_tracer_options_set_sampler(o, tw_sampler_const_new(false));
+    tw_tracer_options_set_trace_id_128bit(o, is_128bit);
+    tw_reporter *memory = tw_reporter_memory_new(0);
+    tw_tracer_options_set_reporter(o, memory);
+    tw_tracer *t = tw_tracer_new(o, NULL);
+    tw_tracer_options_free(o);
+    if (memory_out)
+        *memory_out = memory;
+    return t;
+}
+
+static unsigned int ids_pending(const tw_span *s)
+{
+    return atomic_load(&s->ids_pending);
+}
+
+static void test_unsampled_root_draws_its_ids_once_when_read(void)
+{
+    tw_tracer *t = never_sampling_tracer(true, NULL);
+    tw_span *s = tw_span_start(t, "root", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(ids_pending(s), TW__IDS_TRACE128); /* nothing drawn yet */
+    const tw_span_context *c = tw_span_get_context(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(ids_pending(s), TW__IDS_READY);
+    uint64_t hi = tw_span_context_trace_id_high(c), lo = tw_span_context_trace_id_low(c);
+    uint64_t id = tw_span_context_span_id(c);
+    CU_ASSERT(hi != 0 && lo != 0);
+    CU_ASSERT_EQUAL(id, lo); /* a root's span id is its trace id's low half */
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(c), 0);
+    CU_ASSERT(tw_span_context_is_valid(c));
+    CU_ASSERT_FALSE(tw_span_context_is_sampled(c));
+    CU_ASSERT(tw_span_context_is_trace_id_random(c));
+    /* Read again, through the same pointer: the same ids. */
+    CU_ASSERT_PTR_EQUAL(tw_span_get_context(s), c);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(tw_span_get_context(s)), hi);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(tw_span_get_context(s)), lo);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(tw_span_get_context(s)), id);
+    /* An owned copy carries them too. */
+    tw_span_context *copy = tw_span_context_ref(c);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(copy), lo);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(copy), id);
+    tw_span_context_unref(copy);
+    tw_span_finish(s);
+
+    /* 64-bit trace ids: the high half stays 0. */
+    tw_tracer *t64 = never_sampling_tracer(false, NULL);
+    s = tw_span_start(t64, "root", NULL);
+    CU_ASSERT_EQUAL(ids_pending(s), TW__IDS_TRACE64);
+    c = tw_span_get_context(s);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(c), 0);
+    CU_ASSERT(tw_span_context_trace_id_low(c) != 0);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(c), tw_span_context_trace_id_low(c));
+    tw_span_finish(s);
+    tw_tracer_free(t64);
+    tw_tracer_free(t);
+}
+
+static void test_child_of_unsampled_span_shares_its_trace_and_decision(void)
+{
+    tw_reporter *memory = NULL;
+    tw_tracer *t = never_sampling_tracer(true, &memory);
+    tw_span *parent = tw_span_start(t, "parent", NULL);
+    const tw_span_context *pc = tw_span_get_context(parent);
+    tw_span *child = tw_span_start_child(t, "child", pc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(child);
+    /* The trace id is the parent's from the start; the span id waits. */
+    CU_ASSERT_EQUAL(ids_pending(child), TW__IDS_SPAN);
+    const tw_span_context *cc = tw_span_get_context(child);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(cc), tw_span_context_trace_id_high(pc));
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(cc), tw_span_context_trace_id_low(pc));
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(cc), tw_span_context_span_id(pc));
+    CU_ASSERT(tw_span_context_span_id(cc) != 0);
+    CU_ASSERT(tw_span_context_span_id(cc) != tw_span_context_span_id(pc));
+    CU_ASSERT_FALSE(tw_span_context_is_sampled(cc));
+    CU_ASSERT_FALSE(tw_span_is_sampled(child));
+    /* A grandchild through the active scope: activating draws the ids the
+     * scope's snapshot carries. */
+    tw_span *scoped = tw_span_start_child(t, "scoped", cc);
+    tw_scope *scope = tw_scope_activate(scoped, false);
+    CU_ASSERT_EQUAL(ids_pending(scoped), TW__IDS_READY);
+    const tw_span_context *active = tw_tracer_active_context(t);
+    CU_ASSERT_EQUAL(tw_span_context_span_id(active),
+                    tw_span_context_span_id(tw_span_get_context(scoped)));
+    tw_span *grandchild = tw_span_start(t, "grandchild", NULL);
+    const tw_span_context *gc = tw_span_get_context(grandchild);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(gc), tw_span_context_trace_id_low(pc));
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(gc), tw_span_context_span_id(active));
+    CU_ASSERT_FALSE(tw_span_context_is_sampled(gc));
+    tw_span_finish(grandchild);
+    tw_span_finish(scoped); /* finished while active: the scope forgets it */
+    CU_ASSERT_PTR_NULL(tw_scope_span(scope));
+    CU_ASSERT_EQUAL(tw_scope_close(scope), TW_OK);
+    tw_span_finish(child);
+    tw_span_finish(parent);
+    /* Neither handlers nor the reporter see a span that does not record. */
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(memory), 0);
+    CU_ASSERT_EQUAL(tw_tracer_counter(t, TW_TRACER_SPANS_STARTED_SAMPLED), 0);
+    tw_tracer_free(t);
+}
+
+static void test_unsampled_span_injects_a_context_downstream_can_join(void)
+{
+    tw_tracer *t = never_sampling_tracer(true, NULL);
+    tw_span *s = tw_span_start(t, "client", NULL);
+    CU_ASSERT_EQUAL(tw_span_set_baggage(s, "tenant", "acme"), TW_OK);
+    tw_headers *h = tw_headers_new();
+    tw_carrier_writer w = tw_headers_writer(h);
+    const tw_span_context *c = tw_span_get_context(s);
+    CU_ASSERT_EQUAL_FATAL(tw_tracer_inject(t, c, TW_FORMAT_HTTP_HEADERS, &w), TW_OK);
+    char trace_hex[TW_TRACE_ID_HEX_SIZE], span_hex[TW_SPAN_ID_HEX_SIZE];
+    tw_span_context_trace_id_hex(c, trace_hex, sizeof trace_hex);
+    tw_span_context_span_id_hex(c, span_hex, sizeof span_hex);
+    const char *header = tw_headers_get(h, "uber-trace-id");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(header);
+    /* trace:span:parent:flags: a root (parent 0), not sampled (flags 0). */
+    char want[128];
+    snprintf(want, sizeof want, "%s:%s:0000000000000000:0", trace_hex, span_hex);
+    CU_ASSERT_STRING_EQUAL(header, want);
+    CU_ASSERT_STRING_EQUAL(tw_headers_get(h, "uberctx-tenant"), "acme");
+    /* The downstream service extracts it and joins the trace, unsampled. */
+    tw_carrier_reader r = tw_headers_reader(h);
+    tw_span_context *got = tw_tracer_extract(t, TW_FORMAT_HTTP_HEADERS, &r, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_high(got), tw_span_context_trace_id_high(c));
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(got), tw_span_context_trace_id_low(c));
+    CU_ASSERT_EQUAL(tw_span_context_span_id(got), tw_span_context_span_id(c));
+    CU_ASSERT_FALSE(tw_span_context_is_sampled(got));
+    CU_ASSERT_STRING_EQUAL(tw_span_context_baggage_get(got, "tenant"), "acme");
+    tw_span *server = tw_span_start_child(t, "server", got);
+    const tw_span_context *sc = tw_span_get_context(server);
+    CU_ASSERT_EQUAL(tw_span_context_trace_id_low(sc), tw_span_context_trace_id_low(c));
+    CU_ASSERT_EQUAL(tw_span_context_parent_id(sc), tw_span_context_span_id(c));
+    CU_ASSERT_STRING_EQUAL(tw_span_get_baggage(server, "tenant"), "acme");
+    tw_span_finish(server);
+    tw_span_context_unref(got);
+    /* W3C's form of the same context (the log-correlation helper). */
+    char tp[TW_TRACEPARENT_SIZE];
+    CU_ASSERT_PTR_NOT_NULL(tw_span_context_traceparent(c, tp, sizeof tp));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tp, trace_hex));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tp, span_hex));
+    tw_headers_free(h);
+    tw_span_finish(s);
+    tw_tracer_free(t);
+}
+
+static void test_forced_unsampled_span_is_reported_with_the_ids_it_showed(void)
+{
+    tw_reporter *memory = NULL;
+    tw_tracer *t = never_sampling_tracer(true, &memory);
+    /* Read before the decision changes: the report carries those ids. */
+    tw_span *s = tw_span_start(t, "read-then-forced", NULL);
+    const tw_span_context *c = tw_span_get_context(s);
+    uint64_t lo = tw_span_context_trace_id_low(c), id = tw_span_context_span_id(c);
+    tw_span_set_tag_int64(s, "sampling.priority", 1);
+    CU_ASSERT(tw_span_is_sampled(s));
+    tw_span_finish(s);
+    /* Never read: forcing draws them. */
+    s = tw_span_start(t, "forced-unread", NULL);
+    tw_span_set_tag_bool(s, "sampling.priority", true);
+    tw_span_set_tag_str(s, "component", "unit");
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(memory), 2);
+    const tw_finished_span *f = finished_named(memory, "read-then-forced");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(tw_finished_span_trace_id_low(f), lo);
+    CU_ASSERT_EQUAL(tw_finished_span_span_id(f), id);
+    CU_ASSERT_EQUAL(tw_finished_span_flags(f), TW_FLAG_SAMPLED | TW_FLAG_DEBUG);
+    tw_value v;
+    CU_ASSERT_FALSE(tw_finished_span_find_tag(f, "sampler.type", &v)); /* forced, not decided */
+    f = finished_named(memory, "forced-unread");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT(tw_finished_span_trace_id_high(f) != 0);
+    CU_ASSERT(tw_finished_span_trace_id_low(f) != 0);
+    CU_ASSERT_EQUAL(tw_finished_span_span_id(f), tw_finished_span_trace_id_low(f));
+    CU_ASSERT(tag_equals_str(f, "component", "unit"));
+    tw_tracer_free(t);
+}
+
+typedef struct {
+    tw_span *span;
+    uint64_t trace_low, span_id;
+    pthread_barrier_t *start;
+} reader_arg;
+
+static void *read_context(void *p)
+{
+    reader_arg *a = p;
+    pthread_barrier_wait(a->start);
+    const tw_span_context *c = tw_span_get_context(a->span);
+    a->trace_low = tw_span_context_trace_id_low(c);
+    a->span_id = tw_span_context_span_id(c);
+    return NULL;
+}
+
+static void test_threads_reading_one_lazy_context_see_the_same_ids(void)
+{
+    tw_tracer *t = never_sampling_tracer(true, NULL);
+    for (int round = 0; round < 20; round++) {
+        tw_span *root = tw_span_start(t, "shared", NULL);
+        tw_span *child = tw_span_start_child(t, "shared-child", tw_span_get_context(root));
+        enum { N = 4 };
+        pthread_t th[N];
+        reader_arg args[N];
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, N);
+        for (int i = 0; i < N; i++) {
+            args[i] = (reader_arg){.span = i % 2 ? child : root, .start = &start};
+            pthread_create(&th[i], NULL, read_context, &args[i]);
+        }
+        for (int i = 0; i < N; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&start);
+        const tw_span_context *rc = tw_span_get_context(root), *cc = tw_span_get_context(child);
+        for (int i = 0; i < N; i++) {
+            const tw_span_context *want = i % 2 ? cc : rc;
+            CU_ASSERT_EQUAL(args[i].trace_low, tw_span_context_trace_id_low(want));
+            CU_ASSERT_EQUAL(args[i].span_id, tw_span_context_span_id(want));
+        }
+        tw_span_finish(child);
+        tw_span_finish(root);
+    }
+    tw_tracer_free(t);
+}
+
+static void *spans_in_a_thread(void *p)
+{
+    tw_tracer *t = p;
+    tw_span *open[100];
+    for (int i = 0; i < 100; i++)
+        open[i] = tw_span_start(t, "worker", NULL);
+    for (int i = 0; i < 100; i++)
+        tw_span_finish(open[i]);
+    /* Bounded: the rest went back to the heap. The pool is freed at exit. */
+    return (void *)(uintptr_t)tw__span_pool_size();
+}
+
+static void test_span_handles_are_pooled_per_thread_and_bounded(void)
+{
+    tw_tracer *t = never_sampling_tracer(true, NULL);
+    tw_span *open[100];
+    for (int i = 0; i < 100; i++)
+        open[i] = tw_span_start(t, "many", NULL);
+    for (int i = 0; i < 100; i++)
+        tw_span_finish(open[i]);
+    size_t pooled = tw__span_pool_size();
+    CU_ASSERT(pooled > 0 && pooled <= 64);
+    tw_span *s = tw_span_start(t, "reuse", NULL);
+    CU_ASSERT_EQUAL(tw__span_pool_size(), pooled - 1); /* taken from the pool */
+    tw_span_finish(s);
+    CU_ASSERT_EQUAL(tw__span_pool_size(), pooled);
+    /* Another thread has its own pool, as bounded; this one is untouched. */
+    pthread_t th;
+    void *theirs = NULL;
+    pthread_create(&th, NULL, spans_in_a_thread, t);
+    pthread_join(th, &theirs);
+    CU_ASSERT((uintptr_t)theirs > 0 && (uintptr_t)theirs <= 64);
+    CU_ASSERT_EQUAL(tw__span_pool_size(), pooled);
+    tw_tracer_free(t); /* drains this thread's pool */
+    CU_ASSERT_EQUAL(tw__span_pool_size(), 0);
+}
+
+static void test_forked_child_draws_its_own_ids_and_reuses_handles(void)
+{
+    tw_tracer *t = never_sampling_tracer(true, NULL);
+    tw_span *before = tw_span_start(t, "before-fork", NULL); /* ids not drawn yet */
+    int fds[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        /* The child: the inherited span and new ones work; ids come from the
+         * child's own generator (reseeded after fork). */
+        close(fds[0]);
+        uint64_t ids[2];
+        ids[0] = tw_span_context_trace_id_low(tw_span_get_context(before));
+        tw_span *s = tw_span_start(t, "in-child", NULL);
+        ids[1] = tw_span_context_trace_id_low(tw_span_get_context(s));
+        tw_span_finish(s);
+        tw_span_finish(before);
+        for (int i = 0; i < 100; i++)
+            tw_span_finish(tw_span_start(t, "loop", NULL));
+        bool ok =
+            write(fds[1], ids, sizeof ids) == (ssize_t)sizeof ids && tw__span_pool_size() <= 64;
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    uint64_t parent_ids[2];
+    parent_ids[0] = tw_span_context_trace_id_low(tw_span_get_context(before));
+    tw_span *s = tw_span_start(t, "in-parent", NULL);
+    parent_ids[1] = tw_span_context_trace_id_low(tw_span_get_context(s));
+    tw_span_finish(s);
+    tw_span_finish(before);
+    uint64_t child_ids[2] = {0, 0};
+    CU_ASSERT_EQUAL(read(fds[0], child_ids, sizeof child_ids), (ssize_t)sizeof child_ids);
+    close(fds[0]);
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT(child_ids[0] != 0 && child_ids[1] != 0);
+    CU_ASSERT(child_ids[1] != parent_ids[1]);
+    CU_ASSERT(child_ids[0] != child_ids[1]);
+    tw_tracer_free(t);
+}
+
+static void test_probability_zero_tracer_never_samples_and_draws_lazily(void)
+{
+    tw_tracer_options *o = tw_tracer_options_new();
+    tw_tracer_options_set_service(o, "unit-test");
+    tw_tracer_options_set_sampler(o, tw_sampler_probabilistic_new(0.0, NULL));
+    tw_reporter *memory = tw_reporter_memory_new(0);
+    tw_tracer_options_set_reporter(o, memory);
+    tw_tracer *t = tw_tracer_new(o, NULL);
+    tw_tracer_options_free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int i = 0; i < 100; i++) {
+        tw_span *s = tw_span_start(t, "p0", NULL);
+        CU_ASSERT_FALSE(tw_span_is_sampled(s));
+        CU_ASSERT_EQUAL(ids_pending(s), TW__IDS_TRACE128);
+        tw_span_finish(s);
+    }
+    /* A sampler that reads the trace id (probability 0.5) draws it at the
+     * decision: the span's context holds it at once. */
+    o = tw_tracer_options_new();
+    tw_tracer_options_set_service(o, "unit-test");
+    tw_tracer_options_set_sampler(o, tw_sampler_probabilistic_new(0.5, NULL));
+    tw_tracer_options_set_reporter(o, tw_reporter_null_new());
+    tw_tracer *half = tw_tracer_new(o, NULL);
+    tw_tracer_options_free(o);
+    int sampled = 0;
+    for (int i = 0; i < 200; i++) {
+        tw_span *s = tw_span_start(half, "p50", NULL);
+        CU_ASSERT_EQUAL(ids_pending(s), TW__IDS_READY);
+        const tw_span_context *c = tw_span_get_context(s);
+        /* Jaeger's rule on the id the span carries. */
+        bool want = (tw_span_context_trace_id_low(c) & 0x7fffffffffffffffULL) <=
+                    (uint64_t)(0x7fffffffffffffffULL * 0.5);
+        CU_ASSERT_EQUAL(tw_span_is_sampled(s), want);
+        sampled += want;
+        tw_span_finish(s);
+    }
+    CU_ASSERT(sampled > 40 && sampled < 160);
+    CU_ASSERT_EQUAL(tw_memory_reporter_count(memory), 0);
+    tw_tracer_free(half);
+    tw_tracer_free(t);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/span", suite_init, suite_cleanup);
@@ -634,4 +997,20 @@ void tw_test_register(void)
                 test_context_and_baggage_values_stay_valid_for_the_span_life);
     CU_add_test(suite, "context_of_a_finished_span_is_refused",
                 test_context_of_a_finished_span_is_refused);
+    CU_add_test(suite, "unsampled_root_draws_its_ids_once_when_read",
+                test_unsampled_root_draws_its_ids_once_when_read);
+    CU_add_test(suite, "child_of_unsampled_span_shares_its_trace_and_decision",
+                test_child_of_unsampled_span_shares_its_trace_and_decision);
+    CU_add_test(suite, "unsampled_span_injects_a_context_downstream_can_join",
+                test_unsampled_span_injects_a_context_downstream_can_join);
+    CU_add_test(suite, "forced_unsampled_span_is_reported_with_the_ids_it_showed",
+                test_forced_unsampled_span_is_reported_with_the_ids_it_showed);
+    CU_add_test(suite, "threads_reading_one_lazy_context_see_the_same_ids",
+                test_threads_reading_one_lazy_context_see_the_same_ids);
+    CU_add_test(suite, "span_handles_are_pooled_per_thread_and_bounded",
+                test_span_handles_are_pooled_per_thread_and_bounded);
+    CU_add_test(suite, "forked_child_draws_its_own_ids_and_reuses_handles",
+                test_forked_child_draws_its_own_ids_and_reuses_handles);
+    CU_add_test(suite, "probability_zero_tracer_never_samples_and_draws_lazily",
+                test_probability_zero_tracer_never_samples_and_draws_lazily);
 }

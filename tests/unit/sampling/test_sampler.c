@@ -2,7 +2,8 @@
 /*
  * tests/unit/sampling/test_sampler.c: suite "sampling/sampler": the const,
  * probabilistic, rate-limiting, per-operation and adaptive samplers, the
- * tags each decision carries, and invalid parameters. Time is simulated
+ * tags each decision carries, which samplers read (and so draw) a new
+ * trace's id, and invalid parameters. Time is simulated
  * through the tw__sampling_now_ns seam (frozen_clock), so a minute of
  * traffic runs in milliseconds and nothing sleeps.
  */
@@ -315,6 +316,74 @@ static void test_adaptive_bounds_tracked_operations(void)
     tw_sampler_free(s);
 }
 
+/* A new trace's id, not drawn yet, as span.c hands it to a sampler. */
+static tw__trace_id undrawn(void)
+{
+    return (tw__trace_id){.high = 0, .low = 0, .is_drawn = false, .is_128bit = true};
+}
+
+static void test_only_samplers_that_read_the_trace_id_draw_it(void)
+{
+    tw__sampling_decision d;
+    tw_sampler *never = tw_sampler_const_new(false), *always = tw_sampler_const_new(true);
+    tw_sampler *zero = tw_sampler_probabilistic_new(0.0, NULL);
+    tw_sampler *limited = tw_sampler_rate_limiting_new(10.0, NULL);
+    tw_sampler *const blind[] = {never, always, zero, limited};
+    for (size_t i = 0; i < sizeof blind / sizeof blind[0]; i++) {
+        tw__trace_id id = undrawn();
+        tw__sampler_decide_lazy(blind[i], &id, "op", &d);
+        CU_ASSERT_FALSE(id.is_drawn);
+        CU_ASSERT_EQUAL(d.type_len, strlen(d.type));
+    }
+    /* Probability 0.5 reads it: drawn (128 bits), and decided by Jaeger's
+     * rule on the id drawn. */
+    tw_sampler *half = tw_sampler_probabilistic_new(0.5, NULL);
+    int sampled = 0;
+    for (int i = 0; i < 400; i++) {
+        tw__trace_id id = undrawn();
+        tw__sampler_decide_lazy(half, &id, "op", &d);
+        CU_ASSERT_FATAL(id.is_drawn);
+        CU_ASSERT(id.low != 0 && id.high != 0);
+        CU_ASSERT_EQUAL(d.is_sampled, tw_sampler_is_sampled(half, id.high, id.low, "op"));
+        CU_ASSERT_STRING_EQUAL(d.type, "probabilistic");
+        CU_ASSERT_EQUAL(d.type_len, strlen("probabilistic"));
+        sampled += d.is_sampled;
+    }
+    CU_ASSERT(sampled > 120 && sampled < 280);
+    /* A 64-bit trace id: the high half stays 0. */
+    tw__trace_id id64 = undrawn();
+    id64.is_128bit = false;
+    tw__sampler_decide_lazy(half, &id64, "op", &d);
+    CU_ASSERT(id64.is_drawn && id64.high == 0 && id64.low != 0);
+    /* A given id is never redrawn. */
+    tw__trace_id given = {.high = 7, .low = 1, .is_drawn = true, .is_128bit = true};
+    tw__sampler_decide_lazy(half, &given, "op", &d);
+    CU_ASSERT(given.high == 7 && given.low == 1 && d.is_sampled);
+    tw_sampler_free(never);
+    tw_sampler_free(always);
+    tw_sampler_free(zero);
+    tw_sampler_free(limited);
+    tw_sampler_free(half);
+}
+
+static void test_never_sampling_samplers_are_recognised(void)
+{
+    tw_sampler *never = tw_sampler_const_new(false), *always = tw_sampler_const_new(true);
+    tw_sampler *zero = tw_sampler_probabilistic_new(0.0, NULL);
+    tw_sampler *tiny = tw_sampler_probabilistic_new(1e-9, NULL);
+    tw_sampler *limited = tw_sampler_rate_limiting_new(0.001, NULL);
+    CU_ASSERT(tw__sampler_never_samples(never));
+    CU_ASSERT(tw__sampler_never_samples(zero));
+    CU_ASSERT_FALSE(tw__sampler_never_samples(always));
+    CU_ASSERT_FALSE(tw__sampler_never_samples(tiny));
+    CU_ASSERT_FALSE(tw__sampler_never_samples(limited));
+    tw_sampler_free(never);
+    tw_sampler_free(always);
+    tw_sampler_free(zero);
+    tw_sampler_free(tiny);
+    tw_sampler_free(limited);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("sampling/sampler", suite_init, suite_cleanup);
@@ -342,4 +411,8 @@ void tw_test_register(void)
     CU_add_test(suite, "adaptive_favours_quiet_operations", test_adaptive_favours_quiet_operations);
     CU_add_test(suite, "adaptive_bounds_tracked_operations",
                 test_adaptive_bounds_tracked_operations);
+    CU_add_test(suite, "only_samplers_that_read_the_trace_id_draw_it",
+                test_only_samplers_that_read_the_trace_id_draw_it);
+    CU_add_test(suite, "never_sampling_samplers_are_recognised",
+                test_never_sampling_samplers_are_recognised);
 }
