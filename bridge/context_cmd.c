@@ -2,7 +2,7 @@
 /*
  * bridge/context_cmd.c: `tracewire context extract` and `tracewire context
  * inject`, the command-line face of the SDK's propagators
- * (sdk/include/tracewire/propagation.h, WIRE-NOTES 5.1-5.6).
+ * (sdk/include/tracewire/propagation.h, docs/wire/propagation.md).
  *
  *   extract: HTTP header lines on stdin (header_lines.c) -> tw_headers ->
  *            tw_propagator_extract -> one JSON object on stdout (context_json.c)
@@ -17,7 +17,7 @@
  * priority order) plus "auto" for extract, which is "jaeger,w3c,b3": Jaeger
  * first because it is this SDK's native format and the only one that
  * carries a jaeger-debug-id, W3C before B3 as the standard. Option parsing
- * is GLib's GOption (DESIGN.md). Single-threaded; no state outlives a call.
+ * is GLib's GOption. Single-threaded; no state outlives a call.
  * Usage and exit codes: docs/bridge.md.
  */
 #include "cli.h"

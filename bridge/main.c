@@ -3,7 +3,7 @@
  * bridge/main.c: the `tracewire` command: picks the subcommand named by the
  * first argument and hands it the rest (docs/bridge.md).
  *
- * Where it sits: the entry point of the bridge (DESIGN.md, "bridge:" row);
+ * Where it sits: the entry point of the bridge (CONTRIBUTING.md, "Code conventions", Layout);
  * each subcommand lives in its own file (context_cmd.c, convert_cmd.c) and
  * is one row of `commands` below, so adding one touches that file and one
  * line here. The table is static and read-only; the process is

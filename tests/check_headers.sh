@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# tests/check_headers.sh: every public header stands alone (shared/STYLE.md, "Plain C
+# tests/check_headers.sh: every public header stands alone (CONTRIBUTING.md, "Code conventions"; "Plain C
 # headers"). Run by `make check` (TESTS) with top_srcdir, top_builddir, CC and CXX set
 # through TESTS_ENVIRONMENT.
 #

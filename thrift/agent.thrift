@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # agent.thrift: the interface of the Jaeger agent's UDP listeners, written for
 # tracewire from the public wire specification (jaeger-idl thrift/agent.thrift;
-# see docs WIRE-NOTES section 6.2).
+# see docs/wire/jaeger-thrift.md).
 #
 # Each UDP datagram is one complete oneway Thrift message: a message header
 # naming the method, then the method's argument struct. Port 6831 takes the

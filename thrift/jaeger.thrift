@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # jaeger.thrift: the span model that Jaeger clients send to the agent and the
 # collector, written for tracewire from the public wire specification (the
-# jaeger-idl repository, thrift/jaeger.thrift; see docs WIRE-NOTES section 6.1).
+# jaeger-idl repository, thrift/jaeger.thrift; see docs/wire/jaeger-thrift.md).
 #
 # Field ids, types and requiredness are the wire contract: they must stay
 # identical to the published IDL, or a Jaeger agent would skip or misread our

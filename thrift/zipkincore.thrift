@@ -2,7 +2,7 @@
 # zipkincore.thrift: the Zipkin v1 span model, as the Jaeger agent accepts it
 # in Agent.emitZipkinBatch, written for tracewire from the public wire
 # specification (jaeger-idl thrift/zipkincore.thrift, which follows
-# openzipkin's zipkinCore.thrift; see docs WIRE-NOTES section 6.3).
+# openzipkin's zipkinCore.thrift; see docs/wire/zipkin-v1.md).
 #
 # Field ids, types and requiredness must match the published IDL. Fields with
 # no qualifier keep Thrift's default requiredness on purpose: the writer always

@@ -2,9 +2,9 @@
 /*
  * bridge/assemble/assemble.h: the trace assembler of `tracewire convert`
  * (internal), between the readers and the writers (convert.h flow:
- * reader -> pipeline -> assembler -> writer). Issue 5, "Trace assembly",
- * "Clock skew", "Collection-time sampling", the Jaeger part of
- * "Client/server halves"; WIRE-NOTES Part B 2.5, 2.6, 2.8.
+ * reader -> pipeline -> assembler -> writer): trace assembly, clock skew,
+ * collection-time sampling and Jaeger's client/server halves (docs/bridge.md;
+ * the facts: docs/wire/assembly.md, docs/wire/jaeger-json.md).
  *
  * Ownership: twb_assembler_add takes the caller's reference on the span
  * record (also on failure); processes are borrowed (interned, they outlive

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bridge/sinks/send.h: `tracewire convert --send URL`: ships converted spans
- * straight to a backend instead of writing a file (issue 5, "Shipping"):
+ * straight to a backend instead of writing a file (docs/bridge.md, "Shipping"):
  *
  *   http(s)://host:9411/api/v2/spans   Zipkin, v2 JSON (application/json)
  *   http(s)://host:14268/api/traces    Jaeger collector, Thrift binary Batch

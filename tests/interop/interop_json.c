@@ -12,7 +12,7 @@
 
 void ij_string(FILE *f, const char *s, size_t len)
 {
-    /* Jansson writes the string (DESIGN.md: no hand-written JSON escaping);
+    /* Jansson writes the string (this test checks our escaper against an independent one);
      * the other helpers here write only literal keys and hex digits. */
     json_t *str = json_stringn_nocheck(s, len);
     if (!str || json_dumpf(str, f, JSON_ENCODE_ANY) != 0) {

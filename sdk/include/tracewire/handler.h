@@ -7,7 +7,7 @@
  * handlers: redaction by regular expression, dropping by operation name, and
  * per-operation latency metrics.
  *
- * Where it sits (DESIGN.md): tw_span_finish -> handler chain -> reporter.
+ * Where it sits: tw_span_finish -> handler chain -> reporter.
  * Handlers run in the order they were added, on the thread that finishes the
  * span, after the limit marks (tracewire.dropped_tags, ...) are set and
  * before the span is handed to the reporter. A handler returning

@@ -3,7 +3,7 @@
  * handlers/chain.c: the finished-span handler chain: adding handlers to the
  * tracer options, running them at finish, destroying them at free.
  *
- * Flow (DESIGN.md): tw_span_finish -> [this chain] -> reporter. span.c calls
+ * Flow: tw_span_finish -> [this chain] -> reporter. span.c calls
  * tw__handlers_run() only when the tracer has a chain, so a tracer without
  * handlers pays one pointer test per sampled span and nothing else.
  *

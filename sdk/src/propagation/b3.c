@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/b3.c: Zipkin's B3 propagation (openzipkin/b3-propagation,
- * WIRE-NOTES 5.5), two codecs that read alike and write differently:
+ * docs/wire/propagation.md#zipkin-b3), two codecs that read alike and write differently:
  * TW_CODEC_B3 writes the X-B3-* headers, TW_CODEC_B3_SINGLE the b3 header.
  *
  *   multi:   X-B3-TraceId      16 or 32 lower-hex (32 when the high half is not 0)

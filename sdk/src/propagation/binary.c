@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/binary.c: the OpenTracing BINARY format in Jaeger's layout
- * (jaeger-client-go propagation.go, binaryPropagator; WIRE-NOTES 5.4).
+ * (jaeger-client-go propagation.go, binaryPropagator; docs/wire/propagation.md#jaeger-binary-format).
  * All integers big-endian:
  *
  *   offset  size  field

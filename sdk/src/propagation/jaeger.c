@@ -2,7 +2,7 @@
 /*
  * propagation/jaeger.c: the Jaeger text codec (TW_CODEC_JAEGER): the
  * uber-trace-id header, baggage as uberctx-{key} headers and the
- * jaeger-baggage header, and jaeger-debug-id (WIRE-NOTES 5.1-5.3; Jaeger's
+ * jaeger-baggage header, and jaeger-debug-id (docs/wire/propagation.md; Jaeger's
  * "client libraries" documentation).
  *
  *   uber-trace-id: {trace-id}:{span-id}:{parent-span-id}:{flags}

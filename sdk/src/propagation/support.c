@@ -36,7 +36,7 @@ void tw__sbuf_free(tw__sbuf *b)
 }
 
 /* Makes room for @n more bytes plus a NUL. Doubling keeps appends amortised
- * O(1); the size comes from outside, so malloc, not g_malloc (STYLE.md). */
+ * O(1); the size comes from outside, so malloc, not g_malloc (which aborts on failure). */
 static bool reserve(tw__sbuf *b, size_t n)
 {
     if (b->has_failed)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report/file_sender.c: the Dapper-style local span log (DESIGN.md "Out-of-
+ * report/file_sender.c: the Dapper-style local span log ("Out-of-
  * band collection"): a tw__sender that appends one JSON line per span
  * (wire/dapper/dapper_log.h, docs/dapper-log-format.md) to a file that rotates by
  * size, under the async reporter (async.c), so that the file is opened,

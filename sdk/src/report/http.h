@@ -4,7 +4,7 @@
  * libcurl) and four body formats (http_formats.c): the Jaeger collector's
  * Thrift binary Batch, Zipkin v2 JSON, OTLP/JSON and OTLP protobuf.
  *
- * Flow (DESIGN.md): async reporter thread -> sender append (encode one span
+ * Flow: async reporter thread -> sender append (encode one span
  * with the format, batch by the exact body size) -> flush -> POST with
  * retries. Everything here runs on the reporter thread only; the
  * application thread never waits on the network.

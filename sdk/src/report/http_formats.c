@@ -4,8 +4,8 @@
  * adapters over the project's one encoder per wire format (wire/):
  *
  *   jaeger-http  application/x-thrift: a bare jaeger.thrift Batch in the
- *                binary protocol (WIRE-NOTES 6.5), POST /api/traces
- *   zipkin       application/json: a Zipkin v2 ListOfSpans (Part B 2.1)
+ *                binary protocol (docs/wire/jaeger-thrift.md), POST /api/traces
+ *   zipkin       application/json: a Zipkin v2 ListOfSpans (docs/wire/zipkin-v2.md)
  *   otlp-http    application/json: an ExportTraceServiceRequest (OTLP/JSON)
  *   otlp-http-proto  application/x-protobuf: the same request in protobuf
  *                (wire/otlp/otlp_proto.h)

@@ -2,7 +2,7 @@
 /*
  * report/report.h: reporters and senders (internal).
  *
- * Flow (DESIGN.md): tw_span_finish -> reporter->report() -> [async reporter:
+ * Flow: tw_span_finish -> reporter->report() -> [async reporter:
  * bounded queue -> reporter thread -> sender (batcher + encoder + transport)].
  * A reporter implements tw__reporter_vtable; the asynchronous one (async.c)
  * is generic over a tw__sender, so each transport (UDP now, HTTP later) only

@@ -66,7 +66,7 @@ typedef struct {
     int64_t seq_no;
 } udp_sender;
 
-/* The resolver: getaddrinfo, replaceable by tests (a seam, as STYLE.md asks
+/* The resolver: getaddrinfo, replaceable by tests (a seam for tests
  * for clocks and ids) so that an agent moving to a new address can be
  * simulated without touching /etc/hosts. Read by reporter threads; set only
  * while no UDP reporter runs. */

@@ -3,7 +3,7 @@
  * sampling/strategy.c: parses Jaeger's sampling strategy JSON (with Jansson,
  * the project's JSON library) and builds the matching sampler.
  *
- * Shape (camelCase, WIRE-NOTES 6.4): strategyType ("PROBABILISTIC" |
+ * Shape (camelCase, docs/wire/jaeger-sampling.md): strategyType ("PROBABILISTIC" |
  * "RATE_LIMITING", or 0 | 1 from legacy servers: both accepted),
  * probabilisticSampling.samplingRate, rateLimitingSampling.maxTracesPerSecond,
  * operationSampling { defaultSamplingProbability,

@@ -2,7 +2,7 @@
 /*
  * sampling/strategy.h: a Jaeger sampling strategy as served by the agent's
  * or collector's HTTP sampling endpoint (GET .../sampling?service=NAME),
- * parsed from its JSON and turned into a sampler (WIRE-NOTES 6.4). Used by
+ * parsed from its JSON and turned into a sampler (docs/wire/jaeger-sampling.md). Used by
  * the remote sampler (remote.c); the parser takes untrusted input and has a
  * fuzz target (tests/fuzz/fuzz_sampling_strategy.c).
  */

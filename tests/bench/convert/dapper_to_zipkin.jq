@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/bench/convert/dapper_to_zipkin.jq: the peer of `tracewire convert --from dapper
 # --to zipkin-v2-json` in the conversion benchmark (run_convert_bench.sh, `make bench`;
-# issue 5, "Tests and benchmark"). It maps one Dapper-style record
+# CONTRIBUTING.md, "Benchmark"). It maps one Dapper-style record
 # (docs/dapper-log-format.md) to one Zipkin v2 span with the rules of
-# sdk/src/wire/zipkin_json.h, key by key and in the same key order:
+# sdk/wire/zipkin/zipkin_v2_json.h, key by key and in the same key order:
 #
 #   traceId   lower-case; a 32-digit id whose high half is zero is cut to 16
 #   parentId  parent_id, absent for a root and when it equals the span id

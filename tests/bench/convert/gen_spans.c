@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/bench/convert/gen_spans.c: writes the inputs of the conversion
- * benchmark (`make bench`, run_convert_bench.sh; issue 5, "Tests and
- * benchmark"): a Dapper-style span log (docs/dapper-log-format.md, one JSON
+ * benchmark (`make bench`, run_convert_bench.sh; CONTRIBUTING.md,
+ * "Benchmark"): a Dapper-style span log (docs/dapper-log-format.md, one JSON
  * record per line, as sdk/wire/dapper/dapper_log.c writes it) and a Zipkin v1
  * Thrift file (a raw TBinaryProtocol list<Span>, the body Zipkin's
- * /api/v1/spans takes; thrift/zipkincore.thrift, WIRE-NOTES Part B 2.2).
+ * /api/v1/spans takes; thrift/zipkincore.thrift, docs/wire/zipkin-v1.md).
  *
  *   gen_spans dapper N FILE
  *   gen_spans zipkin-v1-thrift N FILE

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/bench/convert/run_convert_bench.sh BUILDDIR SRCDIR: the conversion benchmark of
-# `make bench` (issue 5, "Tests and benchmark"). For each of
+# `make bench` (CONTRIBUTING.md, "Benchmark"). For each of
 #
 #   dapper -> zipkin-v2-json            peer: jq (dapper_to_zipkin.jq)
 #   zipkin-v1-thrift -> jaeger-thrift   peer: python3-thrift (zipkin_v1_to_jaeger.py);
@@ -13,7 +13,7 @@
 # `measure` (wall time, CPU time, peak RSS), checks both outputs (check_output.py: well-formed,
 # span counts, and the first 50,000 spans compared field by field), and prints one table
 # row per conversion with the ratio tracewire spans/s / peer spans/s. spans/s = input
-# spans / wall seconds. Issue 5's target is 500,000 spans/s on one core.
+# spans / wall seconds. The target is 500,000 spans/s on one core.
 #
 # Environment: TW_BENCH_CONVERT_SPANS (default 1000000), TW_BENCH_CONVERT_TIMEOUT (seconds
 # per command, default 1800), TW_BENCH_KEEP_OUTPUT=1 keeps the converted files.

@@ -366,7 +366,7 @@ const JAEGER_READERS = ['tracewire', 'jaeger-client', 'otel-jaeger'];
 const B3_READERS = ['tracewire', 'jaeger-client-b3', 'otel-b3'];
 
 const PROBES = [
-    // ---- uber-trace-id (WIRE-NOTES 5.1-5.3) ----
+    // ---- uber-trace-id (docs/wire/propagation.md) ----
     // jaeger-client writes ids without leading zeros; every reader left-pads. Agreement.
     {
         name: 'jaeger: zero-stripped ids', format: 'jaeger',
@@ -420,7 +420,7 @@ const PROBES = [
         expect: same(JAEGER_READERS, NONE),
     },
     // A raw '+' in an HTTP baggage value: Go (QueryUnescape) and Java (URLDecoder) read a space,
-    // and so does tracewire (WIRE-NOTES 5.2: decode '+' as space); both Node peers use
+    // and so does tracewire (docs/wire/propagation.md: decode '+' as space); both Node peers use
     // decodeURIComponent and keep '+'. All of them *write* '+' as %2B, so values written by any
     // of these survive everywhere; only a raw '+' from a form-encoding writer differs.
     {
@@ -476,7 +476,7 @@ const PROBES = [
         },
     },
 
-    // ---- B3 (WIRE-NOTES 5.5) ----
+    // ---- B3 (docs/wire/propagation.md) ----
     // No X-B3-Sampled means "defer" in the B3 spec. Both peers read it as *not sampled*, so
     // the next service cannot sample the trace; tracewire keeps the deferral (sampled null) and
     // lets its own sampler decide.
