@@ -62,7 +62,9 @@ static bool on_bad(void *user_data, size_t index, size_t offset, size_t len, con
 static void decode_as(const uint8_t *data, size_t size, tw__thrift_protocol proto, bool message)
 {
     counts c = {size, 0, 0};
-    tw__jaeger_sink sink = {on_span, on_bad, NULL, &c};
+    /* No input: only the model's time range is checked where spans enter it
+     * (the reader below goes through the input's admission). */
+    tw__jaeger_sink sink = {on_span, on_bad, NULL, &c, NULL};
     tw__jaeger_record info;
     size_t need = 0, at = SIZE_MAX;
     char why[256] = "";
