@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * propagation/binary.c: the OpenTracing BINARY format in Jaeger's layout
- * (jaeger-client-go propagation.go, binaryPropagator; docs/wire/propagation.md#jaeger-binary-format).
- * All integers big-endian:
+ * (jaeger-client-go propagation.go, binaryPropagator;
+ * docs/wire/propagation.md#jaeger-binary-format). All integers big-endian:
  *
  *   offset  size  field
  *        0     8  trace id, high half (0 for 64-bit ids)
