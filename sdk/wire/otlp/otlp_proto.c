@@ -22,44 +22,7 @@
 #include "tracewire/common.h"
 #include "wire/core/pb_write.h"
 #include "wire/otlp/otlp_map.h"
-
-/* Field numbers (trace.proto, common.proto, resource.proto). */
-enum {
-    REQUEST_RESOURCE_SPANS = 1,
-    RESOURCE_SPANS_RESOURCE = 1,
-    RESOURCE_SPANS_SCOPE_SPANS = 2,
-    RESOURCE_ATTRIBUTES = 1,
-    SCOPE_SPANS_SCOPE = 1,
-    SCOPE_SPANS_SPANS = 2,
-    SCOPE_NAME = 1,
-    SCOPE_VERSION = 2,
-    SPAN_TRACE_ID = 1,
-    SPAN_SPAN_ID = 2,
-    SPAN_PARENT_SPAN_ID = 4,
-    SPAN_NAME = 5,
-    SPAN_KIND = 6,
-    SPAN_START = 7,
-    SPAN_END = 8,
-    SPAN_ATTRIBUTES = 9,
-    SPAN_EVENTS = 11,
-    SPAN_LINKS = 13,
-    SPAN_STATUS = 15,
-    EVENT_TIME = 1,
-    EVENT_NAME = 2,
-    EVENT_ATTRIBUTES = 3,
-    LINK_TRACE_ID = 1,
-    LINK_SPAN_ID = 2,
-    LINK_ATTRIBUTES = 4,
-    STATUS_MESSAGE = 2,
-    STATUS_CODE = 3,
-    KV_KEY = 1,
-    KV_VALUE = 2,
-    ANY_STRING = 1,
-    ANY_BOOL = 2,
-    ANY_INT = 3,
-    ANY_DOUBLE = 4,
-    ANY_BYTES = 7
-};
+#include "wire/otlp/otlp_proto_fields.h"
 
 /* One KeyValue field numbered @number, with @key (length @key_len). */
 static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t key_len,
@@ -180,7 +143,7 @@ bool tw__otlp_proto_encode_span(const tw__span_data *s, tw__buf *out)
     if (!tw__otlp_plan_span(s, &plan))
         return false;
     size_t before = out->len;
-    size_t span = tw__pb_begin(out, SCOPE_SPANS_SPANS);
+    size_t span = tw__pb_begin(out, SS_SPANS);
     bool ok = span != SIZE_MAX && put_span_body(out, s, &plan) && tw__pb_end(out, span);
     tw__otlp_span_plan_clear(&plan);
     if (!ok)
@@ -197,7 +160,7 @@ bool tw__otlp_proto_envelope_init(tw__otlp_proto_envelope *e, const tw__process 
     tw__otlp_resource_plan plan;
     if (!tw__otlp_plan_resource(process, &plan))
         return false;
-    size_t res = tw__pb_begin(&e->resource, RESOURCE_SPANS_RESOURCE);
+    size_t res = tw__pb_begin(&e->resource, RS_RESOURCE);
     bool ok = res != SIZE_MAX;
     for (size_t i = 0; ok && i < plan.n_attrs; i++) {
         const tw__otlp_attr *a = &plan.attrs[i];
@@ -205,7 +168,7 @@ bool tw__otlp_proto_envelope_init(tw__otlp_proto_envelope *e, const tw__process 
     }
     tw__otlp_resource_plan_clear(&plan);
     const char *version = tw_version();
-    size_t scope = tw__pb_begin(&e->scope, SCOPE_SPANS_SCOPE);
+    size_t scope = tw__pb_begin(&e->scope, SS_SCOPE);
     return ok && tw__pb_end(&e->resource, res) && scope != SIZE_MAX &&
            tw__pb_string_field(&e->scope, SCOPE_NAME, TW__OTLP_SCOPE_NAME,
                                strlen(TW__OTLP_SCOPE_NAME), false) &&
@@ -243,7 +206,7 @@ bool tw__otlp_proto_put_resource_spans_head(const tw__otlp_proto_envelope *e, si
     tw__pb_raw_varint(out, resource_spans);
     memcpy(out->data + out->len, e->resource.data, e->resource.len);
     out->len += e->resource.len;
-    tw__pb_raw_varint(out, TW__PB_TAG(RESOURCE_SPANS_SCOPE_SPANS, TW__PB_LEN));
+    tw__pb_raw_varint(out, TW__PB_TAG(RS_SCOPE_SPANS, TW__PB_LEN));
     tw__pb_raw_varint(out, scope_spans);
     memcpy(out->data + out->len, e->scope.data, e->scope.len);
     out->len += e->scope.len;

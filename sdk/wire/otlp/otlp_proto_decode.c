@@ -43,48 +43,7 @@
 #include "wire/core/pb_write.h"
 #include "wire/core/json_common.h"
 #include "wire/otlp/otlp_map.h"
-
-/* Field numbers (collector/trace/v1, trace/v1, common/v1, resource/v1). */
-enum {
-    REQUEST_RESOURCE_SPANS = 1,
-    RS_RESOURCE = 1,
-    RS_SCOPE_SPANS = 2,
-    RESOURCE_ATTRIBUTES = 1,
-    SS_SCOPE = 1,
-    SS_SPANS = 2,
-    SCOPE_NAME = 1,
-    SCOPE_VERSION = 2,
-    SPAN_TRACE_ID = 1,
-    SPAN_SPAN_ID = 2,
-    SPAN_TRACE_STATE = 3,
-    SPAN_PARENT_SPAN_ID = 4,
-    SPAN_NAME = 5,
-    SPAN_KIND = 6,
-    SPAN_START = 7,
-    SPAN_END = 8,
-    SPAN_ATTRIBUTES = 9,
-    SPAN_EVENTS = 11,
-    SPAN_LINKS = 13,
-    SPAN_STATUS = 15,
-    EVENT_TIME = 1,
-    EVENT_NAME = 2,
-    EVENT_ATTRIBUTES = 3,
-    LINK_TRACE_ID = 1,
-    LINK_SPAN_ID = 2,
-    LINK_ATTRIBUTES = 4,
-    STATUS_MESSAGE = 2,
-    STATUS_CODE = 3,
-    KV_KEY = 1,
-    KV_VALUE = 2,
-    ANY_STRING = 1,
-    ANY_BOOL = 2,
-    ANY_INT = 3,
-    ANY_DOUBLE = 4,
-    ANY_ARRAY = 5,
-    ANY_KVLIST = 6,
-    ANY_BYTES = 7,
-    LIST_VALUES = 1
-};
+#include "wire/otlp/otlp_proto_fields.h"
 
 /* ---- context and reasons -------------------------------------------------------------------- */
 
