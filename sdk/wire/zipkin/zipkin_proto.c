@@ -305,10 +305,14 @@ json_t *tw__zipkin_proto_span_json(const uint8_t *data, size_t len, uint64_t bas
     hex_of(s->id.data, 8, hex);
     if (!tw__json_put(o, "id", json_string(hex)))
         goto nomem;
-    if (s->kind > 0) {
+    if (s->kind != 0) {
+        /* protobuf-c keeps an enum number it does not know as it came; the
+         * wire holds any int32, so compare as unsigned and write the
+         * number for the JSON reader to name in its warning. */
+        uint32_t kind = (uint32_t)s->kind;
         char other[24];
-        snprintf(other, sizeof other, "%d", (int)s->kind);
-        if (!tw__json_put(o, "kind", json_string((int)s->kind < 5 ? kinds[s->kind] : other)))
+        snprintf(other, sizeof other, "%" PRId32, (int32_t)kind);
+        if (!tw__json_put(o, "kind", json_string(kind < 5 ? kinds[kind] : other)))
             goto nomem;
     }
     if (s->name[0] && !tw__json_put(o, "name", tw__json_text(s->name, strlen(s->name))))

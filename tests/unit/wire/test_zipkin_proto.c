@@ -298,6 +298,36 @@ static void test_bad_lengths_are_reported(void)
     }
 }
 
+/* An enum number the proto does not name (here -1, as a 10-byte varint, and
+ * 7) is kept as the tag span.kind with a warning, never used as an index. */
+static void test_unknown_kind_is_kept_with_a_warning(void)
+{
+    static const uint64_t numbers[] = {UINT64_MAX, 7};
+    static const char *const expect[] = {"-1", "7"};
+    for (size_t i = 0; i < 2; i++) {
+        tw__buf span, list;
+        tw__buf_init(&span);
+        tw__buf_init(&list);
+        tw__pb_bytes_field(&span, 1, "01234567", 8);
+        tw__pb_bytes_field(&span, 3, "01234567", 8);
+        tw__pb_varint_field(&span, 4, numbers[i]);
+        tw__pb_fixed64_field(&span, 6, 1700000000000000u);
+        tw__pb_bytes_field(&list, 1, span.data, span.len);
+        read_capture c;
+        capture_init(&c);
+        CU_ASSERT_EQUAL(capture_read_mem(&c, &twb_reader_zipkin_v2_proto, list.data, list.len),
+                        TW_OK);
+        CU_ASSERT_EQUAL_FATAL(c.n_spans, 1);
+        const tw__tag *kind = tw__span_data_find_tag(c.spans[0].data, "span.kind");
+        CU_ASSERT_FATAL(kind != NULL);
+        CU_ASSERT_STRING_EQUAL(kind->v.str, expect[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "kind: unknown value"));
+        capture_free(&c);
+        tw__buf_free(&span);
+        tw__buf_free(&list);
+    }
+}
+
 static void test_not_protobuf_is_refused_once(void)
 {
     static const char junk[] = "\x0a\x05\x0a\x10xx"; /* a span whose trace id runs past it */
@@ -335,6 +365,8 @@ void tw_test_register(void)
     CU_add_test(suite, "random_corpus_matches_protobuf_c", test_random_corpus_matches_protobuf_c);
     CU_add_test(suite, "json_and_proto3_read_back_equal", test_json_and_proto3_read_back_equal);
     CU_add_test(suite, "bad_lengths_are_reported", test_bad_lengths_are_reported);
+    CU_add_test(suite, "unknown_kind_is_kept_with_a_warning",
+                test_unknown_kind_is_kept_with_a_warning);
     CU_add_test(suite, "not_protobuf_is_refused_once", test_not_protobuf_is_refused_once);
     CU_add_test(suite, "detection", test_detection);
 }
