@@ -38,6 +38,7 @@ class Backend:
         self.plan = []  # responses to give first: dicts (status, headers, delay, close)
         self.refuse_if = None  # callable(body) -> True: answer 400
         self.times = []  # time of each request
+        self.answered = []  # time each answer had been written
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -83,6 +84,9 @@ class Backend:
                     self.send_header("Content-Length", str(len(answer)))
                     self.end_headers()
                     self.wfile.write(answer)
+                    self.wfile.flush()
+                    with backend.lock:
+                        backend.answered.append(time.time())
                 except OSError:  # the client gave up (a timeout under test)
                     return
 
