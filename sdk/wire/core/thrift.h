@@ -119,15 +119,15 @@ bool tw__thrift_need(tw__thrift_reader *r, size_t n);
 bool tw__thrift_read_byte(tw__thrift_reader *r, uint8_t *out);
 /* An i16, i32 or i64 (@bits 16, 32, 64); compact varints out of the type's
  * range are malformed. */
-bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out);
+bool tw__thrift_read_int_any(tw__thrift_reader *r, int bits, int64_t *out);
 bool tw__thrift_read_double(tw__thrift_reader *r, double *out);
 /* A bool value: from the compact field header when there is one. */
 bool tw__thrift_read_bool(tw__thrift_reader *r, bool *out);
 /* A string or binary: a pointer into the input, not NUL-terminated. */
-bool tw__thrift_read_bytes(tw__thrift_reader *r, const uint8_t **out, size_t *out_len);
+bool tw__thrift_read_bytes_any(tw__thrift_reader *r, const uint8_t **out, size_t *out_len);
 /* A field header: *type TW__T_STOP at the end of the struct. @last_id: the
  * previous field id of this struct (compact deltas), 0 at its start. */
-bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id);
+bool tw__thrift_read_field_any(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id);
 /* A list or set header; the size is checked against the bytes left (each
  * element takes at least one byte, or its fixed size). */
 bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size);
@@ -137,6 +137,76 @@ bool tw__thrift_skip(tw__thrift_reader *r, int type, int depth);
 /* A message header: its name (a pointer into the input), type and seq id. */
 bool tw__thrift_read_message_begin(tw__thrift_reader *r, const uint8_t **name, size_t *name_len,
                                    int *type, int32_t *seq_id);
+
+/* The common cases of the three reads the decoders make most (a compact
+ * field header with an id delta, a varint, a string), inline in the
+ * decoders' loops; every other case, and every failure, goes to the _any
+ * function, which handles all of them. */
+static inline bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id,
+                                         int16_t *last_id)
+{
+    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->pos < r->len) {
+        /* compact type nibble -> type; 0 (and 13..15) are not field types */
+        static const int8_t types[16] = {-1,           TW__T_BOOL, TW__T_BOOL, TW__T_BYTE,
+                                         TW__T_I16,    TW__T_I32,  TW__T_I64,  TW__T_DOUBLE,
+                                         TW__T_STRING, TW__T_LIST, TW__T_SET,  TW__T_MAP,
+                                         TW__T_STRUCT, -1,         -1,         -1};
+        uint8_t b = r->data[r->pos];
+        if (b == 0) {
+            r->pos++;
+            *type = TW__T_STOP;
+            return true;
+        }
+        int t = types[b & 0x0f];
+        if ((b >> 4) != 0 && t >= 0) {
+            r->pos++;
+            *id = (int16_t)(*last_id + (b >> 4));
+            *last_id = *id;
+            *type = t;
+            r->pending_bool = t == TW__T_BOOL ? ((b & 0x0f) == 1 ? 1 : 0) : -1;
+            return true;
+        }
+    }
+    return tw__thrift_read_field_any(r, type, id, last_id);
+}
+
+static inline bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out)
+{
+    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->len - r->pos >= 10) {
+        const uint8_t *p = r->data + r->pos;
+        uint64_t v = 0;
+        for (size_t i = 0; i < 10; i++) {
+            v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (!(p[i] & 0x80)) {
+                int64_t s = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+                bool fits =
+                    bits == 64 || (i < 5 && (bits == 32 ? s >= INT32_MIN && s <= INT32_MAX
+                                                        : s >= INT16_MIN && s <= INT16_MAX));
+                if (fits) {
+                    r->pos += i + 1;
+                    *out = s;
+                    return true;
+                }
+                break;
+            }
+        }
+    }
+    return tw__thrift_read_int_any(r, bits, out);
+}
+
+static inline bool tw__thrift_read_bytes(tw__thrift_reader *r, const uint8_t **out, size_t *out_len)
+{
+    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->pos < r->len) {
+        size_t n = r->data[r->pos];
+        if (n < 0x80 && r->len - r->pos - 1 >= n) {
+            *out = r->data + r->pos + 1;
+            *out_len = n;
+            r->pos += n + 1;
+            return true;
+        }
+    }
+    return tw__thrift_read_bytes_any(r, out, out_len);
+}
 
 /* ---- writing ------------------------------------------------------------------------------ */
 

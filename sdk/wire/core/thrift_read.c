@@ -40,22 +40,39 @@ bool tw__thrift_fail(tw__thrift_reader *r, tw__thrift_result state, size_t at, c
     return false;
 }
 
-bool tw__thrift_need(tw__thrift_reader *r, size_t n)
+static __attribute__((noinline)) bool short_of(tw__thrift_reader *r, size_t n)
 {
     if (r->state != TW__THRIFT_OK)
         return false;
-    if (r->len - r->pos >= n)
-        return true;
     r->need = n > SIZE_MAX - r->pos ? SIZE_MAX : r->pos + n;
     return tw__thrift_fail(r, TW__THRIFT_SHORT, r->pos, "the input ends inside a value");
 }
 
-bool tw__thrift_read_byte(tw__thrift_reader *r, uint8_t *out)
+/* The check every read makes first, inlined: a reader that has failed
+ * reads nothing more, and a read past the end is SHORT. */
+static inline bool need(tw__thrift_reader *r, size_t n)
 {
-    if (!tw__thrift_need(r, 1))
+    if (__builtin_expect(r->state == TW__THRIFT_OK && r->len - r->pos >= n, 1))
+        return true;
+    return short_of(r, n);
+}
+
+bool tw__thrift_need(tw__thrift_reader *r, size_t n)
+{
+    return need(r, n);
+}
+
+static inline bool get_byte(tw__thrift_reader *r, uint8_t *out)
+{
+    if (!need(r, 1))
         return false;
     *out = r->data[r->pos++];
     return true;
+}
+
+bool tw__thrift_read_byte(tw__thrift_reader *r, uint8_t *out)
+{
+    return get_byte(r, out);
 }
 
 static uint64_t be_bytes(const uint8_t *p, size_t n)
@@ -66,14 +83,14 @@ static uint64_t be_bytes(const uint8_t *p, size_t n)
     return v;
 }
 
-/* An unsigned varint of at most @max_bytes bytes (5 for 32 bits, 10 for 64). */
-static bool read_varint(tw__thrift_reader *r, size_t max_bytes, uint64_t *out)
+static __attribute__((noinline)) bool varint_slow(tw__thrift_reader *r, size_t max_bytes,
+                                                  uint64_t *out)
 {
     size_t start = r->pos;
     uint64_t v = 0;
     for (size_t i = 0; i < max_bytes; i++) {
         uint8_t b;
-        if (!tw__thrift_read_byte(r, &b))
+        if (!get_byte(r, &b))
             return false;
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
@@ -85,16 +102,42 @@ static bool read_varint(tw__thrift_reader *r, size_t max_bytes, uint64_t *out)
                            max_bytes);
 }
 
+/* An unsigned varint of at most @max_bytes bytes (5 for 32 bits, 10 for 64).
+ * Most are one byte (field ids, lengths, tag types); when @max_bytes are
+ * left, no byte needs its own bounds check. */
+static inline bool read_varint(tw__thrift_reader *r, size_t max_bytes, uint64_t *out)
+{
+    if (__builtin_expect(r->state != TW__THRIFT_OK || r->len - r->pos < max_bytes, 0))
+        return varint_slow(r, max_bytes, out);
+    const uint8_t *p = r->data + r->pos;
+    if (!(p[0] & 0x80)) {
+        r->pos++;
+        *out = p[0];
+        return true;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < max_bytes; i++) {
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            r->pos += i + 1;
+            *out = v;
+            return true;
+        }
+    }
+    return tw__thrift_fail(r, TW__THRIFT_MALFORMED, r->pos, "varint longer than %zu bytes",
+                           max_bytes);
+}
+
 static int64_t unzigzag(uint64_t v)
 {
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out)
+bool tw__thrift_read_int_any(tw__thrift_reader *r, int bits, int64_t *out)
 {
     if (r->proto == TW__THRIFT_BINARY) {
         size_t n = (size_t)bits / 8;
-        if (!tw__thrift_need(r, n))
+        if (!need(r, n))
             return false;
         uint64_t v = be_bytes(r->data + r->pos, n);
         r->pos += n;
@@ -120,7 +163,7 @@ bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out)
 
 bool tw__thrift_read_double(tw__thrift_reader *r, double *out)
 {
-    if (!tw__thrift_need(r, 8))
+    if (!need(r, 8))
         return false;
     uint64_t bits;
     if (r->proto == TW__THRIFT_BINARY) {
@@ -143,7 +186,7 @@ bool tw__thrift_read_bool(tw__thrift_reader *r, bool *out)
         return true;
     }
     uint8_t b;
-    if (!tw__thrift_read_byte(r, &b))
+    if (!get_byte(r, &b))
         return false;
     *out = r->proto == TW__THRIFT_COMPACT ? b == 1 : b != 0;
     return true;
@@ -169,10 +212,10 @@ static bool read_size(tw__thrift_reader *r, const char *what, int64_t *n)
     return true;
 }
 
-bool tw__thrift_read_bytes(tw__thrift_reader *r, const uint8_t **out, size_t *out_len)
+bool tw__thrift_read_bytes_any(tw__thrift_reader *r, const uint8_t **out, size_t *out_len)
 {
     int64_t n;
-    if (!read_size(r, "a string", &n) || !tw__thrift_need(r, (size_t)n))
+    if (!read_size(r, "a string", &n) || !need(r, (size_t)n))
         return false;
     *out = r->data + r->pos;
     *out_len = (size_t)n;
@@ -238,11 +281,11 @@ static size_t min_size(const tw__thrift_reader *r, int t)
     }
 }
 
-bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id)
+bool tw__thrift_read_field_any(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id)
 {
     size_t start = r->pos;
     uint8_t b;
-    if (!tw__thrift_read_byte(r, &b))
+    if (!get_byte(r, &b))
         return false;
     if (b == 0) {
         *type = TW__T_STOP;
@@ -281,7 +324,7 @@ bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id, int16_t
 static bool room_for(tw__thrift_reader *r, size_t n, size_t each)
 {
     /* n < 2^31 and each <= 12: the product cannot overflow. */
-    return n <= (r->len - r->pos) / each || tw__thrift_need(r, n * each);
+    return n <= (r->len - r->pos) / each || need(r, n * each);
 }
 
 bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size)
@@ -290,7 +333,7 @@ bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size)
     int64_t n;
     int t;
     uint8_t b;
-    if (!tw__thrift_read_byte(r, &b))
+    if (!get_byte(r, &b))
         return false;
     if (r->proto == TW__THRIFT_BINARY) {
         t = b;
@@ -317,8 +360,7 @@ bool tw__thrift_read_map(tw__thrift_reader *r, int *key_type, int *value_type, s
     int64_t n;
     if (r->proto == TW__THRIFT_BINARY) {
         uint8_t k, v;
-        if (!tw__thrift_read_byte(r, &k) || !tw__thrift_read_byte(r, &v) ||
-            !read_size(r, "a map", &n))
+        if (!get_byte(r, &k) || !get_byte(r, &v) || !read_size(r, "a map", &n))
             return false;
         *key_type = k;
         *value_type = v;
@@ -328,7 +370,7 @@ bool tw__thrift_read_map(tw__thrift_reader *r, int *key_type, int *value_type, s
         *key_type = *value_type = TW__T_BYTE;
         if (n > 0) {
             uint8_t b;
-            if (!tw__thrift_read_byte(r, &b))
+            if (!get_byte(r, &b))
                 return false;
             *key_type = compact_to_type(b >> 4);
             *value_type = compact_to_type(b & 0x0f);
@@ -349,7 +391,7 @@ bool tw__thrift_skip(tw__thrift_reader *r, int t, int depth)
                                r->max_depth);
     size_t fixed = fixed_size(r, t);
     if (fixed && t != TW__T_BOOL) {
-        if (!tw__thrift_need(r, fixed))
+        if (!need(r, fixed))
             return false;
         r->pos += fixed;
         return true;
@@ -437,14 +479,14 @@ bool tw__thrift_read_message_begin(tw__thrift_reader *r, const uint8_t **name, s
         } else {
             r->pos = start; /* the old form: the i32 was the name's length */
             uint8_t b;
-            if (!tw__thrift_read_bytes(r, name, name_len) || !tw__thrift_read_byte(r, &b) ||
+            if (!tw__thrift_read_bytes(r, name, name_len) || !get_byte(r, &b) ||
                 !tw__thrift_read_int(r, 32, &seq))
                 return false;
             *type = b;
         }
     } else {
         uint8_t id, vt;
-        if (!tw__thrift_read_byte(r, &id) || !tw__thrift_read_byte(r, &vt))
+        if (!get_byte(r, &id) || !get_byte(r, &vt))
             return false;
         if (id != 0x82 || (vt & 0x1f) != 1)
             return tw__thrift_fail(r, TW__THRIFT_MALFORMED, start,
