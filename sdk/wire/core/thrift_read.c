@@ -420,7 +420,20 @@ bool tw__thrift_skip(tw__thrift_reader *r, int t, int depth)
                 return false;
             if (ft == TW__T_STOP)
                 return true;
-            if (!tw__thrift_skip(r, ft, depth + 1))
+            /* The scalars most fields are, read inline; the rest (and
+             * anything past the depth limit, which fails) recursively. */
+            bool ok;
+            if (depth >= r->max_depth)
+                ok = tw__thrift_skip(r, ft, depth + 1);
+            else if (ft == TW__T_I64 || ft == TW__T_I32 || ft == TW__T_I16)
+                ok = tw__thrift_read_int(r, ft == TW__T_I64 ? 64 : ft == TW__T_I32 ? 32 : 16, &i);
+            else if (ft == TW__T_STRING)
+                ok = tw__thrift_read_bytes(r, &p, &n);
+            else if (ft == TW__T_BOOL && r->proto == TW__THRIFT_COMPACT)
+                ok = (r->pending_bool = -1, true); /* its value was in the header */
+            else
+                ok = tw__thrift_skip(r, ft, depth + 1);
+            if (!ok)
                 return false;
         }
     }
