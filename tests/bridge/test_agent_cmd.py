@@ -721,6 +721,34 @@ def test_usage_errors():
                            text=True, timeout=20)
         check("usage: %s -> exit 2 and a reason" % " ".join(args),
               p.returncode == 2 and what in p.stderr, p.returncode, p.stderr)
+    # Numeric options out of range are refused naming the option and the value, on the
+    # command line and in the config file: never wrapped to an unsigned int (4294967297 was
+    # 1), nor taken for the default (-1 and -7 were ignored). A value taken would start the
+    # agent: the run then ends at the timeout, a failure.
+    conf = os.path.join(workdir("ranges"), "agent.conf")
+    with open(conf, "w") as f:
+        f.write("[agent]\nretries = 4294967297\n")
+    for args, opt, value in [(["--retries", "4294967297"], "--retries", "4294967297"),
+                             (["--retries", "-1"], "--retries", "-1"),
+                             (["--timeout-ms", "4294967297"], "--timeout-ms", "4294967297"),
+                             (["--max-body-bytes", "-7"], "--max-body-bytes", "-7"),
+                             (["--queue-spans", "-1"], "--queue-spans", "-1"),
+                             (["--flush-ms", "0"], "--flush-ms", "0"),
+                             (["--drain-ms", "-1"], "--drain-ms", "-1"),
+                             (["--tail-quiet-ms", "4294967297000"], "--tail-quiet-ms",
+                              "4294967297000"),
+                             (["--tail-max-traces", "-1"], "--tail-max-traces", "-1"),
+                             (["--tail-keep-share", "7"], "--tail-keep-share", "7"),
+                             (["--config", conf], "--retries", "4294967297")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                "--send", "http://127.0.0.1:9/v1/traces"] + args,
+                               capture_output=True, text=True, timeout=5)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started"
+        check("usage: %s -> exit 2 naming the option and the value" % " ".join(args),
+              rc == 2 and opt in err and value in err, rc, err)
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
