@@ -461,6 +461,34 @@ for fmt, extra, first, huge, last in huge_cases:
     del kept
 os.unlink(big)
 
+# The same for the length-delimited binary formats: a Zipkin proto3 span over 16 MiB and an
+# OTLP ResourceSpans over 64 MiB reach --rejects whole (their payload; they were left out).
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+for fmt, limit in [("zipkin-v2-proto", 16 << 20), ("otlp-proto", 64 << 20)]:
+    rc, one, err = run(["--from", "zipkin-v2-json", "--to", fmt, "-"], stdin=good.encode())
+    rc, two, err = run(["--from", "zipkin-v2-json", "--to", fmt, "-"],
+                       stdin=good.replace("b7ad", "c7ad").encode())
+    payload = b"\x01" * (limit + 1000)  # never decoded: its length alone rejects it
+    big = write("huge.pb", one + b"\x0a" + varint(len(payload)) + payload + two)
+    rej = os.path.join(WORK, "huge.rejects")
+    rc, out, err = run(["--from", fmt, "--to", "dapper", "--rejects", rej, big], wrap=False)
+    n_out = len([x for x in out.split(b"\n") if x])
+    with open(rej, "rb") as f:
+        kept = f.read()
+    check("%s: a rejected record of %d bytes is written whole to --rejects" % (fmt, len(payload)),
+          rc == 1 and kept == payload + b"\n" and n_out == 2, rc, n_out, len(kept), err)
+    del kept, payload
+    os.unlink(big)
+
 # An NDJSON record cut off at the end of its line, followed by more than 16 MiB of records:
 # it is cut at the next line when the reader's limit is reached, and every record after it
 # is read (before, the records past the first 16 MiB were dropped without a word).
