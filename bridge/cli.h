@@ -52,6 +52,12 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
 struct _GOptionEntry;
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
 
+/* Copies @in to @out (@size bytes, NUL-terminated, cut when full) with
+ * control bytes written as \xNN and URL credentials (scheme://user:password@)
+ * as ***: the rule for every line the bridge prints that may quote input
+ * (bridge/cli_text.c). Returns the length written. */
+size_t tw__cli_sanitize(const char *in, char *out, size_t size);
+
 /* Every message below is one line: control bytes in it are written as \xNN
  * and URL credentials (scheme://user:password@) as ***. */
 

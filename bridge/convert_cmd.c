@@ -459,10 +459,21 @@ int tw__convert_cmd_main(int argc, char **argv)
         /* The SDK's senders report failed requests through its logger. */
         tw_set_logger(tw_log_to_stderr, NULL, TW_LOG_WARN);
         target_flags = twb_sender_target_flags(r.sender);
-    } else {
+    }
+    /* Before the output and before reading: a --rejects that cannot be
+     * written (a directory, a missing or read-only folder) stops the run at
+     * once (exit 1, --output not created) rather than losing every rejected
+     * record of a long run. */
+    if (c.rejects && !(rejects = fopen(c.rejects, "wb"))) {
+        tw__cli_error("convert: --rejects %s: cannot open for writing: %s", c.rejects,
+                      strerror(errno));
+        goto close_out;
+    }
+    if (!c.send) {
         if (c.output && !(out = fopen(c.output, "wb"))) {
             tw__cli_error("convert: %s: cannot open for writing: %s", c.output, strerror(errno));
-            goto free_custom;
+            out = stdout;
+            goto close_out;
         }
         r.out_name = c.output ? c.output : "standard output";
         setvbuf(out, NULL, _IOFBF, IO_BUFFER_BYTES);
@@ -474,10 +485,6 @@ int tw__convert_cmd_main(int argc, char **argv)
         }
         target_flags = r.writer_vt->target_flags;
     }
-    if (c.rejects && !(rejects = fopen(c.rejects, "wb"))) {
-        tw__cli_error("convert: %s: cannot open for writing: %s", c.rejects, strerror(errno));
-        goto close_out;
-    }
     twb_pipeline_config pc = {
         .command = "convert",
         .opts = r.opts,
@@ -487,6 +494,7 @@ int tw__convert_cmd_main(int argc, char **argv)
                      .sample = c.sample},
         .from = from,
         .rejects = rejects,
+        .rejects_name = c.rejects,
         .is_strict = c.is_strict,
         .has_progress = !c.no_progress && isatty(STDERR_FILENO),
         .progress_done = &r.written,

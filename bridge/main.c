@@ -52,38 +52,16 @@ static const command commands[] = {
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* Writes one line: control bytes of the text (which quotes input: file
- * names, header values, URLs) as \xNN, so that input cannot forge lines,
- * and the user:password of "scheme://user:password@host" as ***, so that a
- * URL on the command line is never echoed with its credentials. */
-static void put_sanitized(FILE *out, const char *text)
-{
-    for (const char *p = text; *p;) {
-        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
-            const char *at = NULL;
-            for (const char *q = p + 3; *q && !strchr("/?#\"' \t", *q); q++)
-                if (*q == '@')
-                    at = q;
-            if (at) {
-                fputs("://***", out);
-                p = at;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)*p++;
-        if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\x%02x", c);
-        else
-            fputc(c, out);
-    }
-}
-
+/* Writes one line: the text quotes input (file names, header values, URLs),
+ * so it goes through tw__cli_sanitize (control bytes as \xNN, URL
+ * credentials as ***). */
 static void vline(FILE *out, const char *prefix, const char *fmt, va_list ap)
 {
-    char text[4096];
+    char text[4096], safe[4 * sizeof text];
     vsnprintf(text, sizeof text, fmt, ap);
+    tw__cli_sanitize(text, safe, sizeof safe);
     fputs(prefix, out);
-    put_sanitized(out, text);
+    fputs(safe, out);
     fputc('\n', out);
 }
 

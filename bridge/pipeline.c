@@ -36,6 +36,7 @@ struct twb_pipeline {
     uint64_t total_bytes, bytes_read; /* of the inputs that are regular files (progress) */
     const char *current;              /* the input being read, for messages */
     tw_error *fatal;                  /* what stopped the run */
+    bool has_parts;                   /* a record too large to hold is being written to --rejects */
 };
 
 typedef struct pipeline_input {
@@ -139,6 +140,28 @@ static void hint_other_format(pipeline_input *pi)
                   pi->in.name, pi->detected->name, other->name, other->name);
 }
 
+static bool rejects_write_failed(twb_pipeline *p)
+{
+    tw__set_error(&p->fatal, TW_E_IO, "--rejects %s: write error: %s",
+                  p->c.rejects_name ? p->c.rejects_name : "file", strerror(errno));
+    p->is_stopped = true;
+    return false;
+}
+
+/* A piece of a record too large for its reader to hold: written at once, so
+ * that --rejects gets the record whole, byte for byte, while memory stays
+ * bounded. Its reject (on_reject) follows and ends the line. */
+static bool on_reject_part(twb_input *in, const void *bytes, size_t len)
+{
+    twb_pipeline *p = ((pipeline_input *)in)->p;
+    if (p->fatal)
+        return false;
+    p->has_parts = true;
+    if (len && fwrite(bytes, 1, len, p->c.rejects) != len)
+        return rejects_write_failed(p);
+    return true;
+}
+
 static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw_len,
                       const char *reason)
 {
@@ -154,13 +177,16 @@ static bool on_reject(twb_input *in, size_t line_no, const void *raw, size_t raw
     }
     if (pi->detected && !pi->has_hinted && pi->emitted == 0)
         hint_other_format(pi);
-    if (p->c.rejects && raw_len) {
-        if (fwrite(raw, 1, raw_len, p->c.rejects) != raw_len || fputc('\n', p->c.rejects) == EOF) {
-            tw__set_error(&p->fatal, TW_E_IO, "--rejects: write error: %s", strerror(errno));
-            p->is_stopped = true;
-            return false;
-        }
+    /* A record too large to hold came in pieces (on_reject_part): this ends it. */
+    bool has_parts = p->has_parts;
+    p->has_parts = false;
+    if (p->c.rejects && (raw_len || has_parts) && !p->fatal) {
+        if ((raw_len && fwrite(raw, 1, raw_len, p->c.rejects) != raw_len) ||
+            fputc('\n', p->c.rejects) == EOF)
+            return rejects_write_failed(p);
     }
+    if (p->fatal)
+        return false;
     if (p->c.is_strict) {
         p->is_stopped = true;
         return false;
@@ -394,6 +420,7 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
                                 .opts = &p->c.opts,
                                 .emit = on_emit,
                                 .reject = on_reject,
+                                .reject_part = p->c.rejects ? on_reject_part : NULL,
                                 .warn = on_warn},
                          .p = p,
                          .detected = p->c.from ? NULL : reader,

@@ -40,6 +40,7 @@ typedef struct twb_pipeline_config {
     twb_assemble_options assemble;   /* window, Jaeger ids, skew, sampling */
     const twb_reader *from;          /* --from; NULL: detect per input */
     FILE *rejects;                   /* --rejects file (borrowed) or NULL */
+    const char *rejects_name;        /* its name, for messages (borrowed; nullable) */
     bool is_strict;                  /* stop at the first rejected record */
     bool has_progress;               /* show the progress line on stderr */
     const uint64_t *progress_done;   /* optional: a count the progress line shows... */

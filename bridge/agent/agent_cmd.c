@@ -24,6 +24,8 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <glib.h>
+#include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,52 @@ typedef struct opts {
 } opts;
 
 static opts *current; /* the struct GOption's callbacks fill */
+
+/* A numeric option not given (every value a user can type is kept, so
+ * that an out-of-range one is refused rather than taken for the default). */
+#define OPTION_UNSET INT64_MIN
+
+/* The accepted range of each numeric option (docs/agent.md). A value
+ * outside is a usage error naming the option; it is never wrapped (to an
+ * unsigned int), clamped or ignored. */
+typedef struct option_range {
+    const char *name;
+    int64_t min, max;
+} option_range;
+
+#define HOUR_MS ((int64_t)3600 * 1000)
+static bool check_ranges(const opts *o, char *why, size_t why_size)
+{
+    const struct {
+        option_range range;
+        gint64 value;
+    } numeric[] = {
+        {{"--max-body-bytes", 1024, (int64_t)256 << 20}, o->max_body},
+        {{"--retries", 0, 100}, o->retries},
+        {{"--timeout-ms", 1, HOUR_MS}, o->timeout_ms},
+        {{"--flush-ms", 1, HOUR_MS}, o->flush_ms},
+        {{"--queue-spans", 1, (int64_t)1 << 24}, o->queue_spans},
+        {{"--drain-ms", 0, HOUR_MS}, o->drain_ms},
+        {{"--tail-slow-ms", 0, 24 * HOUR_MS}, o->tail_slow_ms},
+        {{"--tail-quiet-ms", 1, 24 * HOUR_MS}, o->tail_quiet_ms},
+        {{"--tail-max-traces", 1, 10000000}, o->tail_max_traces},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(numeric); i++) {
+        const option_range *r = &numeric[i].range;
+        gint64 v = numeric[i].value;
+        if (v != OPTION_UNSET && (v < r->min || v > r->max)) {
+            snprintf(why, why_size, "%s takes %" PRId64 " to %" PRId64 ", not %" PRId64, r->name,
+                     r->min, r->max, (int64_t)v);
+            return false;
+        }
+    }
+    /* NaN is the unset share (a typed "nan" is no share either). */
+    if (!isnan(o->tail_keep_share) && !(o->tail_keep_share >= 0 && o->tail_keep_share <= 1)) {
+        snprintf(why, why_size, "--tail-keep-share takes 0 to 1, not %g", o->tail_keep_share);
+        return false;
+    }
+    return true;
+}
 
 static const receiver_opt receiver_defaults[N_R] = {
     {"jaeger-compact", 6831, NULL}, {"jaeger-binary", 6832, NULL}, {"zipkin-udp", 5775, NULL},
@@ -206,16 +254,16 @@ static void opts_init(opts *o)
 {
     memset(o, 0, sizeof *o);
     memcpy(o->r, receiver_defaults, sizeof o->r);
-    o->max_body = -1;
-    o->retries = -1;
-    o->timeout_ms = -1;
-    o->flush_ms = -1;
-    o->queue_spans = -1;
-    o->drain_ms = -1;
-    o->tail_keep_share = -1;
-    o->tail_slow_ms = -1;
-    o->tail_quiet_ms = -1;
-    o->tail_max_traces = -1;
+    o->max_body = OPTION_UNSET;
+    o->retries = OPTION_UNSET;
+    o->timeout_ms = OPTION_UNSET;
+    o->flush_ms = OPTION_UNSET;
+    o->queue_spans = OPTION_UNSET;
+    o->drain_ms = OPTION_UNSET;
+    o->tail_keep_share = NAN;
+    o->tail_slow_ms = OPTION_UNSET;
+    o->tail_quiet_ms = OPTION_UNSET;
+    o->tail_max_traces = OPTION_UNSET;
 }
 
 static void opts_clear(opts *o)
@@ -416,6 +464,7 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
     int n = argc;
     bool ok = parse_args(o, &n, &copy, "", why, why_size, NULL);
     g_free(keep);
+    ok = ok && check_ranges(o, why, why_size);
     return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
 }
 
@@ -500,7 +549,7 @@ static twa_pipeline_options pipeline_options(const opts *o)
     po.redact_regex = o->redact;
     po.redact_with = o->redact_with;
     po.tail_sample = o->tail_sample;
-    po.tail_keep_share = o->tail_keep_share >= 0 ? o->tail_keep_share : 0.1;
+    po.tail_keep_share = !isnan(o->tail_keep_share) ? o->tail_keep_share : 0.1;
     po.tail_slow_us = (o->tail_slow_ms >= 0 ? o->tail_slow_ms : 1000) * 1000;
     po.tail_quiet_ms = o->tail_quiet_ms >= 0 ? (unsigned int)o->tail_quiet_ms : 5000u;
     po.tail_max_traces = o->tail_max_traces > 0 ? (size_t)o->tail_max_traces : 10000u;

@@ -387,7 +387,12 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         for (size_t i = 0; i < o->n_headers; i++) {
             const char *colon = strchr(o->headers[i], ':');
             if (!colon || colon == o->headers[i]) {
-                snprintf(why, why_size, "--header \"%s\": expected \"Name: value\"", o->headers[i]);
+                /* Never echo the line: its value may be a credential
+                 * ("Authorization Bearer ..." without the colon). */
+                snprintf(why, why_size,
+                         "--header number %zu: expected \"Name: value\" (the line is not shown: "
+                         "it may hold a secret)",
+                         i + 1);
                 goto fail;
             }
             d->curl_headers = curl_slist_append(d->curl_headers, o->headers[i]);

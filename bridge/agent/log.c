@@ -9,6 +9,7 @@
  * (URLs are logged without credentials).
  */
 #include "agent/agent.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -84,11 +85,14 @@ void twa_log(twa_level level, const char *fmt, ...)
 {
     if (level > log_level)
         return;
-    char msg[2048];
+    char raw[2048], msg[4 * sizeof raw];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* Messages quote input (service names, request paths, file names,
+     * decoders' reasons): one line each, credentials masked. */
+    tw__cli_sanitize(raw, msg, sizeof msg);
     pthread_mutex_lock(&log_lock);
     if (log_to_syslog) {
         static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};

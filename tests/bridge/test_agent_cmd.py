@@ -727,13 +727,68 @@ def test_usage_errors():
                            text=True, timeout=20)
         check("usage: %s -> exit 2 and a reason" % " ".join(args),
               p.returncode == 2 and what in p.stderr, p.returncode, p.stderr)
+    # Numeric options out of range are refused naming the option and the value, on the
+    # command line and in the config file: never wrapped to an unsigned int (4294967297 was
+    # 1), nor taken for the default (-1 and -7 were ignored). A value taken would start the
+    # agent: the run then ends at the timeout, a failure.
+    conf = os.path.join(workdir("ranges"), "agent.conf")
+    with open(conf, "w") as f:
+        f.write("[agent]\nretries = 4294967297\n")
+    for args, opt, value in [(["--retries", "4294967297"], "--retries", "4294967297"),
+                             (["--retries", "-1"], "--retries", "-1"),
+                             (["--timeout-ms", "4294967297"], "--timeout-ms", "4294967297"),
+                             (["--max-body-bytes", "-7"], "--max-body-bytes", "-7"),
+                             (["--queue-spans", "-1"], "--queue-spans", "-1"),
+                             (["--flush-ms", "0"], "--flush-ms", "0"),
+                             (["--drain-ms", "-1"], "--drain-ms", "-1"),
+                             (["--tail-quiet-ms", "4294967297000"], "--tail-quiet-ms",
+                              "4294967297000"),
+                             (["--tail-max-traces", "-1"], "--tail-max-traces", "-1"),
+                             (["--tail-keep-share", "7"], "--tail-keep-share", "7"),
+                             (["--config", conf], "--retries", "4294967297")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                "--send", "http://127.0.0.1:9/v1/traces"] + args,
+                               capture_output=True, text=True, timeout=5)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started"
+        check("usage: %s -> exit 2 naming the option and the value" % " ".join(args),
+              rc == 2 and opt in err and value in err, rc, err)
+
+
+def test_log_lines_escape_input():
+    # Every log line quoting input is one line: a followed file named "a\nFAKE LINE.log" is
+    # logged with \x0a (its name used to break the line, forging a second one).
+    d = workdir("log-escape")
+    name = os.path.join(d, "a\nFAKE LINE.log")
+    open(name, "w").close()
+    p = subprocess.Popen([TRACEWIRE, "agent", "-v", "--no-metrics", "--follow",
+                          os.path.join(d, "*.log"), "--checkpoint", os.path.join(d, "cp"),
+                          "--send", "http://127.0.0.1:9/api/v2/spans"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    timer = threading.Timer(60, p.kill)  # a bound, not a pace: the wait ends at the line
+    timer.start()
+    for line in p.stderr:
+        lines.append(line)
+        if "reading from byte" in line or "FAKE" in line:
+            break
+    p.send_signal(signal.SIGINT)
+    lines += p.stderr.readlines()
+    p.wait()
+    timer.cancel()
+    err = "".join(lines)
+    check("a log line quoting a file name with a line break stays one line",
+          "a\\x0aFAKE LINE.log" in err and
+          not any(line.startswith("FAKE") for line in err.splitlines()), err)
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
-         test_sampling_proxy_and_log_file, test_usage_errors]
+         test_sampling_proxy_and_log_file, test_usage_errors, test_log_lines_escape_input]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:

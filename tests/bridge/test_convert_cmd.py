@@ -417,6 +417,98 @@ rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--str
 check("--strict stops at the first rejected record",
       rc == 1 and "--strict" in err and summary_count(err, "read") == 1, rc, err)
 
+# A --rejects that cannot be written stops the run before anything is written (every
+# rejected record of a long run would be lost): a directory, a folder that does not exist.
+# (Not a read-only folder: the suite may run as root, which writes there anyway.)
+for rej, what in [(WORK, "a directory"), (os.path.join(WORK, "no-such-dir", "r.txt"),
+                                          "a path in a missing folder")]:
+    outp = os.path.join(WORK, "not-created.json")
+    rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--rejects", rej,
+                        "-o", outp, path])
+    check("--rejects naming %s is refused at the start, naming it, -o not created" % what,
+          rc == 1 and ("--rejects " + rej + ": cannot open for writing") in err and
+          not os.path.exists(outp) and out == b"", rc, err)
+
+# A rejected record larger than a reader holds (16 MiB for these) is still written to --rejects
+# whole, byte for byte (it was cut to its first 16 MiB, or left out): the readers hand its
+# bytes on as they skip them. Each case: a good record, the huge one, a good record.
+HUGE = 16 * 1024 * 1024 + 300000
+huge_cases = [
+    ("zipkin-v2-json", [], good, '{"traceId":"' + "a" * HUGE + '","id":"1"}',
+     good.replace("b7ad", "c7ad")),
+    ("zipkin-v2-json", [], good, "x" * HUGE, good.replace("b7ad", "c7ad")),  # not JSON at all
+    ("custom", ["--map", "trace_id=1,span_id=2,start=3,duration=4,format=tsv,header=no"],
+     "1\t2\t1700000000000000\t10", "1\t3\t" + "9" * HUGE, "1\t4\t1700000000000000\t10"),
+    ("dapper", [], '{"v":1,"trace_id":"1","span_id":"2","name":"op","start_us":1700000000000000,'
+     '"end_us":1700000000000100,"flags":1,"process":{"service":"svc"}}',
+     '{"v":1,"trace_id":"1","span_id":"3","name":"' + "n" * HUGE + '"}',
+     '{"v":1,"trace_id":"1","span_id":"4","name":"op","start_us":1700000000000000,'
+     '"end_us":1700000000000100,"flags":1,"process":{"service":"svc"}}'),
+    ("zipkin-v1-thrift", [], "", "zipkin " + "A" * HUGE, ""),
+]
+for fmt, extra, first, huge, last in huge_cases:
+    lines = [x for x in (first, huge, last) if x]
+    big = write("huge.in", "\n".join(lines) + "\n")
+    rej = os.path.join(WORK, "huge.rejects")
+    rc, out, err = run(["--from", fmt, "--to", "dapper", "--rejects", rej] + extra + [big],
+                       wrap=False)
+    with open(rej, "rb") as f:
+        kept = f.read()
+    n_out = len([x for x in out.split(b"\n") if x])
+    check("%s: a rejected record of %d bytes is written whole to --rejects" % (fmt, len(huge)),
+          rc == 1 and kept == huge.encode() + b"\n" and summary_count(err, "rejected") == 1 and
+          n_out == len(lines) - 1, rc, n_out, len(kept), kept[:80], kept[-80:], err)
+    del kept
+os.unlink(big)
+
+# The same for the length-delimited binary formats: a Zipkin proto3 span over 16 MiB and an
+# OTLP ResourceSpans over 64 MiB reach --rejects whole (their payload; they were left out).
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+for fmt, limit in [("zipkin-v2-proto", 16 << 20), ("otlp-proto", 64 << 20)]:
+    rc, one, err = run(["--from", "zipkin-v2-json", "--to", fmt, "-"], stdin=good.encode())
+    rc, two, err = run(["--from", "zipkin-v2-json", "--to", fmt, "-"],
+                       stdin=good.replace("b7ad", "c7ad").encode())
+    payload = b"\x01" * (limit + 1000)  # never decoded: its length alone rejects it
+    big = write("huge.pb", one + b"\x0a" + varint(len(payload)) + payload + two)
+    rej = os.path.join(WORK, "huge.rejects")
+    rc, out, err = run(["--from", fmt, "--to", "dapper", "--rejects", rej, big], wrap=False)
+    n_out = len([x for x in out.split(b"\n") if x])
+    with open(rej, "rb") as f:
+        kept = f.read()
+    check("%s: a rejected record of %d bytes is written whole to --rejects" % (fmt, len(payload)),
+          rc == 1 and kept == payload + b"\n" and n_out == 2, rc, n_out, len(kept), err)
+    del kept, payload
+    os.unlink(big)
+
+# An NDJSON record cut off at the end of its line, followed by more than 16 MiB of records:
+# it is cut at the next line when the reader's limit is reached, and every record after it
+# is read (before, the records past the first 16 MiB were dropped without a word).
+filler = "v" * 60000
+n_big = 300
+recs = ['{"traceId":"0af7651916cd43dd","id":"%016x","name":"op","timestamp":1700000000000000,'
+        '"duration":10,"localEndpoint":{"serviceName":"a"},"tags":{"f":"%s"}}' % (i + 1, filler)
+        for i in range(n_big)]
+cut = '{"traceId":"0af7651916cd43dd","id":'
+big = write("cut-then-big.ndjson", cut + "\n" + "\n".join(recs) + "\n")
+rej = os.path.join(WORK, "cut.rejects")
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "--window", "0", "--rejects",
+                    rej, big], wrap=False)
+n_out = len([x for x in out.split(b"\n") if x])
+check("a cut-off NDJSON record followed by over 16 MiB of records costs only itself",
+      rc == 1 and n_out == n_big and summary_count(err, "rejected") == 1 and
+      open(rej, "rb").read() == cut.encode() + b"\n", rc, n_out, err)
+os.unlink(big)
+del recs
+
 rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "-"], stdin=good.encode())
 check("'-' reads stdin", rc == 0 and len(out.split(b"\n")) == 2, rc, err)
 outp = os.path.join(WORK, "out.json")

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/bridge/test_secrets.sh: no secret is ever printed. Runs the library (through
 # examples/readme, whose default logger writes to stderr), `tracewire config` (with and
-# without --probe) and `tracewire convert`'s usage errors with a planted secret in every
-# place one goes: OTEL_EXPORTER_OTLP_HEADERS items (well formed and malformed),
+# without --probe), `tracewire convert`'s usage errors and `tracewire agent`'s starts with
+# a planted secret in every place one goes: OTEL_EXPORTER_OTLP_HEADERS items (well formed and malformed),
 # JAEGER_ENDPOINT credentials (valid URL and not), JAEGER_PASSWORD, JAEGER_AUTH_TOKEN (also
 # with a line break), `--send http://user:SECRET@...`, `-H 'Authorization: ...'`, `--user`.
 # The whole output of every run (stdout and stderr) is grepped for the secret.
@@ -105,6 +105,24 @@ for args in \
     IFS=$old_ifs
     check "convert $*" env -i PATH="$PATH" "$tw" convert --retries 0 --timeout-ms 300 "$@" \
         "$work/in.json"
+done
+
+# `tracewire agent`: its destinations take the same URLs, headers and users as convert --send.
+# A start that is accepted runs until the timeout's SIGINT (-v: every info line is printed).
+for args in \
+    "--send|http://user:$secret@127.0.0.1:$closed/api/v2/spans" \
+    "--send|user:$secret@collector/api/v2/spans" \
+    "--send|htp://user:$secret@collector/api/v2/spans" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans|-H|Authorization Bearer $secret" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans|-H|Authorization: Bearer $secret" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans|--user|me:$secret"; do
+    old_ifs=$IFS
+    IFS='|'
+    # shellcheck disable=SC2086
+    set -- $args
+    IFS=$old_ifs
+    check "agent $*" env -i PATH="$PATH" timeout -s INT -k 5 2 "$tw" agent -v --no-metrics \
+        --zipkin 127.0.0.1:0 --retries 0 --timeout-ms 300 "$@"
 done
 
 echo "$runs runs, $leaks printed the secret"

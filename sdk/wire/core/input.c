@@ -22,6 +22,12 @@ bool tw__wire_reject(tw__wire_input *in, size_t line_no, const void *raw, size_t
     return in->reject(in, line_no, raw, raw_len, reason);
 }
 
+bool tw__wire_reject_part(void *in, const void *bytes, size_t len)
+{
+    tw__wire_input *input = in;
+    return input->reject_part(input, bytes, len);
+}
+
 void tw__wire_warn(tw__wire_input *in, size_t line_no, const char *fmt, ...)
 {
     if (!in->warn)

@@ -58,6 +58,14 @@ struct tw__wire_input {
      * stop. */
     bool (*reject)(tw__wire_input *in, size_t line_no, const void *raw, size_t raw_len,
                    const char *reason);
+    /* A record over the decoder's size bound is not held whole (memory stays
+     * bounded): when this is set (nullable), its bytes come here in order,
+     * piece by piece, as the decoder reads them, and the in->reject that
+     * follows (raw_len 0) ends the record. Unset, such a reject carries only
+     * the bytes held, if any. Returns false when the run must stop (the
+     * decoder then gives no more pieces of the record, but still rejects
+     * it). */
+    bool (*reject_part)(tw__wire_input *in, const void *bytes, size_t len);
     /* A record read but kept with a change the user should know about.
      * Never stops the run. NULL: warnings are dropped. */
     void (*warn)(tw__wire_input *in, size_t line_no, const char *reason);
@@ -66,6 +74,11 @@ struct tw__wire_input {
      * input): zero it, then leave it alone. */
     unsigned int said;
 };
+
+/* The spill function of the bounded readers (tw__line_reader, the JSON
+ * record splitter) for @in (a tw__wire_input): hands a piece of a record
+ * too large to hold to in->reject_part. */
+bool tw__wire_reject_part(void *in, const void *bytes, size_t len);
 
 /* in->reject / in->warn with a printf-formatted reason. */
 bool tw__wire_reject(tw__wire_input *in, size_t line_no, const void *raw, size_t raw_len,

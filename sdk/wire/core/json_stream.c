@@ -14,8 +14,12 @@
  *
  * Recovery: a byte that cannot start a record (a stray token, a scalar in
  * an array) makes a BAD region that runs to the end of its line; a record
- * over the size limit is skipped to its end and reported BAD; an input that
- * ends inside a record reports that record BAD. The next call goes on.
+ * over the size limit is skipped to its end and reported BAD (its bytes go
+ * on to the spill function, when there is one, so that a --rejects file
+ * keeps it whole); an input that ends inside a record reports that record
+ * BAD. A top-level record that reaches the limit with a later line starting
+ * with '{' is an NDJSON record cut off: it ends before that line, where
+ * reading goes on (so nothing after it is lost). The next call goes on.
  *
  * Memory: one read chunk plus the current record (at most max_record_bytes).
  * Single-threaded; one stream per input.
@@ -55,6 +59,12 @@ struct tw__json_stream {
     size_t rec_len, rec_cap;
     char why[200];
 
+    /* Where the bytes of a region over the limit go (nullable), and whether
+     * the current region's bytes are going there / stopped doing so. */
+    bool (*spill)(void *arg, const void *bytes, size_t len);
+    void *spill_arg;
+    bool is_spilling, is_spill_stopped;
+
     /* Resynchronisation: the first line of the current top-level record
      * (after its first) that starts with '{', where reading can go on when
      * the record turns out cut off (0: none), and its line number. */
@@ -74,6 +84,13 @@ tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
     js->line = 1;
     js->at_start = true;
     return js;
+}
+
+void tw__json_stream_set_spill(tw__json_stream *js,
+                               bool (*spill)(void *arg, const void *bytes, size_t len), void *arg)
+{
+    js->spill = spill;
+    js->spill_arg = arg;
 }
 
 void tw__json_stream_free(tw__json_stream *js)
@@ -139,13 +156,55 @@ static bool give_back_rest(tw__json_stream *js)
     return true;
 }
 
+/* A new region starts: nothing of it spilled yet. */
+static void region_start(tw__json_stream *js)
+{
+    js->rec_len = 0;
+    js->is_spilling = js->is_spill_stopped = false;
+}
+
+/* Bytes of the current region past the limit: handed to the spill function
+ * (the bytes held first), or dropped when there is none. */
+static void spill(tw__json_stream *js, const void *p, size_t n)
+{
+    if (!js->spill || js->is_spill_stopped || n == 0)
+        return;
+    if (!js->is_spilling) {
+        js->is_spilling = true;
+        if (!js->spill(js->spill_arg, js->rec, js->rec_len)) {
+            js->is_spill_stopped = true;
+            return;
+        }
+    }
+    if (!js->spill(js->spill_arg, p, n))
+        js->is_spill_stopped = true;
+}
+
+/* What a BAD region hands back as its bytes: none when they were spilled. */
+static void region_bytes(tw__json_stream *js, const char **rec, size_t *len)
+{
+    *rec = js->rec && !js->is_spilling ? js->rec : "";
+    *len = js->is_spilling ? 0 : js->rec_len;
+}
+
+/* The length of a record cut before a later line: without the end of the
+ * line it stops at (the record's bytes are that line, for --rejects). */
+static size_t without_line_end(const char *rec, size_t len)
+{
+    while (len > 0 && (rec[len - 1] == '\n' || rec[len - 1] == '\r'))
+        len--;
+    return len;
+}
+
 /* Keeps a byte of the current record; past the limit, bytes are counted
- * but dropped (the record is reported as too large). */
+ * and spilled, not held (the record is reported as too large). */
 static bool keep(tw__json_stream *js, char c, size_t *total)
 {
     (*total)++;
-    if (js->rec_len >= js->max_record)
+    if (js->rec_len >= js->max_record) {
+        spill(js, &c, 1);
         return true;
+    }
     if (js->rec_len == js->rec_cap) {
         size_t cap = js->rec_cap ? js->rec_cap * 2 : 4096;
         if (cap > js->max_record)
@@ -189,7 +248,7 @@ static void skip_space(tw__json_stream *js)
 /* A region that cannot be a record: to the end of its line. */
 static tw__json_next bad_line(tw__json_stream *js, const char *why, const char **rec, size_t *len)
 {
-    js->rec_len = 0;
+    region_start(js);
     size_t total = 0;
     for (;;) {
         int c = peek(js);
@@ -202,8 +261,7 @@ static tw__json_next bad_line(tw__json_stream *js, const char *why, const char *
         consume(js);
     }
     snprintf(js->why, sizeof js->why, "%s", why);
-    *rec = js->rec ? js->rec : "";
-    *len = js->rec_len;
+    region_bytes(js, rec, len);
     return TW__JSON_BAD;
 }
 
@@ -212,7 +270,7 @@ static tw__json_next bad_line(tw__json_stream *js, const char *why, const char *
  * respected, so the elements after it on the same line are still read. */
 static tw__json_next bad_element(tw__json_stream *js, const char **rec, size_t *len)
 {
-    js->rec_len = 0;
+    region_start(js);
     size_t total = 0, depth = 0;
     bool in_string = false, escaped = false;
     for (;;) {
@@ -242,35 +300,45 @@ static tw__json_next bad_element(tw__json_stream *js, const char **rec, size_t *
         }
     }
     snprintf(js->why, sizeof js->why, "an array element that is not a JSON object");
-    *rec = js->rec ? js->rec : "";
-    *len = js->rec_len;
+    region_bytes(js, rec, len);
     return TW__JSON_BAD;
 }
 
+/* Room for @need bytes in js->rec: doubling, at most @limit (or @need when
+ * that is more). */
+static bool reserve(tw__json_stream *js, size_t need, size_t limit)
+{
+    if (need <= js->rec_cap)
+        return true;
+    size_t cap = js->rec_cap ? js->rec_cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    if (cap > limit)
+        cap = limit > need ? limit : need;
+    char *grown = realloc(js->rec, cap + 1);
+    if (!grown)
+        return false;
+    js->rec = grown;
+    js->rec_cap = cap;
+    return true;
+}
+
 /* Keeps @n bytes of the current record at once (keep's rule: past the
- * limit they are counted but dropped). */
+ * limit they are counted and spilled, not held). */
 static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size_t *total)
 {
     *total += n;
-    if (js->rec_len >= js->max_record)
+    if (js->rec_len >= js->max_record) {
+        spill(js, p, n);
         return true;
-    size_t room = js->max_record - js->rec_len;
-    if (n > room)
-        n = room;
-    if (js->rec_len + n > js->rec_cap) {
-        size_t cap = js->rec_cap ? js->rec_cap : 4096;
-        while (cap < js->rec_len + n)
-            cap *= 2;
-        if (cap > js->max_record)
-            cap = js->max_record;
-        char *grown = realloc(js->rec, cap + 1);
-        if (!grown)
-            return false;
-        js->rec = grown;
-        js->rec_cap = cap;
     }
-    memcpy(js->rec + js->rec_len, p, n);
-    js->rec_len += n;
+    size_t room = js->max_record - js->rec_len;
+    size_t held = n > room ? room : n;
+    if (!reserve(js, js->rec_len + held, js->max_record))
+        return false;
+    memcpy(js->rec + js->rec_len, p, held);
+    js->rec_len += held;
+    spill(js, p + held, n - held);
     return true;
 }
 
@@ -280,7 +348,7 @@ static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size
 static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
 {
-    js->rec_len = 0;
+    region_start(js);
     js->resync_at = 0;
     size_t total = 0, depth = 0;
     bool in_string = false, escaped = false, is_done = false;
@@ -295,14 +363,13 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
                          "inside it); reading goes on at line %zu",
                          start_line, js->resync_line);
                 *rec = js->rec;
-                *len = js->rec_len;
+                *len = without_line_end(js->rec, js->rec_len);
                 return TW__JSON_BAD;
             }
             snprintf(js->why, sizeof js->why,
                      "the input ends inside the JSON object that starts on line %zu", start_line);
             js->array_level = 0; /* the open arrays end with it: one report is enough */
-            *rec = js->rec ? js->rec : "";
-            *len = js->rec_len;
+            region_bytes(js, rec, len);
             return TW__JSON_BAD;
         }
         bool is_back = js->back_pos < js->back_len;
@@ -356,6 +423,34 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
                 }
             }
         }
+        if (!is_done && js->resync_at && !js->is_spilling && js->rec_len + i > js->max_record) {
+            /* An NDJSON record cut off at the end of its line, and the lines
+             * after it run past the limit: cut it now, before its later line
+             * that starts a record, and read on from there (waiting for its
+             * end would drop every byte past the limit). The run is held
+             * whole for the moment (at most one chunk over the limit). */
+            if (!reserve(js, js->rec_len + i, js->max_record)) {
+                snprintf(js->why, sizeof js->why, "out of memory");
+                return TW__JSON_IO;
+            }
+            memcpy(js->rec + js->rec_len, p, i);
+            js->rec_len += i;
+            if (is_back)
+                js->back_pos += i;
+            else
+                js->chunk_pos += i;
+            if (!give_back_rest(js)) {
+                snprintf(js->why, sizeof js->why, "out of memory");
+                return TW__JSON_IO;
+            }
+            snprintf(js->why, sizeof js->why,
+                     "the JSON object that starts on line %zu does not end within %zu bytes; it "
+                     "is cut off before line %zu, where reading goes on",
+                     start_line, js->max_record, js->resync_line);
+            *rec = js->rec;
+            *len = without_line_end(js->rec, js->rec_len);
+            return TW__JSON_BAD;
+        }
         if (!keep_run(js, p, i, &total)) {
             snprintf(js->why, sizeof js->why, "out of memory");
             return TW__JSON_IO;
@@ -365,8 +460,7 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         else
             js->chunk_pos += i;
     }
-    *rec = js->rec;
-    *len = js->rec_len;
+    region_bytes(js, rec, len);
     if (total > js->max_record) {
         snprintf(js->why, sizeof js->why, "a JSON record of %zu bytes (the limit is %zu)", total,
                  js->max_record);
@@ -549,7 +643,7 @@ bool tw__json_stream_resync(tw__json_stream *js, size_t *prefix_len, size_t *res
     size_t line = js->resync_line;
     if (!give_back_rest(js))
         return false;
-    *prefix_len = js->rec_len;
+    *prefix_len = without_line_end(js->rec, js->rec_len);
     *resume_line = line;
     return true;
 }
@@ -602,6 +696,8 @@ tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_rec
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         return TW_E_NOMEM;
     }
+    if (in->reject_part) /* a record over the limit goes whole to the rejects */
+        tw__json_stream_set_spill(js, tw__wire_reject_part, in);
     tw_status status = TW_OK;
     while (status == TW_OK) {
         const char *rec, *why;

@@ -30,6 +30,12 @@
 typedef struct tw__json_stream tw__json_stream;
 tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes);
 void tw__json_stream_free(tw__json_stream *js);
+/* Hands the bytes of each region over the size limit to @spill, in order,
+ * as they are read (the bytes held first), so that the caller can keep it
+ * whole elsewhere; the region then comes back BAD with *len 0. A false
+ * return stops the pieces of that region. */
+void tw__json_stream_set_spill(tw__json_stream *js,
+                               bool (*spill)(void *arg, const void *bytes, size_t len), void *arg);
 typedef enum tw__json_next {
     TW__JSON_RECORD = 0, /* *rec, *len, *line_no set */
     TW__JSON_END,

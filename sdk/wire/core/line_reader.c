@@ -17,6 +17,8 @@ void tw__line_reader_init(tw__line_reader *lr, FILE *stream, size_t max_line)
     tw__buf_init(&lr->line);
     lr->pos = lr->end = 0;
     lr->is_eof = false;
+    lr->spill = NULL;
+    lr->spill_arg = NULL;
 }
 
 void tw__line_reader_free(tw__line_reader *lr)
@@ -27,7 +29,7 @@ void tw__line_reader_free(tw__line_reader *lr)
 int tw__line_reader_next(tw__line_reader *lr)
 {
     tw__buf_reset(&lr->line);
-    bool is_over = false, has_any = false;
+    bool is_over = false, is_spilling = false, has_any = false;
     for (;;) {
         if (lr->pos == lr->end) {
             if (lr->is_eof)
@@ -50,10 +52,14 @@ int tw__line_reader_next(tw__line_reader *lr)
         if (!is_over) {
             if (lr->line.len + n > lr->max_line) {
                 is_over = true;
+                is_spilling = lr->spill && lr->spill(lr->spill_arg, lr->line.data, lr->line.len) &&
+                              lr->spill(lr->spill_arg, start, n);
                 tw__buf_reset(&lr->line);
             } else if (!tw__buf_append(&lr->line, start, n)) {
                 return TW__LINE_NOMEM;
             }
+        } else if (is_spilling) {
+            is_spilling = lr->spill(lr->spill_arg, start, n);
         }
         if (nl)
             break;

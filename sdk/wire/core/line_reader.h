@@ -5,7 +5,8 @@
  * their lengths, so that a NUL byte inside a line stays inside it (a C
  * string reader would cut the line there and glue the next one to it), and
  * memory bounded by the longest line allowed: a longer line is reported
- * and skipped, not held.
+ * and skipped, not held (its bytes can be handed on as they are read:
+ * spill).
  *
  * Ownership: the reader owns its buffers; the line is valid until the next
  * call. Locking: none; one thread per reader.
@@ -26,6 +27,12 @@ typedef struct tw__line_reader {
     tw__buf line;    /* the line last returned, without its "\n" */
     size_t pos, end; /* unread bytes: in[pos, end) */
     bool is_eof;
+    /* Optional (NULL after init): where the bytes of a line over max_line go,
+     * in order, as they are read (what was held, then the rest), so that the
+     * caller can keep the line whole elsewhere; TW__LINE_TOO_LONG comes after
+     * the last piece. Returning false stops the pieces of that line. */
+    bool (*spill)(void *arg, const void *bytes, size_t len);
+    void *spill_arg;
     char in[65536];
 } tw__line_reader;
 

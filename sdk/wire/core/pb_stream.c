@@ -45,7 +45,8 @@ bool tw__pb_stream_read(tw__pb_stream *s, uint64_t n, tw__buf *b, bool *is_nomem
     return got == n;
 }
 
-bool tw__pb_stream_skip(tw__pb_stream *s, uint64_t n)
+bool tw__pb_stream_skip_parts(tw__pb_stream *s, uint64_t n,
+                              bool (*part)(void *arg, const void *bytes, size_t len), void *arg)
 {
     char scratch[4096];
     while (n > 0) {
@@ -53,12 +54,19 @@ bool tw__pb_stream_skip(tw__pb_stream *s, uint64_t n)
         size_t got = fread(scratch, 1, want, s->f);
         s->offset += got;
         n -= got;
+        if (part && got && !part(arg, scratch, got))
+            part = NULL;
         if (got != want) {
             s->is_io_error = ferror(s->f) != 0;
             return false;
         }
     }
     return true;
+}
+
+bool tw__pb_stream_skip(tw__pb_stream *s, uint64_t n)
+{
+    return tw__pb_stream_skip_parts(s, n, NULL, NULL);
 }
 
 bool tw__pb_stream_skip_value(tw__pb_stream *s, unsigned wire_type, uint64_t *consumed)

@@ -33,6 +33,11 @@ bool tw__pb_stream_varint(tw__pb_stream *s, uint64_t *v, bool *is_eof);
 bool tw__pb_stream_read(tw__pb_stream *s, uint64_t n, tw__buf *b, bool *is_nomem);
 /* Skips @n bytes; false when the stream ends first. */
 bool tw__pb_stream_skip(tw__pb_stream *s, uint64_t n);
+/* Skips @n bytes as tw__pb_stream_skip does, handing them to @part as they
+ * are read (a record too large to hold, on its way to --rejects); once
+ * @part returns false it gets no more. */
+bool tw__pb_stream_skip_parts(tw__pb_stream *s, uint64_t n,
+                              bool (*part)(void *arg, const void *bytes, size_t len), void *arg);
 /* Skips the value of a field of @wire_type; false when the stream ends or
  * the wire type is not one protobuf has. *consumed: the bytes it took. */
 bool tw__pb_stream_skip_value(tw__pb_stream *s, unsigned wire_type, uint64_t *consumed);

@@ -799,6 +799,10 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
      * rejected) instead of cutting it and gluing the next line on. */
     tw__line_reader lines;
     tw__line_reader_init(&lines, stream, MAX_LINE_BYTES);
+    if (in->reject_part) { /* an oversized line goes whole to the rejects */
+        lines.spill = tw__wire_reject_part;
+        lines.spill_arg = in;
+    }
     struct {
         char *buf;
         size_t len;

@@ -92,6 +92,13 @@ void tw__dapper_log_reader_free(tw__dapper_log_reader *r);
  * for a read error (error set). Empty lines are skipped. */
 tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,
                                      tw__process *process_out, tw_error **err);
+/* Hands the bytes of each line longer than the reader holds to @spill, in
+ * order, as they are read (tw__line_reader's spill), before the line is
+ * reported oversized: how the bridge keeps such a line whole in its
+ * rejects file. */
+void tw__dapper_log_reader_set_spill(tw__dapper_log_reader *r,
+                                     bool (*spill)(void *arg, const void *bytes, size_t len),
+                                     void *arg);
 /* The number of the line last returned (1-based). */
 size_t tw__dapper_log_reader_line(const tw__dapper_log_reader *r);
 /* The bytes of the line last returned (without its "\n"), valid until the

@@ -654,6 +654,14 @@ void tw__dapper_log_reader_free(tw__dapper_log_reader *r)
     free(r);
 }
 
+void tw__dapper_log_reader_set_spill(tw__dapper_log_reader *r,
+                                     bool (*spill)(void *arg, const void *bytes, size_t len),
+                                     void *arg)
+{
+    r->lines.spill = spill;
+    r->lines.spill_arg = arg;
+}
+
 size_t tw__dapper_log_reader_line(const tw__dapper_log_reader *r)
 {
     return r ? r->lines.line_no : 0;

@@ -40,6 +40,8 @@ static tw_status read_dapper(FILE *stream, tw__wire_input *in, tw_error **err)
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         return TW_E_NOMEM;
     }
+    if (in->reject_part) /* an oversized line goes whole to the rejects */
+        tw__dapper_log_reader_set_spill(r, tw__wire_reject_part, in);
     tw_status rc = TW_OK;
     for (;;) {
         tw__span_data *span = NULL;

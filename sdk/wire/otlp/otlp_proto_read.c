@@ -114,6 +114,11 @@ static tw_status otlp_read_request(otlp_reader *r, tw__pb_stream *s, uint64_t li
         }
         uint64_t payload = s->offset;
         if (len > MAX_RESOURCE_SPANS_BYTES) {
+            /* Its bytes go on to --rejects as they are skipped (when the
+             * input takes them), before the reject that ends the record. */
+            bool is_whole = r->in->reject_part
+                                ? tw__pb_stream_skip_parts(s, len, tw__wire_reject_part, r->in)
+                                : true;
             bool go_on =
                 tw__wire_reject(r->in, 0, "", 0,
                                 "resource_spans[%zu] (byte %" PRIu64 "): %" PRIu64
@@ -121,7 +126,7 @@ static tw_status otlp_read_request(otlp_reader *r, tw__pb_stream *s, uint64_t li
                                 r->index++, at, len, MAX_RESOURCE_SPANS_BYTES >> 20);
             if (!go_on)
                 return TW_E_STATE;
-            if (!tw__pb_stream_skip(s, len))
+            if (!(r->in->reject_part ? is_whole : tw__pb_stream_skip(s, len)))
                 return s->is_io_error ? TW_E_IO : TW_E_MALFORMED;
             continue;
         }

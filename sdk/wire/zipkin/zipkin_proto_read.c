@@ -79,12 +79,17 @@ static tw_status read_zipkin_proto(FILE *f, tw__wire_input *in, tw_error **err)
             break;
         }
         if (len > MAX_ZIPKIN_SPAN_BYTES) {
+            /* Its bytes go on to --rejects as they are skipped (when the
+             * input takes them), before the reject that ends the record. */
+            bool is_whole = in->reject_part
+                                ? tw__pb_stream_skip_parts(&s, len, tw__wire_reject_part, in)
+                                : true;
             if (!tw__wire_reject(in, 0, "", 0,
                                  "spans[%zu] (byte %" PRIu64 "): %" PRIu64
                                  " bytes, over the 16 MiB one span may take",
                                  wc.index++, at, len))
                 st = TW_E_STATE;
-            else if (!tw__pb_stream_skip(&s, len))
+            else if (!(in->reject_part ? is_whole : tw__pb_stream_skip(&s, len)))
                 break;
             continue;
         }

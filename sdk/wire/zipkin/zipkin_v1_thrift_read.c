@@ -365,7 +365,9 @@ static tw_status read_scribe(FILE *stream, tw__wire_input *in, tw__zipkin_v1_spa
     char *chunk = malloc(CHUNK_BYTES);
     tw_status status = TW_OK;
     size_t line_no = 0;
-    bool is_oversized = false, go_on = true;
+    /* An oversized line's bytes go on to in->reject_part as they are read,
+     * when it is set (so that --rejects keeps the line whole). */
+    bool is_oversized = false, is_spilling = false, go_on = true;
     if (!chunk) {
         status = TW_E_NOMEM;
         goto done;
@@ -387,10 +389,16 @@ static tw_status read_scribe(FILE *stream, tw__wire_input *in, tw__zipkin_v1_spa
             if (!is_oversized) {
                 if (line.len + piece > MAX_LINE_BYTES) {
                     is_oversized = true;
+                    is_spilling = in->reject_part && in->reject_part(in, line.data, line.len) &&
+                                  in->reject_part(in, chunk + start, piece);
+                    if (in->reject_part)
+                        line.len = 0; /* handed on: the reject carries no bytes */
                 } else if (!bytes_append(&line, chunk + start, piece)) {
                     status = TW_E_NOMEM;
                     goto done;
                 }
+            } else if (is_spilling) {
+                is_spilling = in->reject_part(in, chunk + start, piece);
             }
             start += piece + (nl ? 1 : 0);
             if (!nl)
@@ -406,7 +414,7 @@ static tw_status read_scribe(FILE *stream, tw__wire_input *in, tw__zipkin_v1_spa
                 go_on = scribe_line(&s, (char *)line.data, line.len, line_no);
             }
             line.len = 0;
-            is_oversized = false;
+            is_oversized = is_spilling = false;
             if (s.is_nomem)
                 status = TW_E_NOMEM;
             if (!go_on || s.is_nomem)

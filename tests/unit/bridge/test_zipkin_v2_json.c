@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "read_capture.h"
 #include "wire/core/json_common.h"
+#include "wire/core/json_stream.h"
 
 #define R TW_REAL_FIXTURES "/"
 
@@ -375,6 +376,63 @@ static void test_a_truncated_ndjson_record_resynchronises_at_the_next_line(void)
         }
         capture_free(&c);
     }
+}
+
+/* What the splitter spills: the bytes of regions over its limit, in order. */
+typedef struct spilled {
+    char bytes[512];
+    size_t len;
+} spilled;
+
+static bool keep_spilled(void *arg, const void *bytes, size_t len)
+{
+    spilled *s = arg;
+    if (s->len + len > sizeof s->bytes)
+        return false;
+    if (len)
+        memcpy(s->bytes + s->len, bytes, len);
+    s->len += len;
+    return true;
+}
+
+/* The splitter's size limit, small here (40 bytes) so that the paths the
+ * 16 MiB limit guards are cheap to reach: a record over the limit is handed
+ * whole to the spill function and comes back BAD without bytes; an NDJSON
+ * record cut off at the end of its line is cut there when the limit is
+ * reached, and everything after it is read (the bytes past the limit used
+ * to be dropped, records and all). */
+static void test_the_splitter_keeps_what_passes_its_limit(void)
+{
+    static const char big[] = "{\"c\":\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"}";
+    static const char text[] = "{\"a\":\n"
+                               "{\"b\":1}\n"
+                               "{\"c\":\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"}\n"
+                               "{\"d\":2}\n";
+    FILE *f = fmemopen((void *)text, strlen(text), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tw__json_stream *js = tw__json_stream_new(f, 40);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(js);
+    spilled s = {.len = 0};
+    tw__json_stream_set_spill(js, keep_spilled, &s);
+    const char *rec, *why;
+    size_t len, line;
+    /* The cut record: its own line, without the line end. */
+    CU_ASSERT_EQUAL(tw__json_stream_next(js, &rec, &len, &line, &why), TW__JSON_BAD);
+    CU_ASSERT_EQUAL(line, 1);
+    CU_ASSERT(len == 5 && memcmp(rec, "{\"a\":", 5) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "before line 2"));
+    CU_ASSERT_EQUAL(s.len, 0);
+    CU_ASSERT_EQUAL(tw__json_stream_next(js, &rec, &len, &line, &why), TW__JSON_RECORD);
+    CU_ASSERT(line == 2 && len == 7 && memcmp(rec, "{\"b\":1}", 7) == 0);
+    /* Over the limit: spilled whole, no bytes with the BAD. */
+    CU_ASSERT_EQUAL(tw__json_stream_next(js, &rec, &len, &line, &why), TW__JSON_BAD);
+    CU_ASSERT(line == 3 && len == 0);
+    CU_ASSERT(s.len == strlen(big) && memcmp(s.bytes, big, s.len) == 0);
+    CU_ASSERT_EQUAL(tw__json_stream_next(js, &rec, &len, &line, &why), TW__JSON_RECORD);
+    CU_ASSERT(line == 4 && len == 7 && memcmp(rec, "{\"d\":2}", 7) == 0);
+    CU_ASSERT_EQUAL(tw__json_stream_next(js, &rec, &len, &line, &why), TW__JSON_END);
+    tw__json_stream_free(js);
+    fclose(f);
 }
 
 static void test_endpoints_map_to_process_and_peer_tags(void)
@@ -770,6 +828,8 @@ void tw_test_register(void)
     CU_add_test(suite, "timing_rules", test_timing_rules);
     CU_add_test(suite, "a_truncated_ndjson_record_resynchronises_at_the_next_line",
                 test_a_truncated_ndjson_record_resynchronises_at_the_next_line);
+    CU_add_test(suite, "the_splitter_keeps_what_passes_its_limit",
+                test_the_splitter_keeps_what_passes_its_limit);
     CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
     CU_add_test(suite, "times_outside_the_model_range_reject_the_span_alone",
                 test_times_outside_the_model_range_reject_the_span_alone);
