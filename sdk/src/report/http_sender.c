@@ -12,7 +12,13 @@
  * bounded by one body (plus the async queue, which is bounded too).
  *
  * Sending: one attempt per try, with a connect timeout and a whole-attempt
- * timeout. 2xx is success (Jaeger answers 202, Zipkin 202, OTLP 200). 5xx
+ * timeout. The status line decides: once it and the headers say 2xx
+ * (Jaeger answers 202, Zipkin 202, OTLP 200) the batch is accepted, and the
+ * answer's body is read for at most ACCEPTED_BODY_MAX_MS and
+ * ACCEPTED_BODY_MAX_BYTES; a body that is slow, cut or too long closes the
+ * connection and is logged, but never makes the batch count as failed or be
+ * sent again (a backend that answered 200 and trickled its body used to get
+ * the same spans four times). 5xx
  * and transport failures (refused, reset, timed out, closed mid-request,
  * DNS) are retried with exponential backoff (initial_backoff_ms doubling,
  * each delay drawn in [d/2, d] so that many processes do not retry in step,
@@ -86,6 +92,13 @@
 #define BREAKER_MAX_MS 30000u
 #define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
 
+/* Once the status line and headers say 2xx the batch is accepted; what is
+ * left of the answer's body is read for at most this long and this many
+ * bytes (only to keep the connection for the next request), then the
+ * connection is dropped. Its failure is logged, never a resend. */
+#define ACCEPTED_BODY_MAX_MS 1000u
+#define ACCEPTED_BODY_MAX_BYTES ((size_t)64 << 10)
+
 #define GZIP_LEVEL 1
 #define MAX_SPLIT_DEPTH 64 /* log2 of any batch that fits in memory */
 
@@ -122,6 +135,13 @@ typedef struct {
     char errbuf[CURL_ERROR_SIZE];
     char snippet[RESPONSE_SNIPPET + 1];
     size_t snippet_len;
+    /* The answer of the request in flight, from its header lines: the
+     * status of its last status line, whether that block of headers ended
+     * (a final answer, not a 1xx), when, and the body bytes read since. */
+    long head_status;
+    bool is_head_done;
+    int64_t head_done_ns;
+    size_t answer_bytes;
 
     /* the batch being filled */
     void **items;
@@ -143,6 +163,7 @@ typedef struct {
     int64_t breaker_until_ns;              /* batches fail at once before this (mono) */
     uint64_t rng;                          /* backoff jitter (xorshift64) */
     char last_error[CURL_ERROR_SIZE + 32]; /* the last failure logged, to log each new one once */
+    char last_answer_cut[CURL_ERROR_SIZE + 64]; /* the same for accepted answers cut short */
 } http_sender;
 
 /* ---- curl ------------------------------------------------------------------------------------ */
@@ -158,11 +179,44 @@ static void curl_init_once(void)
     curl_init_status = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* Whether the answer's status line and headers have arrived and say 2xx:
+ * the backend took the batch, whatever happens to the body after. */
+static bool is_accepted(const http_sender *h)
+{
+    return h->is_head_done && h->head_status >= 200 && h->head_status < 300;
+}
+
+/* Follows the answer's header lines: a status line starts a block (a 1xx
+ * block is followed by another), the empty line ends it. */
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    http_sender *h = arg;
+    size_t len = size * n;
+    if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        const char *sp = memchr(data, ' ', len);
+        long status = 0;
+        for (const char *p = sp ? sp + 1 : data + len; p < data + len && *p >= '0' && *p <= '9';
+             p++)
+            status = status < 1000 ? status * 10 + (*p - '0') : status;
+        h->head_status = status;
+        h->is_head_done = false;
+    } else if ((len == 2 && data[0] == '\r' && data[1] == '\n') || (len == 1 && data[0] == '\n')) {
+        if (h->head_status >= 200) {
+            h->is_head_done = true;
+            h->head_done_ns = tw__mono_ns();
+        }
+    }
+    return len;
+}
+
 /* Keeps the start of the answer for the log; the rest is discarded. */
 static size_t on_response(char *data, size_t size, size_t n, void *arg)
 {
     http_sender *h = arg;
     size_t len = size * n;
+    h->answer_bytes += len;
+    if (is_accepted(h) && h->answer_bytes > ACCEPTED_BODY_MAX_BYTES)
+        return 0; /* accepted already: the rest is not worth reading (ends the transfer) */
     size_t room = RESPONSE_SNIPPET - h->snippet_len;
     size_t take = len < room ? len : room;
     /* Kept for a log line: control bytes (newlines, binary) become spaces. */
@@ -192,6 +246,8 @@ static bool make_handle(http_sender *h)
     curl_easy_setopt(c, CURLOPT_USERAGENT, "tracewire/" TW_VERSION_STRING);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_response);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     /* No redirects (the default, said out loud): a POST that is redirected
@@ -259,7 +315,21 @@ static CURLcode perform(http_sender *h, bool *gave_up)
             return CURLE_OUT_OF_MEMORY;
         if (running == 0)
             break;
-        unsigned int left_ms = tw__sender_ms_left(&h->base, 1000);
+        unsigned int wait_ms = 1000;
+        if (is_accepted(h)) {
+            /* Accepted: the body gets ACCEPTED_BODY_MAX_MS, then the
+             * request is abandoned (the connection with it). */
+            int64_t body_left_ns =
+                h->head_done_ns + (int64_t)ACCEPTED_BODY_MAX_MS * 1000000 - tw__mono_ns();
+            if (body_left_ns <= 0) {
+                curl_multi_remove_handle(h->multi, h->curl);
+                h->is_attached = false;
+                return CURLE_OPERATION_TIMEDOUT;
+            }
+            if (body_left_ns / 1000000 + 1 < wait_ms)
+                wait_ms = (unsigned int)(body_left_ns / 1000000 + 1);
+        }
+        unsigned int left_ms = tw__sender_ms_left(&h->base, wait_ms);
         if (left_ms == 0) {
             *gave_up = true;
             curl_multi_remove_handle(h->multi, h->curl); /* abandons the request */
@@ -316,6 +386,23 @@ static void log_failure(http_sender *h, const char *what, size_t n_spans)
                 h->fmt_vt->name, h->log_url, what, h->snippet_len ? ": " : "", h->snippet, n_spans);
 }
 
+/* A 2xx whose body did not arrive whole: logged once per distinct cause
+ * (at INFO: nothing was lost). */
+static void log_answer_cut(http_sender *h, CURLcode rc)
+{
+    char what[CURL_ERROR_SIZE + 64];
+    snprintf(what, sizeof what, "answer body after HTTP %ld: %s", h->head_status,
+             rc == CURLE_WRITE_ERROR ? "longer than it is worth reading"
+                                     : (h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc)));
+    if (strncmp(h->last_answer_cut, what, sizeof(h->last_answer_cut) - 1) == 0)
+        return;
+    snprintf(h->last_answer_cut, sizeof h->last_answer_cut, "%s", what);
+    tw__log_msg(TW_LOG_INFO,
+                "%s: POST %s: %s; the batch was accepted and is not sent again (the connection is "
+                "closed; this message is not repeated until the cause changes)",
+                h->fmt_vt->name, h->log_url, what);
+}
+
 /* One POST of the current body. *retry_after_ms: the server's Retry-After
  * (0 if none). *what: a description of a failure. */
 static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *retry_after_ms,
@@ -329,25 +416,35 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     h->errbuf[0] = '\0';
     h->snippet_len = 0;
     h->snippet[0] = '\0';
+    h->head_status = 0;
+    h->is_head_done = false;
+    h->answer_bytes = 0;
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->wire);
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     bool gave_up = false;
     CURLcode rc = perform(h, &gave_up);
+    if (is_accepted(h)) {
+        /* The status line decides: a 2xx took the batch, so a body that
+         * then fails (slow, cut, too long, the close deadline) is logged
+         * and the batch is never sent again. */
+        if (rc != CURLE_OK)
+            log_answer_cut(h, rc);
+        return SENT;
+    }
     if (gave_up) {
         snprintf(what, what_size, "abandoned at the close deadline");
         return GIVE_UP;
     }
-    if (rc != CURLE_OK) {
+    /* A final status line with its headers decides, even when the body
+     * then failed: a 400 whose body is cut is still a 400. */
+    if (rc != CURLE_OK && !h->is_head_done) {
         if (rc == CURLE_COULDNT_RESOLVE_HOST)
             tw__count(&h->base.counters->resolve_failures, 1);
         snprintf(what, what_size, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
         return is_transient(rc) ? RETRY : GIVE_UP;
     }
-    long status = 0;
-    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (status >= 200 && status < 300)
-        return SENT;
+    long status = h->head_status;
     snprintf(what, what_size, "HTTP status %ld", status);
     if (status == 400 || status == 413)
         return REFUSED;
