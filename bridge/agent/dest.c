@@ -507,9 +507,9 @@ static void finish(twa_dest *d, twa_batch *b, size_t lo, size_t n, twa_outcome o
     bool has_chunks = false;
     bool keep_lines = o == TWA_DROPPED && why == TWA_DROP_SHUTDOWN;
     for (size_t i = lo; i < lo + n && !keep_lines;) {
-        twa_chunk *c = b->meta[i].chunk;
+        twa_chunk *c = twa_batch_chunk(b, i);
         size_t k = i + 1;
-        while (k < lo + n && b->meta[k].chunk == c)
+        while (k < lo + n && twa_batch_chunk(b, k) == c)
             k++;
         twa_chunk_done(c, (long)(k - i));
         has_chunks = has_chunks || c;
@@ -759,7 +759,7 @@ static unsigned int jittered(twa_dest *d, unsigned int backoff)
 static bool has_chunks(const twa_batch *b, size_t lo, size_t n)
 {
     for (size_t i = lo; i < lo + n; i++) {
-        if (b->meta[i].chunk)
+        if (twa_batch_chunk(b, i))
             return true;
     }
     return false;

@@ -87,6 +87,7 @@
 
 #include "clock.h"
 #include "report/http.h"
+#include "transport/batcher.h"
 
 #define BREAKER_MIN_MS 1000u
 #define BREAKER_MAX_MS 30000u
@@ -105,16 +106,9 @@
 /* REFUSED: a 400 or 413, the answer to the body's content or size. */
 typedef enum outcome { SENT, RETRY, GIVE_UP, REFUSED } outcome;
 
-/* What the sender keeps of each pending span besides its encoded item. */
-typedef struct item_meta {
-    size_t size; /* bytes the item adds to a body */
-    uint64_t trace_id_high, trace_id_low, span_id;
-} item_meta;
-
 typedef struct {
     tw__sender base;
     const tw__http_format_vtable *fmt_vt;
-    tw__http_format *fmt;
 
     /* copied options */
     char *url;
@@ -143,11 +137,12 @@ typedef struct {
     int64_t head_done_ns;
     size_t answer_bytes;
 
-    /* the batch being filled */
-    void **items;
-    item_meta *meta; /* parallel to items */
-    size_t n_items, cap_items;
-    size_t items_size;
+    /* the batches being filled, one per process (transport/batcher.h) */
+    tw__batcher *batcher;
+    const tw__process *process; /* open's: what append batches under */
+    unsigned int flush_ms;
+    size_t max_open;
+    tw__batch *sending; /* the batch send_range sends */
     tw__client_stats batch_stats;
     int64_t seq_no;
     tw__buf body;  /* the body built */
@@ -551,15 +546,55 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
     return GIVE_UP;
 }
 
-/* ---- batching -------------------------------------------------------------------------------- */
+/* ---- batching: transport/batcher.h over the format -------------------------------------- */
 
-static void clear_batch(http_sender *h)
+/* A batch's state is an instance of the format opened with its process. */
+static void *batch_open(void *ctx, const void *key)
 {
-    for (size_t i = 0; i < h->n_items; i++)
-        h->fmt_vt->free_item(h->items[i]);
-    h->n_items = 0;
-    h->items_size = 0;
+    http_sender *h = ctx;
+    tw__http_format *f = h->fmt_vt->new_format();
+    tw_error *e = NULL;
+    if (f && h->fmt_vt->open(f, key, &e) == TW_OK)
+        return f;
+    tw__log_msg(TW_LOG_WARN, "%s: %s", h->fmt_vt->name, e ? tw_error_message(e) : "out of memory");
+    tw_error_free(e);
+    if (f)
+        h->fmt_vt->free_format(f);
+    return NULL;
 }
+
+static void batch_close(void *ctx, void *state)
+{
+    ((http_sender *)ctx)->fmt_vt->free_format(state);
+}
+
+/* @arg: the span's process when one body mixes processes (encode_with). */
+static void *batch_encode(void *ctx, void *state, const tw__span_data *span, const void *arg,
+                          size_t *size)
+{
+    http_sender *h = ctx;
+    if (arg)
+        return h->fmt_vt->encode_with(state, ((const tw__process *const *)arg)[0], span, size);
+    return h->fmt_vt->encode(state, span, size);
+}
+
+static void batch_free_item(void *ctx, void *item)
+{
+    ((http_sender *)ctx)->fmt_vt->free_item(item);
+}
+
+static size_t batch_body_size(void *ctx, const void *state, size_t n, size_t items_size)
+{
+    return ((http_sender *)ctx)->fmt_vt->body_size(state, n, items_size);
+}
+
+static const tw__batch_ops batch_ops = {
+    .open = batch_open,
+    .close = batch_close,
+    .encode = batch_encode,
+    .free_item = batch_free_item,
+    .body_size = batch_body_size,
+};
 
 static void snapshot_stats(http_sender *h)
 {
@@ -598,7 +633,7 @@ static bool gzip_body(http_sender *h)
 
 /* A refused single span: counted, handed to the callback, logged once per
  * new reason. */
-static void refuse_span(http_sender *h, const item_meta *m, const char *why)
+static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why)
 {
     h->stats.refused++;
     tw__count(&h->base.counters->failed, 1);
@@ -614,7 +649,7 @@ static void refuse_span(http_sender *h, const item_meta *m, const char *why)
 }
 
 /*
- * Sends items[lo, lo + n) as one body. A refused body of several spans is
+ * Sends items[lo, lo + n) of the batch being sent as one body. A refused body of several spans is
  * sent again as two halves (at most @depth_left levels, while *budget
  * lasts), so that only the spans refused on their own are lost. Counts
  * every span in exactly one of sent / failed.
@@ -637,17 +672,18 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         tw__count(&c->failed, n);
         return;
     }
+    tw__batch *b = h->sending;
     size_t items_size = 0;
     for (size_t i = lo; i < lo + n; i++)
-        items_size += h->meta[i].size;
-    if (!h->fmt_vt->build(h->fmt, h->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
+        items_size += b->meta[i].size;
+    if (!h->fmt_vt->build(b->state, b->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
         tw__log_msg(TW_LOG_WARN, "%s: cannot build a body of %zu spans (out of memory)",
                     h->fmt_vt->name, n);
         tw__count(&c->failed, n);
         return;
     }
     h->seq_no++;
-    size_t expected = h->fmt_vt->body_size(h->fmt, n, items_size);
+    size_t expected = h->fmt_vt->body_size(b->state, n, items_size);
     if (h->body.len != expected)
         tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
                     h->fmt_vt->name, h->body.len, expected);
@@ -677,7 +713,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         return;
     }
     if (n == 1) {
-        refuse_span(h, &h->meta[lo], what);
+        refuse_span(h, &b->meta[lo], what);
         return;
     }
     if (depth_left == 0 || *budget < 2) {
@@ -696,13 +732,16 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
     send_range(h, lo + half, n - half, depth_left - 1, budget);
 }
 
-static void emit(http_sender *h)
+/* The batcher's emit callback: sends one batch (every span ends sent or
+ * failed). */
+static void emit(void *arg, tw__batch *batch)
 {
-    if (h->n_items == 0)
-        return;
+    http_sender *h = arg;
     unsigned int budget = h->max_split_requests;
-    send_range(h, 0, h->n_items, MAX_SPLIT_DEPTH, &budget);
-    clear_batch(h);
+    snapshot_stats(h);
+    h->sending = batch;
+    send_range(h, 0, batch->n, MAX_SPLIT_DEPTH, &budget);
+    h->sending = NULL;
     /* A body far larger than usual is not kept for the next batch. */
     if (h->body.cap > h->max_body * 2)
         tw__buf_free(&h->body);
@@ -712,64 +751,57 @@ static void emit(http_sender *h)
     tw__buf_reset(&h->gzbuf);
 }
 
-static bool push_item(http_sender *h, void *item, size_t size, const tw__span_data *span)
+/* Batches @span under @key (encoded with *@process_arg when non-NULL) and
+ * counts what cannot be. Consumes the reference. */
+static void add_span(http_sender *h, const void *key, const tw__process *const *process_arg,
+                     tw__span_data *span)
 {
-    if (h->n_items == h->cap_items) {
-        size_t cap = h->cap_items ? h->cap_items * 2 : 64;
-        void **grown = realloc(h->items, cap * sizeof(*grown));
-        if (!grown)
-            return false;
-        h->items = grown;
-        item_meta *grown_meta = realloc(h->meta, cap * sizeof(*grown_meta));
-        if (!grown_meta)
-            return false; /* items grew: harmless, cap_items stays */
-        h->meta = grown_meta;
-        h->cap_items = cap;
+    if (!h->batcher) {
+        tw__count(&h->base.counters->failed, 1);
+    } else {
+        switch (tw__batcher_add(h->batcher, key, span, process_arg, NULL, tw__mono_ns())) {
+        case TW__BATCH_OK:
+            break;
+        case TW__BATCH_TOO_LARGE:
+            tw__count(&h->base.counters->too_large, 1);
+            break;
+        default:
+            tw__count(&h->base.counters->failed, 1);
+            break;
+        }
     }
-    h->meta[h->n_items] = (item_meta){size, span->trace_id_high, span->trace_id_low, span->span_id};
-    h->items[h->n_items++] = item;
-    h->items_size += size;
-    return true;
+    tw__span_data_unref(span);
 }
 
 static void http_append(tw__sender *s, tw__span_data *span)
 {
     http_sender *h = (http_sender *)s;
-    size_t size = 0;
-    void *item = h->fmt_vt->encode(h->fmt, span, &size);
-    if (!item) {
-        tw__span_data_unref(span);
-        tw__count(&h->base.counters->failed, 1);
-        return;
-    }
-    if (h->n_items == 0)
-        snapshot_stats(h);
-    if (h->fmt_vt->body_size(h->fmt, h->n_items + 1, h->items_size + size) > h->max_body) {
-        emit(h);
-        snapshot_stats(h);
-        if (h->fmt_vt->body_size(h->fmt, 1, size) > h->max_body) {
-            h->fmt_vt->free_item(item);
-            tw__span_data_unref(span);
-            tw__count(&h->base.counters->too_large, 1);
-            return;
-        }
-    }
-    if (!push_item(h, item, size, span)) {
-        h->fmt_vt->free_item(item);
-        tw__count(&h->base.counters->failed, 1);
-    }
-    tw__span_data_unref(span);
+    add_span(h, h->process, NULL, span);
 }
 
 static void http_flush(tw__sender *s)
 {
-    emit((http_sender *)s);
+    http_sender *h = (http_sender *)s;
+    if (h->batcher)
+        tw__batcher_flush(h->batcher);
 }
 
+/* Checks that the format can encode @process (the error goes to the
+ * caller now rather than to the log per batch); batches open their own
+ * instance. */
 static tw_status http_open(tw__sender *s, const tw__process *process, tw_error **err)
 {
     http_sender *h = (http_sender *)s;
-    return h->fmt_vt->open(h->fmt, process, err);
+    tw__http_format *f = h->fmt_vt->new_format();
+    if (!f) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", h->fmt_vt->name);
+        return TW_E_NOMEM;
+    }
+    tw_status st = h->fmt_vt->open(f, process, err);
+    h->fmt_vt->free_format(f);
+    if (st == TW_OK)
+        h->process = process;
+    return st;
 }
 
 /* In a fork child: the partial batch is the parent's to send, and the
@@ -780,7 +812,8 @@ static tw_status http_open(tw__sender *s, const tw__process *process, tw_error *
 static void http_after_fork_child(tw__sender *s)
 {
     http_sender *h = (http_sender *)s;
-    clear_batch(h);
+    if (h->batcher)
+        tw__batcher_discard(h->batcher);
     if (h->curl) {
         /* The kept-alive connection (found while curl is still attached). */
         curl_socket_t fd = CURL_SOCKET_BAD;
@@ -807,15 +840,14 @@ static void http_interrupt(tw__sender *s)
 }
 
 static tw__sender *http_fork_clone(const tw__sender *s);
+static bool make_batcher(http_sender *h);
 
 static void http_free(tw__sender *s)
 {
     http_sender *h = (http_sender *)s;
     if (!h)
         return;
-    clear_batch(h);
-    free(h->items);
-    free(h->meta);
+    tw__batcher_free(h->batcher);
     if (h->has_z)
         deflateEnd(&h->z);
     tw__buf_free(&h->gzbuf);
@@ -826,8 +858,6 @@ static void http_free(tw__sender *s)
     if (h->multi)
         curl_multi_cleanup(h->multi);
     curl_slist_free_all(h->headers);
-    if (h->fmt_vt && h->fmt)
-        h->fmt_vt->free_format(h->fmt);
     tw__buf_free(&h->body);
     free(h->url);
     curl_free(h->log_url);
@@ -867,12 +897,53 @@ void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out)
         *out = ((const http_sender *)s)->stats;
 }
 
+void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span)
+{
+    if (!s || s->vtable != &http_vtable) {
+        tw__span_data_unref(span);
+        return;
+    }
+    http_sender *h = (http_sender *)s;
+    if (h->fmt_vt->encode_with)
+        add_span(h, NULL, &process, span); /* one body for every process */
+    else
+        add_span(h, process, NULL, span);
+}
+
+bool tw__http_sender_set_batching(tw__sender *s, size_t max_open, unsigned int flush_ms)
+{
+    if (!s || s->vtable != &http_vtable)
+        return false;
+    http_sender *h = (http_sender *)s;
+    if (h->batcher && tw__batcher_spans(h->batcher))
+        return false;
+    tw__batcher *old = h->batcher;
+    size_t old_open = h->max_open;
+    unsigned int old_flush = h->flush_ms;
+    h->max_open = max_open;
+    h->flush_ms = flush_ms;
+    if (!make_batcher(h)) {
+        h->batcher = old;
+        h->max_open = old_open;
+        h->flush_ms = old_flush;
+        return false;
+    }
+    tw__batcher_free(old);
+    return true;
+}
+
+void tw__http_sender_tick(tw__sender *s, int64_t now_ns)
+{
+    if (s && s->vtable == &http_vtable && ((http_sender *)s)->batcher)
+        tw__batcher_tick(((http_sender *)s)->batcher, now_ns);
+}
+
 size_t tw__http_sender_pending_bytes(const tw__sender *s)
 {
     if (!s || s->vtable != &http_vtable)
         return 0;
     const http_sender *h = (const http_sender *)s;
-    return h->n_items ? h->fmt_vt->body_size(h->fmt, h->n_items, h->items_size) : 0;
+    return h->batcher ? tw__batcher_pending_bytes(h->batcher) : 0;
 }
 
 /* ---- creation -------------------------------------------------------------------------------- */
@@ -945,6 +1016,16 @@ static struct curl_slist *dup_slist(const struct curl_slist *l, bool *ok)
     return copy;
 }
 
+/* The batcher: bodies up to max_body; the open ones together (many
+ * processes: transport/sender.h) up to two bodies. */
+static bool make_batcher(http_sender *h)
+{
+    tw__batcher_limits limits = {h->max_body, h->max_open ? h->max_open : 1, h->flush_ms,
+                                 2 * h->max_body};
+    h->batcher = tw__batcher_new(&batch_ops, h, &limits, emit, h);
+    return h->batcher != NULL;
+}
+
 /* A forked child's new sender: the configuration of @s, which never
  * changes after creation (the batch, the handles and the counters of @s
  * are the parent's thread's and are not read). */
@@ -956,9 +1037,8 @@ static tw__sender *http_fork_clone(const tw__sender *s)
         return NULL;
     h->base.vtable = &http_vtable;
     h->fmt_vt = o->fmt_vt;
-    h->fmt = o->fmt_vt->new_format();
-    bool ok = h->fmt && check_url(o->fmt_vt->name, o->url, &h->log_url, NULL) == TW_OK &&
-              h->log_url && dup_opt(&h->url, o->url) && dup_opt(&h->user, o->user) &&
+    bool ok = check_url(o->fmt_vt->name, o->url, &h->log_url, NULL) == TW_OK && h->log_url &&
+              dup_opt(&h->url, o->url) && dup_opt(&h->user, o->user) &&
               dup_opt(&h->password, o->password) && dup_opt(&h->ca_file, o->ca_file) &&
               dup_opt(&h->cert_file, o->cert_file) && dup_opt(&h->key_file, o->key_file);
     if (ok)
@@ -975,8 +1055,14 @@ static tw__sender *http_fork_clone(const tw__sender *s)
     h->max_retry_time_ms = o->max_retry_time_ms;
     h->max_split_requests = o->max_split_requests;
     h->is_gzip = o->is_gzip;
+    h->flush_ms = o->flush_ms;
+    h->max_open = o->max_open;
     h->on_refused = o->on_refused;
     h->refused_arg = o->refused_arg;
+    if (!make_batcher(h)) {
+        http_free(&h->base);
+        return NULL;
+    }
     h->rng = (uint64_t)tw__mono_ns() ^ ((uint64_t)getpid() << 17) ^ 0x9e3779b97f4a7c15u;
     if (h->rng == 0)
         h->rng = 1;
@@ -1023,8 +1109,7 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     h->base.vtable = &http_vtable;
     h->log_url = log_url;
     h->fmt_vt = format;
-    h->fmt = format->new_format();
-    if (!h->fmt || !dup_opt(&h->url, url) || !dup_opt(&h->user, o->user) ||
+    if (!dup_opt(&h->url, url) || !dup_opt(&h->user, o->user) ||
         !dup_opt(&h->password, o->password) || !dup_opt(&h->ca_file, o->ca_file) ||
         !dup_opt(&h->cert_file, o->cert_file) || !dup_opt(&h->key_file, o->key_file))
         goto fail_nomem;
@@ -1061,6 +1146,9 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     h->max_retry_time_ms = o->max_retry_time_ms;
     h->max_split_requests = o->max_split_requests;
     h->is_gzip = o->is_gzip;
+    h->max_open = 1;
+    if (!make_batcher(h))
+        goto fail_nomem;
     h->rng = (uint64_t)tw__mono_ns() ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15u;
     if (h->rng == 0)
         h->rng = 1;
