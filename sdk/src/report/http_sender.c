@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_sender.c: the HTTP transport shared by the Jaeger collector,
- * Zipkin and OTLP reporters: batches spans by the exact size of the body a
- * format (http_formats.c) would build, and POSTs each batch with libcurl
- * (OpenSSL) on the async reporter's thread, retrying what can succeed later.
+ * Zipkin and OTLP reporters and by `tracewire convert --send` (through
+ * transport/sender.h): batches spans by the exact size of the body a
+ * format (transport/framing.h) would build, and POSTs each batch with
+ * libcurl (OpenSSL) on the caller's thread (a reporter's: the async
+ * reporter thread), retrying what can succeed later.
  *
- * Batching: each span is encoded once, on arrival, into an item whose size
- * is known; a span that would push the body past max_body_bytes sends the
- * current batch first, and a span whose body alone would exceed it is
- * dropped and counted too_large. Memory held between flushes is therefore
- * bounded by one body (plus the async queue, which is bounded too).
+ * Batching: the one batcher keyed by process (transport/batcher.h). Each
+ * span is encoded once, on arrival, into an item whose size is known; a
+ * span that would push the body past max_body_bytes sends the current batch
+ * first, and a span whose body alone would exceed it is dropped and counted
+ * too_large. A reporter has one process, so memory held between flushes is
+ * bounded by one body (plus the async queue, which is bounded too); with
+ * many processes (tw__http_sender_append_for) by max_open batches, and
+ * their bodies together by two bodies.
  *
  * Sending: one attempt per try, with a connect timeout and a whole-attempt
  * timeout. The status line decides: once it and the headers say 2xx
