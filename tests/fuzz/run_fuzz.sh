@@ -5,8 +5,9 @@
 # and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.
 #
 # The library sources (sdk/src/**/*.c, sdk/wire/**/*.c, sdk/transport/*.c, sdk/offline/*.c)
-# are compiled here with clang and the sanitizers, so the code under test is instrumented: linking the gcc-built
-# libtracewire-core.a would give libFuzzer no coverage of it and ASan no view of its memory.
+# are compiled here with clang and the sanitizers, so the code under test is instrumented:
+# linking the gcc-built libtracewire-core.a would give libFuzzer no coverage of it and ASan no
+# view of its memory.
 # Code the build generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/, the
 # protobuf-c code under proto/gen/) comes from BUILDDIR, which must have been built (`make`)
 # first.
