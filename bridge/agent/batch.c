@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/agent/batch.c: the framings and the batcher of batch.h.
+ * bridge/agent/batch.c: the framings of batch.h, and its batcher: the SDK's
+ * one batcher keyed by process (transport/batcher.h) over these framings.
  *
  * Framings adapt the project's encoders: every HTTP body (Zipkin v2 JSON,
  * the Jaeger collector's Thrift Batch, OTLP/JSON and OTLP protobuf) is the
- * SDK's tw__http_format_vtable (report/http_formats.c, the bodies the
- * reporters and `convert --send` post), one instance per batch, opened with
+ * one framing of transport/framing.h (the bodies the reporters and
+ * `convert --send` post), one instance per batch, opened with
  * the batch's process: each span is encoded once, when it is batched, into
  * an item of known size, and a body is the envelope around the items
  * (sizes exact); the Jaeger agent datagram is wire/jaeger/jaeger_thrift.h's
@@ -24,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/http.h"
+#include "transport/batcher.h"
+#include "transport/framing.h"
 #include "wire/jaeger/jaeger_view.h"
 
 struct twa_framing {
@@ -39,6 +41,7 @@ struct twa_framing {
 
 /* The per-batch state. */
 typedef struct frame_state {
+    twa_proc *key;           /* one reference: the batch's process */
     tw__process named;       /* scratch for the renamed process */
     const tw__process *proc; /* what the encoder sees */
     tw__http_format *fmt;    /* HTTP kinds */
@@ -133,14 +136,17 @@ static void state_free(const twa_framing *f, frame_state *s)
     if (s->fmt)
         f->http->free_format(s->fmt);
     tw__buf_free(&s->process_bytes);
+    twa_proc_unref(s->key);
     free(s);
 }
 
-static frame_state *state_open(twa_framing *f, const tw__process *proc)
+static frame_state *state_open(twa_framing *f, twa_proc *key)
 {
+    const tw__process *proc = &key->process;
     frame_state *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->key = twa_proc_ref(key);
     tw__buf_init(&s->process_bytes);
     s->proc = proc;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE)
@@ -214,7 +220,7 @@ static void free_item(const twa_framing *f, void *item)
     }
 }
 
-static size_t body_size(twa_framing *f, const frame_state *s, size_t n, size_t items_size)
+static size_t body_size(const twa_framing *f, const frame_state *s, size_t n, size_t items_size)
 {
     if (f->http)
         return f->http->body_size(s->fmt, n, items_size);
@@ -273,200 +279,86 @@ bool twa_batch_body(const twa_framing *cf, twa_batch *b, size_t lo, size_t n, tw
     return ok;
 }
 
-/* ---- the batcher ------------------------------------------------------------------------------
- */
+/* ---- the batcher: transport/batcher.h over the framing ----------------------------------- */
 
-struct twa_batcher {
-    twa_framing *f;
-    size_t max_body, max_open;
-    int64_t flush_ns;
-    twa_batch_fn emit;
-    void *arg;
-    twa_batch **open; /* max_open slots */
-    size_t n_open;
-    twa_batch *last; /* the previous span's batch */
-    int64_t tick;
-    size_t spans;
+static void *ops_open(void *ctx, const void *key)
+{
+    return state_open(ctx, (twa_proc *)key);
+}
+
+static void ops_close(void *ctx, void *state)
+{
+    state_free(ctx, state);
+}
+
+static void *ops_encode(void *ctx, void *state, const tw__span_data *span, const void *arg,
+                        size_t *size)
+{
+    (void)span; /* the item (arg) holds it, with its process and chunk */
+    return encode(ctx, state, arg, size);
+}
+
+static void ops_free_item(void *ctx, void *item)
+{
+    free_item(ctx, item);
+}
+
+static size_t ops_body_size(void *ctx, const void *state, size_t n, size_t items_size)
+{
+    return body_size(ctx, state, n, items_size);
+}
+
+static const tw__batch_ops framing_ops = {
+    .open = ops_open,
+    .close = ops_close,
+    .encode = ops_encode,
+    .free_item = ops_free_item,
+    .body_size = ops_body_size,
 };
 
 twa_batcher *twa_batcher_new(twa_framing *f, size_t max_body_bytes, size_t max_open,
                              unsigned int flush_ms, twa_batch_fn emit, void *arg)
 {
-    twa_batcher *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
-    b->open = calloc(max_open ? max_open : 1, sizeof *b->open);
-    if (!b->open) {
-        free(b);
-        return NULL;
-    }
-    b->f = f;
-    b->max_body = max_body_bytes;
-    b->max_open = max_open ? max_open : 1;
-    b->flush_ns = (int64_t)flush_ms * 1000000;
-    b->emit = emit;
-    b->arg = arg;
-    return b;
-}
-
-static void batch_free(twa_batcher *b, twa_batch *batch)
-{
-    for (size_t i = 0; i < batch->n; i++)
-        free_item(b->f, batch->items[i]);
-    free(batch->items);
-    free(batch->meta);
-    state_free(b->f, batch->state);
-    twa_proc_unref(batch->proc);
-    free(batch);
-}
-
-/* Emits and frees open batch @i. */
-static void emit_at(twa_batcher *b, size_t i)
-{
-    twa_batch *batch = b->open[i];
-    b->open[i] = b->open[--b->n_open];
-    if (b->last == batch)
-        b->last = NULL;
-    b->spans -= batch->n;
-    if (batch->n)
-        b->emit(b->arg, batch);
-    batch_free(b, batch);
+    /* The agent always cuts by time: 0 means at the next tick. */
+    tw__batcher_limits limits = {max_body_bytes, max_open, flush_ms ? flush_ms : 1, 0};
+    return tw__batcher_new(&framing_ops, f, &limits, emit, arg);
 }
 
 void twa_batcher_free(twa_batcher *b)
 {
-    if (!b)
-        return;
-    for (size_t i = 0; i < b->n_open; i++)
-        batch_free(b, b->open[i]);
-    free(b->open);
-    free(b);
-}
-
-static twa_batch *batch_for(twa_batcher *b, twa_proc *proc, int64_t now_ns)
-{
-    if (b->last && b->last->proc == proc)
-        return b->last;
-    for (size_t i = 0; i < b->n_open; i++) {
-        if (b->open[i]->proc == proc)
-            return b->last = b->open[i];
-    }
-    if (b->n_open == b->max_open) {
-        size_t lru = 0;
-        for (size_t i = 1; i < b->n_open; i++) {
-            if (b->open[i]->last_use < b->open[lru]->last_use)
-                lru = i;
-        }
-        emit_at(b, lru);
-    }
-    twa_batch *batch = calloc(1, sizeof *batch);
-    if (!batch)
-        return NULL;
-    batch->state = state_open(b->f, &proc->process);
-    if (!batch->state) {
-        free(batch);
-        return NULL;
-    }
-    batch->proc = twa_proc_ref(proc);
-    batch->first_ns = now_ns;
-    b->open[b->n_open++] = batch;
-    return b->last = batch;
-}
-
-static bool push(twa_batch *batch, void *item, const twa_item *it, size_t size)
-{
-    if (batch->n == batch->cap) {
-        size_t cap = batch->cap ? batch->cap * 2 : 64;
-        void **items = realloc(batch->items, cap * sizeof *items);
-        if (!items)
-            return false;
-        batch->items = items;
-        twa_span_meta *meta = realloc(batch->meta, cap * sizeof *meta);
-        if (!meta)
-            return false;
-        batch->meta = meta;
-        batch->cap = cap;
-    }
-    const tw__span_data *s = it->data;
-    batch->items[batch->n] = item;
-    batch->meta[batch->n] =
-        (twa_span_meta){s->trace_id_high, s->trace_id_low, s->span_id, it->chunk, size};
-    batch->n++;
-    batch->items_size += size;
-    return true;
-}
-
-static size_t index_of(const twa_batcher *b, const twa_batch *batch)
-{
-    for (size_t i = 0; i < b->n_open; i++) {
-        if (b->open[i] == batch)
-            return i;
-    }
-    return b->n_open;
+    tw__batcher_free(b);
 }
 
 twa_add_result twa_batcher_add(twa_batcher *b, const twa_item *it, int64_t now_ns)
 {
-    twa_batch *batch = batch_for(b, it->proc, now_ns);
-    if (!batch)
-        return TWA_ADD_ENCODE;
-    size_t size = 0;
-    void *item = encode(b->f, batch->state, it, &size);
-    if (!item)
-        return TWA_ADD_ENCODE;
-    if (body_size(b->f, batch->state, 1, size) > b->max_body) {
-        free_item(b->f, item);
+    switch (tw__batcher_add(b, it->proc, it->data, it, it->chunk, now_ns)) {
+    case TW__BATCH_OK:
+        return TWA_ADD_OK;
+    case TW__BATCH_TOO_LARGE:
         return TWA_ADD_TOO_LARGE;
-    }
-    if (batch->n &&
-        body_size(b->f, batch->state, batch->n + 1, batch->items_size + size) > b->max_body) {
-        emit_at(b, index_of(b, batch));
-        batch = batch_for(b, it->proc, now_ns);
-        if (!batch) {
-            free_item(b->f, item);
-            return TWA_ADD_NOMEM;
-        }
-        /* The item was encoded with the old batch's state: the HTTP formats'
-         * items do not depend on it (only the body does), UDP items neither. */
-    }
-    if (!push(batch, item, it, size)) {
-        free_item(b->f, item);
+    case TW__BATCH_NOMEM:
         return TWA_ADD_NOMEM;
+    default:
+        return TWA_ADD_ENCODE;
     }
-    batch->last_use = ++b->tick;
-    if (batch->n == 1)
-        batch->first_ns = now_ns;
-    b->spans++;
-    return TWA_ADD_OK;
 }
 
 void twa_batcher_tick(twa_batcher *b, int64_t now_ns)
 {
-    for (size_t i = 0; i < b->n_open;) {
-        if (now_ns - b->open[i]->first_ns >= b->flush_ns)
-            emit_at(b, i); /* moves the last slot here */
-        else
-            i++;
-    }
+    tw__batcher_tick(b, now_ns);
 }
 
 int64_t twa_batcher_deadline(const twa_batcher *b)
 {
-    int64_t due = INT64_MAX;
-    for (size_t i = 0; i < b->n_open; i++) {
-        if (b->open[i]->first_ns + b->flush_ns < due)
-            due = b->open[i]->first_ns + b->flush_ns;
-    }
-    return due;
+    return tw__batcher_deadline(b);
 }
 
 void twa_batcher_flush(twa_batcher *b)
 {
-    while (b->n_open)
-        emit_at(b, b->n_open - 1);
+    tw__batcher_flush(b);
 }
 
 size_t twa_batcher_spans(const twa_batcher *b)
 {
-    return b->spans;
+    return tw__batcher_spans(b);
 }

@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bridge/agent/batch.h: the agent's batcher and per-format body framing,
- * kept apart behind two narrow interfaces so that the SDK's reporter
- * senders and the agent can later share them (docs/agent.md, "Design"):
+ * bridge/agent/batch.h: the agent's per-format body framing and its use of
+ * the SDK's one batcher (transport/batcher.h, shared with the reporters and
+ * `convert --send`) (docs/agent.md, "Design"):
  *
  *   twa_framing  one wire format's body: open(process) once per batch,
  *                encode(span) -> an opaque item of known size, body_size(n,
  *                items) exact (or an upper bound for files), build(items) ->
- *                bytes. The HTTP bodies wrap the SDK's tw__http_format_vtable
- *                (report/http_formats.c: the same encoders as convert --send),
+ *                bytes. The HTTP bodies are the one framing of
+ *                transport/framing.h (the same bodies as convert --send),
  *                the Jaeger agent datagram wraps wire/jaeger/jaeger_thrift.h, a file
  *                wraps a convert writer (twb_writer_vtable, one document per
  *                batch).
- *   twa_batcher  groups spans per process (a Jaeger Batch and an OTLP resource
+ *   twa_batcher  transport/batcher.h over a framing: groups spans per
+ *                process (a Jaeger Batch and an OTLP resource
  *                carry one process), cuts a batch when the next span would make
  *                the body larger than max_body_bytes, when it is flush_ms old,
  *                when more than max_open batches are open (the least recently
@@ -28,6 +29,7 @@
 #define TW_BRIDGE_AGENT_BATCH_H
 
 #include "agent/agent.h"
+#include "transport/batcher.h"
 #include "wire/core/buf.h"
 
 typedef struct twa_framing twa_framing;
@@ -51,29 +53,22 @@ const char *twa_framing_content_type(const twa_framing *f);
 /* Whether the Jaeger rules (wire/jaeger/jaeger_view.h) apply. */
 bool twa_framing_is_jaeger(const twa_framing *f);
 
-/* What a batch keeps per span. */
-typedef struct twa_span_meta {
-    uint64_t trace_id_high, trace_id_low, span_id;
-    twa_chunk *chunk;
-    size_t size; /* bytes its item adds to a body */
-} twa_span_meta;
+/* A batch: the spans of one process (transport/batcher.h); meta[i].cookie
+ * is span i's follow-mode chunk (twa_batch_chunk). */
+typedef tw__batch twa_batch;
 
-typedef struct twa_batch {
-    twa_proc *proc; /* one reference */
-    void *state;    /* the framing's per-batch state (opened with proc) */
-    void **items;
-    twa_span_meta *meta;
-    size_t n, cap;
-    size_t items_size;
-    int64_t first_ns, last_use;
-} twa_batch;
+static inline twa_chunk *twa_batch_chunk(const twa_batch *b, size_t i)
+{
+    return (twa_chunk *)b->meta[i].cookie;
+}
 
 /* The body of items [lo, lo + n) into @out (replaced). False on failure. */
 bool twa_batch_body(const twa_framing *f, twa_batch *b, size_t lo, size_t n, tw__buf *out);
 
 typedef void (*twa_batch_fn)(void *arg, twa_batch *b);
 
-typedef struct twa_batcher twa_batcher;
+/* The SDK's batcher (transport/batcher.h) over a twa_framing. */
+typedef tw__batcher twa_batcher;
 
 twa_batcher *twa_batcher_new(twa_framing *f, size_t max_body_bytes, size_t max_open,
                              unsigned int flush_ms, twa_batch_fn emit, void *arg);

@@ -98,6 +98,14 @@ struct twa_dest {
     char snippet[RESPONSE_SNIPPET + 1];
     size_t snippet_len;
     unsigned int retry_after_ms;
+    /* The answer in flight: its last status line, whether that block of
+     * headers ended (a final answer), when, and the body bytes since. A
+     * 2xx whose headers ended took the batch, whatever its body does. */
+    long head_status;
+    bool is_head_done;
+    int64_t head_done_ns;
+    size_t answer_bytes;
+    char last_cut[CURL_ERROR_SIZE + 64];
     char *user, *password;
     int udp_fd;
     FILE *file;
@@ -512,9 +520,9 @@ static void finish(twa_dest *d, twa_batch *b, size_t lo, size_t n, twa_outcome o
     bool has_chunks = false;
     bool keep_lines = o == TWA_DROPPED && why == TWA_DROP_SHUTDOWN;
     for (size_t i = lo; i < lo + n && !keep_lines;) {
-        twa_chunk *c = b->meta[i].chunk;
+        twa_chunk *c = twa_batch_chunk(b, i);
         size_t k = i + 1;
-        while (k < lo + n && b->meta[k].chunk == c)
+        while (k < lo + n && twa_batch_chunk(b, k) == c)
             k++;
         twa_chunk_done(c, (long)(k - i));
         has_chunks = has_chunks || c;
@@ -536,10 +544,37 @@ static void log_change(twa_dest *d, twa_level level, const char *what)
 /* ---- transports --------------------------------------------------------------------------------
  */
 
+/* Once the status line and headers say 2xx the batch is accepted; the
+ * rest of the body is read for at most this long and this many bytes
+ * (to keep the connection), then dropped: logged, never a resend. */
+#define ACCEPTED_BODY_MAX_MS 1000
+#define ACCEPTED_BODY_MAX_BYTES ((size_t)64 << 10)
+
+static bool is_accepted(const twa_dest *d)
+{
+    return d->is_head_done && d->head_status >= 200 && d->head_status < 300;
+}
+
+/* Ends a transfer whose 2xx answer's body takes too long (libcurl's
+ * progress callback runs about once a second and on every read). */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    twa_dest *d = arg;
+    return is_accepted(d) && now_ns() - d->head_done_ns > (int64_t)ACCEPTED_BODY_MAX_MS * 1000000;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
     twa_dest *d = arg;
     size_t len = size * n, room = RESPONSE_SNIPPET - d->snippet_len;
+    d->answer_bytes += len;
+    if (is_accepted(d) && d->answer_bytes > ACCEPTED_BODY_MAX_BYTES)
+        return 0; /* accepted already: the rest is not worth reading */
     size_t take = len < room ? len : room;
     for (size_t i = 0; i < take; i++) {
         unsigned char c = (unsigned char)data[i];
@@ -555,6 +590,20 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
     twa_dest *d = arg;
     size_t len = size * n;
+    if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        const char *sp = memchr(data, ' ', len);
+        long status = 0;
+        for (const char *p = sp ? sp + 1 : data + len; p < data + len && *p >= '0' && *p <= '9';
+             p++)
+            status = status < 1000 ? status * 10 + (*p - '0') : status;
+        d->head_status = status;
+        d->is_head_done = false;
+    } else if ((len == 2 && data[0] == '\r' && data[1] == '\n') || (len == 1 && data[0] == '\n')) {
+        if (d->head_status >= 200) {
+            d->is_head_done = true;
+            d->head_done_ns = now_ns();
+        }
+    }
     if (len > 12 && g_ascii_strncasecmp(data, "Retry-After:", 12) == 0) {
         char value[128];
         size_t k = len - 12 < sizeof value - 1 ? len - 12 : sizeof value - 1;
@@ -592,6 +641,9 @@ static bool make_curl(twa_dest *d)
     curl_easy_setopt(c, CURLOPT_WRITEDATA, d);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, d);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, d);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -686,22 +738,40 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     d->errbuf[0] = '\0';
     d->snippet_len = 0;
     d->snippet[0] = '\0';
+    d->head_status = 0;
+    d->is_head_done = false;
+    d->answer_bytes = 0;
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, (const char *)data);
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     long timeout = attempt_timeout_ms(d);
     curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout);
     curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout < 5000 ? timeout : 5000L);
     CURLcode rc = curl_easy_perform(d->curl);
-    if (rc != CURLE_OK) {
-        snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
-        return NOT_NOW;
-    }
-    long status = 0;
-    curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (status >= 200 && status < 300) {
+    if (is_accepted(d)) {
+        /* The status line decides: the batch was taken, so a body that is
+         * slow, cut or too long is logged (once per cause), never resent. */
+        if (rc != CURLE_OK) {
+            char cut[sizeof d->last_cut];
+            snprintf(cut, sizeof cut, "HTTP %ld, then its body: %s", d->head_status,
+                     rc == CURLE_WRITE_ERROR || rc == CURLE_ABORTED_BY_CALLBACK
+                         ? "too long or too slow to read"
+                         : (d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc)));
+            if (strcmp(cut, d->last_cut) != 0) {
+                snprintf(d->last_cut, sizeof d->last_cut, "%s", cut);
+                twa_log(TWA_INFO,
+                        "%s: %s; the batch was accepted and is not sent again (not repeated "
+                        "until it changes)",
+                        d->label, cut);
+            }
+        }
         twa_add(&d->st.bytes, len);
         return SENT;
     }
+    if (rc != CURLE_OK && !d->is_head_done) {
+        snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
+        return NOT_NOW;
+    }
+    long status = d->head_status; /* a final answer (its body may have failed) */
     snprintf(what, what_size, "HTTP status %ld%s%s", status, d->snippet_len ? ": " : "",
              d->snippet);
     if (status == 400 || status == 413)
@@ -764,7 +834,7 @@ static unsigned int jittered(twa_dest *d, unsigned int backoff)
 static bool has_chunks(const twa_batch *b, size_t lo, size_t n)
 {
     for (size_t i = lo; i < lo + n; i++) {
-        if (b->meta[i].chunk)
+        if (twa_batch_chunk(b, i))
             return true;
     }
     return false;

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sampling/strategies_file.h"
+#include "wire/jaeger/sampling_strategies.h"
 #include "wire/core/pb_write.h"
 
 atomic_bool twa_draining;

@@ -12,7 +12,7 @@
  *                      tw_handler_redact_new (PCRE syntax, fails closed)
  *   --tag KEY=VALUE    set on the process (procs.c, when it is interned)
  *
- * The handlers run through the SDK's narrow entry point handlers/apply.h.
+ * The handlers run through the SDK's narrow entry point offline/handler_apply.h.
  * The settings can change on SIGHUP: they sit behind a read-write lock that
  * each flush takes for reading. A record is still private to the receiver
  * thread when it is processed (one reference), so it is changed in place.
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "agent/tail.h"
-#include "handlers/apply.h"
+#include "offline/handler_apply.h"
 
 /* Limits for what a handler adds (the redaction's replacement values). */
 #define HANDLER_MAX_TAGS 1024

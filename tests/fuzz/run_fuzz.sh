@@ -4,9 +4,10 @@
 # tests/fuzz/run_fuzz.sh: builds each libFuzzer target (tests/fuzz/fuzz_<name>.c) with clang
 # and runs it for a bounded time; the `fuzz` stage of scripts/test.sh calls it.
 #
-# The library sources (sdk/src/**/*.c, sdk/wire/**/*.c) are compiled here with clang and the
-# sanitizers, so the code under test is instrumented: linking the gcc-built
-# libtracewire-core.a would give libFuzzer no coverage of it and ASan no view of its memory.
+# The library sources (sdk/src/**/*.c, sdk/wire/**/*.c, sdk/transport/*.c, sdk/offline/*.c)
+# are compiled here with clang and the sanitizers, so the code under test is instrumented:
+# linking the gcc-built libtracewire-core.a would give libFuzzer no coverage of it and ASan no
+# view of its memory.
 # Code the build generates (tracewire/version.h, the Thrift c_glib headers under sdk/gen/, the
 # protobuf-c code under proto/gen/) comes from BUILDDIR, which must have been built (`make`)
 # first.
@@ -90,7 +91,7 @@ cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-reco
 # The library, once for all targets: instrumented for coverage (fuzzer-no-link) and the
 # sanitizers. One object per source, named after its path so that equal base names in
 # two folders cannot collide.
-echo "run_fuzz.sh: compiling sdk/src and sdk/wire with $("$clang" --version | head -n 1)"
+echo "run_fuzz.sh: compiling sdk/src, sdk/wire, sdk/transport and sdk/offline with $("$clang" --version | head -n 1)"
 objs=()
 while IFS= read -r -d '' c; do
     rel=${c#"$src"/}
@@ -102,7 +103,8 @@ while IFS= read -r -d '' c; do
     fi
     objs+=("$obj")
 done < <({
-    find "$src/sdk/src" "$src/sdk/wire" -name '*.c' ! -name 'microhttpd.c' -print0
+    find "$src/sdk/src" "$src/sdk/wire" "$src/sdk/transport" "$src/sdk/offline" -name '*.c' \
+        ! -name 'microhttpd.c' -print0
     find "$src/bridge" -name '*.c' ! -name 'main.c' ! -name '*_cmd.c' \
         ! -name 'context_json.c' ! -name 'header_lines.c' ! -path "$src/bridge/pipeline.c" \
         ! -name '*_mhd.c' ! -name 'agent_missing.c' \

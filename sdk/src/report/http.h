@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report/http.h: the HTTP senders (internal): one transport (http_sender.c,
- * libcurl) and four body formats (http_formats.c): the Jaeger collector's
- * Thrift binary Batch, Zipkin v2 JSON, OTLP/JSON and OTLP protobuf.
+ * report/http.h: the HTTP sender (internal): one transport (http_sender.c,
+ * libcurl) for the four body formats of transport/framing.h (the Jaeger
+ * collector's Thrift binary Batch, Zipkin v2 JSON, OTLP/JSON and OTLP
+ * protobuf). The command reaches it only through transport/sender.h.
  *
  * Flow: async reporter thread -> sender append (encode one span
- * with the format, batch by the exact body size) -> flush -> POST with
- * retries. Everything here runs on the reporter thread only; the
- * application thread never waits on the network.
+ * with the format, batch by the exact body size in the one batcher,
+ * transport/batcher.h) -> flush -> POST with retries. Everything here runs on the reporter thread
+ * only; the application thread never waits on the network.
  *
  * Locking: none; a sender and its format belong to one reporter thread
  * (and to start/free, which happen before and after it runs).
@@ -16,7 +17,7 @@
 #define TW_REPORT_HTTP_H
 
 #include "report/report.h"
-#include "wire/jaeger/jaeger_thrift.h" /* tw__buf, tw__client_stats */
+#include "transport/framing.h" /* the body formats */
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -61,43 +62,6 @@ void tw__http_options_init(tw__http_options *h);
 /* Frees @h and its strings; NULL is a no-op. */
 void tw__http_options_free(tw__http_options *h);
 
-/* ---- formats ------------------------------------------------------------------------------ */
-
-typedef struct tw__http_format tw__http_format;
-
-/*
- * A body format. The sender keeps the pending spans as opaque encoded items
- * (one per span, made by encode) and asks the format for the exact size a
- * body of n items would have, so batches are cut on the real encoded size.
- * body_size must equal the length that build writes, byte for byte.
- */
-typedef struct tw__http_format_vtable {
-    size_t size;
-    const char *name;             /* the reporter's name: "jaeger-http" */
-    const char *content_type;     /* of the POST body */
-    const char *default_endpoint; /* full URL */
-    tw__http_format *(*new_format)(void);
-    void (*free_format)(tw__http_format *f); /* NULL is a no-op */
-    /* Prepares what every body repeats; @process stays valid until
-     * free_format. */
-    tw_status (*open)(tw__http_format *f, const tw__process *process, tw_error **err);
-    /* One span as an item; NULL on failure. *size: the bytes it adds. */
-    void *(*encode)(tw__http_format *f, const tw__span_data *span, size_t *size);
-    void (*free_item)(void *item);
-    /* Exact body size of @n >= 1 items whose sizes total @items_size. */
-    size_t (*body_size)(const tw__http_format *f, size_t n, size_t items_size);
-    /* Writes the body of items[0..n) into @out (replaced); seqNo and stats
-     * go where the format has room for them (Jaeger's Batch). False on
-     * allocation failure. */
-    bool (*build)(tw__http_format *f, void *const *items, size_t n, int64_t seq_no,
-                  const tw__client_stats *stats, tw__buf *out);
-} tw__http_format_vtable;
-
-extern const tw__http_format_vtable tw__http_jaeger_format;
-extern const tw__http_format_vtable tw__http_zipkin_format;
-extern const tw__http_format_vtable tw__http_otlp_format;
-extern const tw__http_format_vtable tw__http_otlp_proto_format; /* OTLP protobuf */
-
 /* ---- the sender ----------------------------------------------------------------------------- */
 
 /* An HTTP sender POSTing bodies of @format with @opts (NULL http part:
@@ -126,6 +90,25 @@ typedef struct tw__http_sender_stats {
 
 /* Zeros for a sender that is not an HTTP sender. */
 void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out);
+
+/* Batches @span (consumes the reference) for @process instead of the
+ * process the sender was opened with: a sender used by transport/sender.h
+ * for spans of many processes. Formats whose spans carry their process
+ * (encode_with: Zipkin) put every process in the same bodies; the others
+ * keep one batch per process (at most max_open_batches open; the least
+ * recently used is sent first). @process stays valid until it is sent
+ * (flush). Counts outcomes like append. A no-op on other senders. */
+void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span);
+
+/* Sets the batcher's limits (transport/batcher.h) of an HTTP sender with
+ * nothing pending: @max_open batches (processes) open at once (a reporter
+ * has 1) and @flush_ms, their age limit for tw__http_sender_tick (0: none;
+ * the async reporter flushes on its own interval). False when out of
+ * memory, something is pending, or @s is another sender. */
+bool tw__http_sender_set_batching(tw__sender *s, size_t max_open, unsigned int flush_ms);
+
+/* Sends the batches older than flush_ms at @now_ns (tw__mono_ns). */
+void tw__http_sender_tick(tw__sender *s, int64_t now_ns);
 
 /* The exact size of the body the pending spans would make now (0 when
  * none are pending, or for other senders): the memory one flush frees. */

@@ -1,18 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report/http_sender.c: the HTTP transport shared by the Jaeger collector,
- * Zipkin and OTLP reporters: batches spans by the exact size of the body a
- * format (http_formats.c) would build, and POSTs each batch with libcurl
- * (OpenSSL) on the async reporter's thread, retrying what can succeed later.
+ * Zipkin and OTLP reporters and by `tracewire convert --send` (through
+ * transport/sender.h): batches spans by the exact size of the body a
+ * format (transport/framing.h) would build, and POSTs each batch with
+ * libcurl (OpenSSL) on the caller's thread (a reporter's: the async
+ * reporter thread), retrying what can succeed later.
  *
- * Batching: each span is encoded once, on arrival, into an item whose size
- * is known; a span that would push the body past max_body_bytes sends the
- * current batch first, and a span whose body alone would exceed it is
- * dropped and counted too_large. Memory held between flushes is therefore
- * bounded by one body (plus the async queue, which is bounded too).
+ * Batching: the one batcher keyed by process (transport/batcher.h). Each
+ * span is encoded once, on arrival, into an item whose size is known; a
+ * span that would push the body past max_body_bytes sends the current batch
+ * first, and a span whose body alone would exceed it is dropped and counted
+ * too_large. A reporter has one process, so memory held between flushes is
+ * bounded by one body (plus the async queue, which is bounded too); with
+ * many processes (tw__http_sender_append_for) by max_open batches, and
+ * their bodies together by two bodies.
  *
  * Sending: one attempt per try, with a connect timeout and a whole-attempt
- * timeout. 2xx is success (Jaeger answers 202, Zipkin 202, OTLP 200). 5xx
+ * timeout. The status line decides: once it and the headers say 2xx
+ * (Jaeger answers 202, Zipkin 202, OTLP 200) the batch is accepted, and the
+ * answer's body is read for at most ACCEPTED_BODY_MAX_MS and
+ * ACCEPTED_BODY_MAX_BYTES; a body that is slow, cut or too long closes the
+ * connection and is logged, but never makes the batch count as failed or be
+ * sent again (a backend that answered 200 and trickled its body used to get
+ * the same spans four times). 5xx
  * and transport failures (refused, reset, timed out, closed mid-request,
  * DNS) are retried with exponential backoff (initial_backoff_ms doubling,
  * each delay drawn in [d/2, d] so that many processes do not retry in step,
@@ -81,10 +92,18 @@
 
 #include "clock.h"
 #include "report/http.h"
+#include "transport/batcher.h"
 
 #define BREAKER_MIN_MS 1000u
 #define BREAKER_MAX_MS 30000u
 #define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
+
+/* Once the status line and headers say 2xx the batch is accepted; what is
+ * left of the answer's body is read for at most this long and this many
+ * bytes (only to keep the connection for the next request), then the
+ * connection is dropped. Its failure is logged, never a resend. */
+#define ACCEPTED_BODY_MAX_MS 1000u
+#define ACCEPTED_BODY_MAX_BYTES ((size_t)64 << 10)
 
 #define GZIP_LEVEL 1
 #define MAX_SPLIT_DEPTH 64 /* log2 of any batch that fits in memory */
@@ -92,16 +111,9 @@
 /* REFUSED: a 400 or 413, the answer to the body's content or size. */
 typedef enum outcome { SENT, RETRY, GIVE_UP, REFUSED } outcome;
 
-/* What the sender keeps of each pending span besides its encoded item. */
-typedef struct item_meta {
-    size_t size; /* bytes the item adds to a body */
-    uint64_t trace_id_high, trace_id_low, span_id;
-} item_meta;
-
 typedef struct {
     tw__sender base;
     const tw__http_format_vtable *fmt_vt;
-    tw__http_format *fmt;
 
     /* copied options */
     char *url;
@@ -122,12 +134,20 @@ typedef struct {
     char errbuf[CURL_ERROR_SIZE];
     char snippet[RESPONSE_SNIPPET + 1];
     size_t snippet_len;
+    /* The answer of the request in flight, from its header lines: the
+     * status of its last status line, whether that block of headers ended
+     * (a final answer, not a 1xx), when, and the body bytes read since. */
+    long head_status;
+    bool is_head_done;
+    int64_t head_done_ns;
+    size_t answer_bytes;
 
-    /* the batch being filled */
-    void **items;
-    item_meta *meta; /* parallel to items */
-    size_t n_items, cap_items;
-    size_t items_size;
+    /* the batches being filled, one per process (transport/batcher.h) */
+    tw__batcher *batcher;
+    const tw__process *process; /* open's: what append batches under */
+    unsigned int flush_ms;
+    size_t max_open;
+    tw__batch *sending; /* the batch send_range sends */
     tw__client_stats batch_stats;
     int64_t seq_no;
     tw__buf body;  /* the body built */
@@ -143,6 +163,7 @@ typedef struct {
     int64_t breaker_until_ns;              /* batches fail at once before this (mono) */
     uint64_t rng;                          /* backoff jitter (xorshift64) */
     char last_error[CURL_ERROR_SIZE + 32]; /* the last failure logged, to log each new one once */
+    char last_answer_cut[CURL_ERROR_SIZE + 64]; /* the same for accepted answers cut short */
 } http_sender;
 
 /* ---- curl ------------------------------------------------------------------------------------ */
@@ -158,11 +179,44 @@ static void curl_init_once(void)
     curl_init_status = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* Whether the answer's status line and headers have arrived and say 2xx:
+ * the backend took the batch, whatever happens to the body after. */
+static bool is_accepted(const http_sender *h)
+{
+    return h->is_head_done && h->head_status >= 200 && h->head_status < 300;
+}
+
+/* Follows the answer's header lines: a status line starts a block (a 1xx
+ * block is followed by another), the empty line ends it. */
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    http_sender *h = arg;
+    size_t len = size * n;
+    if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        const char *sp = memchr(data, ' ', len);
+        long status = 0;
+        for (const char *p = sp ? sp + 1 : data + len; p < data + len && *p >= '0' && *p <= '9';
+             p++)
+            status = status < 1000 ? status * 10 + (*p - '0') : status;
+        h->head_status = status;
+        h->is_head_done = false;
+    } else if ((len == 2 && data[0] == '\r' && data[1] == '\n') || (len == 1 && data[0] == '\n')) {
+        if (h->head_status >= 200) {
+            h->is_head_done = true;
+            h->head_done_ns = tw__mono_ns();
+        }
+    }
+    return len;
+}
+
 /* Keeps the start of the answer for the log; the rest is discarded. */
 static size_t on_response(char *data, size_t size, size_t n, void *arg)
 {
     http_sender *h = arg;
     size_t len = size * n;
+    h->answer_bytes += len;
+    if (is_accepted(h) && h->answer_bytes > ACCEPTED_BODY_MAX_BYTES)
+        return 0; /* accepted already: the rest is not worth reading (ends the transfer) */
     size_t room = RESPONSE_SNIPPET - h->snippet_len;
     size_t take = len < room ? len : room;
     /* Kept for a log line: control bytes (newlines, binary) become spaces. */
@@ -192,6 +246,8 @@ static bool make_handle(http_sender *h)
     curl_easy_setopt(c, CURLOPT_USERAGENT, "tracewire/" TW_VERSION_STRING);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_response);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)h->connect_timeout_ms);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     /* No redirects (the default, said out loud): a POST that is redirected
@@ -259,7 +315,21 @@ static CURLcode perform(http_sender *h, bool *gave_up)
             return CURLE_OUT_OF_MEMORY;
         if (running == 0)
             break;
-        unsigned int left_ms = tw__sender_ms_left(&h->base, 1000);
+        unsigned int wait_ms = 1000;
+        if (is_accepted(h)) {
+            /* Accepted: the body gets ACCEPTED_BODY_MAX_MS, then the
+             * request is abandoned (the connection with it). */
+            int64_t body_left_ns =
+                h->head_done_ns + (int64_t)ACCEPTED_BODY_MAX_MS * 1000000 - tw__mono_ns();
+            if (body_left_ns <= 0) {
+                curl_multi_remove_handle(h->multi, h->curl);
+                h->is_attached = false;
+                return CURLE_OPERATION_TIMEDOUT;
+            }
+            if (body_left_ns / 1000000 + 1 < wait_ms)
+                wait_ms = (unsigned int)(body_left_ns / 1000000 + 1);
+        }
+        unsigned int left_ms = tw__sender_ms_left(&h->base, wait_ms);
         if (left_ms == 0) {
             *gave_up = true;
             curl_multi_remove_handle(h->multi, h->curl); /* abandons the request */
@@ -316,6 +386,23 @@ static void log_failure(http_sender *h, const char *what, size_t n_spans)
                 h->fmt_vt->name, h->log_url, what, h->snippet_len ? ": " : "", h->snippet, n_spans);
 }
 
+/* A 2xx whose body did not arrive whole: logged once per distinct cause
+ * (at INFO: nothing was lost). */
+static void log_answer_cut(http_sender *h, CURLcode rc)
+{
+    char what[CURL_ERROR_SIZE + 64];
+    snprintf(what, sizeof what, "answer body after HTTP %ld: %s", h->head_status,
+             rc == CURLE_WRITE_ERROR ? "longer than it is worth reading"
+                                     : (h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc)));
+    if (strncmp(h->last_answer_cut, what, sizeof(h->last_answer_cut) - 1) == 0)
+        return;
+    snprintf(h->last_answer_cut, sizeof h->last_answer_cut, "%s", what);
+    tw__log_msg(TW_LOG_INFO,
+                "%s: POST %s: %s; the batch was accepted and is not sent again (the connection is "
+                "closed; this message is not repeated until the cause changes)",
+                h->fmt_vt->name, h->log_url, what);
+}
+
 /* One POST of the current body. *retry_after_ms: the server's Retry-After
  * (0 if none). *what: a description of a failure. */
 static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *retry_after_ms,
@@ -329,25 +416,35 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     h->errbuf[0] = '\0';
     h->snippet_len = 0;
     h->snippet[0] = '\0';
+    h->head_status = 0;
+    h->is_head_done = false;
+    h->answer_bytes = 0;
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->wire);
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     bool gave_up = false;
     CURLcode rc = perform(h, &gave_up);
+    if (is_accepted(h)) {
+        /* The status line decides: a 2xx took the batch, so a body that
+         * then fails (slow, cut, too long, the close deadline) is logged
+         * and the batch is never sent again. */
+        if (rc != CURLE_OK)
+            log_answer_cut(h, rc);
+        return SENT;
+    }
     if (gave_up) {
         snprintf(what, what_size, "abandoned at the close deadline");
         return GIVE_UP;
     }
-    if (rc != CURLE_OK) {
+    /* A final status line with its headers decides, even when the body
+     * then failed: a 400 whose body is cut is still a 400. */
+    if (rc != CURLE_OK && !h->is_head_done) {
         if (rc == CURLE_COULDNT_RESOLVE_HOST)
             tw__count(&h->base.counters->resolve_failures, 1);
         snprintf(what, what_size, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
         return is_transient(rc) ? RETRY : GIVE_UP;
     }
-    long status = 0;
-    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (status >= 200 && status < 300)
-        return SENT;
+    long status = h->head_status;
     snprintf(what, what_size, "HTTP status %ld", status);
     if (status == 400 || status == 413)
         return REFUSED;
@@ -454,15 +551,55 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
     return GIVE_UP;
 }
 
-/* ---- batching -------------------------------------------------------------------------------- */
+/* ---- batching: transport/batcher.h over the format -------------------------------------- */
 
-static void clear_batch(http_sender *h)
+/* A batch's state is an instance of the format opened with its process. */
+static void *batch_open(void *ctx, const void *key)
 {
-    for (size_t i = 0; i < h->n_items; i++)
-        h->fmt_vt->free_item(h->items[i]);
-    h->n_items = 0;
-    h->items_size = 0;
+    http_sender *h = ctx;
+    tw__http_format *f = h->fmt_vt->new_format();
+    tw_error *e = NULL;
+    if (f && h->fmt_vt->open(f, key, &e) == TW_OK)
+        return f;
+    tw__log_msg(TW_LOG_WARN, "%s: %s", h->fmt_vt->name, e ? tw_error_message(e) : "out of memory");
+    tw_error_free(e);
+    if (f)
+        h->fmt_vt->free_format(f);
+    return NULL;
 }
+
+static void batch_close(void *ctx, void *state)
+{
+    ((http_sender *)ctx)->fmt_vt->free_format(state);
+}
+
+/* @arg: the span's process when one body mixes processes (encode_with). */
+static void *batch_encode(void *ctx, void *state, const tw__span_data *span, const void *arg,
+                          size_t *size)
+{
+    http_sender *h = ctx;
+    if (arg)
+        return h->fmt_vt->encode_with(state, ((const tw__process *const *)arg)[0], span, size);
+    return h->fmt_vt->encode(state, span, size);
+}
+
+static void batch_free_item(void *ctx, void *item)
+{
+    ((http_sender *)ctx)->fmt_vt->free_item(item);
+}
+
+static size_t batch_body_size(void *ctx, const void *state, size_t n, size_t items_size)
+{
+    return ((http_sender *)ctx)->fmt_vt->body_size(state, n, items_size);
+}
+
+static const tw__batch_ops batch_ops = {
+    .open = batch_open,
+    .close = batch_close,
+    .encode = batch_encode,
+    .free_item = batch_free_item,
+    .body_size = batch_body_size,
+};
 
 static void snapshot_stats(http_sender *h)
 {
@@ -501,7 +638,7 @@ static bool gzip_body(http_sender *h)
 
 /* A refused single span: counted, handed to the callback, logged once per
  * new reason. */
-static void refuse_span(http_sender *h, const item_meta *m, const char *why)
+static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why)
 {
     h->stats.refused++;
     tw__count(&h->base.counters->failed, 1);
@@ -517,7 +654,7 @@ static void refuse_span(http_sender *h, const item_meta *m, const char *why)
 }
 
 /*
- * Sends items[lo, lo + n) as one body. A refused body of several spans is
+ * Sends items[lo, lo + n) of the batch being sent as one body. A refused body of several spans is
  * sent again as two halves (at most @depth_left levels, while *budget
  * lasts), so that only the spans refused on their own are lost. Counts
  * every span in exactly one of sent / failed.
@@ -540,17 +677,18 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         tw__count(&c->failed, n);
         return;
     }
+    tw__batch *b = h->sending;
     size_t items_size = 0;
     for (size_t i = lo; i < lo + n; i++)
-        items_size += h->meta[i].size;
-    if (!h->fmt_vt->build(h->fmt, h->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
+        items_size += b->meta[i].size;
+    if (!h->fmt_vt->build(b->state, b->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
         tw__log_msg(TW_LOG_WARN, "%s: cannot build a body of %zu spans (out of memory)",
                     h->fmt_vt->name, n);
         tw__count(&c->failed, n);
         return;
     }
     h->seq_no++;
-    size_t expected = h->fmt_vt->body_size(h->fmt, n, items_size);
+    size_t expected = h->fmt_vt->body_size(b->state, n, items_size);
     if (h->body.len != expected)
         tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
                     h->fmt_vt->name, h->body.len, expected);
@@ -580,7 +718,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         return;
     }
     if (n == 1) {
-        refuse_span(h, &h->meta[lo], what);
+        refuse_span(h, &b->meta[lo], what);
         return;
     }
     if (depth_left == 0 || *budget < 2) {
@@ -599,13 +737,16 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
     send_range(h, lo + half, n - half, depth_left - 1, budget);
 }
 
-static void emit(http_sender *h)
+/* The batcher's emit callback: sends one batch (every span ends sent or
+ * failed). */
+static void emit(void *arg, tw__batch *batch)
 {
-    if (h->n_items == 0)
-        return;
+    http_sender *h = arg;
     unsigned int budget = h->max_split_requests;
-    send_range(h, 0, h->n_items, MAX_SPLIT_DEPTH, &budget);
-    clear_batch(h);
+    snapshot_stats(h);
+    h->sending = batch;
+    send_range(h, 0, batch->n, MAX_SPLIT_DEPTH, &budget);
+    h->sending = NULL;
     /* A body far larger than usual is not kept for the next batch. */
     if (h->body.cap > h->max_body * 2)
         tw__buf_free(&h->body);
@@ -615,64 +756,57 @@ static void emit(http_sender *h)
     tw__buf_reset(&h->gzbuf);
 }
 
-static bool push_item(http_sender *h, void *item, size_t size, const tw__span_data *span)
+/* Batches @span under @key (encoded with *@process_arg when non-NULL) and
+ * counts what cannot be. Consumes the reference. */
+static void add_span(http_sender *h, const void *key, const tw__process *const *process_arg,
+                     tw__span_data *span)
 {
-    if (h->n_items == h->cap_items) {
-        size_t cap = h->cap_items ? h->cap_items * 2 : 64;
-        void **grown = realloc(h->items, cap * sizeof(*grown));
-        if (!grown)
-            return false;
-        h->items = grown;
-        item_meta *grown_meta = realloc(h->meta, cap * sizeof(*grown_meta));
-        if (!grown_meta)
-            return false; /* items grew: harmless, cap_items stays */
-        h->meta = grown_meta;
-        h->cap_items = cap;
+    if (!h->batcher) {
+        tw__count(&h->base.counters->failed, 1);
+    } else {
+        switch (tw__batcher_add(h->batcher, key, span, process_arg, NULL, tw__mono_ns())) {
+        case TW__BATCH_OK:
+            break;
+        case TW__BATCH_TOO_LARGE:
+            tw__count(&h->base.counters->too_large, 1);
+            break;
+        default:
+            tw__count(&h->base.counters->failed, 1);
+            break;
+        }
     }
-    h->meta[h->n_items] = (item_meta){size, span->trace_id_high, span->trace_id_low, span->span_id};
-    h->items[h->n_items++] = item;
-    h->items_size += size;
-    return true;
+    tw__span_data_unref(span);
 }
 
 static void http_append(tw__sender *s, tw__span_data *span)
 {
     http_sender *h = (http_sender *)s;
-    size_t size = 0;
-    void *item = h->fmt_vt->encode(h->fmt, span, &size);
-    if (!item) {
-        tw__span_data_unref(span);
-        tw__count(&h->base.counters->failed, 1);
-        return;
-    }
-    if (h->n_items == 0)
-        snapshot_stats(h);
-    if (h->fmt_vt->body_size(h->fmt, h->n_items + 1, h->items_size + size) > h->max_body) {
-        emit(h);
-        snapshot_stats(h);
-        if (h->fmt_vt->body_size(h->fmt, 1, size) > h->max_body) {
-            h->fmt_vt->free_item(item);
-            tw__span_data_unref(span);
-            tw__count(&h->base.counters->too_large, 1);
-            return;
-        }
-    }
-    if (!push_item(h, item, size, span)) {
-        h->fmt_vt->free_item(item);
-        tw__count(&h->base.counters->failed, 1);
-    }
-    tw__span_data_unref(span);
+    add_span(h, h->process, NULL, span);
 }
 
 static void http_flush(tw__sender *s)
 {
-    emit((http_sender *)s);
+    http_sender *h = (http_sender *)s;
+    if (h->batcher)
+        tw__batcher_flush(h->batcher);
 }
 
+/* Checks that the format can encode @process (the error goes to the
+ * caller now rather than to the log per batch); batches open their own
+ * instance. */
 static tw_status http_open(tw__sender *s, const tw__process *process, tw_error **err)
 {
     http_sender *h = (http_sender *)s;
-    return h->fmt_vt->open(h->fmt, process, err);
+    tw__http_format *f = h->fmt_vt->new_format();
+    if (!f) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", h->fmt_vt->name);
+        return TW_E_NOMEM;
+    }
+    tw_status st = h->fmt_vt->open(f, process, err);
+    h->fmt_vt->free_format(f);
+    if (st == TW_OK)
+        h->process = process;
+    return st;
 }
 
 /* In a fork child: the partial batch is the parent's to send, and the
@@ -683,7 +817,8 @@ static tw_status http_open(tw__sender *s, const tw__process *process, tw_error *
 static void http_after_fork_child(tw__sender *s)
 {
     http_sender *h = (http_sender *)s;
-    clear_batch(h);
+    if (h->batcher)
+        tw__batcher_discard(h->batcher);
     if (h->curl) {
         /* The kept-alive connection (found while curl is still attached). */
         curl_socket_t fd = CURL_SOCKET_BAD;
@@ -710,15 +845,14 @@ static void http_interrupt(tw__sender *s)
 }
 
 static tw__sender *http_fork_clone(const tw__sender *s);
+static bool make_batcher(http_sender *h);
 
 static void http_free(tw__sender *s)
 {
     http_sender *h = (http_sender *)s;
     if (!h)
         return;
-    clear_batch(h);
-    free(h->items);
-    free(h->meta);
+    tw__batcher_free(h->batcher);
     if (h->has_z)
         deflateEnd(&h->z);
     tw__buf_free(&h->gzbuf);
@@ -729,8 +863,6 @@ static void http_free(tw__sender *s)
     if (h->multi)
         curl_multi_cleanup(h->multi);
     curl_slist_free_all(h->headers);
-    if (h->fmt_vt && h->fmt)
-        h->fmt_vt->free_format(h->fmt);
     tw__buf_free(&h->body);
     free(h->url);
     curl_free(h->log_url);
@@ -770,12 +902,53 @@ void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out)
         *out = ((const http_sender *)s)->stats;
 }
 
+void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span)
+{
+    if (!s || s->vtable != &http_vtable) {
+        tw__span_data_unref(span);
+        return;
+    }
+    http_sender *h = (http_sender *)s;
+    if (h->fmt_vt->encode_with)
+        add_span(h, NULL, &process, span); /* one body for every process */
+    else
+        add_span(h, process, NULL, span);
+}
+
+bool tw__http_sender_set_batching(tw__sender *s, size_t max_open, unsigned int flush_ms)
+{
+    if (!s || s->vtable != &http_vtable)
+        return false;
+    http_sender *h = (http_sender *)s;
+    if (h->batcher && tw__batcher_spans(h->batcher))
+        return false;
+    tw__batcher *old = h->batcher;
+    size_t old_open = h->max_open;
+    unsigned int old_flush = h->flush_ms;
+    h->max_open = max_open;
+    h->flush_ms = flush_ms;
+    if (!make_batcher(h)) {
+        h->batcher = old;
+        h->max_open = old_open;
+        h->flush_ms = old_flush;
+        return false;
+    }
+    tw__batcher_free(old);
+    return true;
+}
+
+void tw__http_sender_tick(tw__sender *s, int64_t now_ns)
+{
+    if (s && s->vtable == &http_vtable && ((http_sender *)s)->batcher)
+        tw__batcher_tick(((http_sender *)s)->batcher, now_ns);
+}
+
 size_t tw__http_sender_pending_bytes(const tw__sender *s)
 {
     if (!s || s->vtable != &http_vtable)
         return 0;
     const http_sender *h = (const http_sender *)s;
-    return h->n_items ? h->fmt_vt->body_size(h->fmt, h->n_items, h->items_size) : 0;
+    return h->batcher ? tw__batcher_pending_bytes(h->batcher) : 0;
 }
 
 /* ---- creation -------------------------------------------------------------------------------- */
@@ -848,6 +1021,16 @@ static struct curl_slist *dup_slist(const struct curl_slist *l, bool *ok)
     return copy;
 }
 
+/* The batcher: bodies up to max_body; the open ones together (many
+ * processes: transport/sender.h) up to two bodies. */
+static bool make_batcher(http_sender *h)
+{
+    tw__batcher_limits limits = {h->max_body, h->max_open ? h->max_open : 1, h->flush_ms,
+                                 2 * h->max_body};
+    h->batcher = tw__batcher_new(&batch_ops, h, &limits, emit, h);
+    return h->batcher != NULL;
+}
+
 /* A forked child's new sender: the configuration of @s, which never
  * changes after creation (the batch, the handles and the counters of @s
  * are the parent's thread's and are not read). */
@@ -859,9 +1042,8 @@ static tw__sender *http_fork_clone(const tw__sender *s)
         return NULL;
     h->base.vtable = &http_vtable;
     h->fmt_vt = o->fmt_vt;
-    h->fmt = o->fmt_vt->new_format();
-    bool ok = h->fmt && check_url(o->fmt_vt->name, o->url, &h->log_url, NULL) == TW_OK &&
-              h->log_url && dup_opt(&h->url, o->url) && dup_opt(&h->user, o->user) &&
+    bool ok = check_url(o->fmt_vt->name, o->url, &h->log_url, NULL) == TW_OK && h->log_url &&
+              dup_opt(&h->url, o->url) && dup_opt(&h->user, o->user) &&
               dup_opt(&h->password, o->password) && dup_opt(&h->ca_file, o->ca_file) &&
               dup_opt(&h->cert_file, o->cert_file) && dup_opt(&h->key_file, o->key_file);
     if (ok)
@@ -878,8 +1060,14 @@ static tw__sender *http_fork_clone(const tw__sender *s)
     h->max_retry_time_ms = o->max_retry_time_ms;
     h->max_split_requests = o->max_split_requests;
     h->is_gzip = o->is_gzip;
+    h->flush_ms = o->flush_ms;
+    h->max_open = o->max_open;
     h->on_refused = o->on_refused;
     h->refused_arg = o->refused_arg;
+    if (!make_batcher(h)) {
+        http_free(&h->base);
+        return NULL;
+    }
     h->rng = (uint64_t)tw__mono_ns() ^ ((uint64_t)getpid() << 17) ^ 0x9e3779b97f4a7c15u;
     if (h->rng == 0)
         h->rng = 1;
@@ -926,8 +1114,7 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     h->base.vtable = &http_vtable;
     h->log_url = log_url;
     h->fmt_vt = format;
-    h->fmt = format->new_format();
-    if (!h->fmt || !dup_opt(&h->url, url) || !dup_opt(&h->user, o->user) ||
+    if (!dup_opt(&h->url, url) || !dup_opt(&h->user, o->user) ||
         !dup_opt(&h->password, o->password) || !dup_opt(&h->ca_file, o->ca_file) ||
         !dup_opt(&h->cert_file, o->cert_file) || !dup_opt(&h->key_file, o->key_file))
         goto fail_nomem;
@@ -964,6 +1151,9 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     h->max_retry_time_ms = o->max_retry_time_ms;
     h->max_split_requests = o->max_split_requests;
     h->is_gzip = o->is_gzip;
+    h->max_open = 1;
+    if (!make_batcher(h))
+        goto fail_nomem;
     h->rng = (uint64_t)tw__mono_ns() ^ (uint64_t)(uintptr_t)h ^ 0x9e3779b97f4a7c15u;
     if (h->rng == 0)
         h->rng = 1;

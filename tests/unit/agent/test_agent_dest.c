@@ -419,6 +419,43 @@ static bool proto_span(void *arg, tw__span_data *span, const tw__process *proces
     return true;
 }
 
+/* A backend that answers 200 at once and then trickles its body (slower
+ * than the attempt's timeout) took the batch: forwarded once, never sent
+ * again. */
+static void test_accepted_answer_with_a_slow_body_is_not_sent_again(void)
+{
+    CU_ASSERT_FATAL(http_receiver_start(&rx, 200, NULL));
+    const http_step trickle = {.status = 200, .trickle_ms = 100};
+    const http_step steps[] = {trickle, trickle, trickle, trickle};
+    http_receiver_script(&rx, steps, 4);
+    char url[128], why[512] = "";
+    snprintf(url, sizeof url, "%s/v1/traces", rx.base_url);
+    twa_dest_options o;
+    twa_dest_options_init(&o);
+    o.url = url;
+    o.flush_ms = 20;
+    o.max_retries = 3;
+    o.initial_backoff_ms = 20;
+    o.timeout_ms = 1500;
+    twa_dest *d = twa_dest_new(&o, 0, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_FATAL(twa_dest_start(d, why, sizeof why));
+    twa_proc *proc = proc_named("slow-body");
+    for (uint64_t id = 1; id <= 5; id++) {
+        twa_item it = item(id, proc, NULL);
+        CU_ASSERT_EQUAL(twa_dest_push(d, &it, 1, true), 1);
+        twa_item_release(&it);
+    }
+    CU_ASSERT(http_receiver_wait(&rx, 1, 5000));
+    twa_dest_stop(d, 10000);
+    twa_dest_join(d);
+    CU_ASSERT_EQUAL(http_receiver_arrived(&rx), 1);
+    CU_ASSERT_EQUAL(twa_get(&twa_dest_get_stats(d)->forwarded), 5);
+    twa_proc_unref(proc);
+    twa_dest_free(d);
+    http_receiver_stop(&rx);
+}
+
 static void test_otlp_protobuf_destination_sends_the_sdk_body(void)
 {
     CU_ASSERT_FATAL(http_receiver_start(&rx, 200, NULL));
@@ -480,6 +517,8 @@ void tw_test_register(void)
                 test_stop_with_a_stuck_destination_ends_by_its_deadline);
     CU_add_test(s, "follow chunks are done when their spans are acknowledged",
                 test_chunks_are_done_when_their_spans_are_acknowledged);
+    CU_add_test(s, "a 2xx whose body trickles is accepted once, never sent again",
+                test_accepted_answer_with_a_slow_body_is_not_sent_again);
     CU_add_test(s, "an OTLP protobuf destination sends the SDK's protobuf bodies",
                 test_otlp_protobuf_destination_sends_the_sdk_body);
 }

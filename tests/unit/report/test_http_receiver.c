@@ -94,6 +94,29 @@ static void wait_step(http_receiver *r, bool is_hold, gint64 deadline_us)
     pthread_mutex_unlock(&r->lock);
 }
 
+/* A trickle step's body: one byte per call, each after the step's delay
+ * (the receiver stopping ends it). */
+typedef struct trickle {
+    http_receiver *receiver;
+    unsigned int every_ms;
+} trickle;
+
+static ssize_t trickle_byte(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    trickle *t = cls;
+    (void)pos;
+    if (max == 0)
+        return 0;
+    wait_step(t->receiver, false, g_get_monotonic_time() + (gint64)t->every_ms * 1000);
+    pthread_mutex_lock(&t->receiver->lock);
+    bool is_stopping = t->receiver->is_stopping;
+    pthread_mutex_unlock(&t->receiver->lock);
+    if (is_stopping)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    buf[0] = 'x';
+    return 1;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **req_cls)
@@ -162,8 +185,17 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
         status = r->default_status;
     if (!text)
         text = "";
-    struct MHD_Response *response =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *response = NULL;
+    if (p->step.trickle_ms) {
+        trickle *t = g_new0(trickle, 1);
+        t->receiver = r;
+        t->every_ms = p->step.trickle_ms;
+        response = MHD_create_response_from_callback(HTTP_RECEIVER_TRICKLE_BYTES, 1, trickle_byte,
+                                                     t, g_free);
+    } else {
+        response =
+            MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    }
     if (p->step.retry_after)
         MHD_add_response_header(response, "Retry-After", p->step.retry_after);
     enum MHD_Result ret = MHD_queue_response(connection, status, response);

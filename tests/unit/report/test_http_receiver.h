@@ -25,7 +25,13 @@ typedef struct http_step {
     bool is_close;           /* close the connection without an answer */
     bool is_hold;            /* wait for http_receiver_release() (or stop) */
     const char *retry_after; /* Retry-After header value, or NULL */
+    /* > 0: the answer's headers go out at once, then its body of
+     * HTTP_RECEIVER_TRICKLE_BYTES, one byte every trickle_ms (a backend
+     * that accepts and then streams slowly) */
+    unsigned int trickle_ms;
 } http_step;
+
+#define HTTP_RECEIVER_TRICKLE_BYTES 4096u
 
 typedef struct http_request {
     char *method;

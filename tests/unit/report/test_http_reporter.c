@@ -718,6 +718,36 @@ static void test_receiver_slower_than_the_timeout_fails_the_batch(void)
     tw_tracer_free(t);
 }
 
+/* A backend that answers 200 at once and then trickles its body (slower
+ * than the attempt's timeout) took the batch: the spans count as sent, once,
+ * and nothing is sent again. */
+static void test_accepted_answer_with_a_slow_body_is_not_sent_again(void)
+{
+    for (size_t k = 0; k < N_TRANSPORTS; k++) {
+        reset_receiver(200);
+        const http_step steps[] = {{.status = 200, .trickle_ms = 100},
+                                   {.status = 200, .trickle_ms = 100},
+                                   {.status = 200, .trickle_ms = 100},
+                                   {.status = 200, .trickle_ms = 100}};
+        http_receiver_script(&receiver_202, steps, 4);
+        tw_reporter_options *o = options_for(&receiver_202, transports[k]);
+        tw_reporter_options_set_http_timeouts_ms(o, 1000, 400);
+        tw_reporter_options_set_max_retries(o, 3);
+        tw_reporter *r;
+        tw_tracer *t = tracer_for(transports[k], o, false, &r);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        finish_spans(t, 3, NULL);
+        CU_ASSERT_EQUAL(tw_tracer_flush(t, 10000), TW_OK);
+        CU_ASSERT_EQUAL(http_receiver_arrived(&receiver_202), 1);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 3);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_BATCHES_SENT), 1);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 0);
+        assert_accounted(r);
+        tw_tracer_free(t);
+        CU_ASSERT_EQUAL(http_receiver_arrived(&receiver_202), 1);
+    }
+}
+
 static void test_retry_after_is_honoured(void)
 {
     reset_receiver(202);
@@ -1106,6 +1136,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_400_to_every_body_fails_each_span_once);
     CU_ADD_TEST(suite, test_connection_closed_mid_request_is_retried);
     CU_ADD_TEST(suite, test_receiver_slower_than_the_timeout_fails_the_batch);
+    CU_ADD_TEST(suite, test_accepted_answer_with_a_slow_body_is_not_sent_again);
     CU_ADD_TEST(suite, test_retry_after_is_honoured);
     CU_ADD_TEST(suite, test_exhausted_retries_fail_next_batches_fast);
     CU_ADD_TEST(suite, test_stuck_receiver_never_blocks_the_application);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sampling/strategies_file.h: Jaeger's sampling strategies file (the format
- * of jaeger's --sampling.strategies-file) turned into the answers of the
- * agent's sampling endpoint, one per service. A narrow entry point for the
- * `tracewire agent` sampling server (bridge/agent/), which must not include
- * the SDK's private headers: only tracewire/common.h is needed here.
+ * wire/jaeger/sampling_strategies.h: Jaeger's sampling strategies file (the
+ * format of jaeger's --sampling.strategies-file, a wire format of its own)
+ * turned into the answers of the agent's sampling endpoint, one per
+ * service. Used by the `tracewire agent` sampling server (bridge/agent/);
+ * the parser reads files users write and has a fuzz target
+ * (tests/fuzz/fuzz_sampling_strategies.c).
  *
  * File shape (docs/agent.md, "Sampling"):
  *   { "default_strategy": {"type": "probabilistic"|"ratelimiting", "param": N,
@@ -19,7 +20,7 @@
  * it rate-limits) and defaultLowerBoundTracesPerSecond 0; only probabilistic
  * operation strategies exist (others are refused); an unknown service gets
  * the default. Every answer is checked with the SDK's own strategy parser
- * (sampling/strategy.c, the one the remote sampler uses) before it is kept.
+ * (wire/jaeger/sampling_strategy.c, the one the remote sampler uses) before it is kept.
  *
  * Answers are JSON in two dialects: the agent's /sampling endpoint (proto
  * JSON: strategyType "PROBABILISTIC" / "RATE_LIMITING") and its legacy "/"
@@ -28,8 +29,8 @@
  * Ownership: a table owns its strings; answers are malloc'd for the caller.
  * Locking: none; a table is immutable after parsing (share it read-only).
  */
-#ifndef TW_SAMPLING_STRATEGIES_FILE_H
-#define TW_SAMPLING_STRATEGIES_FILE_H
+#ifndef TW_WIRE_JAEGER_SAMPLING_STRATEGIES_H
+#define TW_WIRE_JAEGER_SAMPLING_STRATEGIES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,4 +54,4 @@ char *tw__strategies_answer(const tw__strategies *s, const char *service, bool n
  * proxy mode checks what the collector sent). False with @err. */
 bool tw__strategy_answer_check(const char *json, size_t len, tw_error **err);
 
-#endif /* TW_SAMPLING_STRATEGIES_FILE_H */
+#endif /* TW_WIRE_JAEGER_SAMPLING_STRATEGIES_H */

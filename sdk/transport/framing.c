@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report/http_formats.c: the four HTTP body formats of report/http.h, thin
+ * transport/framing.c: the four HTTP body framings of framing.h, thin
  * adapters over the project's one encoder per wire format (wire/):
  *
  *   jaeger-http  application/x-thrift: a bare jaeger.thrift Batch in the
@@ -20,12 +20,13 @@
  * are computed from the items' total. The sender checks the built length
  * against body_size on every batch.
  *
- * Locking: none (reporter thread only).
+ * Locking: none (one thread per format instance).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/http.h"
+#include "transport/framing.h"
+#include "wire/core/error.h"
 #include "wire/otlp/otlp_json.h"
 #include "wire/otlp/otlp_proto.h"
 #include "wire/zipkin/zipkin_v2_json.h"
@@ -204,6 +205,16 @@ static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t
     return item_from(&z->text, size);
 }
 
+static void *zipkin_encode_with(tw__http_format *f, const tw__process *process,
+                                const tw__span_data *span, size_t *size)
+{
+    zipkin_format *z = (zipkin_format *)f;
+    tw__buf_reset(&z->text);
+    if (!tw__zipkin_encode_span(span, process, &z->text))
+        return NULL;
+    return item_from(&z->text, size);
+}
+
 static size_t zipkin_body_size(const tw__http_format *f, size_t n, size_t items_size)
 {
     (void)f;
@@ -232,6 +243,7 @@ const tw__http_format_vtable tw__http_zipkin_format = {
     .free_item = free,
     .body_size = zipkin_body_size,
     .build = zipkin_build,
+    .encode_with = zipkin_encode_with,
 };
 
 /* ---- OTLP/JSON ----------------------------------------------------------------------------- */

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sampling/strategies_file.c: the strategies file of strategies_file.h, with
+ * wire/jaeger/sampling_strategies.c: the strategies file of
+ * sampling_strategies.h, with
  * Jansson (the project's JSON library). Each service's answer is built once,
  * at parse time, in both dialects, and checked with tw__strategy_parse.
  */
-#include "sampling/strategies_file.h"
+#include "wire/jaeger/sampling_strategies.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampling/strategy.h"
+#include "wire/core/error.h"
+#include "wire/jaeger/sampling_strategy.h"
 
 #define DEFAULT_PROBABILITY 0.001
 
@@ -187,13 +189,18 @@ tw__strategies *tw__strategies_parse(const char *json, size_t len, tw_error **er
     double def_param = DEFAULT_PROBABILITY;
     json_t *def_ops = json_array();
     if (def && !json_is_null(def)) {
-        ok = json_is_object(def) &&
-             read_strategy(def, "default_strategy", &def_rate, &def_param, err) &&
-             add_operations(json_object_get(def, "operation_strategies"), "default_strategy",
-                            def_ops, err);
-        if (ok && !json_is_object(def))
+        /* (The error of a default that is not an object used to be set
+         * only when parsing had succeeded: never. The fuzz target checks
+         * that every failure carries one.) */
+        if (!json_is_object(def)) {
             tw__set_error(err, TW_E_MALFORMED,
                           "strategies file: default_strategy is not an object");
+            ok = false;
+        } else {
+            ok = read_strategy(def, "default_strategy", &def_rate, &def_param, err) &&
+                 add_operations(json_object_get(def, "operation_strategies"), "default_strategy",
+                                def_ops, err);
+        }
     }
     ok = ok && build(&s->answers[0], def_rate, def_param, def_ops, err);
     s->n = 1;

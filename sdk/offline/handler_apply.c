@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * handlers/apply.c: tw__handler_apply (handlers/apply.h): the view a handler
- * gets inside a tracer's chain (handlers.h: the record and its limits), made
- * for one call.
+ * offline/handler_apply.c: tw__handler_apply (handler_apply.h): the view a
+ * handler gets inside a tracer's chain (sdk/src/handlers/handlers.h: the
+ * record and its limits), made for one call.
  */
-#include "handlers/apply.h"
+#include "offline/handler_apply.h"
 
 #include "handlers/handlers.h"
 
