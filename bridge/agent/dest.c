@@ -56,6 +56,7 @@
 
 #include "agent/batch.h"
 #include "agent/spool.h"
+#include "sinks/send.h"
 #include "tracewire/version.h"
 
 #define MAX_OPEN_BATCHES 64
@@ -393,16 +394,11 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         if (o->is_gzip)
             d->curl_headers = curl_slist_append(d->curl_headers, "Content-Encoding: gzip");
         for (size_t i = 0; i < o->n_headers; i++) {
-            const char *colon = strchr(o->headers[i], ':');
-            if (!colon || colon == o->headers[i]) {
-                /* Never echo the line: its value may be a credential
-                 * ("Authorization Bearer ..." without the colon). */
-                snprintf(why, why_size,
-                         "--header number %zu: expected \"Name: value\" (the line is not shown: "
-                         "it may hold a secret)",
-                         i + 1);
+            /* convert's rules (one line, a token name, not a header the
+             * agent sets); the message never shows the value. */
+            size_t name_len;
+            if (!twb_header_line_check(o->headers[i], i + 1, &name_len, why, why_size))
                 goto fail;
-            }
             d->curl_headers = curl_slist_append(d->curl_headers, o->headers[i]);
         }
         if (o->user) {

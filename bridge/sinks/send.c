@@ -66,6 +66,50 @@ struct twb_sender {
     void *refused_arg;
 };
 
+bool twb_header_line_check(const char *line, size_t number, size_t *name_len, char *why,
+                           size_t why_size)
+{
+    /* Never echo a header line: its value may be a credential
+     * ("Authorization: Bearer ..."). The name, once it is a token, is
+     * enough to find it. */
+    const char *colon = strchr(line, ':');
+    if (!colon || colon == line) {
+        snprintf(why, why_size,
+                 "--header number %zu: expected \"Name: value\" (the line is not shown: it may "
+                 "hold a secret)",
+                 number);
+        return false;
+    }
+    *name_len = (size_t)(colon - line);
+    char *name = strndup(line, *name_len);
+    const char *value = colon + 1 + strspn(colon + 1, " \t");
+    tw_reporter_options *probe = tw_reporter_options_new();
+    tw_status st = name && probe ? tw_reporter_options_add_header(probe, name, value) : TW_E_NOMEM;
+    tw_reporter_options_free(probe);
+    free(name);
+    if (st == TW_OK)
+        return true;
+    if (st == TW_E_NOMEM) {
+        snprintf(why, why_size, "--header number %zu: out of memory", number);
+        return false;
+    }
+    bool is_token = true;
+    for (size_t k = 0; k < *name_len && is_token; k++)
+        is_token = line[k] > 0x20 && line[k] < 0x7f;
+    if (is_token && *name_len <= 64)
+        snprintf(why, why_size,
+                 "--header \"%.*s: ...\": not a valid header (a name must be an HTTP token "
+                 "other than Content-Type, Content-Length, Host, Transfer-Encoding, Expect or "
+                 "Connection; a value one line)",
+                 (int)*name_len, line);
+    else
+        snprintf(why, why_size,
+                 "--header number %zu: not a valid header (its name is not an HTTP token; the "
+                 "line is not shown: it may hold a secret)",
+                 number);
+    return false;
+}
+
 void twb_send_options_init(twb_send_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -171,25 +215,17 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
         return CONFIG_ERROR(err, "--send: bad timeout or backoff");
     for (size_t i = 0; i < o->n_headers; i++) {
         const char *line = o->headers[i];
-        const char *colon = strchr(line, ':');
-        /* Never echo a header line: its value may be a credential
-         * ("Authorization: Bearer ..."). The name, when there is one, is
-         * enough to find it. */
-        if (!colon || colon == line)
-            return CONFIG_ERROR(err,
-                                "--header number %zu: expected \"Name: value\" (the line is not "
-                                "shown: it may hold a secret)",
-                                i + 1);
-        char *name = strndup(line, (size_t)(colon - line));
-        const char *value = colon + 1 + strspn(colon + 1, " \t");
+        char why[256];
+        size_t name_len;
+        if (!twb_header_line_check(line, i + 1, &name_len, why, sizeof why))
+            return CONFIG_ERROR(err, "%s", why);
+        char *name = strndup(line, name_len);
+        const char *value = line + name_len + 1 + strspn(line + name_len + 1, " \t");
         tw_status st = name ? tw_reporter_options_add_header(r, name, value) : TW_E_NOMEM;
         free(name);
         if (st != TW_OK)
-            return CONFIG_ERROR(err,
-                                "--header \"%.*s: ...\": not a valid header (a name must be an "
-                                "HTTP token other than Content-Type, Content-Length, Host, "
-                                "Transfer-Encoding, Expect or Connection; a value one line)",
-                                (int)(colon - line), line);
+            return CONFIG_ERROR(err, "--header number %zu: out of memory or too many headers",
+                                i + 1);
     }
     if (o->user) {
         const char *colon = strchr(o->user, ':');

@@ -55,6 +55,15 @@ typedef struct twb_send_options {
 /* The defaults above (gzip on, 3 retries). */
 void twb_send_options_init(twb_send_options *o);
 
+/* Checks one --header line (@number counts from 1, for the message) by the
+ * library's rules (tw_reporter_options_add_header: an HTTP token other than
+ * the headers the sender sets, a value of one line). True when it may be
+ * sent; else false with a message in @why that never shows the value (it
+ * may be a credential). *name_len: the length of the name before the
+ * colon. */
+bool twb_header_line_check(const char *line, size_t number, size_t *name_len, char *why,
+                           size_t why_size);
+
 typedef struct twb_sender twb_sender;
 
 /* A sender for @url (@o NULL: defaults). The format comes from the URL

@@ -755,6 +755,20 @@ def test_usage_errors():
             rc, err = "running", "the agent started"
         check("usage: %s -> exit 2 naming the option and the value" % " ".join(args),
               rc == 2 and opt in err and value in err, rc, err)
+    # --header follows convert's rules: one line (a CR/LF would smuggle a second header into
+    # the request), a token name, not a header the agent sets; the value is never shown.
+    for header, what in [("X-A: b\r\nX-Evil: PLANTED-1", "not a valid header"),
+                         ("Host: PLANTED-2", "not a valid header"),
+                         ("X\x01y: PLANTED-3", "header number 1")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                "--send", "http://127.0.0.1:9/v1/traces", "-H", header],
+                               capture_output=True, text=True, timeout=5)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started"
+        check("usage: --header %r -> exit 2, the value not shown" % header,
+              rc == 2 and what in err and "PLANTED" not in err, rc, err)
 
 
 def test_log_lines_escape_input():
