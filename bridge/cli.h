@@ -13,6 +13,8 @@
 #ifndef TW_BRIDGE_CLI_H
 #define TW_BRIDGE_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "tracewire/common.h"
@@ -57,6 +59,17 @@ const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntr
  * as ***: the rule for every line the bridge prints that may quote input
  * (bridge/cli_text.c). Returns the length written. */
 size_t tw__cli_sanitize(const char *in, char *out, size_t size);
+
+/* Limit of tw__cli_read_file for configuration files. */
+#define TW_CLI_MAX_CONFIG_BYTES ((size_t)16 * 1024 * 1024)
+
+/* Reads the file at @path whole into *text (malloc'd, NUL-terminated, *len
+ * bytes; free() it), refusing one larger than @max_bytes without reading
+ * past the bound (/dev/zero, an endless FIFO). False with *err_no (an errno
+ * value: ENOENT for a missing file, EFBIG over the bound) and a reason in
+ * @why that does not repeat the path. */
+bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *len, int *err_no,
+                       char *why, size_t why_size);
 
 /* Every message below is one line: control bytes in it are written as \xNN
  * and URL credentials (scheme://user:password@) as ***. */

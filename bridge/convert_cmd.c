@@ -380,16 +380,18 @@ int tw__convert_cmd_main(int argc, char **argv)
         char why[512];
         char *text = NULL;
         if (c.map_file) {
-            GError *ferr = NULL;
-            if (!g_file_get_contents(c.map_file, &text, NULL, &ferr)) {
-                rc = usage_error(ctx, "--map-file: %s", ferr->message);
-                g_error_free(ferr);
+            size_t text_len;
+            int err_no;
+            char ferr[160];
+            if (!tw__cli_read_file(c.map_file, TW_CLI_MAX_CONFIG_BYTES, &text, &text_len, &err_no,
+                                   ferr, sizeof ferr)) {
+                rc = usage_error(ctx, "--map-file %s: %s", c.map_file, ferr);
                 goto free_cli;
             }
         }
         bool ok = (!text || twb_custom_map_parse(&custom, text, true, why, sizeof why)) &&
                   (!c.map || twb_custom_map_parse(&custom, c.map, false, why, sizeof why));
-        g_free(text);
+        free(text);
         if (!ok) {
             twb_custom_map_clear(&custom);
             rc = usage_error(ctx, "%s: %s", c.map ? "--map" : "--map-file", why);

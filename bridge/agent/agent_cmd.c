@@ -340,9 +340,20 @@ static bool parse_args(opts *o, int *argc, char ***argv, const char *what, char 
 /* The config file as arguments, parsed into @o. */
 static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
 {
+    char *text = NULL;
+    size_t len = 0;
+    int err_no;
+    char ferr[160];
+    if (!tw__cli_read_file(path, TW_CLI_MAX_CONFIG_BYTES, &text, &len, &err_no, ferr,
+                           sizeof ferr)) {
+        snprintf(why, why_size, "--config %s: %s", path, ferr);
+        return false;
+    }
     GKeyFile *kf = g_key_file_new();
     GError *ge = NULL;
-    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &ge)) {
+    bool loaded = g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge);
+    free(text);
+    if (!loaded) {
         snprintf(why, why_size, "--config %s: %s", path, ge->message);
         g_error_free(ge);
         g_key_file_free(kf);

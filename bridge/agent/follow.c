@@ -14,6 +14,7 @@
  * where <ranges> is "start-end,start-end" of done lines after <offset>.
  */
 #include "agent/follow.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,18 +205,19 @@ static int unhex(char c)
 
 static bool load_checkpoint(twa_follow *fw, char *why, size_t why_size)
 {
-    gchar *text = NULL;
-    gsize len = 0;
-    GError *ge = NULL;
-    if (!g_file_get_contents(fw->checkpoint, &text, &len, &ge)) {
-        bool missing = ge->code == G_FILE_ERROR_NOENT;
+    char *text = NULL;
+    size_t len = 0;
+    int err_no;
+    char ferr[160];
+    if (!tw__cli_read_file(fw->checkpoint, TW_CLI_MAX_CONFIG_BYTES, &text, &len, &err_no, ferr,
+                           sizeof ferr)) {
+        bool missing = err_no == ENOENT;
         if (!missing)
-            snprintf(why, why_size, "--checkpoint %s: %s", fw->checkpoint, ge->message);
-        g_error_free(ge);
+            snprintf(why, why_size, "--checkpoint %s: %s", fw->checkpoint, ferr);
         return missing;
     }
     gchar **lines = g_strsplit(text, "\n", -1);
-    g_free(text);
+    free(text);
     bool ok = lines[0] && strcmp(lines[0], "tracewire-checkpoint 1") == 0;
     for (size_t i = 1; ok && lines[i]; i++) {
         if (!lines[i][0])

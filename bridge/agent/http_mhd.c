@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "wire/jaeger/sampling_strategies.h"
 #include "wire/core/pb_write.h"
 
@@ -260,17 +261,18 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
 
 static bool load_strategies(twa_http *h, char *why, size_t why_size)
 {
-    gchar *text = NULL;
-    gsize len = 0;
-    GError *ge = NULL;
-    if (!g_file_get_contents(h->strategies_file, &text, &len, &ge)) {
-        snprintf(why, why_size, "--sampling-strategies %s: %s", h->strategies_file, ge->message);
-        g_error_free(ge);
+    char *text = NULL;
+    size_t len = 0;
+    int err_no;
+    char ferr[160];
+    if (!tw__cli_read_file(h->strategies_file, TW_CLI_MAX_CONFIG_BYTES, &text, &len, &err_no, ferr,
+                           sizeof ferr)) {
+        snprintf(why, why_size, "--sampling-strategies %s: %s", h->strategies_file, ferr);
         return false;
     }
     tw_error *e = NULL;
     tw__strategies *s = tw__strategies_parse(text, len, &e);
-    g_free(text);
+    free(text);
     if (!s) {
         snprintf(why, why_size, "--sampling-strategies %s: %s", h->strategies_file,
                  tw_error_message(e));

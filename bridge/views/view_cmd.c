@@ -273,16 +273,18 @@ bool twv_cli_finish(twv_cli *c)
     if (c->map_file || c->map) {
         char *text = NULL;
         if (c->map_file) {
-            GError *ferr = NULL;
-            if (!g_file_get_contents(c->map_file, &text, NULL, &ferr)) {
-                twv_usage_error(c, "--map-file: %s", ferr->message);
-                g_error_free(ferr);
+            size_t text_len;
+            int err_no;
+            char ferr[160];
+            if (!tw__cli_read_file(c->map_file, TW_CLI_MAX_CONFIG_BYTES, &text, &text_len, &err_no,
+                                   ferr, sizeof ferr)) {
+                twv_usage_error(c, "--map-file %s: %s", c->map_file, ferr);
                 return false;
             }
         }
         bool ok = (!text || twb_custom_map_parse(&c->custom, text, true, why, sizeof why)) &&
                   (!c->map || twb_custom_map_parse(&c->custom, c->map, false, why, sizeof why));
-        g_free(text);
+        free(text);
         if (!ok) {
             twv_usage_error(c, "%s: %s", c->map ? "--map" : "--map-file", why);
             return false;

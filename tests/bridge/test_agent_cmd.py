@@ -755,6 +755,19 @@ def test_usage_errors():
             rc, err = "running", "the agent started"
         check("usage: %s -> exit 2 naming the option and the value" % " ".join(args),
               rc == 2 and opt in err and value in err, rc, err)
+    # Configuration files are read whole but never past a bound (/dev/zero grew without one).
+    for args, what in [(["--config", "/dev/zero"], "--config /dev/zero: larger than"),
+                       (["--sampling=127.0.0.1:0", "--sampling-strategies", "/dev/zero"],
+                        "--sampling-strategies /dev/zero: larger than")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                "--send", "http://127.0.0.1:9/v1/traces"] + args,
+                               capture_output=True, text=True, timeout=20)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started or read on"
+        check("usage: %s -> refused at the bound" % " ".join(args),
+              rc in (1, 2) and what in err, rc, err)
     # --header follows convert's rules: one line (a CR/LF would smuggle a second header into
     # the request), a token name, not a header the agent sets; the value is never shown.
     for header, what in [("X-A: b\r\nX-Evil: PLANTED-1", "not a valid header"),

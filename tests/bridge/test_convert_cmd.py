@@ -266,6 +266,12 @@ if os.path.exists("/dev/full"):
     check("an output that cannot be written is reported with rejects too",
           rc == 1 and "/dev/full: write error" in err, rc, err)
 
+# A configuration file is read whole, but never past its bound: /dev/zero used to grow the
+# process until the system killed it.
+rc, out, err = run(["--from", "custom", "--map-file", "/dev/zero", "--to", "dapper", "/dev/null"])
+check("--map-file /dev/zero is refused at its bound, naming the file",
+      rc == 2 and "--map-file /dev/zero: larger than" in err, rc, err)
+
 # ---- every fixture, every output ---------------------------------------------------------
 
 for fmt, files in sorted(FIXTURES.items()):
