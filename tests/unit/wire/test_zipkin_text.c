@@ -10,6 +10,8 @@
  * the oracle's compact dump byte for byte. This suite is the guard that
  * lets the encoder write JSON by hand.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,52 @@ static void test_refuses_null(void)
     tw__buf_free(&b);
 }
 
+/* tw__double_text writes common values (six decimals at most) without
+ * printf: the text must be the one of the precision loop it stands in for
+ * (the fewest %.*g digits that read back), for those values, their
+ * neighbours and random bit patterns alike. */
+static void general_double_text(double v, char *out, size_t size)
+{
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(out, size, "%.*g", precision, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+}
+
+static void test_double_text_is_the_shortest_that_reads_back(void)
+{
+    static const double fixed[] = {0.0,   -0.0,  1e-4,  9.9999e-5, 1e15, 999999999999999.0,
+                                   1e14,  123.0, 120.0, 0.1,       0.2,  0.30000000000000004,
+                                   0.875, -5.5,  1e-5,  100.0,     1.0,  2.5e-4};
+    uint64_t state = UINT64_C(0x9e3779b97f4a7c15);
+    size_t mismatched = 0;
+    for (size_t i = 0; i < 200000; i++) {
+        double v;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            v = fixed[i];
+        } else if (i % 3 == 0) {
+            memcpy(&v, &state, sizeof v);
+            if (!isfinite(v))
+                continue;
+        } else if (i % 3 == 1) {
+            static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+            v = (double)(int64_t)(state % UINT64_C(2000000000000000)) / scale[(state >> 56) % 9];
+        } else {
+            v = nextafter((double)(state % 100000) / 1000.0, (state >> 60) & 1 ? 1e300 : -1e300);
+        }
+        char fast[40], general[40];
+        tw__double_text(v, fast, sizeof fast);
+        general_double_text(v, general, sizeof general);
+        if (strcmp(fast, general) != 0 && mismatched++ < 5)
+            fprintf(stderr, "%.17g: \"%s\", the general way \"%s\"\n", v, fast, general);
+    }
+    CU_ASSERT_EQUAL(mismatched, 0);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/zipkin_text", NULL, NULL);
@@ -194,4 +242,6 @@ void tw_test_register(void)
     CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
     CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
     CU_add_test(suite, "refuses_null", test_refuses_null);
+    CU_add_test(suite, "double_text_is_the_shortest_that_reads_back",
+                test_double_text_is_the_shortest_that_reads_back);
 }
