@@ -180,6 +180,12 @@ static bool parse_ip(const char *text, char out[INET6_ADDRSTRLEN], bool *is_v4)
 {
     struct in_addr v4;
     struct in6_addr v6;
+    if (tw__ipv4_is_canonical(text)) {
+        *is_v4 = true;
+        size_t len = strlen(text);
+        memcpy(out, text, len + 1);
+        return true;
+    }
     if (inet_pton(AF_INET, text, &v4) == 1) {
         *is_v4 = true;
         return inet_ntop(AF_INET, &v4, out, INET6_ADDRSTRLEN) != NULL;

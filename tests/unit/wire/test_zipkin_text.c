@@ -10,6 +10,7 @@
  * the oracle's compact dump byte for byte. This suite is the guard that
  * lets the encoder write JSON by hand.
  */
+#include <arpa/inet.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -235,6 +236,46 @@ static void test_double_text_is_the_shortest_that_reads_back(void)
     CU_ASSERT_EQUAL(mismatched, 0);
 }
 
+/* tw__ipv4_is_canonical stands in for inet_pton + inet_ntop on endpoint
+ * addresses: true exactly when inet_pton(AF_INET) reads the text and
+ * inet_ntop writes it back unchanged. */
+static void test_ipv4_canonical_is_what_inet_ntop_writes(void)
+{
+    static const char alphabet[] = "0123456789.x";
+    static const char *const fixed[] = {"0.0.0.0", "255.255.255.255", "256.1.1.1", "01.2.3.4",
+                                        "1.2.3",   "1.2.3.4.",        "1..2.3",    "1.2.3.0004",
+                                        "",        "10.3.0.14",       "1.2.3.4 ",  "9.09.9.9"};
+    uint64_t state = UINT64_C(0x2545f4914f6cdd1d);
+    size_t mismatched = 0;
+    for (size_t i = 0; i < 300000; i++) {
+        char text[24];
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            snprintf(text, sizeof text, "%s", fixed[i]);
+        } else {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            size_t len = 7 + state % 9;
+            uint64_t bits = state >> 8;
+            for (size_t k = 0; k < len; k++) {
+                /* mostly digits, a dot in about one place of four */
+                text[k] = (bits & 3) == 0 ? '.' : alphabet[(bits >> 2) % 12];
+                bits = bits * UINT64_C(6364136223846793005) + 1442695040888963407u;
+                bits ^= bits >> 29;
+            }
+            text[len] = '\0';
+        }
+        struct in_addr v4;
+        char back[INET_ADDRSTRLEN];
+        bool is_expected = inet_pton(AF_INET, text, &v4) == 1 &&
+                           inet_ntop(AF_INET, &v4, back, sizeof back) && strcmp(back, text) == 0;
+        if (tw__ipv4_is_canonical(text) != is_expected && mismatched++ < 5)
+            fprintf(stderr, "\"%s\": canonical %d, inet_pton/ntop %d\n", text,
+                    tw__ipv4_is_canonical(text), is_expected);
+    }
+    CU_ASSERT_EQUAL(mismatched, 0);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/zipkin_text", NULL, NULL);
@@ -242,6 +283,8 @@ void tw_test_register(void)
     CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
     CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
     CU_add_test(suite, "refuses_null", test_refuses_null);
+    CU_add_test(suite, "ipv4_canonical_is_what_inet_ntop_writes",
+                test_ipv4_canonical_is_what_inet_ntop_writes);
     CU_add_test(suite, "double_text_is_the_shortest_that_reads_back",
                 test_double_text_is_the_shortest_that_reads_back);
 }
