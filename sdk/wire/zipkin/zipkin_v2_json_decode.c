@@ -142,10 +142,22 @@ static const char *value_text(const tw__json_scan *s, size_t i, size_t *len, cha
     return *to_free;
 }
 
-/* A time or duration field in µs. False (with a warning naming @field) when
- * it is not a number, or out of range. */
-static bool read_time(record_ctx *rc, const tw__jtok *v, const char *field, int64_t *us)
+/* The name of a field for a message: the span's member @name, or when
+ * @index >= 0 the member @name of annotations[@index]. */
+static const char *field_name(char *buf, size_t size, const char *name, long index)
 {
+    if (index < 0)
+        return name;
+    snprintf(buf, size, "annotations[%ld].%s", index, name);
+    return buf;
+}
+
+/* A time or duration field in µs. False (with a warning naming the field:
+ * field_name(@name, @index), made only for a warning) when it is not a
+ * number, or out of range. */
+static bool read_time(record_ctx *rc, const tw__jtok *v, const char *name, long index, int64_t *us)
+{
+    char buf[64];
     if (IS_INTEGER(v)) {
         if (tw__time_int_to_us(v->v.i, rc->unit, us))
             return true;
@@ -154,7 +166,7 @@ static bool read_time(record_ctx *rc, const tw__jtok *v, const char *field, int6
         if (tw__time_to_us(d, rc->unit, us)) {
             if (rc->unit == TW__TIME_US && d != floor(d))
                 tw__wire_warn(rc->in, rc->line_no, "%s: fractional value %.17g rounded to %lld",
-                              field, d, (long long)*us);
+                              field_name(buf, sizeof buf, name, index), d, (long long)*us);
             return true;
         }
     } else if (IS_STRING(v) && v->len > 0 && v->len <= 19 &&
@@ -162,11 +174,13 @@ static bool read_time(record_ctx *rc, const tw__jtok *v, const char *field, int6
         /* Some emitters quote their numbers; the value is still clear. */
         long long n = strtoll(v->v.str, NULL, 10);
         if (tw__time_int_to_us(n, rc->unit, us)) {
-            tw__wire_warn(rc->in, rc->line_no, "%s: a number given as a string", field);
+            tw__wire_warn(rc->in, rc->line_no, "%s: a number given as a string",
+                          field_name(buf, sizeof buf, name, index));
             return true;
         }
     }
-    tw__wire_warn(rc->in, rc->line_no, "%s: not a usable number, ignored", field);
+    tw__wire_warn(rc->in, rc->line_no, "%s: not a usable number, ignored",
+                  field_name(buf, sizeof buf, name, index));
     return false;
 }
 
@@ -342,19 +356,17 @@ static void read_annotations(record_ctx *rc, const tw__json_scan *js, size_t at,
     }
     size_t i = 0;
     for (size_t a = at + 1; a < list->end; a = js->tok[a].end, i++) {
-        char field[48];
         size_t m[2] = {0, 0};
         tw__json_scan_pick(js, a, keys, 2, m); /* all 0 when a is not an object */
         const tw__jtok *ts = tok(js, m[0]);
         const tw__jtok *value = tok(js, m[1]);
         if (!ts || !value || IS_NULL(value)) {
-            snprintf(field, sizeof field, "annotations[%zu]", i);
-            tw__wire_warn(rc->in, rc->line_no, "%s: needs a timestamp and a value, dropped", field);
+            tw__wire_warn(rc->in, rc->line_no,
+                          "annotations[%zu]: needs a timestamp and a value, dropped", i);
             continue;
         }
         int64_t us;
-        snprintf(field, sizeof field, "annotations[%zu].timestamp", i);
-        if (!read_time(rc, ts, field, &us))
+        if (!read_time(rc, ts, "timestamp", (long)i, &us))
             continue;
         size_t len;
         char *to_free;
@@ -524,7 +536,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
 
     const tw__jtok *ts = tok(js, m[M_TIMESTAMP]);
     int64_t us = 0;
-    if (ts && !IS_NULL(ts) && read_time(rc, ts, "timestamp", &us) && us > 0)
+    if (ts && !IS_NULL(ts) && read_time(rc, ts, "timestamp", -1, &us) && us > 0)
         s->start_us = us;
     if (s->start_us <= 0) {
         /* Zipkin: 0 or negative is absent; the earliest annotation gives it. */
@@ -537,7 +549,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
     }
     const tw__jtok *dur = tok(js, m[M_DURATION]);
     s->is_duration_unknown = true;
-    if (dur && !IS_NULL(dur) && read_time(rc, dur, "duration", &us)) {
+    if (dur && !IS_NULL(dur) && read_time(rc, dur, "duration", -1, &us)) {
         if (us > 0) {
             s->duration_us = us;
             s->is_duration_unknown = false;
