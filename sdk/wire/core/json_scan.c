@@ -90,6 +90,13 @@ static inline bool is_ws(unsigned char c)
     return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
 }
 
+/* Skips blanks; compact JSON has none, so the first test usually ends it. */
+#define SKIP_WS(p, e)                                                                              \
+    do {                                                                                           \
+        while ((p) < (e) && *(p) <= ' ' && is_ws(*(p)))                                            \
+            (p)++;                                                                                 \
+    } while (0)
+
 static inline bool is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
@@ -155,6 +162,7 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
          * a string the output lags the input (its opening quote was not
          * copied), so o + 8 stays below scratch + len (see parse). */
 #ifdef TW__JSON_SWAR
+        bool is_at_special = false;
         while (e - p >= 8) {
             uint64_t x;
             memcpy(&x, p, 8);
@@ -164,14 +172,16 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
                 size_t k = (size_t)__builtin_ctzll(m) >> 3;
                 p += k;
                 o += k;
+                is_at_special = true; /* *p needs a look: no byte loop */
                 break;
             }
             p += 8;
             o += 8;
         }
+        if (!is_at_special)
 #endif
-        while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-            *o++ = (char)*p++;
+            while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+                *o++ = (char)*p++;
         if (p == e)
             return false;
         unsigned char c = *p;
@@ -411,14 +421,12 @@ bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
     size_t depth = 0;
     size_t idx;
 
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (p == e || (*p != '{' && *p != '['))
         return false; /* Jansson's default: an object or an array at the top */
 
 value:
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (p == e || depth == max_depth)
         return false; /* Jansson counts every value, a scalar too, against its depth */
     switch (*p) {
@@ -429,8 +437,7 @@ value:
             return false;
         stack[depth++] = (uint32_t)idx;
         p++;
-        while (p < e && is_ws(*p))
-            p++;
+        SKIP_WS(p, e);
         if (p < e && *p == (is_object ? '}' : ']')) {
             p++;
             s->tok[idx].end = (uint32_t)s->n_tok;
@@ -477,8 +484,7 @@ value:
     }
 
 key : {
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     size_t obj = stack[depth - 1];
     if (p == e || *p != '"' || !push(s, TW__J_STRING, &idx))
         return false;
@@ -488,8 +494,7 @@ key : {
     if (!scan_string(&p, e, &o, t) || t->has_nul ||
         (s->tok[obj].n < SMALL_OBJECT && is_duplicate(s, obj, idx)))
         return false;
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (p == e || *p != ':')
         return false;
     p++;
@@ -497,8 +502,7 @@ key : {
 }
 
 after_value:
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (depth == 0)
         return p == e;
     {
