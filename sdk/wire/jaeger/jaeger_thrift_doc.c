@@ -16,7 +16,7 @@
 #include "wire/jaeger/jaeger_thrift.h"
 #include "wire/jaeger/jaeger_view.h"
 
-#define BATCH_BYTES ((size_t)1 << 20)    /* a Batch is written once its spans reach this */
+#define BATCH_BYTES ((size_t)1 << 20) /* a Batch is written once its spans reach this */
 /* All pending spans: past it, all are written. 2 MiB keeps a conversion's
  * peak RSS under 32 MiB (measured by the conversion benchmark) while batches
  * stay large (hundreds of spans each on the benchmark's input). */
