@@ -7,6 +7,13 @@
  * has non-zero trace and span ids; and the writer turns the spans into one
  * JSON array with exactly one v1 span per span read, each with the same id.
  *
+ * The reader scans records with wire/core/json_scan.c and leaves only what
+ * the scanner refuses to Jansson, so the scanner is also held to Jansson
+ * here, on the whole input as one text: it reads a text exactly when
+ * Jansson (duplicate keys refused, NUL allowed) reads it as an object or
+ * array, and then with the same values (the tokens of Jansson's compact
+ * dump, scanned again, equal the scanner's own).
+ *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
  * tests/fuzz/corpus/zipkin_v2_json/.
  */
@@ -16,6 +23,8 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
+#include "wire/core/json_scan.h"
+#include "wire/core/json_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,8 +34,67 @@ static void fail(const char *what)
     abort();
 }
 
+static bool same_tokens(const tw__json_scan *a, const tw__json_scan *b)
+{
+    if (a->n_tok != b->n_tok)
+        return false;
+    for (size_t i = 0; i < a->n_tok; i++) {
+        const tw__jtok *x = &a->tok[i], *y = &b->tok[i];
+        if (x->type != y->type || x->end != y->end)
+            return false;
+        switch (x->type) {
+        case TW__J_STRING:
+            if (x->len != y->len || memcmp(x->v.str, y->v.str, x->len) != 0)
+                return false;
+            break;
+        case TW__J_INTEGER:
+            if (x->v.i != y->v.i)
+                return false;
+            break;
+        case TW__J_REAL:
+            if (memcmp(&x->v.d, &y->v.d, sizeof x->v.d) != 0)
+                return false;
+            break;
+        case TW__J_OBJECT:
+        case TW__J_ARRAY:
+            if (x->n != y->n)
+                return false;
+            break;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
+/* The scanner against Jansson on @data as one JSON text. */
+static void check_scanner(const uint8_t *data, size_t size)
+{
+    if (memchr(data, 0, size))
+        return; /* the scanner's callers never hand it a NUL byte */
+    tw__json_scan *direct = malloc(sizeof *direct), *dumped = malloc(sizeof *dumped);
+    if (!direct || !dumped)
+        abort();
+    tw__json_scan_init(direct);
+    tw__json_scan_init(dumped);
+    direct->max_depth = TW__JSON_SCAN_DEEPEST;
+    bool is_scanned = tw__json_scan_parse(direct, (const char *)data, size);
+    json_t *v = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+    if (is_scanned != (v != NULL))
+        fail(is_scanned ? "the scanner read a text Jansson refuses"
+                        : "the scanner refused a text Jansson reads");
+    if (v && (!tw__json_scan_value(dumped, v) || !same_tokens(direct, dumped)))
+        fail("the scanner and Jansson read different values");
+    json_decref(v);
+    tw__json_scan_free(direct);
+    tw__json_scan_free(dumped);
+    free(direct);
+    free(dumped);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_scanner(data, size);
     read_capture c;
     capture_init(&c);
     tw_status st = capture_read_mem(&c, &twb_reader_zipkin_v2_json, data, size);

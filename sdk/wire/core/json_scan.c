@@ -10,7 +10,7 @@
  *
  * Memory: the scanner's inline arrays, or heap arrays it grows (see
  * json_scan.h). No recursion: an explicit stack bounded by
- * TW__JSON_SCAN_MAX_DEPTH. Locking: none.
+ * the scanner's max_depth. Locking: none.
  */
 #include "wire/core/json_scan.h"
 
@@ -29,11 +29,16 @@
 #error "TW__JSON_SWAR (wire/core/json_write.h) is not defined"
 #endif
 
+/* Objects up to this many members are checked for a repeated key as each
+ * key comes (a short linear search); larger ones once, when they close. */
+#define SMALL_OBJECT 16
+
 void tw__json_scan_init(tw__json_scan *s)
 {
     s->tok = s->tok_inline;
     s->cap_tok = sizeof s->tok_inline / sizeof s->tok_inline[0];
     s->n_tok = 0;
+    s->max_depth = TW__JSON_SCAN_MAX_DEPTH;
     s->scratch = s->scratch_inline;
     s->cap_scratch = sizeof s->scratch_inline;
 }
@@ -84,6 +89,13 @@ static inline bool is_ws(unsigned char c)
 {
     return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
 }
+
+/* Skips blanks; compact JSON has none, so the first test usually ends it. */
+#define SKIP_WS(p, e)                                                                              \
+    do {                                                                                           \
+        while ((p) < (e) && *(p) <= ' ' && is_ws(*(p)))                                            \
+            (p)++;                                                                                 \
+    } while (0)
 
 static inline bool is_digit(unsigned char c)
 {
@@ -150,6 +162,7 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
          * a string the output lags the input (its opening quote was not
          * copied), so o + 8 stays below scratch + len (see parse). */
 #ifdef TW__JSON_SWAR
+        bool is_at_special = false;
         while (e - p >= 8) {
             uint64_t x;
             memcpy(&x, p, 8);
@@ -159,14 +172,16 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
                 size_t k = (size_t)__builtin_ctzll(m) >> 3;
                 p += k;
                 o += k;
+                is_at_special = true; /* *p needs a look: no byte loop */
                 break;
             }
             p += 8;
             o += 8;
         }
+        if (!is_at_special)
 #endif
-        while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-            *o++ = (char)*p++;
+            while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+                *o++ = (char)*p++;
         if (p == e)
             return false;
         unsigned char c = *p;
@@ -332,7 +347,8 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
 }
 
 /* Whether the key token @k repeats a key of the object @obj (its earlier
- * members are complete, so their value tokens' `end` is set). */
+ * members are complete, so their value tokens' `end` is set). Used while an
+ * object is small; a larger one is checked once, when it closes. */
 static bool is_duplicate(const tw__json_scan *s, size_t obj, size_t k)
 {
     const tw__jtok *key = &s->tok[k];
@@ -342,6 +358,43 @@ static bool is_duplicate(const tw__json_scan *s, size_t obj, size_t k)
             return true;
     }
     return false;
+}
+
+/* Whether the closed object @obj, with more than SMALL_OBJECT members, has
+ * a key twice: one pass with an open-addressing table of member indexes, so
+ * that a record of a million members costs a million probes, not a million
+ * squared. False also when the table cannot be allocated (*is_nomem). */
+static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nomem)
+{
+    size_t n = s->tok[obj].n;
+    size_t cap = 64;
+    while (cap < n * 2)
+        cap *= 2;
+    uint32_t *slot = calloc(cap, sizeof *slot); /* member key index + 1; 0: empty */
+    if (!slot) {
+        *is_nomem = true;
+        return true;
+    }
+    bool is_dup = false;
+    for (size_t j = obj + 1; j < s->tok[obj].end && !is_dup; j = s->tok[j + 1].end) {
+        const tw__jtok *key = &s->tok[j];
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        for (size_t i = 0; i < key->len; i++)
+            h = (h ^ (unsigned char)key->v.str[i]) * UINT64_C(0x100000001b3);
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (slot[i] == 0) {
+                slot[i] = (uint32_t)j + 1;
+                break;
+            }
+            const tw__jtok *other = &s->tok[slot[i] - 1];
+            if (other->n == key->n && memcmp(other->v.str, key->v.str, key->len) == 0) {
+                is_dup = true;
+                break;
+            }
+        }
+    }
+    free(slot);
+    return is_dup;
 }
 
 bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
@@ -363,31 +416,28 @@ bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
     char *o = s->scratch;
     const unsigned char *p = (const unsigned char *)text;
     const unsigned char *e = p + len;
-    uint32_t stack[TW__JSON_SCAN_MAX_DEPTH];
+    uint32_t stack[TW__JSON_SCAN_DEEPEST];
+    size_t max_depth = s->max_depth < TW__JSON_SCAN_DEEPEST ? s->max_depth : TW__JSON_SCAN_DEEPEST;
     size_t depth = 0;
     size_t idx;
 
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (p == e || (*p != '{' && *p != '['))
         return false; /* Jansson's default: an object or an array at the top */
 
 value:
-    while (p < e && is_ws(*p))
-        p++;
-    if (p == e)
-        return false;
+    SKIP_WS(p, e);
+    if (p == e || depth == max_depth)
+        return false; /* Jansson counts every value, a scalar too, against its depth */
     switch (*p) {
     case '{':
     case '[': {
         bool is_object = *p == '{';
-        if (depth == TW__JSON_SCAN_MAX_DEPTH ||
-            !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
+        if (depth == max_depth || !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
             return false;
         stack[depth++] = (uint32_t)idx;
         p++;
-        while (p < e && is_ws(*p))
-            p++;
+        SKIP_WS(p, e);
         if (p < e && *p == (is_object ? '}' : ']')) {
             p++;
             s->tok[idx].end = (uint32_t)s->n_tok;
@@ -434,19 +484,17 @@ value:
     }
 
 key : {
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     size_t obj = stack[depth - 1];
-    if (p == e || *p != '"' || s->tok[obj].n >= TW__JSON_SCAN_MAX_MEMBERS ||
-        !push(s, TW__J_STRING, &idx))
+    if (p == e || *p != '"' || !push(s, TW__J_STRING, &idx))
         return false;
     tw__jtok *t = &s->tok[idx];
     t->v.str = o;
     /* Jansson refuses a NUL in a key and duplicate keys (the flag). */
-    if (!scan_string(&p, e, &o, t) || t->has_nul || is_duplicate(s, obj, idx))
+    if (!scan_string(&p, e, &o, t) || t->has_nul ||
+        (s->tok[obj].n < SMALL_OBJECT && is_duplicate(s, obj, idx)))
         return false;
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (p == e || *p != ':')
         return false;
     p++;
@@ -454,8 +502,7 @@ key : {
 }
 
 after_value:
-    while (p < e && is_ws(*p))
-        p++;
+    SKIP_WS(p, e);
     if (depth == 0)
         return p == e;
     {
@@ -475,6 +522,11 @@ after_value:
         p++;
         parent->end = (uint32_t)s->n_tok;
         depth--;
+        if (is_object && parent->n > SMALL_OBJECT) {
+            bool is_nomem = false;
+            if (has_duplicate_keys(s, stack[depth], &is_nomem))
+                return false;
+        }
         goto after_value;
     }
 }

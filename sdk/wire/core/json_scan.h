@@ -13,10 +13,11 @@
  * as in utf.c, \u0000 allowed in strings but not in keys, duplicate keys
  * rejected, integers as strtoll reads them, reals as strtod reads them,
  * an object or array at the top). Anything else, and anything it does not
- * handle the same way (deeper than TW__JSON_SCAN_MAX_DEPTH, objects with
- * more than TW__JSON_SCAN_MAX_MEMBERS members, a locale whose decimal point
- * is not '.'), makes it fail: the caller then falls back to Jansson, which
- * gives the error message. The scanner never explains a failure.
+ * handle the same way (deeper than max_depth, a locale whose
+ * decimal point is not '.'), makes it fail: the caller then falls back to
+ * Jansson, which gives the error message. The scanner never explains a
+ * failure. Objects may have any number of members: the duplicate check is
+ * linear per member up to 16 members and hashed beyond.
  *
  * Tokens: a value is one token; an object's token is followed by its
  * members as (key string token, value tokens) pairs, an array's by its
@@ -36,8 +37,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Values nested at most this deep by default (what the Dapper log's fast
+ * path reads; the top value is level 1, scalars count too); a scanner may
+ * allow up to TW__JSON_SCAN_DEEPEST (max_depth), Jansson's own limit. */
 #define TW__JSON_SCAN_MAX_DEPTH 64
-#define TW__JSON_SCAN_MAX_MEMBERS 64
+#define TW__JSON_SCAN_DEEPEST 2048
 
 typedef enum tw__jtype {
     TW__J_OBJECT = 1,
@@ -66,7 +70,8 @@ typedef struct tw__jtok {
 typedef struct tw__json_scan {
     tw__jtok *tok; /* tok_inline or heap */
     size_t n_tok, cap_tok;
-    char *scratch; /* scratch_inline or heap: unescaped strings */
+    size_t max_depth; /* TW__JSON_SCAN_MAX_DEPTH after init; at most TW__JSON_SCAN_DEEPEST */
+    char *scratch;    /* scratch_inline or heap: unescaped strings */
     size_t cap_scratch;
     tw__jtok tok_inline[256];
     char scratch_inline[2048];

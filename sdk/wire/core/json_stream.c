@@ -32,6 +32,7 @@
 #include "wire/core/json_stream.h"
 
 #include "wire/core/error.h"
+#include "wire/core/json_scan.h"
 #include "wire/core/json_write.h" /* tw__json_plain_run */
 #include "wire/core/utf8.h"
 
@@ -721,6 +722,89 @@ tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_rec
             json_decref(record);
         }
     }
+    tw__json_stream_free(js);
+    return status;
+}
+
+/* ---- the record loop of the token decoders ------------------------------------------------- */
+
+typedef struct scan_loop {
+    tw__json_scan scan;
+    tw__json_scan_record_fn fn;
+    void *arg;
+} scan_loop;
+
+bool tw__json_scan_value(tw__json_scan *scan, const json_t *value)
+{
+    scan->max_depth = TW__JSON_SCAN_DEEPEST;
+    char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!text)
+        return false;
+    bool ok = tw__json_scan_parse(scan, text, strlen(text));
+    free(text);
+    return ok;
+}
+
+/* A record Jansson had to read (tw__json_record_fn): its value scanned from
+ * Jansson's compact text, or its error handed on. */
+static tw_status via_jansson(void *arg, json_t *record, const char *raw, size_t raw_len,
+                             size_t line_no, const json_error_t *parse_error, tw_error **err)
+{
+    scan_loop *loop = arg;
+    if (!record)
+        return loop->fn(loop->arg, NULL, raw, raw_len, line_no, parse_error->text, err);
+    if (!tw__json_scan_value(&loop->scan, record)) {
+        /* Valid JSON the scanner does not read: 2048 empty containers deep,
+         * or memory ran out writing it. */
+        return loop->fn(loop->arg, NULL, raw, raw_len, line_no,
+                        "nested too deep, or too large to read", err);
+    }
+    return loop->fn(loop->arg, &loop->scan, raw, raw_len, line_no, NULL, err);
+}
+
+tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                tw__json_scan_record_fn fn, void *arg, tw_error **err)
+{
+    tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
+    scan_loop *loop = malloc(sizeof *loop);
+    if (!js || !loop) {
+        tw__json_stream_free(js);
+        free(loop);
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+        return TW_E_NOMEM;
+    }
+    tw__json_scan_init(&loop->scan);
+    loop->scan.max_depth = TW__JSON_SCAN_DEEPEST;
+    loop->fn = fn;
+    loop->arg = arg;
+    tw_status status = TW_OK;
+    while (status == TW_OK) {
+        const char *rec, *why;
+        size_t len, line_no;
+        tw__json_next next = tw__json_stream_next(js, &rec, &len, &line_no, &why);
+        if (next == TW__JSON_END)
+            break;
+        if (next == TW__JSON_IO) {
+            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
+            status = TW_E_IO;
+        } else if (next == TW__JSON_BAD) {
+            if (!in->reject(in, line_no, rec, len, why))
+                status = TW_E_STATE;
+        } else if (memchr(rec, '\0', len) == NULL && tw__json_scan_parse(&loop->scan, rec, len)) {
+            status = fn(arg, &loop->scan, rec, len, line_no, NULL, err);
+        } else {
+            json_error_t jerr;
+            json_t *record = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
+            if (record)
+                status = via_jansson(loop, record, rec, len, line_no, NULL, err);
+            else
+                status = retry_record(js, in, rec, len, line_no, JSON_ALLOW_NUL, &jerr, via_jansson,
+                                      loop, err);
+            json_decref(record);
+        }
+    }
+    tw__json_scan_free(&loop->scan);
+    free(loop);
     tw__json_stream_free(js);
     return status;
 }

@@ -80,4 +80,29 @@ tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_rec
                                 size_t json_flags, tw__json_record_fn fn, void *arg,
                                 tw_error **err);
 
+/*
+ * The same record loop for decoders that read tokens (wire/core/json_scan.h)
+ * instead of a Jansson tree. Each record is scanned once; only a record the
+ * scanner refuses goes to Jansson: for the error message when it is not
+ * JSON (the repairs and the NDJSON cut of tw__json_read_records apply
+ * alike), or, when Jansson reads it (duplicate member names, the last of
+ * which wins, or a repaired record), written back compactly and scanned
+ * again, so that one decoder reads every record. @fn gets the tokens, or
+ * NULL with @parse_error (a reason such as Jansson's "... near '...'"
+ * naming line and column) when the record is not JSON. Returns as
+ * tw__json_read_records.
+ */
+struct tw__json_scan;
+typedef tw_status (*tw__json_scan_record_fn)(void *arg, const struct tw__json_scan *record,
+                                             const char *raw, size_t raw_len, size_t line_no,
+                                             const char *parse_error, tw_error **err);
+tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                tw__json_scan_record_fn fn, void *arg, tw_error **err);
+
+/* Scans the Jansson value @value (an object or an array) into @scan by way
+ * of its compact text: for readers that build a value themselves
+ * and decode it with a token decoder. False when the value cannot be
+ * written, or is nested deeper than the scanner reads. */
+bool tw__json_scan_value(struct tw__json_scan *scan, const struct json_t *value);
+
 #endif /* TW_WIRE_CORE_JSON_STREAM_H */

@@ -147,8 +147,66 @@ bool tw__json_put_quoted_uint(tw__buf *out, uint64_t v)
     return put_number(out, false, v, '"');
 }
 
+/* The text of tw__double_text for the common value with at most six
+ * decimals and 15 significant digits, in fixed notation, without printf:
+ * 0 when @value is not one (the caller then takes the general way).
+ *
+ * Why it is the same text: r = |value| * 10^k integral with r / 10^k ==
+ * |value| means the decimal r * 10^-k reads back as |value| (strtod and
+ * the division both round the same exact quotient). With r below 10^15 no
+ * decimal of fewer digits lies within half an ulp, so r's digits are the
+ * fewest that read back, which is what the precision loop finds, and
+ * %g writes them in fixed notation when the exponent is at least -4 and
+ * below the digit count (a last digit that is not 0 ensures the latter). */
+static size_t short_decimal_text(double value, char *out, size_t size)
+{
+    static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    double a = fabs(value);
+    if (!(a >= 1e-4 && a < 1e15) || size < 32)
+        return 0;
+    size_t k = 0;
+    double r = a;
+    for (;; k++) {
+        if (k == sizeof pow10 / sizeof pow10[0])
+            return 0;
+        r = a * pow10[k];
+        if (r >= 1e15)
+            return 0;
+        if (r == floor(r) && r / pow10[k] == a)
+            break;
+    }
+    uint64_t digits = (uint64_t)r;
+    if (digits % 10 == 0)
+        return 0; /* trailing zeros: %g may choose the exponent form */
+    char tmp[24];
+    size_t n = 0;
+    for (uint64_t d = digits; d; d /= 10)
+        tmp[n++] = (char)('0' + d % 10); /* reversed */
+    if ((long)n - 1 - (long)k < -4)
+        return 0; /* %g would write an exponent */
+    size_t w = 0;
+    if (value < 0)
+        out[w++] = '-';
+    if (n <= k) {
+        out[w++] = '0';
+        out[w++] = '.';
+        for (size_t z = n; z < k; z++)
+            out[w++] = '0';
+    }
+    for (size_t i = n; i-- > 0;) {
+        out[w++] = tmp[i];
+        if (i == k && k > 0 && n > k)
+            out[w++] = '.';
+    }
+    out[w] = '\0';
+    return w;
+}
+
 size_t tw__double_text(double value, char *out, size_t size)
 {
+    size_t fast = short_decimal_text(value, out, size);
+    if (fast)
+        return fast;
     const char *special = NULL;
     if (isnan(value))
         special = "NaN";

@@ -40,6 +40,32 @@ bool tw__thrift_fail(tw__thrift_reader *r, tw__thrift_result state, size_t at, c
     return false;
 }
 
+/* @n (2, 4 or 8) big-endian bytes at @p, as one load where the compiler
+ * can byte-swap (the reader's hot path: every field header holds an i16). */
+static inline uint64_t load_be(const uint8_t *p, size_t n)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return __builtin_bswap64(x);
+    }
+    if (n == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return __builtin_bswap32(x);
+    }
+    uint16_t x;
+    memcpy(&x, p, 2);
+    return __builtin_bswap16(x);
+#else
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+#endif
+}
+
 static __attribute__((noinline)) bool short_of(tw__thrift_reader *r, size_t n)
 {
     if (r->state != TW__THRIFT_OK)
@@ -139,18 +165,18 @@ bool tw__thrift_read_int_any(tw__thrift_reader *r, int bits, int64_t *out)
         size_t n = (size_t)bits / 8;
         if (!need(r, n))
             return false;
-        uint64_t v = be_bytes(r->data + r->pos, n);
+        const uint8_t *p = r->data + r->pos;
         r->pos += n;
         if (bits == 16)
-            *out = (int16_t)(uint16_t)v;
+            *out = (int16_t)(uint16_t)load_be(p, 2);
         else if (bits == 32)
-            *out = (int32_t)(uint32_t)v;
+            *out = (int32_t)(uint32_t)load_be(p, 4);
         else
-            *out = (int64_t)v;
+            *out = (int64_t)load_be(p, 8);
         return true;
     }
     size_t start = r->pos;
-    uint64_t v;
+    uint64_t v = 0;
     if (!read_varint(r, bits == 64 ? 10 : 5, &v))
         return false;
     int64_t s = unzigzag(v);
@@ -201,7 +227,7 @@ static bool read_size(tw__thrift_reader *r, const char *what, int64_t *n)
         if (!tw__thrift_read_int(r, 32, n))
             return false;
     } else {
-        uint64_t u;
+        uint64_t u = 0;
         if (!read_varint(r, 5, &u))
             return false;
         *n = (int32_t)(uint32_t)u;
@@ -231,11 +257,15 @@ static int compact_to_type(uint8_t t)
     return t < 13 ? map[t] : -1;
 }
 
-static bool is_type(int t)
+static inline bool is_type(int t)
 {
-    return t == TW__T_BOOL || t == TW__T_BYTE || t == TW__T_DOUBLE || t == TW__T_I16 ||
-           t == TW__T_I32 || t == TW__T_I64 || t == TW__T_STRING || t == TW__T_STRUCT ||
-           t == TW__T_MAP || t == TW__T_SET || t == TW__T_LIST;
+    /* Bit t set for BOOL 2, BYTE 3, DOUBLE 4, I16 6, I32 8, I64 10, STRING 11,
+     * STRUCT 12, MAP 13, SET 14, LIST 15. */
+    _Static_assert(TW__T_BOOL == 2 && TW__T_BYTE == 3 && TW__T_DOUBLE == 4 && TW__T_I16 == 6 &&
+                       TW__T_I32 == 8 && TW__T_I64 == 10 && TW__T_STRING == 11 &&
+                       TW__T_STRUCT == 12 && TW__T_MAP == 13 && TW__T_SET == 14 && TW__T_LIST == 15,
+                   "Thrift type ids");
+    return t >= 0 && t < 16 && ((0xfd5cu >> t) & 1);
 }
 
 /* Fixed wire size of a scalar type (binary protocol), 0 for the others. */
@@ -284,6 +314,21 @@ static size_t min_size(const tw__thrift_reader *r, int t)
 bool tw__thrift_read_field_any(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id)
 {
     size_t start = r->pos;
+    if (r->proto == TW__THRIFT_BINARY && r->state == TW__THRIFT_OK && r->len - r->pos >= 3) {
+        /* The common case in one go: type byte and i16 id. */
+        uint8_t b = r->data[start];
+        if (b == 0) {
+            r->pos++;
+            *type = TW__T_STOP;
+            return true;
+        }
+        if (is_type(b)) {
+            *type = b;
+            *id = (int16_t)(uint16_t)load_be(r->data + start + 1, 2);
+            r->pos += 3;
+            return true;
+        }
+    }
     uint8_t b;
     if (!get_byte(r, &b))
         return false;

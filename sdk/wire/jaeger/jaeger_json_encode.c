@@ -146,6 +146,22 @@ static bool put_process(tw__buf *out, const tw__process *p)
 
 /* ---- traces -------------------------------------------------------------------------------- */
 
+/* "p" and the decimal @n (a process's id in the trace), as snprintf "p%zu"
+ * writes it, without printf: it runs once per span. */
+static void format_process_id(char out[32], size_t n)
+{
+    char digits[24];
+    size_t k = 0;
+    do {
+        digits[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    out[0] = 'p';
+    for (size_t i = 0; i < k; i++)
+        out[1 + i] = digits[k - 1 - i];
+    out[1 + k] = '\0';
+}
+
 /* The index of @p among the first @n distinct processes of @procs, or @n. */
 static size_t process_index(const tw__process *const *procs, size_t n, const tw__process *p)
 {
@@ -184,7 +200,7 @@ bool tw__jaeger_json_encode_trace(tw__jaeger_view *view, const tw__wire_span *sp
     for (size_t i = 0; ok && i < n; i++) {
         const tw__wire_span *sp = &spans[idx[i]];
         char pid[32];
-        snprintf(pid, sizeof pid, "p%zu", process_index(procs, n_procs, sp->process) + 1);
+        format_process_id(pid, process_index(procs, n_procs, sp->process) + 1);
         ok = (i == 0 || tw__buf_put_byte(out, ',')) && put_span(out, view, sp->data, pid, earliest);
     }
     ok = ok && PUT_LIT(out, "],\"processes\":{");

@@ -23,6 +23,27 @@ static inline const char *tw__tag_str(const tw__tag *t)
     return t && t->type == TW_VALUE_STRING ? t->v.str : NULL;
 }
 
+/* Whether the C string @text is an IPv4 address in the form inet_ntop
+ * writes (four decimal parts 0..255 without leading zeros): then
+ * inet_pton(AF_INET) reads it and inet_ntop gives the same text back, so
+ * readers and writers of endpoint addresses skip both calls. */
+static inline bool tw__ipv4_is_canonical(const char *text)
+{
+    for (int part = 0; part < 4; part++) {
+        if (part > 0 && *text++ != '.')
+            return false;
+        unsigned v = 0;
+        int digits = 0;
+        while (*text >= '0' && *text <= '9' && digits < 4) {
+            v = v * 10 + (unsigned)(*text++ - '0');
+            digits++;
+        }
+        if (digits == 0 || digits > 3 || v > 255 || (digits > 1 && text[-digits] == '0'))
+            return false;
+    }
+    return *text == '\0';
+}
+
 /* Whether a tag/field key equals @key (keys are NUL-terminated). */
 bool tw__tag_key_is(const tw__tag *t, const char *key);
 

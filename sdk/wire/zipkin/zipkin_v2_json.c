@@ -267,7 +267,7 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
     struct in_addr v4;
     struct in6_addr v6;
     if (t->type == TW_VALUE_STRING) {
-        if (inet_pton(AF_INET, t->v.str, &v4) == 1) {
+        if (tw__ipv4_is_canonical(t->v.str) || inet_pton(AF_INET, t->v.str, &v4) == 1) {
             ep_text(ep, "ipv4", t->v.str, strlen(t->v.str));
             return true;
         }
@@ -487,7 +487,8 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         } else if (tw__tag_key_is(t, "peer.ipv4")) {
             struct in_addr v4;
             is_used = (t->type == TW_VALUE_INT64 ||
-                       (t->type == TW_VALUE_STRING && inet_pton(AF_INET, t->v.str, &v4) == 1)) &&
+                       (t->type == TW_VALUE_STRING && (tw__ipv4_is_canonical(t->v.str) ||
+                                                       inet_pton(AF_INET, t->v.str, &v4) == 1))) &&
                       ep_address(&remote, t);
         } else if (tw__tag_key_is(t, "peer.ipv6")) {
             struct in6_addr v6;

@@ -4,8 +4,10 @@
  * JSON (the /api/v2/spans body; zipkin2-api.yaml definition
  * Span). First stage of the convert flow (bridge/convert.h): records
  * come from the JSON splitter (json_stream.c: an array, an array of arrays,
- * one object, or NDJSON), each is decoded with Jansson and turned into one
- * span-model record plus its process (the localEndpoint), handed to in->emit.
+ * one object, or NDJSON), each is scanned into tokens (wire/core/json_scan.h;
+ * Jansson only explains, repairs or normalizes a record the scanner refuses)
+ * and turned into one span-model record plus its process (the
+ * localEndpoint), handed to in->emit.
  *
  * Mapping (docs/bridge.md repeats it):
  *   traceId/id/parentId  hex of any case, left-padded (twb_parse_*); parentId
@@ -30,6 +32,7 @@
 #include "wire/core/error.h"
 #include "wire/core/input.h"
 #include "wire/core/json_common.h"
+#include "wire/core/json_scan.h"
 #include "wire/core/json_stream.h"
 #include "wire/formats.h"
 #include "wire/zipkin/zipkin_v2_json_decode.h"
@@ -55,31 +58,129 @@ typedef struct {
     bool is_nomem;
 } record_ctx;
 
-/* A time or duration field in µs. False (with a warning naming @field) when
- * it is not a number, or out of range. */
-static bool read_time(record_ctx *rc, const json_t *v, const char *field, int64_t *us)
+/* ---- tokens -------------------------------------------------------------------------------- */
+
+/* The token at @i of @s, NULL for 0 (absent: token 0 is never a member). */
+static inline const tw__jtok *tok(const tw__json_scan *s, size_t i)
 {
-    if (json_is_integer(v)) {
-        if (tw__time_int_to_us(json_integer_value(v), rc->unit, us))
+    return i ? &s->tok[i] : NULL;
+}
+
+static inline bool is_type(const tw__jtok *t, tw__jtype type)
+{
+    return t && t->type == type;
+}
+
+#define IS_NULL(t) is_type((t), TW__J_NULL)
+#define IS_STRING(t) is_type((t), TW__J_STRING)
+#define IS_OBJECT(t) is_type((t), TW__J_OBJECT)
+#define IS_ARRAY(t) is_type((t), TW__J_ARRAY)
+#define IS_INTEGER(t) is_type((t), TW__J_INTEGER)
+#define IS_REAL(t) is_type((t), TW__J_REAL)
+#define IS_TRUE(t) is_type((t), TW__J_TRUE)
+#define IS_BOOLEAN(t) (is_type((t), TW__J_TRUE) || is_type((t), TW__J_FALSE))
+
+/* The value at token @i as a Jansson value (for the rare value that is
+ * stringified as compact JSON, with Jansson's number and escape rules).
+ * New reference; NULL on allocation failure. */
+static json_t *tok_json(const tw__json_scan *s, size_t i)
+{
+    const tw__jtok *t = &s->tok[i];
+    switch ((tw__jtype)t->type) {
+    case TW__J_STRING:
+        return json_stringn_nocheck(t->v.str, t->len);
+    case TW__J_INTEGER:
+        return json_integer(t->v.i);
+    case TW__J_REAL:
+        return json_real(t->v.d);
+    case TW__J_TRUE:
+        return json_true();
+    case TW__J_FALSE:
+        return json_false();
+    case TW__J_NULL:
+        return json_null();
+    case TW__J_ARRAY: {
+        json_t *a = json_array();
+        for (size_t j = i + 1; a && j < t->end; j = s->tok[j].end) {
+            if (!tw__json_push(a, tok_json(s, j))) {
+                json_decref(a);
+                a = NULL;
+            }
+        }
+        return a;
+    }
+    case TW__J_OBJECT: {
+        json_t *o = json_object();
+        for (size_t j = i + 1; o && j < t->end; j = s->tok[j + 1].end) {
+            if (!tw__json_put(o, s->tok[j].v.str, tok_json(s, j + 1))) {
+                json_decref(o);
+                o = NULL;
+            }
+        }
+        return o;
+    }
+    }
+    return NULL;
+}
+
+/* The text of the value at token @i: a string as it is (borrowed, *to_free
+ * NULL), anything else as compact JSON (malloc'd into *to_free). NULL on
+ * allocation failure. */
+static const char *value_text(const tw__json_scan *s, size_t i, size_t *len, char **to_free)
+{
+    const tw__jtok *t = &s->tok[i];
+    *to_free = NULL;
+    if (t->type == TW__J_STRING) {
+        *len = t->len;
+        return t->v.str;
+    }
+    json_t *v = tok_json(s, i);
+    if (!v)
+        return NULL;
+    *to_free = tw__json_value_text(v, len);
+    json_decref(v);
+    return *to_free;
+}
+
+/* The name of a field for a message: the span's member @name, or when
+ * @index >= 0 the member @name of annotations[@index]. */
+static const char *field_name(char *buf, size_t size, const char *name, long index)
+{
+    if (index < 0)
+        return name;
+    snprintf(buf, size, "annotations[%ld].%s", index, name);
+    return buf;
+}
+
+/* A time or duration field in µs. False (with a warning naming the field:
+ * field_name(@name, @index), made only for a warning) when it is not a
+ * number, or out of range. */
+static bool read_time(record_ctx *rc, const tw__jtok *v, const char *name, long index, int64_t *us)
+{
+    char buf[64];
+    if (IS_INTEGER(v)) {
+        if (tw__time_int_to_us(v->v.i, rc->unit, us))
             return true;
-    } else if (json_is_real(v)) {
-        double d = json_real_value(v);
+    } else if (IS_REAL(v)) {
+        double d = v->v.d;
         if (tw__time_to_us(d, rc->unit, us)) {
             if (rc->unit == TW__TIME_US && d != floor(d))
                 tw__wire_warn(rc->in, rc->line_no, "%s: fractional value %.17g rounded to %lld",
-                              field, d, (long long)*us);
+                              field_name(buf, sizeof buf, name, index), d, (long long)*us);
             return true;
         }
-    } else if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 19 &&
-               strspn(json_string_value(v), "0123456789") == json_string_length(v)) {
+    } else if (IS_STRING(v) && v->len > 0 && v->len <= 19 &&
+               strspn(v->v.str, "0123456789") == v->len) {
         /* Some emitters quote their numbers; the value is still clear. */
-        long long n = strtoll(json_string_value(v), NULL, 10);
+        long long n = strtoll(v->v.str, NULL, 10);
         if (tw__time_int_to_us(n, rc->unit, us)) {
-            tw__wire_warn(rc->in, rc->line_no, "%s: a number given as a string", field);
+            tw__wire_warn(rc->in, rc->line_no, "%s: a number given as a string",
+                          field_name(buf, sizeof buf, name, index));
             return true;
         }
     }
-    tw__wire_warn(rc->in, rc->line_no, "%s: not a usable number, ignored", field);
+    tw__wire_warn(rc->in, rc->line_no, "%s: not a usable number, ignored",
+                  field_name(buf, sizeof buf, name, index));
     return false;
 }
 
@@ -93,6 +194,12 @@ static bool parse_ip(const char *text, char out[INET6_ADDRSTRLEN], bool *is_v4)
 {
     struct in_addr v4;
     struct in6_addr v6;
+    if (tw__ipv4_is_canonical(text)) {
+        *is_v4 = true;
+        size_t len = strlen(text);
+        memcpy(out, text, len + 1);
+        return true;
+    }
     if (inet_pton(AF_INET, text, &v4) == 1) {
         *is_v4 = true;
         return inet_ntop(AF_INET, &v4, out, INET6_ADDRSTRLEN) != NULL;
@@ -116,46 +223,56 @@ typedef struct {
 } endpoint;
 
 /* Reads an Endpoint object; bad members are dropped with a warning. */
-static void read_endpoint(record_ctx *rc, const json_t *obj, const char *name, endpoint *ep)
+static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, const char *name,
+                          endpoint *ep)
 {
-    memset(ep, 0, sizeof *ep);
-    if (!obj || json_is_null(obj))
+    static const tw__json_key keys[] = {TW__JKEY("serviceName"), TW__JKEY("ipv4"), TW__JKEY("ipv6"),
+                                        TW__JKEY("port")};
+    enum { K_SERVICE, K_IPV4, K_IPV6, K_PORT, N_KEYS };
+    ep->service = NULL;
+    ep->service_len = 0;
+    ep->ipv4[0] = ep->ipv6[0] = '\0';
+    ep->port = 0;
+    const tw__jtok *obj = tok(s, at);
+    if (!obj || IS_NULL(obj))
         return;
-    if (!json_is_object(obj)) {
+    if (!IS_OBJECT(obj)) {
         tw__wire_warn(rc->in, rc->line_no, "%s: not an object, ignored", name);
         return;
     }
-    const json_t *service = json_object_get(obj, "serviceName");
-    if (json_is_string(service) && json_string_length(service) > 0) {
-        ep->service = json_string_value(service);
-        ep->service_len = json_string_length(service);
-    } else if (service && !json_is_null(service) && !json_is_string(service)) {
+    size_t m[N_KEYS];
+    tw__json_scan_pick(s, at, keys, N_KEYS, m);
+    const tw__jtok *service = tok(s, m[K_SERVICE]);
+    if (IS_STRING(service) && service->len > 0) {
+        ep->service = service->v.str;
+        ep->service_len = service->len;
+    } else if (service && !IS_NULL(service) && !IS_STRING(service)) {
         tw__wire_warn(rc->in, rc->line_no, "%s.serviceName: not a string, ignored", name);
     }
     static const char *const addr_keys[2] = {"ipv4", "ipv6"};
     for (int k = 0; k < 2; k++) {
-        const json_t *a = json_object_get(obj, addr_keys[k]);
-        if (!a || json_is_null(a))
+        const tw__jtok *a = tok(s, m[K_IPV4 + k]);
+        if (!a || IS_NULL(a))
             continue;
         char text[INET6_ADDRSTRLEN];
         bool is_v4;
-        if (!json_is_string(a) || !parse_ip(json_string_value(a), text, &is_v4)) {
+        if (!IS_STRING(a) || !parse_ip(a->v.str, text, &is_v4)) {
             tw__wire_warn(rc->in, rc->line_no, "%s.%s: not an IP address, ignored", name,
                           addr_keys[k]);
             continue;
         }
         memcpy(is_v4 ? ep->ipv4 : ep->ipv6, text, sizeof text);
     }
-    const json_t *port = json_object_get(obj, "port");
-    if (json_is_integer(port)) {
-        json_int_t p = json_integer_value(port);
+    const tw__jtok *port = tok(s, m[K_PORT]);
+    if (IS_INTEGER(port)) {
+        int64_t p = port->v.i;
         if (p > 65535)
             tw__wire_warn(rc->in, rc->line_no, "%s.port: %lld is over 65535, ignored", name,
                           (long long)p);
         else if (p > 0)
             ep->port = p;
         /* 0 or negative: "absent" in Zipkin's model, silently */
-    } else if (port && !json_is_null(port)) {
+    } else if (port && !IS_NULL(port)) {
         tw__wire_warn(rc->in, rc->line_no, "%s.port: not an integer, ignored", name);
     }
 }
@@ -205,64 +322,64 @@ static const char *const kinds_lower[] = {"client", "server", "producer", "consu
 
 /* The span's kind: 0..3 for the Zipkin kinds, -1 for none, -2 for another
  * value (kept as a tag as given). */
-static int read_kind(record_ctx *rc, const json_t *kind, tw__span_data *s)
+static int read_kind(record_ctx *rc, const tw__jtok *kind, tw__span_data *s)
 {
-    if (!kind || json_is_null(kind))
+    if (!kind || IS_NULL(kind))
         return -1;
-    if (!json_is_string(kind)) {
+    if (!IS_STRING(kind)) {
         tw__wire_warn(rc->in, rc->line_no, "kind: not a string, ignored");
         return -1;
     }
     for (int k = 0; k < 4; k++) {
-        if (strcasecmp(json_string_value(kind), kinds[k]) == 0) {
+        if (strcasecmp(kind->v.str, kinds[k]) == 0) {
             if (!tw__span_data_add_str_tag(s, "span.kind", kinds_lower[k], strlen(kinds_lower[k])))
                 rc->is_nomem = true;
             return k;
         }
     }
     tw__wire_warn(rc->in, rc->line_no, "kind: unknown value \"%.40s\", kept as tag span.kind",
-                  json_string_value(kind));
-    if (!tw__span_data_add_str_tag(s, "span.kind", json_string_value(kind),
-                                   json_string_length(kind)))
+                  kind->v.str);
+    if (!tw__span_data_add_str_tag(s, "span.kind", kind->v.str, kind->len))
         rc->is_nomem = true;
     return -2;
 }
 
-static void read_annotations(record_ctx *rc, const json_t *list, tw__span_data *s)
+static void read_annotations(record_ctx *rc, const tw__json_scan *js, size_t at, tw__span_data *s)
 {
-    if (!list || json_is_null(list))
+    static const tw__json_key keys[] = {TW__JKEY("timestamp"), TW__JKEY("value")};
+    const tw__jtok *list = tok(js, at);
+    if (!list || IS_NULL(list))
         return;
-    if (!json_is_array(list)) {
+    if (!IS_ARRAY(list)) {
         tw__wire_warn(rc->in, rc->line_no, "annotations: not an array, ignored");
         return;
     }
-    size_t i;
-    const json_t *a;
-    json_array_foreach(list, i, a)
-    {
-        char field[48];
-        snprintf(field, sizeof field, "annotations[%zu]", i);
-        const json_t *ts = json_object_get(a, "timestamp");
-        const json_t *value = json_object_get(a, "value");
-        if (!json_is_object(a) || !ts || !value || json_is_null(value)) {
-            tw__wire_warn(rc->in, rc->line_no, "%s: needs a timestamp and a value, dropped", field);
+    size_t i = 0;
+    for (size_t a = at + 1; a < list->end; a = js->tok[a].end, i++) {
+        size_t m[2] = {0, 0};
+        tw__json_scan_pick(js, a, keys, 2, m); /* all 0 when a is not an object */
+        const tw__jtok *ts = tok(js, m[0]);
+        const tw__jtok *value = tok(js, m[1]);
+        if (!ts || !value || IS_NULL(value)) {
+            tw__wire_warn(rc->in, rc->line_no,
+                          "annotations[%zu]: needs a timestamp and a value, dropped", i);
             continue;
         }
         int64_t us;
-        snprintf(field, sizeof field, "annotations[%zu].timestamp", i);
-        if (!read_time(rc, ts, field, &us))
+        if (!read_time(rc, ts, "timestamp", (long)i, &us))
             continue;
         size_t len;
-        char *text = tw__json_value_text(value, &len);
+        char *to_free;
+        const char *text = value_text(js, m[1], &len, &to_free);
         if (!text) {
             rc->is_nomem = true;
             return;
         }
-        if (!json_is_string(value))
+        if (!IS_STRING(value))
             tw__wire_warn(rc->in, rc->line_no, "annotations[%zu].value: not a string, stringified",
                           i);
         bool ok = tw__span_data_add_event(s, us, text, len);
-        free(text);
+        free(to_free);
         if (!ok) {
             rc->is_nomem = true;
             return;
@@ -270,32 +387,33 @@ static void read_annotations(record_ctx *rc, const json_t *list, tw__span_data *
     }
 }
 
-static void read_tags(record_ctx *rc, const json_t *tags, tw__span_data *s)
+static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__span_data *s)
 {
-    if (!tags || json_is_null(tags))
+    const tw__jtok *tags = tok(js, at);
+    if (!tags || IS_NULL(tags))
         return;
-    if (!json_is_object(tags)) {
+    if (!IS_OBJECT(tags)) {
         tw__wire_warn(rc->in, rc->line_no, "tags: not an object, ignored");
         return;
     }
-    const char *key;
-    const json_t *value;
-    json_object_foreach((json_t *)tags, key, value)
-    {
-        if (json_is_null(value)) {
+    for (size_t k = at + 1; k < tags->end; k = js->tok[k + 1].end) {
+        const char *key = js->tok[k].v.str;
+        const tw__jtok *value = &js->tok[k + 1];
+        if (IS_NULL(value)) {
             tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: null value, dropped", key);
             continue;
         }
         size_t len;
-        char *text = tw__json_value_text(value, &len);
+        char *to_free;
+        const char *text = value_text(js, k + 1, &len, &to_free);
         if (!text) {
             rc->is_nomem = true;
             return;
         }
-        if (!json_is_string(value))
+        if (!IS_STRING(value))
             tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
         bool ok = tw__span_data_add_str_tag(s, key, text, len);
-        free(text);
+        free(to_free);
         if (!ok) {
             rc->is_nomem = true;
             return;
@@ -303,62 +421,78 @@ static void read_tags(record_ctx *rc, const json_t *tags, tw__span_data *s)
     }
 }
 
-/* An id member: text, or a reason. */
-static bool id_text(const json_t *obj, const char *key, const char **text, size_t *len)
-{
-    const json_t *v = json_object_get(obj, key);
-    if (!json_is_string(v))
-        return false;
-    *text = json_string_value(v);
-    *len = json_string_length(v);
-    return true;
-}
+/* The members of a span object, in the order Zipkin writes them (the
+ * order tw__json_scan_pick tries first). */
+static const tw__json_key span_keys[] = {
+    TW__JKEY("traceId"),       TW__JKEY("parentId"),       TW__JKEY("id"),
+    TW__JKEY("kind"),          TW__JKEY("name"),           TW__JKEY("timestamp"),
+    TW__JKEY("duration"),      TW__JKEY("debug"),          TW__JKEY("shared"),
+    TW__JKEY("localEndpoint"), TW__JKEY("remoteEndpoint"), TW__JKEY("annotations"),
+    TW__JKEY("tags")};
+enum {
+    M_TRACE_ID,
+    M_PARENT_ID,
+    M_ID,
+    M_KIND,
+    M_NAME,
+    M_TIMESTAMP,
+    M_DURATION,
+    M_DEBUG,
+    M_SHARED,
+    M_LOCAL,
+    M_REMOTE,
+    M_ANNOTATIONS,
+    M_TAGS,
+    N_SPAN_KEYS
+};
 
-/* Decodes one span object. Returns the record (with *process filled), or
- * NULL with @why set (rc->is_nomem on allocation failure). */
-static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process *process,
+/* Decodes the span object at token 0 of @js. Returns the record (with
+ * *process filled), or NULL with @why set (rc->is_nomem on allocation
+ * failure). */
+static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__process *process,
                                   char *why, size_t why_size)
 {
     char reason[160];
-    const char *text;
-    size_t len;
     uint64_t hi, lo, id, parent = 0;
-    if (!json_is_object(obj)) {
+    size_t m[N_SPAN_KEYS];
+    if (!tw__json_scan_pick(js, 0, span_keys, N_SPAN_KEYS, m)) {
         snprintf(why, why_size, "not a JSON object");
         return NULL;
     }
-    if (!id_text(obj, "traceId", &text, &len)) {
+    const tw__jtok *v = tok(js, m[M_TRACE_ID]);
+    if (!IS_STRING(v)) {
         snprintf(why, why_size, "traceId: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_trace_id(text, len, rc->base, &hi, &lo, reason, sizeof reason)) {
+    if (!tw__parse_trace_id(v->v.str, v->len, rc->base, &hi, &lo, reason, sizeof reason)) {
         snprintf(why, why_size, "traceId: %s", reason);
         return NULL;
     }
-    if (!id_text(obj, "id", &text, &len)) {
+    v = tok(js, m[M_ID]);
+    if (!IS_STRING(v)) {
         snprintf(why, why_size, "id: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_span_id(text, len, rc->base, false, &id, reason, sizeof reason)) {
+    if (!tw__parse_span_id(v->v.str, v->len, rc->base, false, &id, reason, sizeof reason)) {
         snprintf(why, why_size, "id: %s", reason);
         return NULL;
     }
-    const json_t *pv = json_object_get(obj, "parentId");
-    if (pv && !json_is_null(pv)) {
-        if (!json_is_string(pv)) {
+    const tw__jtok *pv = tok(js, m[M_PARENT_ID]);
+    if (pv && !IS_NULL(pv)) {
+        if (!IS_STRING(pv)) {
             snprintf(why, why_size, "parentId: not a string");
             return NULL;
         }
-        if (!tw__parse_span_id(json_string_value(pv), json_string_length(pv), rc->base, true,
-                               &parent, reason, sizeof reason)) {
+        if (!tw__parse_span_id(pv->v.str, pv->len, rc->base, true, &parent, reason,
+                               sizeof reason)) {
             snprintf(why, why_size, "parentId: %s", reason);
             return NULL;
         }
         if (parent == id)
             parent = 0; /* Zipkin drops a "circular" parent */
     }
-    const json_t *name = json_object_get(obj, "name");
-    if (name && !json_is_null(name) && !json_is_string(name)) {
+    const tw__jtok *name = tok(js, m[M_NAME]);
+    if (name && !IS_NULL(name) && !IS_STRING(name)) {
         snprintf(why, why_size, "name: not a string");
         return NULL;
     }
@@ -373,36 +507,36 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
     s->span_id = id;
     s->parent_id = parent;
     s->flags = TW__FLAG_SAMPLED;
-    if (!tw__span_data_set_operation(s, json_is_string(name) ? json_string_value(name) : "",
-                                     json_is_string(name) ? json_string_length(name) : 0))
+    if (!tw__span_data_set_operation(s, IS_STRING(name) ? name->v.str : "",
+                                     IS_STRING(name) ? name->len : 0))
         goto nomem;
 
-    const json_t *debug = json_object_get(obj, "debug");
-    if (json_is_true(debug))
+    const tw__jtok *debug = tok(js, m[M_DEBUG]);
+    if (IS_TRUE(debug))
         s->flags |= TW__FLAG_DEBUG;
-    else if (debug && !json_is_boolean(debug) && !json_is_null(debug))
+    else if (debug && !IS_BOOLEAN(debug) && !IS_NULL(debug))
         tw__wire_warn(rc->in, rc->line_no, "debug: not a boolean, ignored");
 
-    int kind = read_kind(rc, json_object_get(obj, "kind"), s);
-    const json_t *shared = json_object_get(obj, "shared");
-    if (json_is_true(shared))
+    int kind = read_kind(rc, tok(js, m[M_KIND]), s);
+    const tw__jtok *shared = tok(js, m[M_SHARED]);
+    if (IS_TRUE(shared))
         s->shared = kind != 0; /* Zipkin clears it on a CLIENT span */
-    else if (shared && !json_is_boolean(shared) && !json_is_null(shared))
+    else if (shared && !IS_BOOLEAN(shared) && !IS_NULL(shared))
         tw__wire_warn(rc->in, rc->line_no, "shared: not a boolean, ignored");
 
     endpoint local, remote;
-    read_endpoint(rc, json_object_get(obj, "localEndpoint"), "localEndpoint", &local);
-    read_endpoint(rc, json_object_get(obj, "remoteEndpoint"), "remoteEndpoint", &remote);
+    read_endpoint(rc, js, m[M_LOCAL], "localEndpoint", &local);
+    read_endpoint(rc, js, m[M_REMOTE], "remoteEndpoint", &remote);
     if (rc->is_nomem || !set_local(&local, process) || !set_remote(&remote, s))
         goto nomem;
-    read_tags(rc, json_object_get(obj, "tags"), s);
-    read_annotations(rc, json_object_get(obj, "annotations"), s);
+    read_tags(rc, js, m[M_TAGS], s);
+    read_annotations(rc, js, m[M_ANNOTATIONS], s);
     if (rc->is_nomem)
         goto nomem;
 
-    const json_t *ts = json_object_get(obj, "timestamp");
+    const tw__jtok *ts = tok(js, m[M_TIMESTAMP]);
     int64_t us = 0;
-    if (ts && !json_is_null(ts) && read_time(rc, ts, "timestamp", &us) && us > 0)
+    if (ts && !IS_NULL(ts) && read_time(rc, ts, "timestamp", -1, &us) && us > 0)
         s->start_us = us;
     if (s->start_us <= 0) {
         /* Zipkin: 0 or negative is absent; the earliest annotation gives it. */
@@ -413,9 +547,9 @@ static tw__span_data *decode_span(record_ctx *rc, const json_t *obj, tw__process
                 s->start_us = t;
         }
     }
-    const json_t *dur = json_object_get(obj, "duration");
+    const tw__jtok *dur = tok(js, m[M_DURATION]);
     s->is_duration_unknown = true;
-    if (dur && !json_is_null(dur) && read_time(rc, dur, "duration", &us)) {
+    if (dur && !IS_NULL(dur) && read_time(rc, dur, "duration", -1, &us)) {
         if (us > 0) {
             s->duration_us = us;
             s->is_duration_unknown = false;
@@ -439,7 +573,21 @@ bool tw__zipkin_v2_emit_object(tw__wire_input *in, size_t line_no, const json_t 
     char why[256];
     tw__process process;
     tw__process_init(&process);
-    tw__span_data *span = decode_span(&rc, obj, &process, why, sizeof why);
+    tw__json_scan *js = malloc(sizeof *js);
+    if (!js) {
+        *is_nomem = true;
+        return true;
+    }
+    tw__json_scan_init(js);
+    tw__span_data *span = NULL;
+    if (!json_is_object(obj))
+        snprintf(why, sizeof why, "not a JSON object");
+    else if (!tw__json_scan_value(js, obj))
+        snprintf(why, sizeof why, "nested too deep, or too large to read");
+    else
+        span = decode_span(&rc, js, &process, why, sizeof why);
+    tw__json_scan_free(js);
+    free(js);
     *is_nomem = rc.is_nomem;
     bool go_on = true;
     if (!rc.is_nomem)
@@ -449,9 +597,9 @@ bool tw__zipkin_v2_emit_object(tw__wire_input *in, size_t line_no, const json_t 
     return go_on;
 }
 
-/* One record (tw__json_record_fn): a span emitted, or the record rejected. */
-static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len, size_t line_no,
-                             const json_error_t *parse_error, tw_error **err)
+/* One record (tw__json_scan_record_fn): a span emitted, or the record rejected. */
+static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec, size_t len,
+                             size_t line_no, const char *parse_error, tw_error **err)
 {
     record_ctx *rc = arg;
     tw__wire_input *in = rc->in;
@@ -460,10 +608,10 @@ static tw_status read_record(void *arg, json_t *obj, const char *rec, size_t len
     tw__span_data *span = NULL;
     tw__process process;
     tw__process_init(&process);
-    if (!obj)
-        snprintf(why, sizeof why, "not valid JSON: %s", parse_error->text);
+    if (!js)
+        snprintf(why, sizeof why, "not valid JSON: %s", parse_error);
     else
-        span = decode_span(rc, obj, &process, why, sizeof why);
+        span = decode_span(rc, js, &process, why, sizeof why);
     if (rc->is_nomem) {
         tw__process_clear(&process);
         tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, line_no);
@@ -482,8 +630,7 @@ static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err
         rc.unit = in->opts->time_unit;
     if (in->opts && in->opts->id_base != TW__ID_AUTO)
         rc.base = in->opts->id_base;
-    return tw__json_read_records(stream, in, MAX_RECORD_BYTES, JSON_ALLOW_NUL, read_record, &rc,
-                                 err);
+    return tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */

@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/bench/convert/run_convert_bench.sh BUILDDIR SRCDIR: the conversion benchmark of
-# `make bench` (CONTRIBUTING.md, "Benchmark"). For each of
+# `make bench` (CONTRIBUTING.md, "Benchmark"). The five conversion paths of the wire layer's
+# performance targets, each on an input of N spans (default 1,000,000):
 #
 #   dapper -> zipkin-v2-json            peer: jq (dapper_to_zipkin.jq)
+#   zipkin-v2-json -> jaeger-json       no peer: Jaeger JSON groups spans by trace, which a
+#                                       streaming jq program cannot do
 #   zipkin-v1-thrift -> jaeger-thrift   peer: python3-thrift (zipkin_v1_to_jaeger.py);
 #                                       jq cannot read Thrift
+#   jaeger-thrift -> otlp-json          no peer (jq cannot read Thrift)
+#   otlp-proto -> zipkin-v2-json        no peer (jq cannot read protobuf)
 #
-# it generates a 1-million-span input (gen_spans; kept in BUILDDIR/tests/bench/.out and
-# reused while its size matches), runs `tracewire convert` with its default options and the
-# peer one after the other, each pinned to CPU 0 (taskset -c 0, when it works) and timed by
-# `measure` (wall time, CPU time, peak RSS), checks both outputs (check_output.py: well-formed,
-# span counts, and the first 50,000 spans compared field by field), and prints one table
-# row per conversion with the ratio tracewire spans/s / peer spans/s. spans/s = input
-# spans / wall seconds. The target is 500,000 spans/s on one core.
+# gen_spans writes the Dapper log and the Zipkin v1 Thrift file; the other three inputs are
+# made from them by `tracewire convert` (zipkin-v2-json and otlp-proto from the Dapper log,
+# jaeger-thrift from the Zipkin v1 file). All are kept in BUILDDIR/tests/bench/.out and reused
+# while their size matches. Each command runs pinned to CPU 0 (taskset -c 0, when it works) and
+# timed by `measure` (wall time, CPU time, peak RSS); paired rows check both outputs
+# (check_output.py: well-formed, span counts, the first 50,000 spans compared field by field),
+# every row checks that tracewire converted every span it read. spans/s = input spans / wall s.
+#
+# Then, per path: callgrind instructions per span (the whole command on a 20,000-span input, a
+# run on an empty input subtracted; needs valgrind, else "-"), and the peak RSS of the command
+# at 200,000 and 5,000,000 spans, the input streamed through a FIFO from gen_spans (and, for the
+# derived inputs, a `tracewire convert` making it) so that no 5 GB file is written.
+#
+# One table at the end: a row per path with each target next to its figure: >= 500,000 spans/s
+# on one core, >= 20x jq where jq expresses the mapping, peak RSS <= 32 MiB at both sizes.
 #
 # Environment: TW_BENCH_CONVERT_SPANS (default 1000000), TW_BENCH_CONVERT_TIMEOUT (seconds
-# per command, default 1800), TW_BENCH_KEEP_OUTPUT=1 keeps the converted files.
+# per command, default 1800), TW_BENCH_CONVERT_RSS_SPANS (default "200000 5000000"; empty:
+# skip), TW_BENCH_CONVERT_CALLGRIND=0 skips callgrind, TW_BENCH_KEEP_OUTPUT=1 keeps the
+# converted files.
 # Exit status: 0 when every run and check passed (a missed target is reported, not an
 # error); 1 when a tool is missing, a command failed or timed out, or an output is wrong.
 set -u
@@ -83,6 +98,26 @@ v1_in="$work/convert-$n.zipkin-v1.thrift"
 make_input dapper "$dapper_in"
 make_input zipkin-v1-thrift "$v1_in"
 
+# derive_input SOURCE FROM TO PATH: PATH made from SOURCE by tracewire (regenerated when the
+# source or tracewire is newer).
+derive_input() {
+    local source=$1 from=$2 to=$3 path=$4
+    if [ -f "$path" ] && [ ! "$source" -nt "$path" ] && [ ! "$tracewire" -nt "$path" ]; then
+        echo "input: reusing $path"
+        return 0
+    fi
+    echo "input: making $path from $source (tracewire convert --to $to)"
+    "$tracewire" convert --no-progress --from "$from" --to "$to" -o "$path.tmp" "$source" \
+        2>"$path.err" || die "making $path failed: $(tail -n 3 "$path.err")"
+    mv "$path.tmp" "$path"
+}
+z2_in="$work/convert-$n.zipkin-v2.json"
+jt_in="$work/convert-$n.jaeger.thrift"
+op_in="$work/convert-$n.otlp.pb"
+derive_input "$dapper_in" dapper zipkin-v2-json "$z2_in"
+derive_input "$v1_in" zipkin-v1-thrift jaeger-thrift "$jt_in"
+derive_input "$dapper_in" dapper otlp-proto "$op_in"
+
 gen_py="$work/gen-py"
 if [ ! -f "$gen_py/jaeger/ttypes.py" ] || [ "$srcdir/thrift/jaeger.thrift" -nt "$gen_py/jaeger/ttypes.py" ] ||
     [ "$srcdir/thrift/zipkincore.thrift" -nt "$gen_py/zipkincore/ttypes.py" ]; then
@@ -116,6 +151,7 @@ timed() {
 rows=()
 notes=()
 failed=0
+declare -A tw_rate peer_ratio peer_name
 
 # run_pair TITLE IN TW_OUT TW_ARGS PEER_LABEL PEER_OUT CHECK_MODE PEER_COMMAND...
 run_pair() {
@@ -171,7 +207,37 @@ run_pair() {
         printf "%-34s %8s | %8.2f %7.2f %10.0f %8.1f | %8.2f %7.2f %10.0f %8.1f | %7.2f %7.2f",
             t, mb, tw, twc, tws, twr / 1024, pw, pc, ps, pr / 1024, tws / ps, (n / twc) / (n / pc)
         }')")
+    tw_rate[$title]=$(awk -v n="$n" -v w="$tw_wall" 'BEGIN { printf "%.0f", n / w }')
+    peer_ratio[$title]=$(awk -v tw="$tw_wall" -v pw="$peer_wall" 'BEGIN { printf "%.1f", pw / tw }')
+    peer_name[$title]=$peer_label
     [ "${TW_BENCH_KEEP_OUTPUT:-0}" = 1 ] || rm -f "$tw_out" "$peer_out"
+}
+
+# run_solo TITLE IN OUT TW_ARGS: a path without a peer: tracewire alone, its summary checked.
+run_solo() {
+    local title=$1 input=$2 tw_out=$3 tw_args=$4
+    local in_mb summary read_n written rejected
+    in_mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN { printf "%.1f", b / 1048576 }')
+    echo "-- $title: tracewire"
+    # shellcheck disable=SC2086 # tw_args is a fixed word list
+    timed "tracewire.solo" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
+    summary=$(grep 'convert: read ' "$work/tracewire.solo.err" | tail -n 1)
+    echo "   $summary"
+    read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
+    written=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' <<<"$summary")
+    rejected=$(sed -n 's/.*; rejected \([0-9]*\) records.*/\1/p' <<<"$summary")
+    if [ -z "$read_n" ] || [ "$read_n" != "$written" ] || [ "$rejected" != 0 ]; then
+        die "$title: read ${read_n:-?} spans, converted ${written:-?}, rejected ${rejected:-?}"
+    fi
+    [ -s "$tw_out" ] || die "$title: empty output"
+    # Per input span: the jaeger-thrift input (made from the Zipkin v1 file) holds 1.6 spans
+    # per v1 span, so its rate counts the spans it read.
+    tw_rate[$title]=$(awk -v n="$read_n" -v w="$wall" 'BEGIN { printf "%.0f", n / w }')
+    rows+=("$(awk -v t="$title" -v mb="$in_mb" -v n="$read_n" -v tw="$wall" -v twc="$cpu" \
+        -v twr="$rss" 'BEGIN {
+        printf "%-34s %8s | %8.2f %7.2f %10.0f %8.1f | %8s %7s %10s %8s | %7s %7s",
+            t, mb, tw, twc, n / tw, twr / 1024, "-", "-", "-", "-", "-", "-" }')")
+    [ "${TW_BENCH_KEEP_OUTPUT:-0}" = 1 ] || rm -f "$tw_out"
 }
 
 run_pair "dapper -> zipkin-v2-json" "$dapper_in" "$work/convert.tracewire.zipkin.json" \
@@ -182,6 +248,93 @@ run_pair "zipkin-v1-thrift -> jaeger-thrift" "$v1_in" "$work/convert.tracewire.j
     "--from zipkin-v1-thrift --to jaeger-thrift" "python3-thrift" \
     "$work/convert.peer.jaeger.thrift" jaeger \
     "$python" "$here/zipkin_v1_to_jaeger.py" "$gen_py" "$v1_in"
+run_solo "zipkin-v2-json -> jaeger-json" "$z2_in" "$work/convert.tracewire.jaeger.json" \
+    "--from zipkin-v2-json --to jaeger-json"
+run_solo "jaeger-thrift -> otlp-json" "$jt_in" "$work/convert.tracewire.otlp.json" \
+    "--from jaeger-thrift --to otlp-json"
+run_solo "otlp-proto -> zipkin-v2-json" "$op_in" "$work/convert.tracewire.zipkin2.json" \
+    "--from otlp-proto --to zipkin-v2-json"
+
+# ---- instructions per span (callgrind) -----------------------------------------------------
+# Per span of the input, as spans/s: a Zipkin v1 span holding both RPC halves is one span
+# (1.6 model spans on average), a Jaeger span of the jaeger-thrift input made from it is one.
+paths=("dapper -> zipkin-v2-json" "zipkin-v2-json -> jaeger-json"
+    "zipkin-v1-thrift -> jaeger-thrift" "jaeger-thrift -> otlp-json"
+    "otlp-proto -> zipkin-v2-json")
+declare -A cg_ips rss_at
+cg_n=20000
+if [ "${TW_BENCH_CONVERT_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo "-- callgrind: $cg_n-span inputs"
+    cg_dapper="$work/cg-$cg_n.dapper.log" cg_v1="$work/cg-$cg_n.zipkin-v1.thrift"
+    "$gen" dapper "$cg_n" "$cg_dapper" || die "gen_spans dapper $cg_n failed"
+    "$gen" zipkin-v1-thrift "$cg_n" "$cg_v1" || die "gen_spans zipkin-v1-thrift $cg_n failed"
+    "$tracewire" convert --no-progress --from dapper --to zipkin-v2-json -o "$work/cg.z2" \
+        "$cg_dapper" 2>/dev/null || die "making the callgrind inputs failed"
+    "$tracewire" convert --no-progress --from zipkin-v1-thrift --to jaeger-thrift \
+        -o "$work/cg.jt" "$cg_v1" 2>"$work/cg.jt.err" || die "making the callgrind inputs failed"
+    cg_jt_n=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' "$work/cg.jt.err")
+    "$tracewire" convert --no-progress --from dapper --to otlp-proto -o "$work/cg.op" \
+        "$cg_dapper" 2>/dev/null || die "making the callgrind inputs failed"
+    : >"$work/cg.empty"
+    instructions() { # FROM TO INPUT
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tracewire" convert \
+            --no-progress --from "$1" --to "$2" -o /dev/null "$3" 2>&1 >/dev/null |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
+    cg_inputs=("$cg_dapper" "$work/cg.z2" "$cg_v1" "$work/cg.jt" "$work/cg.op")
+    for k in "${!paths[@]}"; do
+        from=${paths[$k]%% -> *} to=${paths[$k]##* -> }
+        full=$(instructions "$from" "$to" "${cg_inputs[$k]}")
+        empty=$(instructions "$from" "$to" "$work/cg.empty")
+        if [ -z "$full" ] || [ -z "$empty" ]; then
+            die "callgrind failed on ${paths[$k]}"
+        fi
+        spans=$cg_n
+        [ "$k" = 3 ] && spans=${cg_jt_n:?} # the spans the jaeger-thrift input holds
+        cg_ips[${paths[$k]}]=$(((full - empty) / spans))
+        echo "   ${paths[$k]}: ${cg_ips[${paths[$k]}]} instructions per span"
+    done
+    rm -f "$cg_dapper" "$cg_v1" "$work/cg.z2" "$work/cg.jt" "$work/cg.jt.err" "$work/cg.op" \
+        "$work/cg.empty"
+else
+    notes+=("callgrind skipped (valgrind missing or TW_BENCH_CONVERT_CALLGRIND=0)")
+fi
+
+# ---- peak RSS against input size ------------------------------------------------------------
+# The input comes through a FIFO: gen_spans (and for derived inputs a tracewire making them)
+# writes it, `measure` runs the measured tracewire alone, so its peak RSS is its own.
+rss_sizes=${TW_BENCH_CONVERT_RSS_SPANS-200000 5000000}
+feed() { # PATH_INDEX SPANS FIFO: writes that path's input of SPANS spans into FIFO
+    case $1 in
+    0) "$gen" dapper "$2" "$3" ;;
+    1) "$gen" dapper "$2" /dev/stdout | "$tracewire" convert --no-progress --from dapper \
+        --to zipkin-v2-json -o "$3" - ;;
+    2) "$gen" zipkin-v1-thrift "$2" "$3" ;;
+    3) "$gen" zipkin-v1-thrift "$2" /dev/stdout | "$tracewire" convert --no-progress \
+        --from zipkin-v1-thrift --to jaeger-thrift -o "$3" - ;;
+    4) "$gen" dapper "$2" /dev/stdout | "$tracewire" convert --no-progress --from dapper \
+        --to otlp-proto -o "$3" - ;;
+    esac
+}
+for size in $rss_sizes; do
+    for k in "${!paths[@]}"; do
+        from=${paths[$k]%% -> *} to=${paths[$k]##* -> }
+        fifo="$work/rss.fifo"
+        rm -f "$fifo"
+        mkfifo "$fifo" || die "mkfifo failed"
+        echo "-- peak RSS: ${paths[$k]}, $size spans (streamed)"
+        feed "$k" "$size" "$fifo" 2>"$work/rss.feed.err" &
+        feeder=$!
+        result=$("$measure" "$timeout_s" /dev/null "$work/rss.err" "$tracewire" convert \
+            --no-progress --from "$from" --to "$to" "$fifo") || die "measure failed"
+        wait "$feeder" || die "feeding ${paths[$k]} ($size spans) failed: $(tail -n 3 "$work/rss.feed.err")"
+        rm -f "$fifo"
+        read -r _ _ rss_kib status <<<"$result"
+        [ "$status" = 0 ] || die "${paths[$k]} at $size spans: exit status $status: $(tail -n 3 "$work/rss.err")"
+        rss_at[${paths[$k]}.$size]=$rss_kib
+        echo "   $(grep 'convert: read ' "$work/rss.err" | tail -n 1 | cut -c1-100); peak RSS $((rss_kib / 1024)) MiB"
+    done
+done
 
 echo
 echo "== conversion results ($n input spans each; spans/s = input spans / wall s; $pinned)"
@@ -199,12 +352,34 @@ echo "  zipkin-v1-thrift row: $python $("$python" -c 'import sys; print(sys.vers
 echo "  with python3-thrift ($py_codec)"
 echo "  and classes from thrift --gen py, running tests/bench/convert/zipkin_v1_to_jaeger.py"
 echo "  (the same mapping and Jaeger ids)."
-for row in "${rows[@]}"; do
-    awk -v row="$row" -v target=$target 'BEGIN {
-        split(row, f, "|"); split(f[2], tw, " "); title = substr(row, 1, 34); sub(/ +$/, "", title)
-        printf "target %d spans/s on one core: %s: %s (%.0f spans/s)\n", target, title,
-            (tw[3] >= target ? "met" : "NOT met"), tw[3] }'
+
+# ---- the targets, one row per path ----------------------------------------------------------
+read -r rss_lo rss_hi _ <<<"$rss_sizes"
+echo
+echo "== targets (one core): spans/s >= $target; x jq >= 20 where jq expresses the mapping;"
+echo "   peak RSS <= 32 MiB and flat from ${rss_lo:-?} to ${rss_hi:-?} spans; instr/span from callgrind"
+printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s\n" "path" "spans/s" "target" \
+    "instr/span" "x jq (>=20)" "RSS ${rss_lo:-?}" "RSS ${rss_hi:-?}" "<=32MiB"
+for p in "${paths[@]}"; do
+    rate=${tw_rate[$p]:-0}
+    met=$([ "$rate" -ge "$target" ] && echo met || echo "NOT met")
+    if [ -n "${peer_ratio[$p]:-}" ] && [ "${peer_name[$p]}" != python3-thrift ]; then
+        jq_cell="${peer_ratio[$p]}x $(awk -v r="${peer_ratio[$p]}" 'BEGIN { print (r >= 20 ? "met" : "NOT") }')"
+    else
+        jq_cell="n/a"
+    fi
+    lo=${rss_at[$p.$rss_lo]:-} hi=${rss_at[$p.$rss_hi]:-}
+    rss_cell="-"
+    if [ -n "$lo" ] && [ -n "$hi" ]; then
+        rss_cell=$([ "$hi" -le 32768 ] && [ "$lo" -le 32768 ] && echo met || echo "NOT met")
+    fi
+    printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s\n" "$p" "$rate" "$met" \
+        "${cg_ips[$p]:--}" "$jq_cell" "${lo:+$((lo / 1024)) MiB}" "${hi:+$((hi / 1024)) MiB}" \
+        "$rss_cell"
 done
+echo "x jq: jq's wall time / tracewire's on the same input in this run; n/a: jq cannot read the"
+echo "input (Thrift, protobuf) or express the mapping in a streaming program (Jaeger JSON groups"
+echo "spans by trace). The zipkin-v1-thrift row's peer is python3-thrift (table above)."
 for note in "${notes[@]}"; do
     echo "note: $note"
 done

@@ -430,9 +430,10 @@ static void test_edge_lines(void)
     CU_ASSERT_EQUAL(t.declined, declined_before);
 }
 
-/* Deeper than the scanner goes, more members than it tracks: declined,
- * and the Jansson path still reads them. */
-static void test_scanner_limits_fall_back(void)
+/* Deeper than the scanner goes: declined, and the Jansson path still reads
+ * it. An object of many members (whose repeated keys the scanner finds with
+ * a hash) is read by the fast path, with the same result as Jansson's. */
+static void test_scanner_depth_falls_back_wide_objects_do_not(void)
 {
     tally t = {0};
     tw__buf b;
@@ -452,8 +453,28 @@ static void test_scanner_limits_fall_back(void)
         put(&b, m, strlen(m));
     }
     put(&b, BASE_TAIL, strlen(BASE_TAIL));
+    CU_ASSERT_TRUE(check_line((const char *)b.data, b.len, &t));
+    CU_ASSERT_EQUAL(t.mismatched, 0);
+    /* The same with one key twice, far apart: declined (Jansson refuses it). */
+    tw__buf_reset(&b);
+    put(&b, BASE_HEAD "\"m0\":0,", strlen(BASE_HEAD "\"m0\":0,"));
+    for (int i = 1; i < 80; i++) {
+        char m[32];
+        snprintf(m, sizeof m, "\"m%d\":%d,", i, i);
+        put(&b, m, strlen(m));
+    }
+    put(&b, "\"m0\":1," BASE_TAIL, strlen("\"m0\":1," BASE_TAIL));
     CU_ASSERT_FALSE(check_line((const char *)b.data, b.len, &t));
     CU_ASSERT_EQUAL(t.mismatched, 0);
+    /* The wide record again, for the public decoder below. */
+    tw__buf_reset(&b);
+    put(&b, BASE_HEAD, strlen(BASE_HEAD));
+    for (int i = 0; i < 80; i++) {
+        char m[32];
+        snprintf(m, sizeof m, "\"m%d\":%d,", i, i);
+        put(&b, m, strlen(m));
+    }
+    put(&b, BASE_TAIL, strlen(BASE_TAIL));
     /* The public decoder reads both (through Jansson). */
     tw__span_data *s = NULL;
     tw__process p;
@@ -469,5 +490,6 @@ void tw_test_register(void)
     CU_add_test(suite, "sdk_lines_and_rewrites_decode_equal",
                 test_sdk_lines_and_rewrites_decode_equal);
     CU_add_test(suite, "edge_lines", test_edge_lines);
-    CU_add_test(suite, "scanner_limits_fall_back", test_scanner_limits_fall_back);
+    CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
+                test_scanner_depth_falls_back_wide_objects_do_not);
 }

@@ -10,6 +10,9 @@
  * the oracle's compact dump byte for byte. This suite is the guard that
  * lets the encoder write JSON by hand.
  */
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +190,92 @@ static void test_refuses_null(void)
     tw__buf_free(&b);
 }
 
+/* tw__double_text writes common values (six decimals at most) without
+ * printf: the text must be the one of the precision loop it stands in for
+ * (the fewest %.*g digits that read back), for those values, their
+ * neighbours and random bit patterns alike. */
+static void general_double_text(double v, char *out, size_t size)
+{
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(out, size, "%.*g", precision, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+}
+
+static void test_double_text_is_the_shortest_that_reads_back(void)
+{
+    static const double fixed[] = {0.0,   -0.0,  1e-4,  9.9999e-5, 1e15, 999999999999999.0,
+                                   1e14,  123.0, 120.0, 0.1,       0.2,  0.30000000000000004,
+                                   0.875, -5.5,  1e-5,  100.0,     1.0,  2.5e-4};
+    uint64_t state = UINT64_C(0x9e3779b97f4a7c15);
+    size_t mismatched = 0;
+    for (size_t i = 0; i < 200000; i++) {
+        double v;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            v = fixed[i];
+        } else if (i % 3 == 0) {
+            memcpy(&v, &state, sizeof v);
+            if (!isfinite(v))
+                continue;
+        } else if (i % 3 == 1) {
+            static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+            v = (double)(int64_t)(state % UINT64_C(2000000000000000)) / scale[(state >> 56) % 9];
+        } else {
+            v = nextafter((double)(state % 100000) / 1000.0, (state >> 60) & 1 ? 1e300 : -1e300);
+        }
+        char fast[40], general[40];
+        tw__double_text(v, fast, sizeof fast);
+        general_double_text(v, general, sizeof general);
+        if (strcmp(fast, general) != 0 && mismatched++ < 5)
+            fprintf(stderr, "%.17g: \"%s\", the general way \"%s\"\n", v, fast, general);
+    }
+    CU_ASSERT_EQUAL(mismatched, 0);
+}
+
+/* tw__ipv4_is_canonical stands in for inet_pton + inet_ntop on endpoint
+ * addresses: true exactly when inet_pton(AF_INET) reads the text and
+ * inet_ntop writes it back unchanged. */
+static void test_ipv4_canonical_is_what_inet_ntop_writes(void)
+{
+    static const char alphabet[] = "0123456789.x";
+    static const char *const fixed[] = {"0.0.0.0", "255.255.255.255", "256.1.1.1", "01.2.3.4",
+                                        "1.2.3",   "1.2.3.4.",        "1..2.3",    "1.2.3.0004",
+                                        "",        "10.3.0.14",       "1.2.3.4 ",  "9.09.9.9"};
+    uint64_t state = UINT64_C(0x2545f4914f6cdd1d);
+    size_t mismatched = 0;
+    for (size_t i = 0; i < 300000; i++) {
+        char text[24];
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            snprintf(text, sizeof text, "%s", fixed[i]);
+        } else {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            size_t len = 7 + state % 9;
+            uint64_t bits = state >> 8;
+            for (size_t k = 0; k < len; k++) {
+                /* mostly digits, a dot in about one place of four */
+                text[k] = (bits & 3) == 0 ? '.' : alphabet[(bits >> 2) % 12];
+                bits = bits * UINT64_C(6364136223846793005) + 1442695040888963407u;
+                bits ^= bits >> 29;
+            }
+            text[len] = '\0';
+        }
+        struct in_addr v4;
+        char back[INET_ADDRSTRLEN];
+        bool is_expected = inet_pton(AF_INET, text, &v4) == 1 &&
+                           inet_ntop(AF_INET, &v4, back, sizeof back) && strcmp(back, text) == 0;
+        if (tw__ipv4_is_canonical(text) != is_expected && mismatched++ < 5)
+            fprintf(stderr, "\"%s\": canonical %d, inet_pton/ntop %d\n", text,
+                    tw__ipv4_is_canonical(text), is_expected);
+    }
+    CU_ASSERT_EQUAL(mismatched, 0);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/zipkin_text", NULL, NULL);
@@ -194,4 +283,8 @@ void tw_test_register(void)
     CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
     CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
     CU_add_test(suite, "refuses_null", test_refuses_null);
+    CU_add_test(suite, "ipv4_canonical_is_what_inet_ntop_writes",
+                test_ipv4_canonical_is_what_inet_ntop_writes);
+    CU_add_test(suite, "double_text_is_the_shortest_that_reads_back",
+                test_double_text_is_the_shortest_that_reads_back);
 }
