@@ -328,6 +328,16 @@ tw__span_data *tw__span_data_new(void)
     return s;
 }
 
+size_t tw__span_data_footprint(const tw__span_data *s)
+{
+    /* Each allocation also pays malloc's chunk header (one word on glibc,
+     * rounded to 16 bytes). */
+    size_t bytes = record_size() + 16;
+    for (const tw__arena_block *b = s->arena.extra; b; b = b->next)
+        bytes += sizeof(tw__arena_block) + b->size + 16;
+    return bytes;
+}
+
 tw__span_data *tw__span_data_ref(tw__span_data *s)
 {
     /* Relaxed is enough for an increment: the caller already holds a

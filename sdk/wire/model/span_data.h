@@ -146,6 +146,9 @@ tw__span_data *tw__span_data_new(void);
 /* Frees the records kept for reuse by the shared pool and by the calling
  * thread (records of other threads are freed when those threads exit). */
 void tw__span_data_pool_trim(void);
+/* The heap bytes @s holds: its record, its arena blocks and malloc's
+ * overhead for each (what a queue of records costs in memory). */
+size_t tw__span_data_footprint(const tw__span_data *s);
 /* Adds a reference; returns @s. */
 tw__span_data *tw__span_data_ref(tw__span_data *s);
 /* Drops a reference, freeing the record and its arena at zero. NULL is a no-op. */
