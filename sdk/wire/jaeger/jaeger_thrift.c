@@ -151,6 +151,9 @@ typedef struct batch_parts {
     int64_t seq_no;
     const tw__client_stats *stats;
     bool is_measure;
+    /* Where the process and the spans go in scratch (set by write_batch,
+     * for the gathering send of tw__jaeger_emit_batch_frame). */
+    size_t process_at, spans_at;
 } batch_parts;
 
 /* Same bits as the unsigned id, without the implementation-defined
@@ -337,12 +340,16 @@ static bool write_process(tw__jaeger_encoder *enc, const tw__process *p)
     return struct_end(enc);
 }
 
-static bool write_batch(tw__jaeger_encoder *enc, const batch_parts *b)
+static bool write_batch(tw__jaeger_encoder *enc, batch_parts *b)
 {
-    if (!struct_begin(enc, "Batch") || !field_begin(enc, "process", T_STRUCT, 1) ||
-        (!b->is_measure && !write_raw(enc, b->process, b->process_len)) || !field_end(enc) ||
-        !field_list_begin(enc, "spans", 2, b->n_spans) ||
-        (!b->is_measure && !write_raw(enc, b->spans, b->spans_len)) || !field_list_end(enc))
+    if (!struct_begin(enc, "Batch") || !field_begin(enc, "process", T_STRUCT, 1))
+        return false;
+    b->process_at = enc->scratch.len;
+    if ((!b->is_measure && !write_raw(enc, b->process, b->process_len)) || !field_end(enc) ||
+        !field_list_begin(enc, "spans", 2, b->n_spans))
+        return false;
+    b->spans_at = enc->scratch.len;
+    if ((!b->is_measure && !write_raw(enc, b->spans, b->spans_len)) || !field_list_end(enc))
         return false;
     if (b->seq_no >= 0 && !field_i64(enc, "seqNo", 3, b->seq_no))
         return false;
@@ -357,7 +364,7 @@ static bool write_batch(tw__jaeger_encoder *enc, const batch_parts *b)
     return struct_end(enc);
 }
 
-static bool write_emit_batch(tw__jaeger_encoder *enc, const batch_parts *b, int32_t msg_seq_id)
+static bool write_emit_batch(tw__jaeger_encoder *enc, batch_parts *b, int32_t msg_seq_id)
 {
     return thrift_protocol_write_message_begin(enc->protocol, "emitBatch", T_ONEWAY, msg_seq_id,
                                                &enc->error) >= 0 &&
@@ -473,6 +480,271 @@ static void direct_span(tw__thrift_writer *w, const tw__span_data *s, tw__buf *s
     }
 }
 
+/* ---- spans in the compact protocol: the fast path -----------------------------------------
+ *
+ * The UDP reporter's whole per-span work is this encoding, so the compact
+ * protocol (agent port 6831) has a writer of its own for spans: the Span
+ * struct's field ids are fixed, so every field header is a constant byte
+ * (id delta << 4 | compact type; the deltas follow from which optional
+ * lists are present), and it writes through a local cursor, making room
+ * once per part (not per byte, where the generic writer reloads the
+ * buffer's length after every store because a byte store may alias it).
+ * Short strings (up to 16 bytes) are copied with two overlapping word
+ * loads, which also tell whether they are ASCII. Anything it does not take
+ * (text that is not valid UTF-8 and must be repaired, a length beyond
+ * Thrift's i32, allocation failure) sends the whole span to the generic
+ * writer above, which has the answer for each; its bytes are those of the
+ * generic writer, which the differential test and the fuzz target
+ * (tests/unit/wire/test_thrift_write.c, tests/fuzz/fuzz_thrift_write.c)
+ * hold to c_glib's. */
+
+/* Compact field headers of the fixed ids: delta << 4 | type (i32 5, i64 6,
+ * double 7, binary 8, list 9; a bool's type is its value, 1 or 2). */
+enum {
+    CH_I32_1 = 0x15,
+    CH_I32_2 = 0x25,
+    CH_I64_1 = 0x16,
+    CH_I64_4 = 0x46,
+    CH_BIN_1 = 0x18,
+    CH_BIN_5 = 0x58,
+    CH_DOUBLE_2 = 0x27,
+    CH_BOOL_3 = 0x30,
+    CH_LIST_1 = 0x19,
+    CH_LIST_2 = 0x29,
+    C_STRUCT = 0x0c /* compact type of struct list elements */
+};
+
+typedef struct fast_out {
+    uint8_t *p, *end;
+    tw__buf *buf;
+} fast_out;
+
+static bool fast_grow(fast_out *o, size_t n)
+{
+    o->buf->len = (size_t)(o->p - o->buf->data);
+    if (!tw__buf_grow(o->buf, n))
+        return false;
+    o->p = o->buf->data + o->buf->len;
+    o->end = o->buf->data + o->buf->cap;
+    return true;
+}
+
+/* Room for @n more bytes at o->p. */
+static inline bool fast_room(fast_out *o, size_t n)
+{
+    return (size_t)(o->end - o->p) >= n || fast_grow(o, n);
+}
+
+static inline uint8_t *fast_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint8_t *fast_i64(uint8_t *p, uint8_t header, int64_t v)
+{
+    *p++ = header;
+    return fast_varint(p, tw__thrift__zigzag64(v));
+}
+
+/* A list header of @n structs (the caller made room for 6 bytes). */
+static inline uint8_t *fast_list(uint8_t *p, size_t n)
+{
+    if (n < 15) {
+        *p++ = (uint8_t)(n << 4 | C_STRUCT);
+        return p;
+    }
+    *p++ = 0xf0 | C_STRUCT;
+    return fast_varint(p, n);
+}
+
+#define HIGH_BITS UINT64_C(0x8080808080808080)
+
+/* A string or binary field: header, length, bytes. @is_text: the bytes
+ * must be valid UTF-8 (false when they are not: the generic writer
+ * repairs them). False also when too long or out of memory. */
+static inline bool fast_bytes(fast_out *o, uint8_t header, const void *data, size_t len,
+                              bool is_text)
+{
+    /* 16 bytes of slack: the short copies below store whole words. */
+    if (len > TW__THRIFT_MAX_LEN || !fast_room(o, 1 + 5 + 16 + len))
+        return false;
+    uint8_t *p = o->p;
+    *p++ = header;
+    p = fast_varint(p, len);
+    const uint8_t *s = data;
+    uint64_t any;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(p, &a, 8);
+        memcpy(p + len - 8, &b, 8);
+        any = a | b;
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        memcpy(p, &a, 4);
+        memcpy(p + len - 4, &b, 4);
+        any = a | b;
+    } else if (len < 4) {
+        any = 0;
+        for (size_t i = 0; i < len; i++) {
+            p[i] = s[i];
+            any |= s[i];
+        }
+    } else {
+        memcpy(p, s, len);
+        any = HIGH_BITS; /* checked in full below */
+    }
+    if (is_text && (any & HIGH_BITS) && !tw__utf8_is_valid((const char *)s, len))
+        return false;
+    o->p = p + len;
+    return true;
+}
+
+static inline bool fast_tag(fast_out *o, const tw__tag *t)
+{
+    if (!fast_bytes(o, CH_BIN_1, t->key, t->key_len, true) || !fast_room(o, 2 + 1 + 10 + 1))
+        return false;
+    uint8_t *p = o->p;
+    *p++ = CH_I32_1; /* vType, then its value's field */
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_STRING);
+        o->p = p;
+        if (!fast_bytes(o, CH_BIN_1, t->v.str, t->len, true) || !fast_room(o, 1))
+            return false;
+        p = o->p;
+        break;
+    case TW_VALUE_DOUBLE: {
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_DOUBLE);
+        *p++ = CH_DOUBLE_2;
+        uint64_t bits;
+        memcpy(&bits, &t->v.dbl, sizeof bits);
+        for (size_t i = 0; i < 8; i++) /* little-endian in the compact protocol */
+            p[i] = (uint8_t)(bits >> (8 * i));
+        p += 8;
+        break;
+    }
+    case TW_VALUE_BOOL:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_BOOL);
+        *p++ = CH_BOOL_3 | (t->v.boolean ? 1 : 2);
+        break;
+    case TW_VALUE_INT64:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_LONG);
+        p = fast_i64(p, CH_I64_4, t->v.i64);
+        break;
+    case TW_VALUE_BINARY:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_BINARY);
+        o->p = p;
+        if (!fast_bytes(o, CH_BIN_5, t->v.bin, t->len, false) || !fast_room(o, 1))
+            return false;
+        p = o->p;
+        break;
+    default:
+        return false; /* the generic writer refuses it */
+    }
+    *p++ = 0; /* stop */
+    o->p = p;
+    return true;
+}
+
+static inline bool fast_tags(fast_out *o, uint8_t header, const tw__tag *tags, size_t n)
+{
+    if (n > TW__THRIFT_MAX_LEN || !fast_room(o, 1 + 6))
+        return false;
+    *o->p++ = header;
+    o->p = fast_list(o->p, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!fast_tag(o, &tags[i]))
+            return false;
+    }
+    return true;
+}
+
+/* The whole Span struct (its stop byte included) at the end of @out;
+ * false, with @out's length unchanged, when the generic writer must do it. */
+static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
+{
+    size_t before = out->len;
+    fast_out o = {out->data + out->len, out->data + out->cap, out};
+    if (!fast_room(&o, 4 * 11))
+        return false;
+    uint8_t *p = o.p;
+    p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_low));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_high));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->span_id));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->parent_id));
+    o.p = p;
+    const char *op = s->operation ? s->operation : "";
+    if (!fast_bytes(&o, CH_BIN_1, op, strlen(op), true))
+        goto fallback;
+    if (s->n_refs > 0) {
+        if (s->n_refs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
+            goto fallback;
+        *o.p++ = CH_LIST_1;
+        o.p = fast_list(o.p, s->n_refs);
+        for (size_t i = 0; i < s->n_refs; i++) {
+            const tw__ref *r = &s->refs[i];
+            if (!fast_room(&o, 2 + 3 * 11 + 1))
+                goto fallback;
+            p = o.p;
+            *p++ = CH_I32_1;
+            *p++ = (uint8_t)tw__thrift__zigzag32(r->type == TW__REF_FOLLOWS_FROM
+                                                     ? TWIRE_JAEGER_SPAN_REF_TYPE_FOLLOWS_FROM
+                                                     : TWIRE_JAEGER_SPAN_REF_TYPE_CHILD_OF);
+            p = fast_i64(p, CH_I64_1, u64_bits(r->trace_id_low));
+            p = fast_i64(p, CH_I64_1, u64_bits(r->trace_id_high));
+            p = fast_i64(p, CH_I64_1, u64_bits(r->span_id));
+            *p++ = 0;
+            o.p = p;
+        }
+    }
+    if (!fast_room(&o, 6 + 2 * 11))
+        goto fallback;
+    p = o.p;
+    /* flags is field 7: after the references (6) or the name (5). */
+    *p++ = s->n_refs > 0 ? CH_I32_1 : CH_I32_2;
+    p = fast_varint(p, tw__thrift__zigzag32(u32_bits(s->flags)));
+    p = fast_i64(p, CH_I64_1, s->start_us);
+    p = fast_i64(p, CH_I64_1, s->duration_us);
+    o.p = p;
+    if (s->n_tags > 0 && !fast_tags(&o, CH_LIST_1, s->tags, s->n_tags))
+        goto fallback;
+    if (s->n_logs > 0) {
+        if (s->n_logs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
+            goto fallback;
+        /* logs is field 11: after the tags (10) or the duration (9). */
+        *o.p++ = s->n_tags > 0 ? CH_LIST_1 : CH_LIST_2;
+        o.p = fast_list(o.p, s->n_logs);
+        for (size_t i = 0; i < s->n_logs; i++) {
+            const tw__log *log = &s->logs[i];
+            if (!fast_room(&o, 11))
+                goto fallback;
+            o.p = fast_i64(o.p, CH_I64_1, log->timestamp_us);
+            /* fields is required: an empty list is still written. */
+            if (!fast_tags(&o, CH_LIST_1, log->fields, log->n_fields) || !fast_room(&o, 1))
+                goto fallback;
+            *o.p++ = 0;
+        }
+    }
+    if (!fast_room(&o, 1))
+        goto fallback;
+    *o.p++ = 0; /* the Span's stop */
+    out->len = (size_t)(o.p - out->data);
+    return true;
+
+fallback:
+    out->len = before;
+    return false;
+}
+
 /* ---- calls: encode into scratch, then hand the bytes out --------------------------------- */
 
 static void scratch_begin(tw__jaeger_encoder *enc)
@@ -560,6 +832,8 @@ bool tw__jaeger_encode_span(tw__jaeger_encoder *enc, const tw__span_data *span, 
 {
     if (!enc || !span || !out)
         return false;
+    if (enc->protocol_id == TW__THRIFT_COMPACT && fast_compact_span(span, out))
+        return true;
     size_t before = out->len;
     tw__thrift_writer w;
     tw__thrift_writer_init(&w, enc->protocol_id, out);
@@ -599,15 +873,19 @@ static bool envelope_is_cached(const tw__jaeger_encoder *enc, int64_t seq_no,
             enc->envelope.stats.failed_to_emit_spans == stats->failed_to_emit_spans);
 }
 
-/* Bytes of the list header of @n_spans structs, measured by writing it. */
-static bool list_header_len(tw__jaeger_encoder *enc, size_t n_spans, size_t *len)
+/* Bytes of the list header of @n structs: binary, the element type and an
+ * i32 size; compact, one byte (size << 4 | type) below 15 elements, else
+ * 0xf0 | type and a varint size. Computed rather than written: the UDP
+ * sender sizes its batch once per span. */
+static size_t list_header_len(tw__thrift_protocol protocol, size_t n)
 {
-    scratch_begin(enc);
-    if (!scratch_end(enc, thrift_protocol_write_list_begin(enc->protocol, T_STRUCT,
-                                                           (guint32)n_spans, &enc->error) >= 0))
-        return false;
-    *len = enc->scratch.len;
-    return true;
+    if (protocol == TW__THRIFT_BINARY)
+        return 5;
+    size_t len = 1;
+    if (n >= 15)
+        for (len = 2; n >= 0x80; n >>= 7)
+            len++;
+    return len;
 }
 
 /* The envelope is measured by the code that writes it (write_emit_batch in
@@ -632,8 +910,7 @@ size_t tw__jaeger_emit_batch_size(tw__jaeger_encoder *enc, size_t process_len, s
         if (!scratch_end(enc, write_emit_batch(enc, &empty, tw__jaeger_msg_seq_id(seq_no))))
             return 0;
         size_t envelope_len = enc->scratch.len;
-        if (!list_header_len(enc, 0, &empty_list_len))
-            return 0;
+        empty_list_len = list_header_len(enc->protocol_id, 0);
         enc->envelope.is_valid = true;
         enc->envelope.seq_no = seq_no;
         enc->envelope.has_stats = stats != NULL;
@@ -641,10 +918,7 @@ size_t tw__jaeger_emit_batch_size(tw__jaeger_encoder *enc, size_t process_len, s
             enc->envelope.stats = *stats;
         enc->envelope.len = envelope_len - empty_list_len;
     }
-    size_t list_len;
-    if (!list_header_len(enc, n_spans, &list_len))
-        return 0;
-    return enc->envelope.len + list_len + process_len + spans_len;
+    return enc->envelope.len + list_header_len(enc->protocol_id, n_spans) + process_len + spans_len;
 }
 
 bool tw__jaeger_emit_batch_message(tw__jaeger_encoder *enc, const uint8_t *process,
@@ -652,18 +926,40 @@ bool tw__jaeger_emit_batch_message(tw__jaeger_encoder *enc, const uint8_t *proce
                                    size_t n_spans, int64_t seq_no, const tw__client_stats *stats,
                                    int32_t msg_seq_id, tw__buf *out)
 {
-    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false};
+    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false, 0, 0};
     if (!enc || !out || !process || (!spans && spans_len > 0) || !parts_fit(&b))
         return false;
     scratch_begin(enc);
     return scratch_end(enc, write_emit_batch(enc, &b, msg_seq_id)) && scratch_replace(enc, out);
 }
 
+bool tw__jaeger_emit_batch_frame(tw__jaeger_encoder *enc, size_t process_len, size_t n_spans,
+                                 size_t spans_len, int64_t seq_no, const tw__client_stats *stats,
+                                 int32_t msg_seq_id, tw__jaeger_frame *out)
+{
+    batch_parts b = {.process_len = process_len,
+                     .spans_len = spans_len,
+                     .n_spans = n_spans,
+                     .seq_no = seq_no,
+                     .stats = stats,
+                     .is_measure = true};
+    if (!enc || !out || !parts_fit(&b))
+        return false;
+    scratch_begin(enc);
+    if (!scratch_end(enc, write_emit_batch(enc, &b, msg_seq_id)))
+        return false;
+    out->data = enc->scratch.data;
+    out->head_len = b.process_at;
+    out->mid_len = b.spans_at - b.process_at;
+    out->tail_len = enc->scratch.len - b.spans_at;
+    return true;
+}
+
 bool tw__jaeger_batch_struct(tw__jaeger_encoder *enc, const uint8_t *process, size_t process_len,
                              const uint8_t *spans, size_t spans_len, size_t n_spans, int64_t seq_no,
                              const tw__client_stats *stats, tw__buf *out)
 {
-    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false};
+    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false, 0, 0};
     if (!enc || !out || !process || (!spans && spans_len > 0) || !parts_fit(&b))
         return false;
     scratch_begin(enc);
