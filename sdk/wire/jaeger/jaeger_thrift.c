@@ -16,11 +16,13 @@
  * tests/fuzz/fuzz_thrift_write.c) hold the bytes to those c_glib's
  * generated structs and protocols write for the same span.
  *
- * What is written once per batch or per process (the process struct, the
- * emitBatch envelope, the Batch framing) still goes through c_glib's
- * protocol layer, as it costs nothing that matters there: fields through
- * the protocol API (ThriftCompactProtocol or ThriftBinaryProtocol),
- * pre-encoded spans through the transport (a ThriftMemoryBuffer).
+ * The compact protocol's spans (the UDP agent's, the hot path of the
+ * reporter thread) have a faster writer still (fast_compact_span). The
+ * emitBatch envelope and the Batch framing, written twice per datagram,
+ * use the direct writer too. What is written once per process (the
+ * process struct) still goes through c_glib's protocol layer, as it costs
+ * nothing that matters there: fields through the protocol API
+ * (ThriftCompactProtocol or ThriftBinaryProtocol) into a ThriftMemoryBuffer.
  *
  * An encoder owns one protocol, one memory buffer and its GByteArray, reused
  * for every call. No locking: one thread at a time per encoder.
@@ -273,15 +275,6 @@ static bool field_list_end(tw__jaeger_encoder *enc)
     return thrift_protocol_write_list_end(enc->protocol, &enc->error) >= 0 && field_end(enc);
 }
 
-/* Pre-encoded bytes go straight to the transport; the protocol's state is
- * unaffected, which is right because they form whole structs. */
-static bool write_raw(tw__jaeger_encoder *enc, const uint8_t *data, size_t len)
-{
-    if (len == 0)
-        return true;
-    return thrift_transport_write(enc->transport, (gpointer)data, (guint32)len, &enc->error);
-}
-
 /* ---- jaeger.thrift structs ------------------------------------------------------------- */
 
 static bool write_tag(tw__jaeger_encoder *enc, const tw__tag *tag)
@@ -340,37 +333,54 @@ static bool write_process(tw__jaeger_encoder *enc, const tw__process *p)
     return struct_end(enc);
 }
 
+/* The Batch struct, on the direct writer (wire/core/thrift.h) like the
+ * spans: it is written twice per datagram (sized, then sent), and c_glib's
+ * protocol objects cost ~5,000 instructions for it, the direct writer a
+ * few hundred. Its bytes are c_glib's (the writer's differential test
+ * covers every construct used here: message headers, nested structs,
+ * lists, i64 fields). */
+static void direct_batch(tw__thrift_writer *w, batch_parts *b)
+{
+    tw__thrift_struct_begin(w);
+    tw__thrift_field_begin(w, TW__T_STRUCT, 1);
+    b->process_at = w->out->len;
+    if (!b->is_measure)
+        tw__thrift_write_raw(w, b->process, b->process_len);
+    tw__thrift_field_list(w, 2, TW__T_STRUCT, b->n_spans);
+    b->spans_at = w->out->len;
+    if (!b->is_measure)
+        tw__thrift_write_raw(w, b->spans, b->spans_len);
+    if (b->seq_no >= 0)
+        tw__thrift_field_i64(w, 3, b->seq_no);
+    if (b->stats) {
+        tw__thrift_field_begin(w, TW__T_STRUCT, 4);
+        tw__thrift_struct_begin(w);
+        tw__thrift_field_i64(w, 1, b->stats->full_queue_dropped_spans);
+        tw__thrift_field_i64(w, 2, b->stats->too_large_dropped_spans);
+        tw__thrift_field_i64(w, 3, b->stats->failed_to_emit_spans);
+        tw__thrift_struct_end(w);
+    }
+    tw__thrift_struct_end(w);
+}
+
 static bool write_batch(tw__jaeger_encoder *enc, batch_parts *b)
 {
-    if (!struct_begin(enc, "Batch") || !field_begin(enc, "process", T_STRUCT, 1))
-        return false;
-    b->process_at = enc->scratch.len;
-    if ((!b->is_measure && !write_raw(enc, b->process, b->process_len)) || !field_end(enc) ||
-        !field_list_begin(enc, "spans", 2, b->n_spans))
-        return false;
-    b->spans_at = enc->scratch.len;
-    if ((!b->is_measure && !write_raw(enc, b->spans, b->spans_len)) || !field_list_end(enc))
-        return false;
-    if (b->seq_no >= 0 && !field_i64(enc, "seqNo", 3, b->seq_no))
-        return false;
-    if (b->stats) {
-        if (!field_begin(enc, "stats", T_STRUCT, 4) || !struct_begin(enc, "ClientStats") ||
-            !field_i64(enc, "fullQueueDroppedSpans", 1, b->stats->full_queue_dropped_spans) ||
-            !field_i64(enc, "tooLargeDroppedSpans", 2, b->stats->too_large_dropped_spans) ||
-            !field_i64(enc, "failedToEmitSpans", 3, b->stats->failed_to_emit_spans) ||
-            !struct_end(enc) || !field_end(enc))
-            return false;
-    }
-    return struct_end(enc);
+    tw__thrift_writer w;
+    tw__thrift_writer_init(&w, enc->protocol_id, &enc->scratch);
+    direct_batch(&w, b);
+    return !w.failed;
 }
 
 static bool write_emit_batch(tw__jaeger_encoder *enc, batch_parts *b, int32_t msg_seq_id)
 {
-    return thrift_protocol_write_message_begin(enc->protocol, "emitBatch", T_ONEWAY, msg_seq_id,
-                                               &enc->error) >= 0 &&
-           struct_begin(enc, "Agent_emitBatch_args") && field_begin(enc, "batch", T_STRUCT, 1) &&
-           write_batch(enc, b) && field_end(enc) && struct_end(enc) &&
-           thrift_protocol_write_message_end(enc->protocol, &enc->error) >= 0;
+    tw__thrift_writer w;
+    tw__thrift_writer_init(&w, enc->protocol_id, &enc->scratch);
+    tw__thrift_message_begin(&w, "emitBatch", TW__THRIFT_ONEWAY, msg_seq_id);
+    tw__thrift_struct_begin(&w); /* Agent_emitBatch_args */
+    tw__thrift_field_begin(&w, TW__T_STRUCT, 1);
+    direct_batch(&w, b);
+    tw__thrift_struct_end(&w);
+    return !w.failed;
 }
 
 /* ---- spans: the direct writer ------------------------------------------------------------- */
