@@ -610,14 +610,13 @@ FAST_INLINE uint8_t *fast_list(uint8_t *p, size_t n)
 
 #define HIGH_BITS UINT64_C(0x8080808080808080)
 
-/* A string or binary field: header, length, bytes. @is_text: the bytes
- * must be valid UTF-8 (false when they are not: the generic writer
- * repairs them). False also when too long or out of memory. */
-FAST_INLINE bool fast_bytes(fast_out *o, uint8_t header, const void *data, size_t len, bool is_text)
+/* A string or binary field at @p: header, length, bytes; the caller made
+ * room for 1 + 5 + @len bytes (and fast_room's 8) and checked @len against
+ * Thrift's i32. @is_text: the bytes must be valid UTF-8; NULL when they
+ * are not (the generic writer repairs them). Returns the end. */
+FAST_INLINE uint8_t *fast_put_bytes(uint8_t *p, uint8_t header, const void *data, size_t len,
+                                    bool is_text)
 {
-    if (len > TW__THRIFT_MAX_LEN || !fast_room(o, 1 + 5 + len))
-        return false;
-    uint8_t *p = o->p;
     *p++ = header;
     p = fast_varint(p, len);
     const uint8_t *s = data;
@@ -647,24 +646,29 @@ FAST_INLINE bool fast_bytes(fast_out *o, uint8_t header, const void *data, size_
         any = HIGH_BITS; /* checked in full below */
     }
     if (is_text && (any & HIGH_BITS) && !tw__utf8_is_valid((const char *)s, len))
-        return false;
-    o->p = p + len;
-    return true;
+        return NULL;
+    return p + len;
 }
 
+/* One Tag struct, with one room check: its key, vType, value (at most 10
+ * bytes, or a string's length and bytes) and stop. */
 FAST_INLINE bool fast_tag(fast_out *o, const tw__tag *t)
 {
-    if (!fast_bytes(o, CH_BIN_1, t->key, t->key_len, true) || !fast_room(o, 2 + 1 + 10 + 1))
+    bool has_bytes = t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY;
+    size_t value_len = has_bytes ? t->len : 0;
+    if (t->key_len > TW__THRIFT_MAX_LEN || value_len > TW__THRIFT_MAX_LEN ||
+        !fast_room(o, (1 + 5 + (size_t)t->key_len) + 2 + (1 + 10 + value_len) + 1))
         return false;
-    uint8_t *p = o->p;
+    uint8_t *p = fast_put_bytes(o->p, CH_BIN_1, t->key, t->key_len, true);
+    if (!p)
+        return false;
     *p++ = CH_I32_1; /* vType, then its value's field */
     switch (t->type) {
     case TW_VALUE_STRING:
         *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_STRING);
-        o->p = p;
-        if (!fast_bytes(o, CH_BIN_1, t->v.str, t->len, true) || !fast_room(o, 1))
+        p = fast_put_bytes(p, CH_BIN_1, t->v.str, t->len, true);
+        if (!p)
             return false;
-        p = o->p;
         break;
     case TW_VALUE_DOUBLE: {
         *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_DOUBLE);
@@ -686,10 +690,7 @@ FAST_INLINE bool fast_tag(fast_out *o, const tw__tag *t)
         break;
     case TW_VALUE_BINARY:
         *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_BINARY);
-        o->p = p;
-        if (!fast_bytes(o, CH_BIN_5, t->v.bin, t->len, false) || !fast_room(o, 1))
-            return false;
-        p = o->p;
+        p = fast_put_bytes(p, CH_BIN_5, t->v.bin, t->len, false);
         break;
     default:
         return false; /* the generic writer refuses it */
@@ -699,6 +700,7 @@ FAST_INLINE bool fast_tag(fast_out *o, const tw__tag *t)
     return true;
 }
 
+/* A list<Tag> field: @header, the list header, the tags. */
 static inline bool fast_tags(fast_out *o, uint8_t header, const tw__tag *tags, size_t n)
 {
     if (n > TW__THRIFT_MAX_LEN || !fast_room(o, 1 + 6))
@@ -718,17 +720,19 @@ static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
 {
     size_t before = out->len;
     fast_out o = {out->data + out->len, out->data + out->cap, out};
-    if (!fast_room(&o, 4 * 11))
+    const char *op = s->operation ? s->operation : "";
+    size_t op_len = strlen(op);
+    if (op_len > TW__THRIFT_MAX_LEN || !fast_room(&o, 4 * 11 + 1 + 5 + op_len))
         return false;
     uint8_t *p = o.p;
     p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_low));
     p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_high));
     p = fast_i64(p, CH_I64_1, u64_bits(s->span_id));
     p = fast_i64(p, CH_I64_1, u64_bits(s->parent_id));
-    o.p = p;
-    const char *op = s->operation ? s->operation : "";
-    if (!fast_bytes(&o, CH_BIN_1, op, strlen(op), true))
+    p = fast_put_bytes(p, CH_BIN_1, op, op_len, true);
+    if (!p)
         goto fallback;
+    o.p = p;
     if (s->n_refs > 0) {
         if (s->n_refs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
             goto fallback;
@@ -750,7 +754,9 @@ static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
             o.p = p;
         }
     }
-    if (!fast_room(&o, 6 + 2 * 11))
+    /* flags, start, duration, then the tags' field and list headers (or
+     * the stop byte). */
+    if (!fast_room(&o, 6 + 2 * 11 + 1 + 6))
         goto fallback;
     p = o.p;
     /* flags is field 7: after the references (6) or the name (5). */
@@ -759,8 +765,16 @@ static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
     p = fast_i64(p, CH_I64_1, s->start_us);
     p = fast_i64(p, CH_I64_1, s->duration_us);
     o.p = p;
-    if (s->n_tags > 0 && !fast_tags(&o, CH_LIST_1, s->tags, s->n_tags))
-        goto fallback;
+    if (s->n_tags > 0) {
+        if (s->n_tags > TW__THRIFT_MAX_LEN)
+            goto fallback;
+        *o.p++ = CH_LIST_1;
+        o.p = fast_list(o.p, s->n_tags);
+        for (size_t i = 0; i < s->n_tags; i++) {
+            if (!fast_tag(&o, &s->tags[i]))
+                goto fallback;
+        }
+    }
     if (s->n_logs > 0) {
         if (s->n_logs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
             goto fallback;
