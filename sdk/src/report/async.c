@@ -162,7 +162,8 @@ static void async_report(tw_reporter *r, tw__span_data *span)
      * off: the bound holds. An empty queue takes any span, so one larger
      * than the whole bound is still sent. */
     size_t queued = atomic_load_explicit(&a->queued_bytes, memory_order_relaxed);
-    bool is_bytes_full = queued != 0 && (queued >= a->max_bytes || size > a->max_bytes - queued);
+    size_t queued_after = queued + size; /* no overflow: both are far below 2^63 */
+    bool is_bytes_full = queued != 0 && queued_after > a->max_bytes;
     if (a->len == a->cap || a->is_closing || is_bytes_full) {
         bool is_closing = a->is_closing;
         bool is_len_full = a->len == a->cap;
@@ -182,8 +183,8 @@ static void async_report(tw_reporter *r, tw__span_data *span)
     /* Wake only on a crossing, so a busy producer does not pay a futex
      * call per span. */
     bool should_wake =
-        (a->len == a->wake_len || (queued < a->wake_bytes && queued + size >= a->wake_bytes)) &&
-        a->is_waiting;
+        a->is_waiting &&
+        (a->len == a->wake_len || (queued < a->wake_bytes && queued_after >= a->wake_bytes));
     pthread_mutex_unlock(&a->lock);
     if (should_wake)
         pthread_cond_signal(&a->wake);
