@@ -182,9 +182,8 @@ static void async_report(tw_reporter *r, tw__span_data *span)
     atomic_fetch_add_explicit(&a->queued_bytes, size, memory_order_relaxed);
     /* Wake only on a crossing, so a busy producer does not pay a futex
      * call per span. */
-    bool should_wake =
-        a->is_waiting &&
-        (a->len == a->wake_len || (queued < a->wake_bytes && queued_after >= a->wake_bytes));
+    bool should_wake = a->is_waiting && (a->len == a->wake_len ||
+                                         (queued < a->wake_bytes && queued_after >= a->wake_bytes));
     pthread_mutex_unlock(&a->lock);
     if (should_wake)
         pthread_cond_signal(&a->wake);
