@@ -1330,14 +1330,18 @@ static bool common_options(tw_config *c, tw_reporter_options *ro, bool is_first)
     static const char *const flush_vars[] = {"JAEGER_REPORTER_FLUSH_INTERVAL",
                                              "OTEL_BSP_SCHEDULE_DELAY", NULL};
     static const char *const close_vars[] = {"TRACEWIRE_REPORTER_CLOSE_TIMEOUT", NULL};
-    unsigned long long n = TW__DEFAULT_QUEUE_SIZE;
+    static const char *const bytes_vars[] = {"TRACEWIRE_REPORTER_MAX_QUEUE_BYTES", NULL};
+    unsigned long long n = TW__DEFAULT_QUEUE_SIZE, queue_bytes = TW__DEFAULT_QUEUE_BYTES;
     unsigned int ms = TW__DEFAULT_FLUSH_INTERVAL_MS, close_ms = TW__DEFAULT_CLOSE_TIMEOUT_MS;
-    const char *qvar = NULL, *fvar = NULL, *cvar = NULL;
+    const char *qvar = NULL, *fvar = NULL, *cvar = NULL, *bvar = NULL;
     char value[CANON];
     /* Read (and reported) once, applied to every transport. */
     size_t before = c->n_problems;
     if (pick_uint(c, "reporter.queue_spans", queue_vars, 1, (size_t)1 << 28, &n, &qvar))
         tw_reporter_options_set_max_queue_size(ro, (size_t)n);
+    if (pick_uint(c, "reporter.queue_bytes", bytes_vars, TW__MIN_QUEUE_BYTES, TW__MAX_QUEUE_BYTES,
+                  &queue_bytes, &bvar))
+        tw_reporter_options_set_max_queue_bytes(ro, (size_t)queue_bytes);
     if (pick_ms(c, "reporter.flush_interval_ms", flush_vars, canon_interval, false, &ms, &fvar))
         tw_reporter_options_set_flush_interval_ms(ro, ms);
     if (pick(c, "reporter.close_timeout_ms", close_vars, canon_close_timeout, NULL, &cvar, value,
@@ -1352,6 +1356,7 @@ static bool common_options(tw_config *c, tw_reporter_options *ro, bool is_first)
         c->n_problems = before;
     } else {
         add_row(c, "reporter.queue_spans", qvar ? qvar : "default", "%llu", n);
+        add_row(c, "reporter.queue_bytes", bvar ? bvar : "default", "%llu", queue_bytes);
         add_row(c, "reporter.flush_interval_ms", fvar ? fvar : "default", "%u", ms);
         add_row(c, "reporter.close_timeout_ms", cvar ? cvar : "default", "%u", close_ms);
     }

@@ -8,6 +8,7 @@
  *                                    (MODE: unsampled | sampled |
  *                                    sampled_handlers | unsampled_handlers |
  *                                    local_metrics)
+ *   bench_tracer rss_burst           the queue's byte bound on RSS (below)
  *
  * What is measured, per the issue: the caller's cost of a span (start + 2
  * tags + finish) when the trace is never sampled and when it is sampled
@@ -19,6 +20,17 @@
  * counts come from callgrind runs of the `ir` mode (run_bench.sh). The table
  * ends with the caller-thread targets (unsampled <= 150 and sampled <= 1,000
  * instructions per span), each with OK or MISSED and the peer's time ratio.
+ *
+ * The queue's byte bound (a forked child, so that nothing measured before
+ * has warmed or grown its heap): a queue of 2^20 spans, the default byte
+ * bound (8 MiB), 2^20 sampled spans finished flat out; the peak RSS
+ * (VmHWM, reset before the burst through /proc/self/clear_refs) over the
+ * RSS before it must stay within the bound + 16 MiB, and the RSS after
+ * the tracer is freed within 16 MiB of it. The UDP rows: the whole
+ * process's instructions per sampled span (caller + reporter thread,
+ * <= 1,500) and the spans per second the reporter delivers unpaced to the
+ * decoding sink with nothing lost silently (sent = received; >= 1M/s).
+ * Rows with a numeric target say OK or MISSED.
  *
  * Finished-span handlers (tracewire/handler.h): the caller's cost of a
  * sampled span through the three ready-made handlers (SSN redaction, drop
@@ -34,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,6 +219,9 @@ static void sink_stop(counting_sink *c)
 
 typedef struct {
     double unsampled_ns, sampled_ns, sampled_handlers_ns, unsampled_allocs;
+    double burst_peak_kb, burst_bound_kb, burst_after_flush_kb, burst_after_close_kb;
+    double burst_dropped_pct;
+    uint64_t max_rate_lost;
     double rss_kb, rss_idle_kb;
     double bytes_per_span;
     double max_rate, max_dropped_pct;
@@ -343,6 +359,7 @@ static void measure_throughput(results *r)
         if (rate == 0) {
             r->max_rate = delivered;
             r->max_dropped_pct = pct;
+            r->max_rate_lost = lost;
         }
     }
 }
@@ -371,6 +388,89 @@ static void measure_rss(results *r)
     sink_stop(&c);
 }
 
+/* ---- the queue's byte bound on RSS --------------------------------------------------------- */
+
+static long status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            kb = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* Prints "peak_kb after_flush_kb after_close_kb bound_kb dropped_pct" (all
+ * over the RSS before the burst). */
+static int rss_burst(void)
+{
+    const size_t queue = (size_t)1 << 20, burst = (size_t)1 << 20;
+    const size_t max_bytes = (size_t)8 << 20; /* the documented default */
+    tw_set_log_level(TW_LOG_ERROR);           /* the drops are expected */
+    udp_sink sink;
+    if (!udp_sink_open(&sink, "127.0.0.1"))
+        return 1;
+    tw_tracer *t = make_tracer(true, sink.port, queue);
+    for (int i = 0; i < 20000; i++)
+        one_span(t, i);
+    tw_tracer_flush(t, 60000);
+    long before = status_kb("VmRSS");
+    FILE *f = fopen("/proc/self/clear_refs", "w"); /* VmHWM := VmRSS (Linux 4.0+) */
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+    for (size_t i = 0; i < burst; i++)
+        one_span(t, (int64_t)i);
+    long peak = status_kb("VmHWM");
+    tw_tracer_flush(t, 60000);
+    long after_flush = status_kb("VmRSS");
+    uint64_t dropped = tw_reporter_counter(tw_tracer_reporter(t), TW_COUNTER_DROPPED_QUEUE_FULL);
+    tw_tracer_free(t);
+    long after_close = status_kb("VmRSS");
+    udp_sink_close(&sink);
+    printf("%ld %ld %ld %ld %.2f\n", peak - before, after_flush - before, after_close - before,
+           (long)(max_bytes / 1024), 100.0 * (double)dropped / (double)burst);
+    return 0;
+}
+
+/* Runs rss_burst in a forked child (a fresh heap) and reads its line. */
+static void measure_queue_bytes_rss(results *r)
+{
+    fflush(stdout);
+    int fds[2];
+    if (pipe(fds) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        int rc = rss_burst();
+        fflush(stdout);
+        _exit(rc);
+    }
+    close(fds[1]);
+    char line[256] = "";
+    FILE *f = fdopen(fds[0], "r");
+    if (f && !fgets(line, sizeof line, f))
+        line[0] = '\0';
+    if (f)
+        fclose(f);
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    if (sscanf(line, "%lf %lf %lf %lf %lf", &r->burst_peak_kb, &r->burst_after_flush_kb,
+               &r->burst_after_close_kb, &r->burst_bound_kb, &r->burst_dropped_pct) != 5)
+        r->burst_peak_kb = r->burst_after_flush_kb = r->burst_after_close_kb = -1;
+}
+
 /* Reads a number from the peer's JSON ("key": value); NAN when absent. */
 static double json_number(const char *json, const char *key)
 {
@@ -392,8 +492,9 @@ static char *read_file(const char *path)
     return n ? buf : NULL;
 }
 
-static void print_row(const char *what, double ours, double peer, const char *unit,
-                      const char *target, bool lower_is_better)
+/* @verdict: "OK", "MISSED", or NULL when the row has no numeric target. */
+static void print_row_verdict(const char *what, double ours, double peer, const char *unit,
+                              const char *target, bool lower_is_better, const char *verdict)
 {
     char peer_s[32] = "n/a", ratio_s[32] = "n/a";
     if (peer > 0) {
@@ -404,8 +505,23 @@ static void print_row(const char *what, double ours, double peer, const char *un
             snprintf(ratio_s, sizeof ratio_s, "%.2fx worse",
                      lower_is_better ? ours / peer : peer / ours);
     }
-    printf("| %-46s | %12.1f | %-6s | %12s | %-13s | %-18s |\n", what, ours, unit, peer_s, ratio_s,
-           target);
+    printf("| %-46s | %12.1f | %-6s | %12s | %-13s | %-18s | %-7s |\n", what, ours, unit, peer_s,
+           ratio_s, target, verdict ? verdict : "-");
+}
+
+/* A row whose target is a bound on the measured value (@limit; a
+ * measurement that failed, negative, is MISSED). */
+static void print_row(const char *what, double ours, double peer, const char *unit,
+                      const char *target, bool lower_is_better)
+{
+    print_row_verdict(what, ours, peer, unit, target, lower_is_better, NULL);
+}
+
+static const char *verdict(double ours, double limit, bool lower_is_better)
+{
+    if (ours < 0)
+        return "n/a";
+    return (lower_is_better ? ours <= limit : ours >= limit) ? "OK" : "MISSED";
 }
 
 /* One caller-thread target: callgrind instructions per span against the
@@ -450,6 +566,7 @@ static int table(const char *peer_path, const char *ir_path)
     r.ir_sampled_process = json_number(irs, "sampled_process");
     r.ir_sampled_handlers_caller = json_number(irs, "sampled_handlers_caller");
 
+    measure_queue_bytes_rss(&r); /* a forked child: before any thread starts here */
     measure_rss(&r);
     measure_unsampled(&r);
     measure_sampled(&r);
@@ -457,10 +574,10 @@ static int table(const char *peer_path, const char *ir_path)
 
     printf("\ntracewire %s benchmark (span = start + 2 tags + finish); peer: %s\n", tw_version(),
            peer ? "jaeger-client (Node.js), measured in this run" : "not available in this run");
-    printf("| %-46s | %12s | %-6s | %12s | %-13s | %-18s |\n", "metric", "tracewire", "unit",
-           "peer", "ratio", "target");
+    printf("| %-46s | %12s | %-6s | %12s | %-13s | %-18s | %-7s |\n", "metric", "tracewire", "unit",
+           "peer", "ratio", "target", "verdict");
     printf("|%s|\n", "------------------------------------------------|--------------|--------|"
-                     "--------------|---------------|--------------------");
+                     "--------------|---------------|--------------------|---------");
     print_row("never-sampled span, caller", r.unsampled_ns, peer_unsampled, "ns", "<= 25 ns", true);
     print_row("never-sampled span, instructions (callgrind)", r.ir_unsampled, -1, "instr", "<= 150",
               true);
@@ -469,18 +586,36 @@ static int table(const char *peer_path, const char *ir_path)
               true);
     print_row("sampled span, caller instructions (callgrind)", r.ir_sampled_caller, -1, "instr",
               "<= 1,000", true);
-    print_row("sampled span, whole-process instructions", r.ir_sampled_process, -1, "instr",
-              "<= 1,500", true);
+    print_row_verdict("sampled span, UDP, whole-process instructions", r.ir_sampled_process, -1,
+                      "instr", "<= 1,500", true, verdict(r.ir_sampled_process, 1500, true));
+    print_row("sampled span, UDP, reporter thread instr",
+              r.ir_sampled_process > 0 && r.ir_sampled_caller > 0
+                  ? r.ir_sampled_process - r.ir_sampled_caller
+                  : -1,
+              -1, "instr", "-", true);
     print_row("sampled span + 3 handlers, caller", r.sampled_handlers_ns, -1, "ns", "-", true);
     print_row("sampled span + 3 handlers, caller instructions", r.ir_sampled_handlers_caller, -1,
               "instr", "-", true);
     print_row("reporter throughput, unpaced (delivered)", r.max_rate, peer_delivered, "span/s",
               ">= 1M span/s", false);
+    print_row_verdict("UDP spans/s delivered, none lost silently", r.max_rate, -1, "span/s",
+                      ">= 1M, 0 lost", false,
+                      r.max_rate_lost ? "MISSED" : verdict(r.max_rate, 1e6, false));
     print_row("reporter: highest paced rate with no loss", r.sustainable_rate, -1, "span/s",
               ">= 1M span/s", false);
     print_row("bytes per span on the wire (compact)", r.bytes_per_span, -1, "B", "-", true);
     print_row("extra RSS, default tracer, idle", r.rss_idle_kb, -1, "KiB", "<= 512 KiB", true);
     print_row("extra RSS, after 1,000-span bursts", r.rss_kb, -1, "KiB", "-", true);
+    char bound[32];
+    snprintf(bound, sizeof bound, "<= %.0f KiB", r.burst_bound_kb + 16384);
+    print_row_verdict("queue bytes: peak RSS, 2^20 spans, 2^20 queue", r.burst_peak_kb, -1, "KiB",
+                      bound, true, verdict(r.burst_peak_kb, r.burst_bound_kb + 16384, true));
+    print_row_verdict("queue bytes: RSS after the burst's flush", r.burst_after_flush_kb, -1, "KiB",
+                      "<= 16384 KiB", true, verdict(r.burst_after_flush_kb, 16384, true));
+    print_row_verdict("queue bytes: RSS after close", r.burst_after_close_kb, -1, "KiB",
+                      "<= 16384 KiB", true, verdict(r.burst_after_close_kb, 16384, true));
+    print_row("queue bytes: burst spans dropped (counted)", r.burst_dropped_pct, -1, "%", "-",
+              true);
     print_targets(&r, peer_unsampled, peer_sampled);
     printf("\nFor scale (quoted in the issue, not measured here): the C++ Jaeger client costs\n"
            "~740 ns / 2,800 instructions per never-sampled span, ~7 us per sampled span, and\n"
@@ -540,8 +675,11 @@ int main(int argc, char **argv)
         return table(argc >= 3 ? argv[2] : NULL, argc >= 4 ? argv[3] : NULL);
     if (argc == 4 && strcmp(argv[1], "ir") == 0)
         return ir_mode(argv[2], atol(argv[3]));
+    if (argc == 2 && strcmp(argv[1], "rss_burst") == 0)
+        return rss_burst();
     fprintf(stderr, "usage: bench_tracer table [PEER_JSON [IR_JSON]]\n"
                     "       bench_tracer ir unsampled|sampled|sampled_handlers|"
-                    "unsampled_handlers|local_metrics N\n");
+                    "unsampled_handlers|local_metrics N\n"
+                    "       bench_tracer rss_burst\n");
     return 2;
 }

@@ -19,10 +19,11 @@
  * tw_reporter_free().
  *
  * Accounting: every span handed to a reporter ends in exactly one counter:
- * sent, dropped because the queue was full, dropped because it was too large
- * for one packet, or failed to emit (a send error). So
- * reported = sent + queue_full + too_large + failed once the reporter has
- * flushed.
+ * sent, dropped because the queue was full (of spans or of bytes), dropped
+ * because it was too large for one packet, or failed to emit (a send
+ * error). So reported = sent + queue_full + too_large + failed once the
+ * reporter has flushed. TW_COUNTER_DROPPED_QUEUE_BYTES says how many of the
+ * queue_full drops were at the byte bound.
  *
  * Thread safety: reporter functions may be called from any thread.
  *
@@ -67,9 +68,29 @@ TW_EXTERN void tw_reporter_options_free(tw_reporter_options *opts);
  * (default 6831). Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_agent(tw_reporter_options *opts, const char *host,
                                                   unsigned int port);
-/** Queue capacity in spans (default 8192; at least 1). Since: 0.1 */
+/** Queue capacity in spans (default 8192; at least 1;
+ * JAEGER_REPORTER_MAX_QUEUE_SIZE). The queue is also bounded in bytes
+ * (tw_reporter_options_set_max_queue_bytes): a span is dropped when either
+ * bound is reached. Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_max_queue_size(tw_reporter_options *opts,
                                                            size_t max_spans);
+/**
+ * tw_reporter_options_set_max_queue_bytes: the queued reporters' (UDP,
+ * file, HTTP) second bound: the heap memory of the spans in the queue, each
+ * counted from when it is queued until the reporter thread has handed it to
+ * the transport (its record and arena blocks, malloc's overhead included).
+ * Default 8 MiB (8388608; 65536..2^40; TRACEWIRE_REPORTER_MAX_QUEUE_BYTES),
+ * room for the default 8192 spans of a typical size, so it binds for large
+ * spans or a long queue. A span that would take the queue past it is
+ * dropped and counted in TW_COUNTER_DROPPED_QUEUE_FULL and, as well, in
+ * TW_COUNTER_DROPPED_QUEUE_BYTES; an empty queue takes any span, so one
+ * larger than the bound is still sent. After a burst the reporter thread
+ * gives the freed memory back to the system (glibc: malloc_trim).
+ * Returns: TW_OK, TW_E_INVALID_ARG.
+ * Thread safety: one thread at a time per options. Since: 0.1
+ */
+TW_EXTERN tw_status tw_reporter_options_set_max_queue_bytes(tw_reporter_options *opts,
+                                                            size_t bytes);
 /** Flush interval in milliseconds (default 1000; at least 1). Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
                                                               unsigned int interval_ms);
@@ -428,7 +449,10 @@ typedef enum tw_counter {
     TW_COUNTER_BATCHES_SENT = 5,
     TW_COUNTER_BYTES_SENT = 6,
     TW_COUNTER_QUEUE_LENGTH = 7, /* gauge: spans waiting now */
-    TW_COUNTER_RESOLVE_FAILURES = 8
+    TW_COUNTER_RESOLVE_FAILURES = 8,
+    TW_COUNTER_DROPPED_QUEUE_BYTES = 9, /* of DROPPED_QUEUE_FULL, those dropped at the
+                                           queue's byte bound (max_queue_bytes) */
+    TW_COUNTER_QUEUE_BYTES = 10         /* gauge: heap bytes of the spans queued now */
 } tw_counter;
 
 /**

@@ -6,11 +6,18 @@
  *
  * The application thread's whole cost is one short critical section: push a
  * pointer into a ring buffer, or count a drop when the ring is full (the
- * queue never grows and report() never waits). The reporter thread is woken
- * when the ring reaches a quarter of its capacity, when a flush is requested,
- * at close, and otherwise every flush interval; it swaps the whole ring's
+ * queue never grows and report() never waits). The queue is bounded twice:
+ * in spans (the ring's capacity) and in bytes (the heap the queued records
+ * hold, tw__span_data_footprint, counted until the reporter thread has
+ * handed each to the sender), so that a long queue of large spans cannot
+ * take the process's memory; a drop at the byte bound is a queue_full drop,
+ * also counted in queue_bytes_dropped. The reporter thread is woken when
+ * the ring reaches a quarter of either bound, when a flush is requested, at
+ * close, and otherwise every flush interval; it swaps the whole ring's
  * contents out under the lock and runs the sender outside it, so producers
- * are never held up by encoding or sending.
+ * are never held up by encoding or sending. After a burst it trims the heap
+ * (trim_heap_if_burst_over) so that the burst's memory goes back to the
+ * system.
  *
  * Locking: `lock` guards the ring, the flush generations, the thread and
  * sender state and the close deadline; `wake` is signalled by producers,
@@ -42,6 +49,9 @@
 #include "report/report.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,11 +67,17 @@ typedef struct {
     tw__report_counters counters;
 
     pthread_mutex_t lock;
-    pthread_cond_t wake;                       /* reporter thread waits here */
-    pthread_cond_t done;                       /* flushers wait here */
-    tw__span_data **ring;                      /* guarded by lock */
-    size_t cap, head, len;                     /* guarded by lock */
-    size_t wake_len;                           /* immutable: len that wakes the thread */
+    pthread_cond_t wake;   /* reporter thread waits here */
+    pthread_cond_t done;   /* flushers wait here */
+    tw__span_data **ring;  /* guarded by lock */
+    size_t cap, head, len; /* guarded by lock */
+    size_t wake_len;       /* immutable: len that wakes the thread */
+    size_t max_bytes;      /* immutable: the byte bound */
+    size_t wake_bytes;     /* immutable: bytes that wake the thread */
+    /* Heap bytes of the spans queued or drained and not yet handed to the
+     * sender (tw__span_data_footprint): added by producers under `lock`,
+     * taken off by the reporter thread as it hands spans over, without it. */
+    atomic_size_t queued_bytes;
     bool is_closing;                           /* guarded by lock */
     bool is_waiting;                           /* guarded by lock: thread is in cond wait */
     uint64_t flush_requested, flush_completed; /* guarded by lock */
@@ -75,8 +91,11 @@ typedef struct {
     bool is_sender_busy; /* guarded by lock: the sender runs (append, flush, open) */
     pthread_t thread;
     /* What log_losses last said (reporter thread only). */
-    uint64_t said_queue_full, said_too_large, said_failed;
+    uint64_t said_queue_full, said_queue_bytes, said_too_large, said_failed;
     int64_t said_ns;
+    /* Bytes of spans handed over since the heap was last trimmed (reporter
+     * thread only). */
+    size_t released_since_trim;
     tw__span_data **batch; /* the reporter thread's drain array (cap); NULL in a child
                             * that abandoned it, until the thread restarts */
     tw__fork_entry fork_entry;
@@ -135,14 +154,24 @@ static void async_report(tw_reporter *r, tw__span_data *span)
 {
     async_reporter *a = (async_reporter *)r;
     tw__count(&a->counters.reported, 1);
+    size_t size = tw__span_data_footprint(span); /* the record is immutable now */
     pthread_mutex_lock(&a->lock);
     if (a->needs_restart)
         restart_locked(a);
-    if (a->len == a->cap || a->is_closing) {
+    /* Only this thread, under `lock`, adds; the reporter thread only takes
+     * off: the bound holds. An empty queue takes any span, so one larger
+     * than the whole bound is still sent. */
+    size_t queued = atomic_load_explicit(&a->queued_bytes, memory_order_relaxed);
+    size_t queued_after = queued + size; /* no overflow: both are far below 2^63 */
+    bool is_bytes_full = queued != 0 && queued_after > a->max_bytes;
+    if (a->len == a->cap || a->is_closing || is_bytes_full) {
         bool is_closing = a->is_closing;
+        bool is_len_full = a->len == a->cap;
         pthread_mutex_unlock(&a->lock);
         /* A span that races with close cannot be sent any more: failed. */
         tw__count(is_closing ? &a->counters.failed : &a->counters.queue_full, 1);
+        if (!is_closing && !is_len_full)
+            tw__count(&a->counters.queue_bytes_dropped, 1); /* of queue_full: the byte bound */
         return;
     }
     size_t tail = a->head + a->len;
@@ -150,9 +179,11 @@ static void async_report(tw_reporter *r, tw__span_data *span)
         tail -= a->cap;
     a->ring[tail] = tw__span_data_ref(span);
     a->len++;
-    /* Wake only on the crossing, so a busy producer does not pay a futex
+    atomic_fetch_add_explicit(&a->queued_bytes, size, memory_order_relaxed);
+    /* Wake only on a crossing, so a busy producer does not pay a futex
      * call per span. */
-    bool should_wake = a->len == a->wake_len && a->is_waiting;
+    bool should_wake = a->is_waiting && (a->len == a->wake_len ||
+                                         (queued < a->wake_bytes && queued_after >= a->wake_bytes));
     pthread_mutex_unlock(&a->lock);
     if (should_wake)
         pthread_cond_signal(&a->wake);
@@ -221,16 +252,22 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_
         return;
     const tw__report_counters *c = &a->counters;
     uint64_t full = tw__read(&c->queue_full), large = tw__read(&c->too_large);
-    uint64_t failed = tw__read(&c->failed);
-    if (full < a->said_queue_full || large < a->said_too_large || failed < a->said_failed)
-        a->said_queue_full = a->said_too_large = a->said_failed = 0; /* counters restarted */
+    uint64_t failed = tw__read(&c->failed), by_bytes = tw__read(&c->queue_bytes_dropped);
+    if (full < a->said_queue_full || large < a->said_too_large || failed < a->said_failed ||
+        by_bytes < a->said_queue_bytes)
+        a->said_queue_full = a->said_too_large = a->said_failed = a->said_queue_bytes =
+            0; /* counters restarted */
     if (full > a->said_queue_full)
-        tw__log_msg(TW_LOG_WARN,
-                    "%s reporter: the queue of %zu spans was full: %llu spans dropped (%llu in "
-                    "all); spans are finished faster than they are sent: raise the queue size "
-                    "(JAEGER_REPORTER_MAX_QUEUE_SIZE) or sample less",
-                    a->name, a->cap, (unsigned long long)(full - a->said_queue_full),
-                    (unsigned long long)full);
+        tw__log_msg(
+            TW_LOG_WARN,
+            "%s reporter: the queue was full: %llu spans dropped (%llu in all), %llu "
+            "at its limit of %zu spans and %llu at its limit of %zu bytes; spans are "
+            "finished faster than they are sent: raise the queue's limits "
+            "(JAEGER_REPORTER_MAX_QUEUE_SIZE, TRACEWIRE_REPORTER_MAX_QUEUE_BYTES) or "
+            "sample less",
+            a->name, (unsigned long long)(full - a->said_queue_full), (unsigned long long)full,
+            (unsigned long long)((full - a->said_queue_full) - (by_bytes - a->said_queue_bytes)),
+            a->cap, (unsigned long long)(by_bytes - a->said_queue_bytes), a->max_bytes);
     if (large > a->said_too_large)
         tw__log_msg(TW_LOG_WARN,
                     "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
@@ -253,8 +290,44 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_
     if (full > a->said_queue_full || large > a->said_too_large || failed > a->said_failed)
         a->said_ns = now ? now : 1;
     a->said_queue_full = full;
+    a->said_queue_bytes = by_bytes;
     a->said_too_large = large;
     a->said_failed = failed;
+}
+
+/* Whether the queued bytes call for the reporter thread. */
+static bool is_bytes_due(async_reporter *a)
+{
+    return atomic_load_explicit(&a->queued_bytes, memory_order_relaxed) >= a->wake_bytes;
+}
+
+/* The reporter thread has handed @bytes of spans to the sender (or dropped
+ * them): the queue has room for them again. */
+static void release_bytes(async_reporter *a, size_t bytes)
+{
+    atomic_fetch_sub_explicit(&a->queued_bytes, bytes, memory_order_relaxed);
+    a->released_since_trim += bytes;
+}
+
+/* After a burst, the records it made are free in malloc's heap, where
+ * they stay resident unless the heap is trimmed (glibc gives back only
+ * the top of the main heap by itself, and not at all once it has raised
+ * its trim threshold). So once the burst is over, the thread returns the
+ * free pages of every arena to the kernel (malloc_trim): when at least
+ * TRIM_MIN_BYTES of spans were handed over since the last time and the
+ * cycle was not started by the queue filling up (a timed cycle, a flush,
+ * close): under a steady high load, which fills the queue, it never trims,
+ * so the pages the next spans need are not given back and faulted in
+ * again. The record pool keeps its bounded few thousand records. */
+#define TRIM_MIN_BYTES ((size_t)4 << 20)
+static void trim_heap_if_burst_over(async_reporter *a, bool was_filled)
+{
+    if (was_filled || a->released_since_trim < TRIM_MIN_BYTES)
+        return;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    a->released_since_trim = 0;
 }
 
 static void *reporter_thread(void *arg)
@@ -267,7 +340,8 @@ static void *reporter_thread(void *arg)
     for (;;) {
         struct timespec deadline =
             timespec_at_ns(tw__mono_ns() + (int64_t)a->flush_interval_ms * 1000000);
-        while (!a->is_closing && a->len < a->wake_len && a->flush_requested == a->flush_completed) {
+        while (!a->is_closing && a->len < a->wake_len && !is_bytes_due(a) &&
+               a->flush_requested == a->flush_completed) {
             a->is_waiting = true;
             int rc = pthread_cond_timedwait(&a->wake, &a->lock, &deadline);
             a->is_waiting = false;
@@ -277,24 +351,36 @@ static void *reporter_thread(void *arg)
         bool is_closing = a->is_closing;
         int64_t give_up_ns = a->close_deadline_ns;
         uint64_t flush_gen = a->flush_requested;
-        size_t n = drain_locked(a);
-        atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
         /* Read under lock: flush() writes it under lock. */
         bool is_flush_due = flush_gen != a->flush_completed;
+        bool was_filled =
+            !is_closing && !is_flush_due && (a->len >= a->wake_len || is_bytes_due(a));
+        size_t n = drain_locked(a);
+        atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
         tw__sender *sender = a->is_sender_open ? a->sender : NULL;
         a->is_sender_busy = true;
         pthread_mutex_unlock(&a->lock);
 
+        size_t released = 0;
         for (size_t i = 0; i < n; i++) {
+            tw__span_data *span = a->batch[i];
+            released += tw__span_data_footprint(span);
+            /* Producers get the room back as it frees up, not at the end
+             * of a long drain. */
+            if ((i & 255) == 255) {
+                release_bytes(a, released);
+                released = 0;
+            }
             /* Past the close deadline nothing more is handed over: each
              * span left is counted here, at once. */
             if (!sender || (is_closing && tw__mono_ns() >= give_up_ns)) {
-                tw__span_data_unref(a->batch[i]);
+                tw__span_data_unref(span);
                 tw__count(&a->counters.failed, 1);
                 continue;
             }
-            sender->vtable->append(sender, a->batch[i]);
+            sender->vtable->append(sender, span);
         }
+        release_bytes(a, released);
         int64_t now = tw__mono_ns();
         bool interval_due = now - last_flush_ns >= (int64_t)a->flush_interval_ms * 1000000;
         if (sender && (interval_due || is_closing || is_flush_due)) {
@@ -302,6 +388,9 @@ static void *reporter_thread(void *arg)
             last_flush_ns = now;
         }
         log_losses(a, now, is_closing, is_closing && now >= give_up_ns);
+        /* Before the flush is done: a flush after a burst finds the heap
+         * trimmed. */
+        trim_heap_if_burst_over(a, was_filled);
 
         pthread_mutex_lock(&a->lock);
         a->is_sender_busy = false;
@@ -409,6 +498,8 @@ static void async_close(tw_reporter *r)
 static uint64_t async_counter(const tw_reporter *r, tw_counter c)
 {
     const async_reporter *a = (const async_reporter *)r;
+    if (c == TW_COUNTER_QUEUE_BYTES)
+        return atomic_load_explicit(&a->queued_bytes, memory_order_relaxed);
     if (c == TW_COUNTER_QUEUE_LENGTH) {
         pthread_mutex_lock((pthread_mutex_t *)&a->lock);
         size_t len = a->len;
@@ -497,6 +588,9 @@ static void fork_child(void *arg)
         tw__span_data_unref(a->ring[(a->head + i) % a->cap]);
     a->head = 0;
     a->len = 0;
+    /* The parent's thread's drained spans are not the child's either. */
+    atomic_store_explicit(&a->queued_bytes, 0, memory_order_relaxed);
+    a->released_since_trim = 0;
     a->is_waiting = false;
     a->flush_completed = a->flush_requested;
     if (a->has_thread) {
@@ -505,11 +599,11 @@ static void fork_child(void *arg)
     }
     tw__report_counters *c = &a->counters;
     atomic_uint_fast64_t *all[] = {
-        &c->reported, &c->sent,  &c->queue_full,       &c->too_large,   &c->failed,
-        &c->batches,  &c->bytes, &c->resolve_failures, &c->queue_length};
+        &c->reported, &c->sent,  &c->queue_full,       &c->too_large,    &c->failed,
+        &c->batches,  &c->bytes, &c->resolve_failures, &c->queue_length, &c->queue_bytes_dropped};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         atomic_store_explicit(all[i], 0, memory_order_relaxed);
-    a->said_queue_full = a->said_too_large = a->said_failed = 0; /* the thread's, restarted */
+    a->said_queue_full = a->said_too_large = a->said_failed = a->said_queue_bytes = 0;
     a->said_ns = 0;
     if (a->sender) {
         bool has_hook = TW__VTABLE_HAS(a->sender->vtable, tw__sender_vtable, after_fork_child);
@@ -555,6 +649,9 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     atomic_store_explicit(&sender->give_up_at_ns, 0, memory_order_relaxed);
     a->cap = opts->max_queue_size;
     a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
+    a->max_bytes = opts->max_queue_bytes ? opts->max_queue_bytes : TW__DEFAULT_QUEUE_BYTES;
+    a->wake_bytes = a->max_bytes / 4 ? a->max_bytes / 4 : 1;
+    atomic_init(&a->queued_bytes, 0);
     a->flush_interval_ms = opts->flush_interval_ms;
     a->close_timeout_ms =
         opts->close_timeout_ms ? opts->close_timeout_ms : TW__DEFAULT_CLOSE_TIMEOUT_MS;

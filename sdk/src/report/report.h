@@ -10,7 +10,9 @@
  * the application thread.
  *
  * Accounting: every span given to report() ends in exactly one of the
- * counters sent / queue_full / too_large / failed (see reporter.h).
+ * counters sent / queue_full / too_large / failed (see reporter.h);
+ * queue_bytes_dropped counts again those of queue_full dropped at the
+ * queue's byte bound rather than its span bound.
  *
  * Deadlines are absolute times on the monotonic clock (tw__mono_ns), so a
  * composite hands the same deadline to each child and the caller's timeout
@@ -72,6 +74,8 @@ typedef struct tw__report_counters {
     atomic_uint_fast64_t bytes;
     atomic_uint_fast64_t resolve_failures;
     atomic_uint_fast64_t queue_length;
+    /* Of queue_full, the spans dropped at the queue's byte bound. */
+    atomic_uint_fast64_t queue_bytes_dropped;
 } tw__report_counters;
 
 static inline void tw__count(atomic_uint_fast64_t *c, uint64_t n)
@@ -162,6 +166,7 @@ typedef struct tw__async_options {
     size_t max_queue_size;
     unsigned int flush_interval_ms;
     unsigned int close_timeout_ms; /* 0: TW__DEFAULT_CLOSE_TIMEOUT_MS */
+    size_t max_queue_bytes;        /* 0: TW__DEFAULT_QUEUE_BYTES */
 } tw__async_options;
 
 /* The async part of @opts (queue, flush interval, close timeout). */
@@ -179,6 +184,7 @@ struct tw_reporter_options {
     char *agent_host;
     unsigned int agent_port;
     size_t max_queue_size;
+    size_t max_queue_bytes;
     unsigned int flush_interval_ms;
     unsigned int close_timeout_ms;
     size_t max_packet_size;
@@ -198,6 +204,12 @@ struct tw_reporter_options {
 void tw__http_options_free(struct tw__http_options *h);
 
 #define TW__DEFAULT_QUEUE_SIZE 8192u
+/* The queue's byte bound (tw__span_data_footprint of the spans in it):
+ * 8 MiB holds the default 8192 spans of a typical size (~650 bytes) with
+ * room to spare, so it binds for large spans and long queues. */
+#define TW__DEFAULT_QUEUE_BYTES ((size_t)8 << 20)
+#define TW__MIN_QUEUE_BYTES ((size_t)64 << 10)
+#define TW__MAX_QUEUE_BYTES ((size_t)1 << 40)
 #define TW__DEFAULT_FLUSH_INTERVAL_MS 1000u
 #define TW__DEFAULT_MAX_PACKET 65000u
 #define TW__DEFAULT_RESOLVE_INTERVAL_MS 30000u

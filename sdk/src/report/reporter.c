@@ -20,6 +20,7 @@ tw_reporter_options *tw_reporter_options_new(void)
     }
     o->agent_port = 6831;
     o->max_queue_size = TW__DEFAULT_QUEUE_SIZE;
+    o->max_queue_bytes = TW__DEFAULT_QUEUE_BYTES;
     o->flush_interval_ms = TW__DEFAULT_FLUSH_INTERVAL_MS;
     o->close_timeout_ms = TW__DEFAULT_CLOSE_TIMEOUT_MS;
     o->max_packet_size = TW__DEFAULT_MAX_PACKET;
@@ -61,6 +62,14 @@ tw_status tw_reporter_options_set_max_queue_size(tw_reporter_options *opts, size
     return TW_OK;
 }
 
+tw_status tw_reporter_options_set_max_queue_bytes(tw_reporter_options *opts, size_t bytes)
+{
+    TW_CHECK_ARG(opts && bytes >= TW__MIN_QUEUE_BYTES && bytes <= TW__MAX_QUEUE_BYTES,
+                 TW_E_INVALID_ARG);
+    opts->max_queue_bytes = bytes;
+    return TW_OK;
+}
+
 tw_status tw_reporter_options_set_flush_interval_ms(tw_reporter_options *opts,
                                                     unsigned int interval_ms)
 {
@@ -80,8 +89,10 @@ tw_status tw_reporter_options_set_close_timeout_ms(tw_reporter_options *opts,
 
 tw__async_options tw__async_options_from(const tw_reporter_options *opts)
 {
-    return (tw__async_options){opts->max_queue_size, opts->flush_interval_ms,
-                               opts->close_timeout_ms};
+    return (tw__async_options){.max_queue_size = opts->max_queue_size,
+                               .flush_interval_ms = opts->flush_interval_ms,
+                               .close_timeout_ms = opts->close_timeout_ms,
+                               .max_queue_bytes = opts->max_queue_bytes};
 }
 
 tw_status tw_reporter_options_set_max_packet_size(tw_reporter_options *opts, size_t bytes)
@@ -204,6 +215,10 @@ uint64_t tw__report_counters_get(const tw__report_counters *c, tw_counter which)
         return tw__read(&c->queue_length);
     case TW_COUNTER_RESOLVE_FAILURES:
         return tw__read(&c->resolve_failures);
+    case TW_COUNTER_DROPPED_QUEUE_BYTES:
+        return tw__read(&c->queue_bytes_dropped);
+    case TW_COUNTER_QUEUE_BYTES:
+        return 0; /* a gauge of the queued reporters (async.c) */
     }
     return 0;
 }

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -60,9 +61,8 @@ typedef struct {
     tw__buf process; /* encoded Process struct */
     tw__buf spans;   /* encoded spans of the current batch */
     size_t n_spans;
-    tw__buf scratch;              /* one span being measured */
-    tw__buf packet;               /* the datagram */
     tw__client_stats batch_stats; /* ClientStats snapshot for the current batch */
+    size_t empty_batch_len;       /* its datagram's size without spans (0: failed) */
     int64_t seq_no;
 } udp_sender;
 
@@ -125,18 +125,33 @@ static bool resolve(udp_sender *u)
     return ok;
 }
 
+static size_t batch_size(udp_sender *u, size_t n_spans, size_t spans_len)
+{
+    return tw__jaeger_emit_batch_size(u->enc, u->process.len, n_spans, spans_len, u->seq_no,
+                                      &u->batch_stats);
+}
+
+/* At the start of a batch: its ClientStats, and the size of its datagram
+ * without spans. */
 static void snapshot_stats(udp_sender *u)
 {
     tw__report_counters *c = u->base.counters;
     u->batch_stats.full_queue_dropped_spans = (int64_t)tw__read(&c->queue_full);
     u->batch_stats.too_large_dropped_spans = (int64_t)tw__read(&c->too_large);
     u->batch_stats.failed_to_emit_spans = (int64_t)tw__read(&c->failed);
+    u->empty_batch_len = batch_size(u, 0, 0);
 }
 
-static size_t batch_size(udp_sender *u, size_t n_spans, size_t spans_len)
+/* Whether the current batch with @spans_len bytes of @n_spans spans fits
+ * the datagram. The list header of n spans is at most 5 bytes longer than
+ * that of none (a varint of the count): below that margin the answer needs
+ * no encoding; near the limit the exact size decides. */
+static bool batch_fits(udp_sender *u, size_t n_spans, size_t spans_len)
 {
-    return tw__jaeger_emit_batch_size(u->enc, u->process.len, n_spans, spans_len, u->seq_no,
-                                      &u->batch_stats);
+    if (u->empty_batch_len != 0 && u->empty_batch_len + 5 + spans_len <= u->max_packet)
+        return true;
+    size_t size = batch_size(u, n_spans, spans_len);
+    return size != 0 && size <= u->max_packet;
 }
 
 static void emit(udp_sender *u)
@@ -153,11 +168,22 @@ static void emit(udp_sender *u)
                                             now - u->last_resolve_ns >= u->resolve_interval_ns)))
         resolve(u);
     bool ok = false;
+    tw__jaeger_frame frame;
     if (u->has_address &&
-        tw__jaeger_emit_batch_message(u->enc, u->process.data, u->process.len, u->spans.data,
-                                      u->spans.len, n, u->seq_no, &u->batch_stats,
-                                      (int32_t)(u->seq_no & 0x7fffffff), &u->packet)) {
-        ssize_t rc = send(u->fd, u->packet.data, u->packet.len, 0);
+        tw__jaeger_emit_batch_frame(u->enc, u->process.len, n, u->spans.len, u->seq_no,
+                                    &u->batch_stats, (int32_t)(u->seq_no & 0x7fffffff), &frame)) {
+        /* One datagram gathered from the envelope, the process and the
+         * spans where they are: nothing is copied in user space. */
+        struct iovec iov[5] = {
+            {(void *)frame.data, frame.head_len},
+            {u->process.data, u->process.len},
+            {(void *)(frame.data + frame.head_len), frame.mid_len},
+            {u->spans.data, u->spans.len},
+            {(void *)(frame.data + frame.head_len + frame.mid_len), frame.tail_len}};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 5};
+        size_t packet_len =
+            frame.head_len + u->process.len + frame.mid_len + u->spans.len + frame.tail_len;
+        ssize_t rc = sendmsg(u->fd, &msg, 0);
         /* A closed port answers with ICMP port unreachable, which the
          * connected socket keeps as a pending error: on loopback it is
          * there as soon as send returns. Reading it now (one getsockopt, on
@@ -166,17 +192,17 @@ static void emit(udp_sender *u)
          * visible rather than counted as sent. */
         int pending = 0;
         socklen_t pending_len = sizeof pending;
-        if (rc == (ssize_t)u->packet.len &&
+        if (rc == (ssize_t)packet_len &&
             getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &pending, &pending_len) == 0 && pending) {
             rc = -1;
             errno = pending;
         }
-        if (rc == (ssize_t)u->packet.len) {
+        if (rc == (ssize_t)packet_len) {
             ok = true;
             u->last_errno = 0;
             tw__count(&c->sent, n);
             tw__count(&c->batches, 1);
-            tw__count(&c->bytes, u->packet.len);
+            tw__count(&c->bytes, packet_len);
         } else {
             int e = rc < 0 ? errno : EMSGSIZE;
             if (e != u->last_errno)
@@ -202,29 +228,33 @@ static void emit(udp_sender *u)
     tw__buf_reset(&u->spans);
 }
 
+/* The span is encoded straight after the batch's spans; when it does not
+ * fit the datagram, the batch before it is sent and the span moves to the
+ * front of the next one. */
 static void udp_append(tw__sender *s, tw__span_data *span)
 {
     udp_sender *u = (udp_sender *)s;
-    tw__buf_reset(&u->scratch);
-    bool encoded = tw__jaeger_encode_span(u->enc, span, &u->scratch);
+    size_t batch_len = u->spans.len;
+    bool encoded = tw__jaeger_encode_span(u->enc, span, &u->spans);
     tw__span_data_unref(span);
     if (!encoded) {
         tw__count(&u->base.counters->failed, 1);
         return;
     }
+    size_t span_len = u->spans.len - batch_len;
     if (u->n_spans == 0)
         snapshot_stats(u);
-    if (batch_size(u, u->n_spans + 1, u->spans.len + u->scratch.len) > u->max_packet) {
+    if (!batch_fits(u, u->n_spans + 1, u->spans.len)) {
+        u->spans.len = batch_len; /* the batch without this span */
         emit(u);
         snapshot_stats(u);
-        if (batch_size(u, 1, u->scratch.len) > u->max_packet) {
+        if (!batch_fits(u, 1, span_len)) {
             tw__count(&u->base.counters->too_large, 1);
             return;
         }
-    }
-    if (!tw__buf_append(&u->spans, u->scratch.data, u->scratch.len)) {
-        tw__count(&u->base.counters->failed, 1);
-        return;
+        /* emit() emptied the buffer and left the bytes after it alone. */
+        memmove(u->spans.data, u->spans.data + batch_len, span_len);
+        u->spans.len = span_len;
     }
     u->n_spans++;
 }
@@ -269,8 +299,6 @@ static void udp_free(tw__sender *s)
     tw__jaeger_encoder_free(u->enc);
     tw__buf_free(&u->process);
     tw__buf_free(&u->spans);
-    tw__buf_free(&u->scratch);
-    tw__buf_free(&u->packet);
     free(u->host);
     free(u);
 }
@@ -300,8 +328,6 @@ static bool udp_init(udp_sender *u, const char *name, tw__thrift_protocol protoc
     u->enc = tw__jaeger_encoder_new(protocol);
     tw__buf_init(&u->process);
     tw__buf_init(&u->spans);
-    tw__buf_init(&u->scratch);
-    tw__buf_init(&u->packet);
     return u->host && u->enc;
 }
 

@@ -16,11 +16,13 @@
  * tests/fuzz/fuzz_thrift_write.c) hold the bytes to those c_glib's
  * generated structs and protocols write for the same span.
  *
- * What is written once per batch or per process (the process struct, the
- * emitBatch envelope, the Batch framing) still goes through c_glib's
- * protocol layer, as it costs nothing that matters there: fields through
- * the protocol API (ThriftCompactProtocol or ThriftBinaryProtocol),
- * pre-encoded spans through the transport (a ThriftMemoryBuffer).
+ * The compact protocol's spans (the UDP agent's, the hot path of the
+ * reporter thread) have a faster writer still (fast_compact_span). The
+ * emitBatch envelope and the Batch framing, written twice per datagram,
+ * use the direct writer too. What is written once per process (the
+ * process struct) still goes through c_glib's protocol layer, as it costs
+ * nothing that matters there: fields through the protocol API
+ * (ThriftCompactProtocol or ThriftBinaryProtocol) into a ThriftMemoryBuffer.
  *
  * An encoder owns one protocol, one memory buffer and its GByteArray, reused
  * for every call. No locking: one thread at a time per encoder.
@@ -151,6 +153,9 @@ typedef struct batch_parts {
     int64_t seq_no;
     const tw__client_stats *stats;
     bool is_measure;
+    /* Where the process and the spans go in scratch (set by write_batch,
+     * for the gathering send of tw__jaeger_emit_batch_frame). */
+    size_t process_at, spans_at;
 } batch_parts;
 
 /* Same bits as the unsigned id, without the implementation-defined
@@ -270,15 +275,6 @@ static bool field_list_end(tw__jaeger_encoder *enc)
     return thrift_protocol_write_list_end(enc->protocol, &enc->error) >= 0 && field_end(enc);
 }
 
-/* Pre-encoded bytes go straight to the transport; the protocol's state is
- * unaffected, which is right because they form whole structs. */
-static bool write_raw(tw__jaeger_encoder *enc, const uint8_t *data, size_t len)
-{
-    if (len == 0)
-        return true;
-    return thrift_transport_write(enc->transport, (gpointer)data, (guint32)len, &enc->error);
-}
-
 /* ---- jaeger.thrift structs ------------------------------------------------------------- */
 
 static bool write_tag(tw__jaeger_encoder *enc, const tw__tag *tag)
@@ -337,33 +333,54 @@ static bool write_process(tw__jaeger_encoder *enc, const tw__process *p)
     return struct_end(enc);
 }
 
-static bool write_batch(tw__jaeger_encoder *enc, const batch_parts *b)
+/* The Batch struct, on the direct writer (wire/core/thrift.h) like the
+ * spans: it is written twice per datagram (sized, then sent), and c_glib's
+ * protocol objects cost ~5,000 instructions for it, the direct writer a
+ * few hundred. Its bytes are c_glib's (the writer's differential test
+ * covers every construct used here: message headers, nested structs,
+ * lists, i64 fields). */
+static void direct_batch(tw__thrift_writer *w, batch_parts *b)
 {
-    if (!struct_begin(enc, "Batch") || !field_begin(enc, "process", T_STRUCT, 1) ||
-        (!b->is_measure && !write_raw(enc, b->process, b->process_len)) || !field_end(enc) ||
-        !field_list_begin(enc, "spans", 2, b->n_spans) ||
-        (!b->is_measure && !write_raw(enc, b->spans, b->spans_len)) || !field_list_end(enc))
-        return false;
-    if (b->seq_no >= 0 && !field_i64(enc, "seqNo", 3, b->seq_no))
-        return false;
+    tw__thrift_struct_begin(w);
+    tw__thrift_field_begin(w, TW__T_STRUCT, 1);
+    b->process_at = w->out->len;
+    if (!b->is_measure)
+        tw__thrift_write_raw(w, b->process, b->process_len);
+    tw__thrift_field_list(w, 2, TW__T_STRUCT, b->n_spans);
+    b->spans_at = w->out->len;
+    if (!b->is_measure)
+        tw__thrift_write_raw(w, b->spans, b->spans_len);
+    if (b->seq_no >= 0)
+        tw__thrift_field_i64(w, 3, b->seq_no);
     if (b->stats) {
-        if (!field_begin(enc, "stats", T_STRUCT, 4) || !struct_begin(enc, "ClientStats") ||
-            !field_i64(enc, "fullQueueDroppedSpans", 1, b->stats->full_queue_dropped_spans) ||
-            !field_i64(enc, "tooLargeDroppedSpans", 2, b->stats->too_large_dropped_spans) ||
-            !field_i64(enc, "failedToEmitSpans", 3, b->stats->failed_to_emit_spans) ||
-            !struct_end(enc) || !field_end(enc))
-            return false;
+        tw__thrift_field_begin(w, TW__T_STRUCT, 4);
+        tw__thrift_struct_begin(w);
+        tw__thrift_field_i64(w, 1, b->stats->full_queue_dropped_spans);
+        tw__thrift_field_i64(w, 2, b->stats->too_large_dropped_spans);
+        tw__thrift_field_i64(w, 3, b->stats->failed_to_emit_spans);
+        tw__thrift_struct_end(w);
     }
-    return struct_end(enc);
+    tw__thrift_struct_end(w);
 }
 
-static bool write_emit_batch(tw__jaeger_encoder *enc, const batch_parts *b, int32_t msg_seq_id)
+static bool write_batch(tw__jaeger_encoder *enc, batch_parts *b)
 {
-    return thrift_protocol_write_message_begin(enc->protocol, "emitBatch", T_ONEWAY, msg_seq_id,
-                                               &enc->error) >= 0 &&
-           struct_begin(enc, "Agent_emitBatch_args") && field_begin(enc, "batch", T_STRUCT, 1) &&
-           write_batch(enc, b) && field_end(enc) && struct_end(enc) &&
-           thrift_protocol_write_message_end(enc->protocol, &enc->error) >= 0;
+    tw__thrift_writer w;
+    tw__thrift_writer_init(&w, enc->protocol_id, &enc->scratch);
+    direct_batch(&w, b);
+    return !w.failed;
+}
+
+static bool write_emit_batch(tw__jaeger_encoder *enc, batch_parts *b, int32_t msg_seq_id)
+{
+    tw__thrift_writer w;
+    tw__thrift_writer_init(&w, enc->protocol_id, &enc->scratch);
+    tw__thrift_message_begin(&w, "emitBatch", TW__THRIFT_ONEWAY, msg_seq_id);
+    tw__thrift_struct_begin(&w); /* Agent_emitBatch_args */
+    tw__thrift_field_begin(&w, TW__T_STRUCT, 1);
+    direct_batch(&w, b);
+    tw__thrift_struct_end(&w);
+    return !w.failed;
 }
 
 /* ---- spans: the direct writer ------------------------------------------------------------- */
@@ -473,6 +490,319 @@ static void direct_span(tw__thrift_writer *w, const tw__span_data *s, tw__buf *s
     }
 }
 
+/* ---- spans in the compact protocol: the fast path -----------------------------------------
+ *
+ * The UDP reporter's whole per-span work is this encoding, so the compact
+ * protocol (agent port 6831) has a writer of its own for spans: the Span
+ * struct's field ids are fixed, so every field header is a constant byte
+ * (id delta << 4 | compact type; the deltas follow from which optional
+ * lists are present), and it writes through a local cursor, making room
+ * once per part (not per byte, where the generic writer reloads the
+ * buffer's length after every store because a byte store may alias it).
+ * Short strings (up to 16 bytes) are copied with two overlapping word
+ * loads, which also tell whether they are ASCII. Anything it does not take
+ * (text that is not valid UTF-8 and must be repaired, a length beyond
+ * Thrift's i32, allocation failure) sends the whole span to the generic
+ * writer above, which has the answer for each; its bytes are those of the
+ * generic writer, which the differential test and the fuzz target
+ * (tests/unit/wire/test_thrift_write.c, tests/fuzz/fuzz_thrift_write.c)
+ * hold to c_glib's. */
+
+/* Compact field headers of the fixed ids: delta << 4 | type (i32 5, i64 6,
+ * double 7, binary 8, list 9; a bool's type is its value, 1 or 2). */
+enum {
+    CH_I32_1 = 0x15,
+    CH_I32_2 = 0x25,
+    CH_I64_1 = 0x16,
+    CH_I64_4 = 0x46,
+    CH_BIN_1 = 0x18,
+    CH_BIN_5 = 0x58,
+    CH_DOUBLE_2 = 0x27,
+    CH_BOOL_3 = 0x30,
+    CH_LIST_1 = 0x19,
+    CH_LIST_2 = 0x29,
+    C_STRUCT = 0x0c /* compact type of struct list elements */
+};
+
+typedef struct fast_out {
+    uint8_t *p, *end;
+    tw__buf *buf;
+} fast_out;
+
+static bool fast_grow(fast_out *o, size_t n)
+{
+    o->buf->len = (size_t)(o->p - o->buf->data);
+    if (!tw__buf_grow(o->buf, n))
+        return false;
+    o->p = o->buf->data + o->buf->len;
+    o->end = o->buf->data + o->buf->cap;
+    return true;
+}
+
+/* The helpers below are called a dozen times per span: a call each cost
+ * more than its bytes (register saves), so they are inlined. */
+#if defined(__GNUC__)
+#define FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define FAST_INLINE static inline
+#endif
+
+/* Room for @n more bytes at o->p, and 8 more: a varint is stored as a
+ * whole word, of which only its own bytes are kept. */
+FAST_INLINE bool fast_room(fast_out *o, size_t n)
+{
+    return (size_t)(o->end - o->p) >= n + 8 || fast_grow(o, n + 8);
+}
+
+/* A varint (little-endian groups of 7 bits, the high bit set on all but
+ * the last byte). Beyond one byte, the first eight groups are spread into
+ * the bytes of a word in three shift-and-mask steps and stored at once:
+ * a random 64-bit id (10 bytes) costs about 20 instructions, not 50. */
+FAST_INLINE uint8_t *fast_varint(uint8_t *p, uint64_t v)
+{
+    if (v < 0x80) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    unsigned int n = (unsigned int)(64 - __builtin_clzll(v) + 6) / 7; /* 2..10 bytes */
+    uint64_t x = v & UINT64_C(0x00FFFFFFFFFFFFFF);
+    x = (x & UINT64_C(0x00FFFFFFF0000000)) << 4 | (x & UINT64_C(0x000000000FFFFFFF));
+    x = (x & UINT64_C(0x0FFFC0000FFFC000)) << 2 | (x & UINT64_C(0x00003FFF00003FFF));
+    x = (x & UINT64_C(0x3F803F803F803F80)) << 1 | (x & UINT64_C(0x007F007F007F007F));
+    if (n <= 8) {
+        x |= UINT64_C(0x8080808080808080) >> (8 * (9 - n));
+        memcpy(p, &x, 8);
+        return p + n;
+    }
+    x |= UINT64_C(0x8080808080808080);
+    memcpy(p, &x, 8);
+    p[8] = (uint8_t)((v >> 56) & 0x7f) | (n == 10 ? 0x80 : 0);
+    if (n == 10)
+        p[9] = (uint8_t)(v >> 63);
+    return p + n;
+#else
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+#endif
+}
+
+FAST_INLINE uint8_t *fast_i64(uint8_t *p, uint8_t header, int64_t v)
+{
+    *p++ = header;
+    return fast_varint(p, tw__thrift__zigzag64(v));
+}
+
+/* A list header of @n structs (the caller made room for 6 bytes). */
+FAST_INLINE uint8_t *fast_list(uint8_t *p, size_t n)
+{
+    if (n < 15) {
+        *p++ = (uint8_t)(n << 4 | C_STRUCT);
+        return p;
+    }
+    *p++ = 0xf0 | C_STRUCT;
+    return fast_varint(p, n);
+}
+
+#define HIGH_BITS UINT64_C(0x8080808080808080)
+
+/* A string or binary field at @p: header, length, bytes; the caller made
+ * room for 1 + 5 + @len bytes (and fast_room's 8) and checked @len against
+ * Thrift's i32. @is_text: the bytes must be valid UTF-8; NULL when they
+ * are not (the generic writer repairs them). Returns the end. */
+FAST_INLINE uint8_t *fast_put_bytes(uint8_t *p, uint8_t header, const void *data, size_t len,
+                                    bool is_text)
+{
+    *p++ = header;
+    p = fast_varint(p, len);
+    const uint8_t *s = data;
+    uint64_t any;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(p, &a, 8);
+        memcpy(p + len - 8, &b, 8);
+        any = a | b;
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        memcpy(p, &a, 4);
+        memcpy(p + len - 4, &b, 4);
+        any = a | b;
+    } else if (len < 4) {
+        any = 0;
+        for (size_t i = 0; i < len; i++) {
+            p[i] = s[i];
+            any |= s[i];
+        }
+    } else {
+        memcpy(p, s, len);
+        any = HIGH_BITS; /* checked in full below */
+    }
+    if (is_text && (any & HIGH_BITS) && !tw__utf8_is_valid((const char *)s, len))
+        return NULL;
+    return p + len;
+}
+
+/* One Tag struct, with one room check: its key, vType, value (at most 10
+ * bytes, or a string's length and bytes) and stop. */
+FAST_INLINE bool fast_tag(fast_out *o, const tw__tag *t)
+{
+    bool has_bytes = t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY;
+    size_t value_len = has_bytes ? t->len : 0;
+    if (t->key_len > TW__THRIFT_MAX_LEN || value_len > TW__THRIFT_MAX_LEN ||
+        !fast_room(o, (1 + 5 + (size_t)t->key_len) + 2 + (1 + 10 + value_len) + 1))
+        return false;
+    uint8_t *p = fast_put_bytes(o->p, CH_BIN_1, t->key, t->key_len, true);
+    if (!p)
+        return false;
+    *p++ = CH_I32_1; /* vType, then its value's field */
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_STRING);
+        p = fast_put_bytes(p, CH_BIN_1, t->v.str, t->len, true);
+        if (!p)
+            return false;
+        break;
+    case TW_VALUE_DOUBLE: {
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_DOUBLE);
+        *p++ = CH_DOUBLE_2;
+        uint64_t bits;
+        memcpy(&bits, &t->v.dbl, sizeof bits);
+        for (size_t i = 0; i < 8; i++) /* little-endian in the compact protocol */
+            p[i] = (uint8_t)(bits >> (8 * i));
+        p += 8;
+        break;
+    }
+    case TW_VALUE_BOOL:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_BOOL);
+        *p++ = CH_BOOL_3 | (t->v.boolean ? 1 : 2);
+        break;
+    case TW_VALUE_INT64:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_LONG);
+        p = fast_i64(p, CH_I64_4, t->v.i64);
+        break;
+    case TW_VALUE_BINARY:
+        *p++ = (uint8_t)tw__thrift__zigzag32(TWIRE_JAEGER_TAG_TYPE_BINARY);
+        p = fast_put_bytes(p, CH_BIN_5, t->v.bin, t->len, false);
+        break;
+    default:
+        return false; /* the generic writer refuses it */
+    }
+    *p++ = 0; /* stop */
+    o->p = p;
+    return true;
+}
+
+/* A list<Tag> field: @header, the list header, the tags. */
+static inline bool fast_tags(fast_out *o, uint8_t header, const tw__tag *tags, size_t n)
+{
+    if (n > TW__THRIFT_MAX_LEN || !fast_room(o, 1 + 6))
+        return false;
+    *o->p++ = header;
+    o->p = fast_list(o->p, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!fast_tag(o, &tags[i]))
+            return false;
+    }
+    return true;
+}
+
+/* The whole Span struct (its stop byte included) at the end of @out;
+ * false, with @out's length unchanged, when the generic writer must do it. */
+static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
+{
+    size_t before = out->len;
+    fast_out o = {out->data + out->len, out->data + out->cap, out};
+    const char *op = s->operation ? s->operation : "";
+    size_t op_len = strlen(op);
+    if (op_len > TW__THRIFT_MAX_LEN || !fast_room(&o, 4 * 11 + 1 + 5 + op_len))
+        return false;
+    uint8_t *p = o.p;
+    p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_low));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_high));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->span_id));
+    p = fast_i64(p, CH_I64_1, u64_bits(s->parent_id));
+    p = fast_put_bytes(p, CH_BIN_1, op, op_len, true);
+    if (!p)
+        goto fallback;
+    o.p = p;
+    if (s->n_refs > 0) {
+        if (s->n_refs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
+            goto fallback;
+        *o.p++ = CH_LIST_1;
+        o.p = fast_list(o.p, s->n_refs);
+        for (size_t i = 0; i < s->n_refs; i++) {
+            const tw__ref *r = &s->refs[i];
+            if (!fast_room(&o, 2 + 3 * 11 + 1))
+                goto fallback;
+            p = o.p;
+            *p++ = CH_I32_1;
+            *p++ = (uint8_t)tw__thrift__zigzag32(r->type == TW__REF_FOLLOWS_FROM
+                                                     ? TWIRE_JAEGER_SPAN_REF_TYPE_FOLLOWS_FROM
+                                                     : TWIRE_JAEGER_SPAN_REF_TYPE_CHILD_OF);
+            p = fast_i64(p, CH_I64_1, u64_bits(r->trace_id_low));
+            p = fast_i64(p, CH_I64_1, u64_bits(r->trace_id_high));
+            p = fast_i64(p, CH_I64_1, u64_bits(r->span_id));
+            *p++ = 0;
+            o.p = p;
+        }
+    }
+    /* flags, start, duration, then the tags' field and list headers (or
+     * the stop byte). */
+    if (!fast_room(&o, 6 + 2 * 11 + 1 + 6))
+        goto fallback;
+    p = o.p;
+    /* flags is field 7: after the references (6) or the name (5). */
+    *p++ = s->n_refs > 0 ? CH_I32_1 : CH_I32_2;
+    p = fast_varint(p, tw__thrift__zigzag32(u32_bits(s->flags)));
+    p = fast_i64(p, CH_I64_1, s->start_us);
+    p = fast_i64(p, CH_I64_1, s->duration_us);
+    o.p = p;
+    if (s->n_tags > 0) {
+        if (s->n_tags > TW__THRIFT_MAX_LEN)
+            goto fallback;
+        *o.p++ = CH_LIST_1;
+        o.p = fast_list(o.p, s->n_tags);
+        for (size_t i = 0; i < s->n_tags; i++) {
+            if (!fast_tag(&o, &s->tags[i]))
+                goto fallback;
+        }
+    }
+    if (s->n_logs > 0) {
+        if (s->n_logs > TW__THRIFT_MAX_LEN || !fast_room(&o, 1 + 6))
+            goto fallback;
+        /* logs is field 11: after the tags (10) or the duration (9). */
+        *o.p++ = s->n_tags > 0 ? CH_LIST_1 : CH_LIST_2;
+        o.p = fast_list(o.p, s->n_logs);
+        for (size_t i = 0; i < s->n_logs; i++) {
+            const tw__log *log = &s->logs[i];
+            if (!fast_room(&o, 11))
+                goto fallback;
+            o.p = fast_i64(o.p, CH_I64_1, log->timestamp_us);
+            /* fields is required: an empty list is still written. */
+            if (!fast_tags(&o, CH_LIST_1, log->fields, log->n_fields) || !fast_room(&o, 1))
+                goto fallback;
+            *o.p++ = 0;
+        }
+    }
+    if (!fast_room(&o, 1))
+        goto fallback;
+    *o.p++ = 0; /* the Span's stop */
+    out->len = (size_t)(o.p - out->data);
+    return true;
+
+fallback:
+    out->len = before;
+    return false;
+}
+
 /* ---- calls: encode into scratch, then hand the bytes out --------------------------------- */
 
 static void scratch_begin(tw__jaeger_encoder *enc)
@@ -560,6 +890,8 @@ bool tw__jaeger_encode_span(tw__jaeger_encoder *enc, const tw__span_data *span, 
 {
     if (!enc || !span || !out)
         return false;
+    if (enc->protocol_id == TW__THRIFT_COMPACT && fast_compact_span(span, out))
+        return true;
     size_t before = out->len;
     tw__thrift_writer w;
     tw__thrift_writer_init(&w, enc->protocol_id, out);
@@ -599,15 +931,19 @@ static bool envelope_is_cached(const tw__jaeger_encoder *enc, int64_t seq_no,
             enc->envelope.stats.failed_to_emit_spans == stats->failed_to_emit_spans);
 }
 
-/* Bytes of the list header of @n_spans structs, measured by writing it. */
-static bool list_header_len(tw__jaeger_encoder *enc, size_t n_spans, size_t *len)
+/* Bytes of the list header of @n structs: binary, the element type and an
+ * i32 size; compact, one byte (size << 4 | type) below 15 elements, else
+ * 0xf0 | type and a varint size. Computed rather than written: the UDP
+ * sender sizes its batch once per span. */
+static size_t list_header_len(tw__thrift_protocol protocol, size_t n)
 {
-    scratch_begin(enc);
-    if (!scratch_end(enc, thrift_protocol_write_list_begin(enc->protocol, T_STRUCT,
-                                                           (guint32)n_spans, &enc->error) >= 0))
-        return false;
-    *len = enc->scratch.len;
-    return true;
+    if (protocol == TW__THRIFT_BINARY)
+        return 5;
+    size_t len = 1;
+    if (n >= 15)
+        for (len = 2; n >= 0x80; n >>= 7)
+            len++;
+    return len;
 }
 
 /* The envelope is measured by the code that writes it (write_emit_batch in
@@ -632,8 +968,7 @@ size_t tw__jaeger_emit_batch_size(tw__jaeger_encoder *enc, size_t process_len, s
         if (!scratch_end(enc, write_emit_batch(enc, &empty, tw__jaeger_msg_seq_id(seq_no))))
             return 0;
         size_t envelope_len = enc->scratch.len;
-        if (!list_header_len(enc, 0, &empty_list_len))
-            return 0;
+        empty_list_len = list_header_len(enc->protocol_id, 0);
         enc->envelope.is_valid = true;
         enc->envelope.seq_no = seq_no;
         enc->envelope.has_stats = stats != NULL;
@@ -641,10 +976,7 @@ size_t tw__jaeger_emit_batch_size(tw__jaeger_encoder *enc, size_t process_len, s
             enc->envelope.stats = *stats;
         enc->envelope.len = envelope_len - empty_list_len;
     }
-    size_t list_len;
-    if (!list_header_len(enc, n_spans, &list_len))
-        return 0;
-    return enc->envelope.len + list_len + process_len + spans_len;
+    return enc->envelope.len + list_header_len(enc->protocol_id, n_spans) + process_len + spans_len;
 }
 
 bool tw__jaeger_emit_batch_message(tw__jaeger_encoder *enc, const uint8_t *process,
@@ -652,18 +984,40 @@ bool tw__jaeger_emit_batch_message(tw__jaeger_encoder *enc, const uint8_t *proce
                                    size_t n_spans, int64_t seq_no, const tw__client_stats *stats,
                                    int32_t msg_seq_id, tw__buf *out)
 {
-    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false};
+    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false, 0, 0};
     if (!enc || !out || !process || (!spans && spans_len > 0) || !parts_fit(&b))
         return false;
     scratch_begin(enc);
     return scratch_end(enc, write_emit_batch(enc, &b, msg_seq_id)) && scratch_replace(enc, out);
 }
 
+bool tw__jaeger_emit_batch_frame(tw__jaeger_encoder *enc, size_t process_len, size_t n_spans,
+                                 size_t spans_len, int64_t seq_no, const tw__client_stats *stats,
+                                 int32_t msg_seq_id, tw__jaeger_frame *out)
+{
+    batch_parts b = {.process_len = process_len,
+                     .spans_len = spans_len,
+                     .n_spans = n_spans,
+                     .seq_no = seq_no,
+                     .stats = stats,
+                     .is_measure = true};
+    if (!enc || !out || !parts_fit(&b))
+        return false;
+    scratch_begin(enc);
+    if (!scratch_end(enc, write_emit_batch(enc, &b, msg_seq_id)))
+        return false;
+    out->data = enc->scratch.data;
+    out->head_len = b.process_at;
+    out->mid_len = b.spans_at - b.process_at;
+    out->tail_len = enc->scratch.len - b.spans_at;
+    return true;
+}
+
 bool tw__jaeger_batch_struct(tw__jaeger_encoder *enc, const uint8_t *process, size_t process_len,
                              const uint8_t *spans, size_t spans_len, size_t n_spans, int64_t seq_no,
                              const tw__client_stats *stats, tw__buf *out)
 {
-    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false};
+    batch_parts b = {process, process_len, spans, spans_len, n_spans, seq_no, stats, false, 0, 0};
     if (!enc || !out || !process || (!spans && spans_len > 0) || !parts_fit(&b))
         return false;
     scratch_begin(enc);

@@ -92,9 +92,9 @@ int32_t tw__jaeger_msg_seq_id(int64_t seq_no);
  * omits seqNo, stats NULL omits stats) and msg_seq_id =
  * tw__jaeger_msg_seq_id(seq_no). Computed by encoding the envelope, so it
  * matches tw__jaeger_emit_batch_message byte for byte; the envelope is cached
- * per (seqNo, stats), so repeated calls while a batch fills cost only its
- * list header (~60 ns). Returns 0 on failure (NULL encoder, n_spans or a
- * length beyond Thrift's i32 limits); a real message is never empty. */
+ * per (seqNo, stats), so repeated calls while a batch fills cost a few
+ * comparisons and the list header's length, computed. Returns 0 on failure (NULL encoder, n_spans
+ * or a length beyond Thrift's i32 limits); a real message is never empty. */
 size_t tw__jaeger_emit_batch_size(tw__jaeger_encoder *enc, size_t process_len, size_t n_spans,
                                   size_t spans_len, int64_t seq_no, const tw__client_stats *stats);
 
@@ -111,6 +111,19 @@ bool tw__jaeger_emit_batch_message(tw__jaeger_encoder *enc, const uint8_t *proce
                                    size_t process_len, const uint8_t *spans, size_t spans_len,
                                    size_t n_spans, int64_t seq_no, const tw__client_stats *stats,
                                    int32_t msg_seq_id, tw__buf *out);
+
+/* The same message without copying the process and the spans, for a
+ * gathering send (sendmsg): the message is data[0, head_len), the process,
+ * the next mid_len bytes of data, the spans, then the last tail_len bytes
+ * of data. @data belongs to the encoder and is valid until its next call.
+ * Same arguments and failures as tw__jaeger_emit_batch_message. */
+typedef struct tw__jaeger_frame {
+    const uint8_t *data;
+    size_t head_len, mid_len, tail_len;
+} tw__jaeger_frame;
+bool tw__jaeger_emit_batch_frame(tw__jaeger_encoder *enc, size_t process_len, size_t n_spans,
+                                 size_t spans_len, int64_t seq_no, const tw__client_stats *stats,
+                                 int32_t msg_seq_id, tw__jaeger_frame *out);
 
 /* Writes a bare Batch struct (no message envelope), as the collector's
  * HTTP endpoint takes it, into @out (reset first). seq_no < 0 omits seqNo,

@@ -154,7 +154,7 @@ static pthread_once_t local_key_once = PTHREAD_ONCE_INIT;
 
 static size_t record_size(void)
 {
-    return align_up(sizeof(tw__span_data)) + TW__SPAN_INLINE_ARENA;
+    return TW__SPAN_RECORD_BYTES;
 }
 
 /* A record entering the pool: nothing but its link may be touched. */
@@ -326,6 +326,14 @@ tw__span_data *tw__span_data_new(void)
     s->tags = s->inline_tags;
     s->cap_tags = sizeof s->inline_tags / sizeof s->inline_tags[0];
     return s;
+}
+
+size_t tw__span_data_footprint_blocks(const tw__span_data *s)
+{
+    size_t bytes = 0;
+    for (const tw__arena_block *b = s->arena.extra; b; b = b->next)
+        bytes += sizeof(tw__arena_block) + b->size + 16;
+    return bytes;
 }
 
 tw__span_data *tw__span_data_ref(tw__span_data *s)

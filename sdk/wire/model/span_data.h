@@ -146,6 +146,19 @@ tw__span_data *tw__span_data_new(void);
 /* Frees the records kept for reuse by the shared pool and by the calling
  * thread (records of other threads are freed when those threads exit). */
 void tw__span_data_pool_trim(void);
+/* The heap bytes @s holds: its record, its arena blocks and malloc's
+ * overhead for each, a word rounded to 16 bytes on glibc (what a queue of
+ * records costs in memory). Inline for the common case, a span whose
+ * strings fit in its record: the reporter queue counts every span. */
+#define TW__SPAN_RECORD_BYTES                                                                      \
+    (((sizeof(tw__span_data) + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1)) +        \
+     TW__SPAN_INLINE_ARENA)
+size_t tw__span_data_footprint_blocks(const tw__span_data *s);
+static inline size_t tw__span_data_footprint(const tw__span_data *s)
+{
+    size_t bytes = TW__SPAN_RECORD_BYTES + 16;
+    return s->arena.extra ? bytes + tw__span_data_footprint_blocks(s) : bytes;
+}
 /* Adds a reference; returns @s. */
 tw__span_data *tw__span_data_ref(tw__span_data *s);
 /* Drops a reference, freeing the record and its arena at zero. NULL is a no-op. */

@@ -27,6 +27,7 @@ static const char *const vars[] = {
     "JAEGER_SAMPLER_PARAM",
     "JAEGER_REPORTER_LOG_SPANS",
     "JAEGER_REPORTER_MAX_QUEUE_SIZE",
+    "TRACEWIRE_REPORTER_MAX_QUEUE_BYTES",
     "JAEGER_REPORTER_FLUSH_INTERVAL",
     "JAEGER_REPORTER_MAX_PACKET_SIZE",
     "JAEGER_TAGS",
@@ -1058,6 +1059,31 @@ static void test_close_timeout_variable_bounds_close(void)
     tw_config_free(c);
 }
 
+static void test_queue_bytes_variable_bounds_the_queue(void)
+{
+    clear_env();
+    const char *src = NULL;
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.queue_bytes", &src), "8388608");
+    CU_ASSERT_STRING_EQUAL(src, "default");
+    tw_config_free(c);
+    setenv("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES", "1048576", 1);
+    c = tw_config_from_env("svc");
+    CU_ASSERT_STRING_EQUAL(setting(c, "reporter.queue_bytes", &src), "1048576");
+    CU_ASSERT_STRING_EQUAL(src, "TRACEWIRE_REPORTER_MAX_QUEUE_BYTES");
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+    dump_problems(c);
+    tw_config_free(c);
+    /* Below the smallest bound, above the largest, not a number. */
+    setenv("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES", "1000", 1);
+    expect_error("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES=\"1000\"");
+    setenv("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES", "2000000000000", 1);
+    expect_error("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES=\"2000000000000\"");
+    setenv("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES", "8MiB", 1);
+    expect_error("TRACEWIRE_REPORTER_MAX_QUEUE_BYTES=\"8MiB\"");
+    clear_env();
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("core/config_env", NULL, NULL);
@@ -1094,4 +1120,6 @@ void tw_test_register(void)
     CU_add_test(suite, "unused_variables_are_reported", test_unused_variables_are_reported);
     CU_add_test(suite, "every_failure_names_its_cause", test_every_failure_names_its_cause);
     CU_add_test(suite, "no_secret_is_ever_printed", test_no_secret_is_ever_printed);
+    CU_add_test(suite, "queue_bytes_variable_bounds_the_queue",
+                test_queue_bytes_variable_bounds_the_queue);
 }

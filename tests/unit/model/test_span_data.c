@@ -229,6 +229,26 @@ static void test_exiting_thread_gives_its_records_back(void)
     tw__span_data_pool_trim();
 }
 
+/* What the reporter queue's byte bound counts: the record with its inline
+ * arena, plus every arena block a large span chains, each with malloc's
+ * overhead. */
+static void test_footprint_counts_the_record_and_its_blocks(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    size_t empty = tw__span_data_footprint(s);
+    CU_ASSERT(empty >= sizeof(tw__span_data) + TW__SPAN_INLINE_ARENA);
+    CU_ASSERT(tw__span_data_add_str_tag(s, "k", "short", 5));
+    CU_ASSERT_EQUAL(tw__span_data_footprint(s), empty); /* in the record */
+    static char big[8192];
+    memset(big, 'x', sizeof big);
+    CU_ASSERT(tw__span_data_add_str_tag(s, "big", big, sizeof big));
+    size_t grown = tw__span_data_footprint(s);
+    CU_ASSERT(grown >= empty + sizeof big);
+    CU_ASSERT(grown <= empty + 3 * sizeof big); /* blocks double: not much more */
+    tw__span_data_unref(s);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("model/span_data", NULL, NULL);
@@ -240,6 +260,8 @@ void tw_test_register(void)
                 test_truncation_marks_and_respects_utf8);
     CU_add_test(suite, "references_and_logs_accumulate", test_references_and_logs_accumulate);
     CU_add_test(suite, "process_tags", test_process_tags);
+    CU_add_test(suite, "footprint_counts_the_record_and_its_blocks",
+                test_footprint_counts_the_record_and_its_blocks);
     CU_add_test(suite, "released_record_is_off_limits_until_reused",
                 test_released_record_is_off_limits_until_reused);
     CU_add_test(suite, "exiting_thread_gives_its_records_back",

@@ -124,6 +124,70 @@ static void test_full_queue_drops_and_counts_without_blocking(void)
     tw_reporter_free(r);
 }
 
+/* The byte bound: with a stuck sender and room for 100,000 spans, the
+ * queue takes spans only while their heap fits in max_queue_bytes (counted
+ * until the thread has handed them over); the rest are dropped, counted as
+ * queue_full and, of those, as dropped at the byte bound. */
+static void test_queue_bounded_in_bytes_drops_and_counts(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {
+        .max_queue_size = 100000, .flush_interval_ms = 60000, .max_queue_bytes = 65536};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
+    set_stuck(sender, true);
+    tw__span_data *span = tw__span_data_new();
+    size_t footprint = tw__span_data_footprint(span);
+    CU_ASSERT(footprint >= sizeof(tw__span_data) + TW__SPAN_INLINE_ARENA);
+    for (int i = 0; i < 1000; i++)
+        tw__reporter_report(r, span);
+    uint64_t full = counter(r, TW_COUNTER_DROPPED_QUEUE_FULL);
+    CU_ASSERT(1000 - full <= 65536 / footprint);
+    CU_ASSERT(1000 - full >= 1);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_DROPPED_QUEUE_BYTES), full);
+    CU_ASSERT(counter(r, TW_COUNTER_QUEUE_BYTES) <= 65536);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_QUEUE_BYTES), (1000 - full) * footprint);
+    set_stuck(sender, false);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_QUEUE_BYTES), 0);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 1000 - full);
+    assert_accounted(r);
+    /* Room again once handed over. */
+    tw__reporter_report(r, span);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 1001 - full);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
+/* A span larger than the whole byte bound still goes when the queue is
+ * empty (it is never stuck out), and alone. */
+static void test_span_larger_than_the_byte_bound_goes_alone(void)
+{
+    scripted_sender *sender = scripted_new();
+    tw__async_options ao = {
+        .max_queue_size = 64, .flush_interval_ms = 60000, .max_queue_bytes = 100};
+    tw_reporter *r = tw__async_reporter_new("scripted", &sender->base, &ao, NULL);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
+    set_stuck(sender, true);
+    tw__span_data *span = tw__span_data_new();
+    for (int i = 0; i < 10; i++)
+        tw__reporter_report(r, span);
+    /* The first is queued (or in the stuck sender, still counted): the
+     * other nine find the queue not empty. */
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_DROPPED_QUEUE_BYTES), 9);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_DROPPED_QUEUE_FULL), 9);
+    set_stuck(sender, false);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 1);
+    tw__reporter_report(r, span);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(5000)), TW_OK);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 2);
+    assert_accounted(r);
+    tw__span_data_unref(span);
+    tw_reporter_free(r);
+}
+
 static void test_flush_delivers_everything_queued(void)
 {
     scripted_sender *sender = scripted_new();
@@ -269,6 +333,13 @@ static void test_reporter_options_validate(void)
     CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(NULL, 10), TW_E_INVALID_ARG);
     CU_ASSERT_EQUAL(tw_reporter_options_set_close_timeout_ms(o, 3600000), TW_OK);
     CU_ASSERT_EQUAL(tw_reporter_options_set_agent(o, "::1", 6831), TW_OK);
+    CU_ASSERT_EQUAL(o->max_queue_bytes, (size_t)8 << 20); /* the documented default */
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_bytes(o, 65535), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_bytes(o, ((size_t)1 << 40) + 1),
+                    TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_bytes(NULL, 65536), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_max_queue_bytes(o, 65536), TW_OK);
+    CU_ASSERT_EQUAL(tw__async_options_from(o).max_queue_bytes, 65536);
     tw_reporter_options_free(o);
     tw_reporter_options_free(NULL);
 }
@@ -435,6 +506,10 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("report/reporter", suite_init, suite_cleanup);
     CU_add_test(suite, "full_queue_drops_and_counts_without_blocking",
                 test_full_queue_drops_and_counts_without_blocking);
+    CU_add_test(suite, "queue_bounded_in_bytes_drops_and_counts",
+                test_queue_bounded_in_bytes_drops_and_counts);
+    CU_add_test(suite, "span_larger_than_the_byte_bound_goes_alone",
+                test_span_larger_than_the_byte_bound_goes_alone);
     CU_add_test(suite, "flush_delivers_everything_queued", test_flush_delivers_everything_queued);
     CU_add_test(suite, "flush_times_out_on_stuck_sender", test_flush_times_out_on_stuck_sender);
     CU_add_test(suite, "close_drains_the_queue", test_close_drains_the_queue);

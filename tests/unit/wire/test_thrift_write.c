@@ -78,6 +78,52 @@ static void test_random_spans_equal_cglib_generated_structs(void)
     tw__jaeger_encoder_free(enc[1]);
 }
 
+/* The compact span writer stores varints a word at a time: every length
+ * from 1 to 10 bytes, and the values either side of each boundary, in each
+ * integer field of a span (ids, times, flags, an int64 tag, a log time),
+ * must give c_glib's bytes. Strings of every short length (the writer
+ * copies up to 16 bytes as two words) too. */
+static void test_every_varint_and_short_string_length_equals_cglib(void)
+{
+    tw__jaeger_encoder *enc = tw__jaeger_encoder_new(TW__THRIFT_COMPACT);
+    CU_ASSERT_FATAL(enc != NULL);
+    static const char text[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    size_t differing = 0;
+    for (unsigned int bits = 0; bits <= 64; bits++) {
+        for (int k = 0; k < 3; k++) {
+            /* 2^bits - 1, 2^bits and 2^bits + 1 (modulo 2^64). */
+            uint64_t v = (bits == 64 ? 0 : (uint64_t)1 << bits) + (uint64_t)k - 1;
+            tw__span_data *s = tw__span_data_new();
+            CU_ASSERT_FATAL(s != NULL);
+            s->trace_id_low = v ? v : 1;
+            s->trace_id_high = v;
+            s->span_id = ~v ? ~v : 1;
+            s->parent_id = v >> 1;
+            s->flags = (uint32_t)v;
+            s->start_us = (int64_t)(v >> 1);
+            s->duration_us = (int64_t)(v >> 2);
+            size_t len = bits % (sizeof text - 1);
+            CU_ASSERT_FATAL(tw__span_data_set_operation(s, text, len));
+            tw_value i64 = {.type = TW_VALUE_INT64, .as.i64 = -(int64_t)(v >> 1)};
+            tw_value str = {.type = TW_VALUE_STRING, .len = (len * 7) % 30, .as.str = text + 1};
+            CU_ASSERT_FATAL(tw__span_data_add_tag(s, "k", &i64));
+            CU_ASSERT_FATAL(tw__span_data_add_tag(s, text + 3, &str));
+            CU_ASSERT_FATAL(tw__span_data_add_event(s, (int64_t)(v >> 3), text, len));
+            tw__buf ours = {0}, theirs = {0};
+            CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &ours));
+            CU_ASSERT_FATAL(tw_test_reference_span(TW__THRIFT_COMPACT, s, &theirs));
+            bool same = ours.len == theirs.len && memcmp(ours.data, theirs.data, ours.len) == 0;
+            if (!same && differing++ < 3)
+                report_difference("compact span with varints of bits", bits, &ours, &theirs);
+            tw__buf_free(&ours);
+            tw__buf_free(&theirs);
+            tw__span_data_unref(s);
+        }
+    }
+    CU_ASSERT_EQUAL(differing, 0);
+    tw__jaeger_encoder_free(enc);
+}
+
 static void test_random_programs_equal_cglib_protocols(void)
 {
     corpus_rng r = {SEED};
@@ -204,5 +250,6 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("wire/thrift_write", NULL, NULL);
     CU_ADD_TEST(suite, test_random_spans_equal_cglib_generated_structs);
     CU_ADD_TEST(suite, test_random_programs_equal_cglib_protocols);
+    CU_ADD_TEST(suite, test_every_varint_and_short_string_length_equals_cglib);
     CU_ADD_TEST(suite, test_the_reader_reads_what_the_writer_wrote);
 }
