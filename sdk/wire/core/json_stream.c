@@ -777,6 +777,8 @@ tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_rec
     loop->scan.max_depth = TW__JSON_SCAN_DEEPEST;
     loop->fn = fn;
     loop->arg = arg;
+    if (in->reject_part) /* a record over the limit goes whole to the rejects */
+        tw__json_stream_set_spill(js, tw__wire_reject_part, in);
     tw_status status = TW_OK;
     while (status == TW_OK) {
         const char *rec, *why;
