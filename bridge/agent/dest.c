@@ -57,6 +57,7 @@
 #include "agent/batch.h"
 #include "agent/spool.h"
 #include "sinks/send.h"
+#include "transport/http_head.h"
 #include "tracewire/version.h"
 
 #define MAX_OPEN_BATCHES 64
@@ -102,8 +103,7 @@ struct twa_dest {
     /* The answer in flight: its last status line, whether that block of
      * headers ended (a final answer), when, and the body bytes since. A
      * 2xx whose headers ended took the batch, whatever its body does. */
-    long head_status;
-    bool is_head_done;
+    tw__http_head answer; /* the answer's status line and headers */
     int64_t head_done_ns;
     size_t answer_bytes;
     char last_cut[CURL_ERROR_SIZE + 64];
@@ -548,7 +548,7 @@ static void log_change(twa_dest *d, twa_level level, const char *what)
 
 static bool is_accepted(const twa_dest *d)
 {
-    return d->is_head_done && d->head_status >= 200 && d->head_status < 300;
+    return tw__http_head_is_accepted(&d->answer);
 }
 
 /* Ends a transfer whose 2xx answer's body takes too long (libcurl's
@@ -586,20 +586,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
     twa_dest *d = arg;
     size_t len = size * n;
-    if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-        const char *sp = memchr(data, ' ', len);
-        long status = 0;
-        for (const char *p = sp ? sp + 1 : data + len; p < data + len && *p >= '0' && *p <= '9';
-             p++)
-            status = status < 1000 ? status * 10 + (*p - '0') : status;
-        d->head_status = status;
-        d->is_head_done = false;
-    } else if ((len == 2 && data[0] == '\r' && data[1] == '\n') || (len == 1 && data[0] == '\n')) {
-        if (d->head_status >= 200) {
-            d->is_head_done = true;
-            d->head_done_ns = now_ns();
-        }
-    }
+    if (tw__http_head_line(&d->answer, data, len))
+        d->head_done_ns = now_ns();
     if (len > 12 && g_ascii_strncasecmp(data, "Retry-After:", 12) == 0) {
         char value[128];
         size_t k = len - 12 < sizeof value - 1 ? len - 12 : sizeof value - 1;
@@ -734,8 +722,7 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     d->errbuf[0] = '\0';
     d->snippet_len = 0;
     d->snippet[0] = '\0';
-    d->head_status = 0;
-    d->is_head_done = false;
+    tw__http_head_reset(&d->answer);
     d->answer_bytes = 0;
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, (const char *)data);
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
@@ -748,7 +735,7 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
          * slow, cut or too long is logged (once per cause), never resent. */
         if (rc != CURLE_OK) {
             char cut[sizeof d->last_cut];
-            snprintf(cut, sizeof cut, "HTTP %ld, then its body: %s", d->head_status,
+            snprintf(cut, sizeof cut, "HTTP %ld, then its body: %s", d->answer.status,
                      rc == CURLE_WRITE_ERROR || rc == CURLE_ABORTED_BY_CALLBACK
                          ? "too long or too slow to read"
                          : (d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc)));
@@ -763,11 +750,11 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
         twa_add(&d->st.bytes, len);
         return SENT;
     }
-    if (rc != CURLE_OK && !d->is_head_done) {
+    if (rc != CURLE_OK && !d->answer.is_done) {
         snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
         return NOT_NOW;
     }
-    long status = d->head_status; /* a final answer (its body may have failed) */
+    long status = d->answer.status; /* a final answer (its body may have failed) */
     snprintf(what, what_size, "HTTP status %ld%s%s", status, d->snippet_len ? ": " : "",
              d->snippet);
     if (status == 400 || status == 413)

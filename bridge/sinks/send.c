@@ -153,38 +153,6 @@ static bool path_ends_with(const char *path, size_t len, const char *suffix)
     return len >= n && memcmp(path + len - n, suffix, n) == 0;
 }
 
-/* udp://HOST[:PORT][/]: HOST a name, an IPv4 literal or [IPv6]; PORT 1..65535
- * (default 6831). *host is a new string. */
-static bool parse_udp(const char *url, char **host, unsigned int *port)
-{
-    const char *p = url + strlen("udp://");
-    const char *h = p, *h_end;
-    if (*p == '[') {
-        h = p + 1;
-        h_end = strchr(h, ']');
-        if (!h_end)
-            return false;
-        p = h_end + 1;
-    } else {
-        p += strcspn(p, ":/");
-        h_end = p;
-    }
-    *port = 6831;
-    if (*p == ':') {
-        char *end;
-        unsigned long v = strtoul(p + 1, &end, 10);
-        if (end == p + 1 || v == 0 || v > 65535 || (*end && strcmp(end, "/") != 0))
-            return false;
-        *port = (unsigned int)v;
-    } else if (*p && strcmp(p, "/") != 0) {
-        return false;
-    }
-    if (h_end == h)
-        return false;
-    *host = strndup(h, (size_t)(h_end - h));
-    return *host != NULL;
-}
-
 /* ---- options ------------------------------------------------------------------------------ */
 
 /* Sets a TW_E_CONFIG error; evaluates to TW_E_CONFIG. */
@@ -293,7 +261,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
     bool is_http = has_prefix(url, "http://") || has_prefix(url, "https://");
     char *host = NULL;
     unsigned int port = 0;
-    if (is_udp && !parse_udp(url, &host, &port)) {
+    if (is_udp && !tw__transport_parse_udp_url(url, &host, &port)) {
         tw__set_error(err, TW_E_CONFIG,
                       "--send \"%s\": expected udp://HOST:PORT (HOST a name, an IPv4 address or "
                       "[IPv6]; PORT 1..65535)",

@@ -133,7 +133,7 @@ static tw_reporter_options *copy_options(const tw_reporter_options *src)
 
 /* udp://HOST[:PORT][/]: HOST a name, an IPv4 literal or [IPv6]; PORT 1..65535
  * (default 6831). *host is a new string. */
-static bool parse_udp(const char *url, char **host, unsigned int *port)
+bool tw__transport_parse_udp_url(const char *url, char **host, unsigned int *port)
 {
     if (strncmp(url, "udp://", 6) != 0)
         return false;
@@ -336,7 +336,7 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
     } else {
         char *host = NULL;
         unsigned int port = 0;
-        if (!parse_udp(o->url, &host, &port)) {
+        if (!tw__transport_parse_udp_url(o->url, &host, &port)) {
             st = TW_E_CONFIG;
             tw__set_error(err, st,
                           "\"%s\": expected udp://HOST:PORT (HOST a name, an IPv4 address or "

@@ -93,6 +93,7 @@
 #include "clock.h"
 #include "report/http.h"
 #include "transport/batcher.h"
+#include "transport/http_head.h"
 
 #define BREAKER_MIN_MS 1000u
 #define BREAKER_MAX_MS 30000u
@@ -137,8 +138,7 @@ typedef struct {
     /* The answer of the request in flight, from its header lines: the
      * status of its last status line, whether that block of headers ended
      * (a final answer, not a 1xx), when, and the body bytes read since. */
-    long head_status;
-    bool is_head_done;
+    tw__http_head head; /* the answer's status line and headers */
     int64_t head_done_ns;
     size_t answer_bytes;
 
@@ -183,7 +183,7 @@ static void curl_init_once(void)
  * the backend took the batch, whatever happens to the body after. */
 static bool is_accepted(const http_sender *h)
 {
-    return h->is_head_done && h->head_status >= 200 && h->head_status < 300;
+    return tw__http_head_is_accepted(&h->head);
 }
 
 /* Follows the answer's header lines: a status line starts a block (a 1xx
@@ -192,20 +192,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
     http_sender *h = arg;
     size_t len = size * n;
-    if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-        const char *sp = memchr(data, ' ', len);
-        long status = 0;
-        for (const char *p = sp ? sp + 1 : data + len; p < data + len && *p >= '0' && *p <= '9';
-             p++)
-            status = status < 1000 ? status * 10 + (*p - '0') : status;
-        h->head_status = status;
-        h->is_head_done = false;
-    } else if ((len == 2 && data[0] == '\r' && data[1] == '\n') || (len == 1 && data[0] == '\n')) {
-        if (h->head_status >= 200) {
-            h->is_head_done = true;
-            h->head_done_ns = tw__mono_ns();
-        }
-    }
+    if (tw__http_head_line(&h->head, data, len))
+        h->head_done_ns = tw__mono_ns();
     return len;
 }
 
@@ -391,7 +379,7 @@ static void log_failure(http_sender *h, const char *what, size_t n_spans)
 static void log_answer_cut(http_sender *h, CURLcode rc)
 {
     char what[CURL_ERROR_SIZE + 64];
-    snprintf(what, sizeof what, "answer body after HTTP %ld: %s", h->head_status,
+    snprintf(what, sizeof what, "answer body after HTTP %ld: %s", h->head.status,
              rc == CURLE_WRITE_ERROR ? "longer than it is worth reading"
                                      : (h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc)));
     if (strncmp(h->last_answer_cut, what, sizeof(h->last_answer_cut) - 1) == 0)
@@ -416,8 +404,7 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     h->errbuf[0] = '\0';
     h->snippet_len = 0;
     h->snippet[0] = '\0';
-    h->head_status = 0;
-    h->is_head_done = false;
+    tw__http_head_reset(&h->head);
     h->answer_bytes = 0;
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)h->wire);
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
@@ -438,13 +425,13 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     }
     /* A final status line with its headers decides, even when the body
      * then failed: a 400 whose body is cut is still a 400. */
-    if (rc != CURLE_OK && !h->is_head_done) {
+    if (rc != CURLE_OK && !h->head.is_done) {
         if (rc == CURLE_COULDNT_RESOLVE_HOST)
             tw__count(&h->base.counters->resolve_failures, 1);
         snprintf(what, what_size, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
         return is_transient(rc) ? RETRY : GIVE_UP;
     }
-    long status = h->head_status;
+    long status = h->head.status;
     snprintf(what, what_size, "HTTP status %ld", status);
     if (status == 400 || status == 413)
         return REFUSED;
