@@ -85,6 +85,8 @@ static gboolean scratch_write(ThriftTransport *transport, const gpointer buf, co
 {
     TwireScratchBuffer *self = (TwireScratchBuffer *)transport; /* our own class: no check */
     tw__buf *out = self->out;
+    if (len == 0) /* nothing to add (and an empty buffer may have no storage) */
+        return TRUE;
     if (len == 1 && out->len < out->cap) { /* field headers, small varints: most writes */
         out->data[out->len++] = *(const uint8_t *)buf;
         return TRUE;
@@ -719,6 +721,10 @@ static inline bool fast_tags(fast_out *o, uint8_t header, const tw__tag *tags, s
 static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
 {
     size_t before = out->len;
+    /* An empty buffer has no storage yet: arithmetic on its NULL would be
+     * undefined, so give it some first. */
+    if (!out->data && !tw__buf_grow(out, 256))
+        return false;
     fast_out o = {out->data + out->len, out->data + out->cap, out};
     const char *op = s->operation ? s->operation : "";
     size_t op_len = strlen(op);
