@@ -687,46 +687,7 @@ static tw_status retry_record(tw__json_stream *js, tw__wire_input *in, const cha
     return fn(arg, NULL, rec, len, line_no, first_error, err);
 }
 
-/* ---- the record loop of the JSON readers ---------------------------------------------------- */
-
-tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
-                                size_t json_flags, tw__json_record_fn fn, void *arg, tw_error **err)
-{
-    tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
-    if (!js) {
-        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
-        return TW_E_NOMEM;
-    }
-    if (in->reject_part) /* a record over the limit goes whole to the rejects */
-        tw__json_stream_set_spill(js, tw__wire_reject_part, in);
-    tw_status status = TW_OK;
-    while (status == TW_OK) {
-        const char *rec, *why;
-        size_t len, line_no;
-        tw__json_next next = tw__json_stream_next(js, &rec, &len, &line_no, &why);
-        if (next == TW__JSON_END)
-            break;
-        if (next == TW__JSON_IO) {
-            tw__set_error(err, TW_E_IO, "%s: %s", in->name, why);
-            status = TW_E_IO;
-        } else if (next == TW__JSON_BAD) {
-            if (!in->reject(in, line_no, rec, len, why))
-                status = TW_E_STATE;
-        } else {
-            json_error_t jerr;
-            json_t *record = json_loadb(rec, len, json_flags, &jerr);
-            if (record)
-                status = fn(arg, record, rec, len, line_no, NULL, err);
-            else
-                status = retry_record(js, in, rec, len, line_no, json_flags, &jerr, fn, arg, err);
-            json_decref(record);
-        }
-    }
-    tw__json_stream_free(js);
-    return status;
-}
-
-/* ---- the record loop of the token decoders ------------------------------------------------- */
+/* ---- the record loop (Jansson values and scanner tokens) ------------------------------------ */
 
 typedef struct scan_loop {
     tw__json_scan scan;
@@ -762,22 +723,20 @@ static tw_status via_jansson(void *arg, json_t *record, const char *raw, size_t 
     return loop->fn(loop->arg, &loop->scan, raw, raw_len, line_no, NULL, err);
 }
 
-tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
-                                tw__json_scan_record_fn fn, void *arg, tw_error **err)
+/* The one record loop of the JSON readers: each record the splitter gives
+ * is scanned into @scan's tokens when there is a @scan and the scanner reads
+ * it; otherwise Jansson reads it (and repairs it, retry_record) for @fn. A
+ * record over the limit goes whole to in->reject_part when there is one. */
+static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                             size_t json_flags, tw__json_record_fn fn, void *arg, scan_loop *scan,
+                             tw_error **err)
 {
     tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
-    scan_loop *loop = malloc(sizeof *loop);
-    if (!js || !loop) {
-        tw__json_stream_free(js);
-        free(loop);
+    if (!js) {
         tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
         return TW_E_NOMEM;
     }
-    tw__json_scan_init(&loop->scan);
-    loop->scan.max_depth = TW__JSON_SCAN_DEEPEST;
-    loop->fn = fn;
-    loop->arg = arg;
-    if (in->reject_part) /* a record over the limit goes whole to the rejects */
+    if (in->reject_part)
         tw__json_stream_set_spill(js, tw__wire_reject_part, in);
     tw_status status = TW_OK;
     while (status == TW_OK) {
@@ -792,21 +751,44 @@ tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_rec
         } else if (next == TW__JSON_BAD) {
             if (!in->reject(in, line_no, rec, len, why))
                 status = TW_E_STATE;
-        } else if (memchr(rec, '\0', len) == NULL && tw__json_scan_parse(&loop->scan, rec, len)) {
-            status = fn(arg, &loop->scan, rec, len, line_no, NULL, err);
+        } else if (scan && memchr(rec, '\0', len) == NULL &&
+                   tw__json_scan_parse(&scan->scan, rec, len)) {
+            status = scan->fn(scan->arg, &scan->scan, rec, len, line_no, NULL, err);
         } else {
             json_error_t jerr;
-            json_t *record = json_loadb(rec, len, JSON_ALLOW_NUL, &jerr);
+            json_t *record = json_loadb(rec, len, json_flags, &jerr);
             if (record)
-                status = via_jansson(loop, record, rec, len, line_no, NULL, err);
+                status = fn(arg, record, rec, len, line_no, NULL, err);
             else
-                status = retry_record(js, in, rec, len, line_no, JSON_ALLOW_NUL, &jerr, via_jansson,
-                                      loop, err);
+                status = retry_record(js, in, rec, len, line_no, json_flags, &jerr, fn, arg, err);
             json_decref(record);
         }
     }
+    tw__json_stream_free(js);
+    return status;
+}
+
+tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                size_t json_flags, tw__json_record_fn fn, void *arg, tw_error **err)
+{
+    return record_loop(stream, in, max_record_bytes, json_flags, fn, arg, NULL, err);
+}
+
+tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
+                                tw__json_scan_record_fn fn, void *arg, tw_error **err)
+{
+    scan_loop *loop = malloc(sizeof *loop);
+    if (!loop) {
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", in->name);
+        return TW_E_NOMEM;
+    }
+    tw__json_scan_init(&loop->scan);
+    loop->scan.max_depth = TW__JSON_SCAN_DEEPEST;
+    loop->fn = fn;
+    loop->arg = arg;
+    tw_status status =
+        record_loop(stream, in, max_record_bytes, JSON_ALLOW_NUL, via_jansson, loop, loop, err);
     tw__json_scan_free(&loop->scan);
     free(loop);
-    tw__json_stream_free(js);
     return status;
 }

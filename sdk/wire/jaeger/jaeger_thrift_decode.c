@@ -144,6 +144,20 @@ static void why_set(decoder *d, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A list header that must hold structs (or be empty): its size in *n.
+ * False on a cursor error, or with d->why naming @what. */
+static bool read_struct_list(decoder *d, const char *what, size_t *n)
+{
+    int et;
+    if (!tw__thrift_read_list(&d->c, &et, n))
+        return false;
+    if (*n > 0 && et != TW__T_STRUCT) {
+        why_set(d, "%s", what);
+        return false;
+    }
+    return true;
+}
+
 /* Reads one Tag. False on a cursor error or a semantic error (d->why set,
  * d->c still OK). */
 static bool read_tag(decoder *d, tag_in *tag)
@@ -223,14 +237,9 @@ typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
 static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *log,
                       tw__process *process)
 {
-    int et;
     size_t n;
-    if (!tw__thrift_read_list(&d->c, &et, &n))
+    if (!read_struct_list(d, "a tag list of non-structs", &n))
         return false;
-    if (n > 0 && et != TW__T_STRUCT) {
-        why_set(d, "a tag list of non-structs");
-        return false;
-    }
     for (size_t i = 0; i < n; i++) {
         tag_in tag;
         if (!read_tag(d, &tag))
@@ -296,14 +305,9 @@ static bool read_process(decoder *d, tw__process *p)
 static bool read_logs(decoder *d, tw__span_data *span)
 {
     tw__thrift_reader *c = &d->c;
-    int et;
     size_t n;
-    if (!tw__thrift_read_list(c, &et, &n))
+    if (!read_struct_list(d, "logs is not a list of structs", &n))
         return false;
-    if (n > 0 && et != TW__T_STRUCT) {
-        why_set(d, "logs is not a list of structs");
-        return false;
-    }
     for (size_t i = 0; i < n; i++) {
         int64_t ts = 0;
         tw__log *log = NULL;
@@ -364,14 +368,9 @@ static bool read_logs(decoder *d, tw__span_data *span)
 static bool read_refs(decoder *d, tw__span_data *span)
 {
     tw__thrift_reader *c = &d->c;
-    int et;
     size_t n;
-    if (!tw__thrift_read_list(c, &et, &n))
+    if (!read_struct_list(d, "references is not a list of structs", &n))
         return false;
-    if (n > 0 && et != TW__T_STRUCT) {
-        why_set(d, "references is not a list of structs");
-        return false;
-    }
     for (size_t i = 0; i < n; i++) {
         int64_t type = 0, lo = 0, hi = 0, id64 = 0;
         bool has_type = false, has_lo = false, has_id = false;
