@@ -7,7 +7,8 @@
 #
 #   plain      configure --enable-werror; make; make check           (_build/plain)
 #   distcheck  make distcheck: the tarball builds and passes check    (_build/plain)
-#   valgrind   the TW_VALGRIND_TESTS programs under valgrind (memcheck)   (_build/plain)
+#   valgrind   the TW_VALGRIND_TESTS programs under valgrind (memcheck), TW_JOBS at a
+#              time                                                   (_build/plain)
 #   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
 #   tsan       configure --enable-tsan; the TW_TSAN_TESTS programs (the unit suites with
 #              threads, declared in the Makefile fragments) under TSan
@@ -49,12 +50,12 @@ ALL_STAGES="plain distcheck valgrind asan tsan fuzz format docs package"
 STAGES=${TW_TEST_STAGES:-$ALL_STAGES}
 
 # Wall-clock limits, so a hung test fails its stage instead of eating CI's budget.
-# Today a whole `make check` takes seconds and `make distcheck` under a minute.
+# On the 2-core CI machine a whole `make check` takes about 2 minutes, under ASan about 8.
 CHECK_TIMEOUT=${TW_CHECK_TIMEOUT:-1200}     # one `make check` / `make distcheck`, seconds
 PROGRAM_TIMEOUT=${TW_PROGRAM_TIMEOUT:-180} # one program under valgrind or TSan, seconds
-# Fuzzing is bounded by time, not by coverage: 20 s per target (8 targets) finds the shallow bugs
-# (a read past a NUL, a leak on an error path) at each CI run; longer runs are for a
-# developer's machine (TW_FUZZ_SECONDS=3600).
+# Fuzzing is bounded by time, not by coverage: 20 s per target (each on a core of its own,
+# TW_JOBS at a time) finds the shallow bugs (a read past a NUL, a leak on an error path) at
+# each CI run; longer runs are for a developer's machine (TW_FUZZ_SECONDS=3600).
 FUZZ_SECONDS=${TW_FUZZ_SECONDS:-20}
 
 for stage in $STAGES; do
@@ -203,6 +204,34 @@ run_program() {
     return 1
 }
 
+# shellcheck source=tests/job_pool.sh
+. "$SRC/tests/job_pool.sh"
+
+# run_programs LOGDIR TIMEOUT PREFIX... -- PROGRAM...: run_program for each PROGRAM (as
+# PREFIX... ./PROGRAM, its output in LOGDIR/<name>.log), JOBS of them at a time; each result is
+# printed whole when its program ends. Returns the number that failed (at most 100).
+run_programs() {
+    local logdir=$1 limit=$2
+    shift 2
+    local prefix=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        prefix+=("$1")
+        shift
+    done
+    shift
+    local t name
+    POOL_JOBS=$JOBS
+    pool_failed=0
+    for t in "$@"; do
+        name=$(basename "$t")
+        pool_start "$logdir/$name.result" run_program "$logdir/$name.log" "$limit" \
+            "${prefix[@]}" "./$t"
+    done
+    pool_wait
+    [ "$pool_failed" -le 100 ] || return 100
+    return "$pool_failed"
+}
+
 # ---- stages ----------------------------------------------------------------------------
 # Each returns 0 on success; on failure it calls note() and returns 1.
 
@@ -248,16 +277,16 @@ stage_valgrind() {
         --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
         --track-origins=yes --num-callers=30)
     [ -f "$SRC/tests/valgrind.supp" ] && vg+=(--suppressions="$SRC/tests/valgrind.supp")
-    local logdir="$BUILD_ROOT/plain/valgrind-logs" t failed=0
+    local logdir="$BUILD_ROOT/plain/valgrind-logs" failed
     mkdir -p "$logdir"
     BUILD_DIR="$BUILD_ROOT/plain"
-    for t in $tests; do
-        # GLib: plain malloc instead of slices, and cleared memory, so that valgrind sees
-        # every block (GLib's documented settings for valgrind runs).
-        run_program "$logdir/$(basename "$t").log" "$PROGRAM_TIMEOUT" \
-            env srcdir="$SRC" G_SLICE=always-malloc G_DEBUG=gc-friendly \
-            ./libtool --mode=execute "${vg[@]}" "./$t" || failed=$((failed + 1))
-    done
+    # GLib: plain malloc instead of slices, and cleared memory, so that valgrind sees every
+    # block (GLib's documented settings for valgrind runs). Valgrind runs a program's threads
+    # one at a time, so JOBS programs at once keep JOBS cores busy.
+    # shellcheck disable=SC2086 # a list of programs
+    run_programs "$logdir" "$PROGRAM_TIMEOUT" env srcdir="$SRC" G_SLICE=always-malloc \
+        G_DEBUG=gc-friendly ./libtool --mode=execute "${vg[@]}" -- $tests
+    failed=$?
     if [ "$failed" -ne 0 ]; then
         note "$failed program(s) failed under valgrind"
         return 1
@@ -338,7 +367,8 @@ stage_fuzz() {
     # run_fuzz.sh bounds each target itself; this limit (its time plus building) only
     # catches a hang of the script.
     run_limited $((targets * (FUZZ_SECONDS + 180) + 300)) \
-        bash "$SRC/tests/fuzz/run_fuzz.sh" "$SRC" "$BUILD_ROOT/plain" "$FUZZ_SECONDS"
+        env TW_FUZZ_JOBS="$JOBS" bash "$SRC/tests/fuzz/run_fuzz.sh" "$SRC" "$BUILD_ROOT/plain" \
+        "$FUZZ_SECONDS"
     case $? in
     0) return 0 ;;
     2) note "fuzz targets could not be set up (clang, libclang-rt-14-dev, generated headers)" ;;

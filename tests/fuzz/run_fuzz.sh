@@ -24,7 +24,9 @@
 # Usage: run_fuzz.sh SRCDIR BUILDDIR SECONDS [NAME...]
 #   NAME: targets to run (default: every tests/fuzz/fuzz_*.c), e.g. config_env.
 #   Environment: CLANG (default clang), TW_FUZZ_TIMEOUT (seconds one input may take,
-#   default 10), TW_FUZZ_RSS_MB (memory limit, default 2048).
+#   default 10), TW_FUZZ_RSS_MB (memory limit, default 2048), TW_FUZZ_JOBS (compilers and
+#   targets run at once, default the number of CPUs: each target still runs SECONDS on a core
+#   of its own).
 set -uo pipefail
 
 usage() {
@@ -46,6 +48,13 @@ esac
 clang=${CLANG:-clang}
 input_timeout=${TW_FUZZ_TIMEOUT:-10}
 rss_mb=${TW_FUZZ_RSS_MB:-2048}
+jobs=${TW_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$jobs" in
+'' | *[!0-9]* | 0)
+    echo "run_fuzz.sh: TW_FUZZ_JOBS must be a positive number, got '$jobs'" >&2
+    exit 2
+    ;;
+esac
 
 if [ $# -eq 0 ]; then
     for f in "$src"/tests/fuzz/fuzz_*.c; do
@@ -80,6 +89,11 @@ out=$build/tests/fuzz
 run=$out/run
 mkdir -p "$run/obj" "$run/artifacts" || exit 2
 
+# Compilers and targets run $jobs at a time (tests/job_pool.sh).
+POOL_JOBS=$jobs
+# shellcheck source=tests/job_pool.sh
+. "$src/tests/job_pool.sh"
+
 # The project's warnings (configure.ac), not as errors: a warning that only clang gives
 # should not stop the fuzzing; the plain and asan stages hold the code to -Werror.
 cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -93,14 +107,18 @@ cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-reco
 # two folders cannot collide.
 echo "run_fuzz.sh: compiling sdk/src, sdk/wire, sdk/transport and sdk/offline with $("$clang" --version | head -n 1)"
 objs=()
+# compile OBJ CC-ARGS...: one object ($clang CC-ARGS -o OBJ), saying which on failure.
+compile() {
+    local obj=$1
+    shift
+    "$clang" "$@" -o "$obj" || { echo "run_fuzz.sh: cannot compile ${*: -1}" >&2; return 1; }
+}
+n_obj=0
 while IFS= read -r -d '' c; do
     rel=${c#"$src"/}
     obj=$run/obj/$(echo "${rel%.c}" | tr / _).o
-    if ! "$clang" "${cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
-        -c "$c" -o "$obj"; then
-        echo "run_fuzz.sh: cannot compile $rel" >&2
-        exit 1
-    fi
+    pool_start "$run/obj/compile.$((n_obj += 1)).out" compile "$obj" "${cflags[@]}" \
+        -fsanitize=fuzzer-no-link,address,undefined -c "$c"
     objs+=("$obj")
 done < <({
     find "$src/sdk/src" "$src/sdk/wire" "$src/sdk/transport" "$src/sdk/offline" -name '*.c' \
@@ -122,11 +140,8 @@ done < <({
 for c in "$build"/sdk/gen/*.c "$src/tests/unit/thrift_reference.c" "$src/tests/unit/jaeger_decode.c"; do
     [ -f "$c" ] || continue
     obj=$run/obj/ref_$(basename "${c%.c}").o
-    if ! "$clang" "${cflags[@]}" -w -fsanitize=fuzzer-no-link,address,undefined -c "$c" \
-        -o "$obj"; then
-        echo "run_fuzz.sh: cannot compile $c" >&2
-        exit 1
-    fi
+    pool_start "$run/obj/compile.$((n_obj += 1)).out" compile "$obj" "${cflags[@]}" -w \
+        -fsanitize=fuzzer-no-link,address,undefined -c "$c"
     objs+=("$obj")
 done
 # The code protoc-c generated from proto/ (in the build tree), not ours to instrument for
@@ -134,45 +149,50 @@ done
 while IFS= read -r -d '' c; do
     rel=${c#"$build"/}
     obj=$run/obj/$(echo "${rel%.c}" | tr / _ | tr - _).o
-    if ! "$clang" -std=c11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -w \
-        -I"$build/proto/gen" "${dep_cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined \
-        -c "$c" -o "$obj"; then
-        echo "run_fuzz.sh: cannot compile $rel" >&2
-        exit 1
-    fi
+    pool_start "$run/obj/compile.$((n_obj += 1)).out" compile "$obj" -std=c11 -g -O1 \
+        -fno-omit-frame-pointer -fno-sanitize-recover=all -w -I"$build/proto/gen" \
+        "${dep_cflags[@]}" -fsanitize=fuzzer-no-link,address,undefined -c "$c"
     objs+=("$obj")
 done < <(find "$build/proto/gen" -name '*.pb-c.c' -print0 | sort -z)
+pool_wait
+[ "$pool_failed" -eq 0 ] || exit 1
 
-failed=()
-for name in "$@"; do
-    target=$src/tests/fuzz/fuzz_$name.c
-    bin=$out/fuzz_$name
-    seeds=$src/tests/fuzz/corpus/$name
-    work=$run/corpus/$name
-    log=$run/fuzz_$name.log
-    echo
-    echo "==== fuzz_$name: $seconds s ===="
+# Every target is linked first (JOBS at a time), then run JOBS at a time, so no target
+# shares its core with a compiler while it fuzzes.
+fails=$run/failed.list
+: >"$fails"
+link_one() { # NAME: builds fuzz_NAME, or records why not
+    local name=$1 target=$src/tests/fuzz/fuzz_$1.c
     if [ ! -f "$target" ]; then
         echo "run_fuzz.sh: no $target" >&2
-        failed+=("$name (no source)")
-        continue
+        echo "$name (no source)" >>"$fails"
+        return 1
     fi
-    if ! "$clang" "${cflags[@]}" -fsanitize=fuzzer,address,undefined "$target" "${objs[@]}" \
-        "${dep_libs[@]}" -lpthread -lm -o "$bin"; then
-        failed+=("$name (build)")
-        continue
-    fi
+    "$clang" "${cflags[@]}" -fsanitize=fuzzer,address,undefined "$target" "${objs[@]}" \
+        "${dep_libs[@]}" -lpthread -lm -o "$out/fuzz_$name" ||
+        { echo "$name (build)" >>"$fails"; return 1; }
+}
+for name in "$@"; do
+    pool_start "$run/link_$name.out" link_one "$name"
+done
+pool_wait
+
+fuzz_one() { # NAME: runs fuzz_NAME for $seconds s; prints its result
+    local name=$1
+    local bin=$out/fuzz_$name seeds=$src/tests/fuzz/corpus/$name work=$run/corpus/$name
+    local log=$run/fuzz_$name.log start=$SECONDS rc a
+    echo
+    echo "==== fuzz_$name: $seconds s ===="
     mkdir -p "$work"
     # Findings of an earlier run are not this run's: the corpus keeps what they taught.
     rm -f "$run/artifacts/${name}-"*
-    args=(-max_total_time="$seconds" -timeout="$input_timeout" -rss_limit_mb="$rss_mb"
+    local args=(-max_total_time="$seconds" -timeout="$input_timeout" -rss_limit_mb="$rss_mb"
         -print_final_stats=1 -artifact_prefix="$run/artifacts/${name}-")
     [ -f "$src/tests/fuzz/$name.dict" ] && args+=(-dict="$src/tests/fuzz/$name.dict")
-    corpora=("$work")
+    local corpora=("$work")
     [ -d "$seeds" ] && corpora+=("$seeds")
     # libFuzzer stops itself after max_total_time; the outer limit only catches a hang
     # of libFuzzer itself (a slow input is its own -timeout finding).
-    start=$SECONDS
     echo "+ $bin ${args[*]} ${corpora[*]}"
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
@@ -183,7 +203,7 @@ for name in "$@"; do
         "$log" | sed 's/^/    /'
     if [ "$rc" -eq 0 ]; then
         echo "PASS: fuzz_$name ($((SECONDS - start)) s, log $log)"
-        continue
+        return 0
     fi
     echo "FAIL: fuzz_$name: exit status $rc (log $log); the report:"
     # The finding: from libFuzzer's or a sanitizer's first report line to the end.
@@ -192,12 +212,18 @@ for name in "$@"; do
     for a in "$run/artifacts/${name}-"*; do
         [ -f "$a" ] && echo "    reproduce: $bin $a"
     done
-    failed+=("$name")
+    echo "$name" >>"$fails"
+    return 1
+}
+for name in "$@"; do
+    [ -x "$out/fuzz_$name" ] && ! grep -q "^$name (" "$fails" || continue
+    pool_start "$run/fuzz_$name.out" fuzz_one "$name"
 done
+pool_wait
 
 echo
-if [ ${#failed[@]} -gt 0 ]; then
-    echo "run_fuzz.sh: failed: ${failed[*]}"
+if [ -s "$fails" ]; then
+    echo "run_fuzz.sh: failed: $(tr '\n' ' ' <"$fails")"
     exit 1
 fi
-echo "run_fuzz.sh: $# target(s) ran $seconds s each without a finding"
+echo "run_fuzz.sh: $# target(s) ran $seconds s each without a finding ($jobs at a time)"
