@@ -7,12 +7,15 @@
  * datagrams are waiting: the thread then leaves the encoding of those spans
  * to the destination threads (twa_spanbuf.is_backlogged) so that the socket
  * buffer drains first. The kernel's drops for this socket (a full receive
- * buffer) are read with SO_RXQ_OVFL and counted
- * (tracewire_agent_udp_datagrams_dropped_total), so no drop is silent.
+ * buffer) are read with SO_RXQ_OVFL from each datagram, and with SO_MEMINFO
+ * when the socket is idle and at the stop (drops after the last datagram),
+ * and counted (tracewire_agent_udp_datagrams_dropped_total): no drop is
+ * silent.
  */
 #include "agent/net.h"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -136,6 +139,19 @@ struct twa_udp {
     atomic_bool stop;
 };
 
+/* Counts the kernel's drops since *seen (SO_MEMINFO: the same count as
+ * SO_RXQ_OVFL, readable when no datagram arrives). */
+static void read_drops(twa_udp *u, uint32_t *seen)
+{
+    uint32_t mem[SK_MEMINFO_VARS];
+    socklen_t len = sizeof mem;
+    if (getsockopt(u->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0 ||
+        len <= SK_MEMINFO_DROPS * sizeof mem[0])
+        return;
+    twa_add(&u->stats->kernel_drops, (uint32_t)(mem[SK_MEMINFO_DROPS] - *seen)); /* wraps */
+    *seen = mem[SK_MEMINFO_DROPS];
+}
+
 static void *udp_run(void *arg)
 {
     twa_udp *u = arg;
@@ -169,6 +185,8 @@ static void *udp_run(void *arg)
         if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 twa_log(TWA_WARN, "%s: receive: %s", u->name, strerror(errno));
+            else /* idle: drops after the last datagram read are not reported with one */
+                read_drops(u, &drops_seen);
             continue;
         }
         /* A full vector: more datagrams wait in the socket; this thread
@@ -200,6 +218,7 @@ static void *udp_run(void *arg)
             twa_spanbuf_flush(&sb);
         }
     }
+    read_drops(u, &drops_seen);
     twa_spanbuf_clear(&sb);
     free(bufs);
     return NULL;
