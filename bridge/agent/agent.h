@@ -227,7 +227,7 @@ typedef struct twa_dest_options {
     const char *ca_file, *cert_file, *key_file;
     unsigned int flush_ms;           /* a partial batch waits at most this long (default 1000) */
     size_t queue_max_spans;          /* default 65536 */
-    size_t queue_max_bytes;          /* default 16 MiB */
+    size_t queue_max_bytes;          /* default 12 MiB */
     const char *spool_dir;           /* NULL: no spool */
     uint64_t spool_max_bytes;        /* this destination's share of --spool-max */
     unsigned int max_split_requests; /* 64 */

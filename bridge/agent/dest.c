@@ -140,7 +140,7 @@ void twa_dest_options_init(twa_dest_options *o)
     o->is_gzip = true;
     o->flush_ms = 1000;
     o->queue_max_spans = 65536;
-    o->queue_max_bytes = (size_t)16 << 20;
+    o->queue_max_bytes = (size_t)12 << 20; /* peak RSS <= 32 MiB while overloaded (docs/agent.md) */
     o->max_split_requests = 64;
 }
 
