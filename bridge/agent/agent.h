@@ -120,9 +120,18 @@ typedef struct twa_item {
     tw__span_data *data; /* one reference */
     twa_proc *proc;      /* one reference */
     twa_chunk *chunk;    /* NULL unless from follow mode */
+    /* In a destination's queue only: the span already encoded for that
+     * destination by the thread that queued it (batch.h, twa_early), owned
+     * by the queue slot, or NULL (the destination thread encodes it). An
+     * encoded slot holds no record (data is NULL): only its ids, which the
+     * batcher keeps, so a queue that is behind holds the smaller encoded
+     * bytes instead of records. */
+    void *encoded;
+    size_t encoded_size;
+    uint64_t trace_id_high, trace_id_low, span_id; /* when encoded */
 } twa_item;
 
-/* Drops the item's references (not the chunk's count). */
+/* Drops the item's references (not the chunk's count, not `encoded`). */
 void twa_item_release(twa_item *it);
 
 /* ---- counters (metrics.c) ----------------------------------------------------------------- */
@@ -151,6 +160,10 @@ typedef struct twa_recv_stats {
     atomic_uint_fast64_t requests;     /* datagrams, HTTP requests, chunks */
     atomic_uint_fast64_t bad_requests; /* wholly malformed, too large, unsupported */
     atomic_uint_fast64_t bytes;
+    /* UDP: datagrams the kernel dropped because the socket's receive buffer
+     * was full (SO_RXQ_OVFL: known when the next datagram is read). */
+    atomic_uint_fast64_t kernel_drops;
+    atomic_bool is_udp; /* kernel_drops is meaningful (set by the UDP receiver) */
 } twa_recv_stats;
 
 typedef struct twa_dest_stats {
@@ -158,6 +171,7 @@ typedef struct twa_dest_stats {
     atomic_uint_fast64_t forwarded; /* acknowledged by the destination */
     atomic_uint_fast64_t dropped[TWA_N_DROP];
     atomic_uint_fast64_t requests, retries, split_requests, bytes;
+    atomic_uint_fast64_t encoded_early;  /* spans encoded by the queuing thread */
     atomic_uint_fast64_t spooled_spans;  /* spans written to the spool (total) */
     atomic_uint_fast64_t replayed_spans; /* spans sent from the spool (total) */
     atomic_int_fast64_t queue_spans;     /* gauge: in the queue */
@@ -185,6 +199,9 @@ static inline void twa_gauge_add(atomic_int_fast64_t *g, int64_t n)
 /* ---- destinations (dest.c) ------------------------------------------------------------------ */
 
 typedef struct twa_dest twa_dest;
+/* A queuing thread's encoder state for one destination (batch.h). */
+typedef struct twa_early twa_early;
+#define TWA_MAX_DESTS 16
 
 typedef enum twa_outcome {
     TWA_ACKED = 0, /* the destination accepted it (2xx, datagram sent, file written) */
@@ -210,7 +227,7 @@ typedef struct twa_dest_options {
     const char *ca_file, *cert_file, *key_file;
     unsigned int flush_ms;           /* a partial batch waits at most this long (default 1000) */
     size_t queue_max_spans;          /* default 65536 */
-    size_t queue_max_bytes;          /* default 16 MiB */
+    size_t queue_max_bytes;          /* default 12 MiB */
     const char *spool_dir;           /* NULL: no spool */
     uint64_t spool_max_bytes;        /* this destination's share of --spool-max */
     unsigned int max_split_requests; /* 64 */
@@ -241,6 +258,20 @@ bool twa_dest_is_jaeger(const twa_dest *d);
  * mode) while the agent runs. Thread-safe.
  */
 size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait);
+/*
+ * twa_dest_push, and the spans are encoded for the destination on the
+ * calling thread first when the destination thread is behind (its queue
+ * holds more than one take, 512 spans, but has room for all of these) and
+ * its format allows it (OTLP JSON and protobuf, Zipkin v2 JSON): the
+ * destination thread then only batches and sends these, so the encoding
+ * moves to the receivers while the destination cannot keep up, and stays
+ * on the destination thread while it can. @early is the caller's state for this destination
+ * (created on first use; twa_dest_early_free frees it). Thread-safe; one
+ * @early per calling thread.
+ */
+size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
+                           twa_early **early);
+void twa_dest_early_free(twa_early *early);
 /* Wakes pushers waiting for room (after twa_stopping is set): they return. */
 void twa_dest_interrupt(twa_dest *d);
 /* Fraction of the queue in use, 0..1+ (the fuller of spans and bytes). */
@@ -303,6 +334,8 @@ typedef struct twa_spanbuf {
     twa_chunk *chunk;       /* set by follow mode for the spans it reads */
     bool can_wait;          /* follow mode: wait for queue room instead of dropping */
     bool is_nomem;
+    bool is_backlogged;              /* the receiver has more input waiting: no early encoding */
+    twa_early *early[TWA_MAX_DESTS]; /* this thread's encoders, per destination */
     twb_input in;
     twb_options opts;
 } twa_spanbuf;
@@ -312,6 +345,9 @@ void twa_spanbuf_init(twa_spanbuf *b, twa_pipeline *p, twa_recv_stats *stats);
 twb_input *twa_spanbuf_input(twa_spanbuf *b, const char *name);
 /* Adds one span (takes @span's reference; @process borrowed). */
 bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *process);
+/* Adds one span of an interned process (takes @span's reference, adds one
+ * to @proc's): for a decoder that interned its record's process once. */
+bool twa_spanbuf_add_interned(twa_spanbuf *b, tw__span_data *span, twa_proc *proc);
 /* Counts a rejected record (@reason kept when it is the first). */
 void twa_spanbuf_reject(twa_spanbuf *b, const char *reason);
 /* Processes and dispatches the collected spans to every destination, then

@@ -206,7 +206,7 @@ static GOptionEntry *entries_for(opts *o)
         {"queue-spans", 0, 0, G_OPTION_ARG_INT64, &o->queue_spans,
          "spans each destination's queue holds (default 65536)", "N"},
         {"queue-bytes", 0, 0, G_OPTION_ARG_STRING, &o->queue_bytes,
-         "bytes each destination's queue holds (default 16M)", "BYTES"},
+         "bytes each destination's queue holds (default 12M)", "BYTES"},
         {"spool", 0, 0, G_OPTION_ARG_FILENAME, &o->spool,
          "spill batches that cannot be sent to this directory", "DIR"},
         {"spool-max", 0, 0, G_OPTION_ARG_STRING, &o->spool_max,
@@ -582,7 +582,7 @@ static int start(agent *a, char *why, size_t why_size)
 {
     opts *o = &a->o;
     uint64_t queue_bytes, spool_max, max_request, rcvbuf;
-    if (!parse_size(o->queue_bytes, (uint64_t)16 << 20, &queue_bytes, "queue-bytes", why,
+    if (!parse_size(o->queue_bytes, (uint64_t)12 << 20, &queue_bytes, "queue-bytes", why,
                     why_size) ||
         !parse_size(o->spool_max, DEFAULT_SPOOL_MAX, &spool_max, "spool-max", why, why_size) ||
         !parse_size(o->max_request, DEFAULT_MAX_REQUEST_BYTES, &max_request, "max-request-bytes",

@@ -176,6 +176,14 @@ static frame_state *state_open(twa_framing *f, twa_proc *key)
 /* One span as an item; NULL on failure. */
 static void *encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *size)
 {
+    if (it->encoded) {                   /* encoded early (twa_early_encode): the batch takes it */
+        twa_item *mine = (twa_item *)it; /* the destination thread's own copy */
+        void *item = mine->encoded;
+        *size = mine->encoded_size;
+        mine->encoded = NULL;
+        mine->encoded_size = 0;
+        return item;
+    }
     const tw__span_data *span = it->data;
     if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE) {
         span = tw__jaeger_view_of(&f->view, span);
@@ -218,6 +226,65 @@ static void free_item(const twa_framing *f, void *item)
     } else {
         free(item);
     }
+}
+
+/* ---- early encoding ------------------------------------------------------------------------ */
+
+struct twa_early {
+    frame_state *state; /* opened for state->key, NULL before the first span */
+    const tw__http_format_vtable *http;
+};
+
+bool twa_framing_encodes_early(const twa_framing *f)
+{
+    /* Their encode reads the framing (kind, vtable) and the per-thread
+     * state only; Jaeger targets share the view and the UDP encoder. */
+    return f->kind == TWA_FRAME_OTLP_JSON || f->kind == TWA_FRAME_OTLP_PROTO ||
+           f->kind == TWA_FRAME_ZIPKIN;
+}
+
+void *twa_early_encode(const twa_framing *cf, twa_early **early, const twa_item *it, size_t *size)
+{
+    twa_framing *f = (twa_framing *)cf; /* not written for these kinds (see above) */
+    if (!twa_framing_encodes_early(f))
+        return NULL;
+    twa_early *e = *early;
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        e->http = f->http;
+        *early = e;
+    }
+    if (!e->state || e->state->key != it->proc) {
+        state_free(f, e->state);
+        e->state = state_open(f, it->proc);
+        if (!e->state)
+            return NULL;
+    }
+    twa_item plain = *it;
+    plain.encoded = NULL;
+    return encode(f, e->state, &plain, size);
+}
+
+void twa_early_free(twa_early *e)
+{
+    if (!e)
+        return;
+    if (e->state) {
+        if (e->state->fmt)
+            e->http->free_format(e->state->fmt);
+        tw__buf_free(&e->state->process_bytes);
+        twa_proc_unref(e->state->key);
+        free(e->state);
+    }
+    free(e);
+}
+
+void twa_framing_free_item(const twa_framing *f, void *item)
+{
+    if (item)
+        free_item(f, item);
 }
 
 static size_t body_size(const twa_framing *f, const frame_state *s, size_t n, size_t items_size)

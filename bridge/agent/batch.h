@@ -53,6 +53,25 @@ const char *twa_framing_content_type(const twa_framing *f);
 /* Whether the Jaeger rules (wire/jaeger/jaeger_view.h) apply. */
 bool twa_framing_is_jaeger(const twa_framing *f);
 
+/*
+ * Early encoding: a span encoded on the thread that queues it (a receiver)
+ * into the very item the destination thread's batcher would make, so that
+ * the destination thread only batches and sends. Only for framings whose
+ * item depends on the span and its process alone (OTLP JSON and protobuf,
+ * Zipkin v2 JSON); the others encode on the destination thread. A
+ * twa_early holds one thread's encoder for one framing (the last process
+ * it was opened for); it reads the framing but never writes it, so any
+ * number of threads encode at once, each with its own twa_early.
+ */
+bool twa_framing_encodes_early(const twa_framing *f);
+/* The item of @it for @f (*early created on first use); NULL when the
+ * framing does not encode early or on failure (the destination thread then
+ * encodes it and counts a failure). */
+void *twa_early_encode(const twa_framing *f, twa_early **early, const twa_item *it, size_t *size);
+void twa_early_free(twa_early *e);
+/* Frees an item twa_early_encode made that no batch took. */
+void twa_framing_free_item(const twa_framing *f, void *item);
+
 /* A batch: the spans of one process (transport/batcher.h); meta[i].cookie
  * is span i's follow-mode chunk (twa_batch_chunk). */
 typedef tw__batch twa_batch;

@@ -19,9 +19,27 @@
 
 /* ---- Jaeger Thrift -------------------------------------------------------------------------- */
 
+/* One Jaeger record: a Batch carries one process, interned once for all
+ * its spans (the table's lock and hash once per datagram, not per span). */
+typedef struct jaeger_ctx {
+    twa_spanbuf *b;
+    const tw__process *last; /* the decoder's process, valid during the decode */
+    twa_proc *last_interned; /* one reference */
+} jaeger_ctx;
+
 static bool on_span(void *arg, tw__span_data *span, const tw__process *process)
 {
-    twa_spanbuf_add(arg, span, process);
+    jaeger_ctx *c = arg;
+    if (!c->last_interned || c->last != process) {
+        twa_proc_unref(c->last_interned);
+        c->last = process;
+        c->last_interned = twa_procs_intern(twa_pipeline_procs(c->b->pipeline), process);
+        if (!c->last_interned) { /* out of memory: the buffer counts it */
+            twa_spanbuf_add(c->b, span, process);
+            return true;
+        }
+    }
+    twa_spanbuf_add_interned(c->b, span, c->last_interned);
     return true;
 }
 
@@ -29,9 +47,10 @@ static bool on_bad_span(void *arg, size_t index, size_t offset, size_t len, cons
 {
     (void)offset;
     (void)len;
+    jaeger_ctx *c = arg;
     char reason[256];
     snprintf(reason, sizeof reason, "span %zu: %s", index + 1, why);
-    twa_spanbuf_reject(arg, reason);
+    twa_spanbuf_reject(c->b, reason);
     return true;
 }
 
@@ -51,13 +70,15 @@ static twa_decode_result jaeger(const uint8_t *data, size_t len, twa_spanbuf *b,
     }
     /* The spans enter the model through the span buffer's input: their times
      * are checked there (a span out of the model's range is a bad span). */
-    const tw__jaeger_sink sink = {on_span, on_bad_span, NULL, b,
+    jaeger_ctx ctx = {b, NULL, NULL};
+    const tw__jaeger_sink sink = {on_span, on_bad_span, NULL, &ctx,
                                   twa_spanbuf_input(b, want_message ? "jaeger" : "jaeger-http")};
     tw__jaeger_record info;
     size_t need = 0, at = 0;
     char reason[256] = "";
     tw__thrift_result r = tw__jaeger_decode(data, len, protocol, is_message, &sink, &info, &need,
                                             &at, reason, sizeof reason);
+    twa_proc_unref(ctx.last_interned);
     switch (r) {
     case TW__THRIFT_OK:
         if (info.size != len)

@@ -63,6 +63,8 @@
 #define MAX_OPEN_BATCHES 64
 #define RESPONSE_SNIPPET 200
 #define MAX_SPLIT_DEPTH 64
+/* Spans the destination thread takes from its queue at once. */
+#define TAKE_MAX 512
 
 typedef enum attempt_result { SENT, REFUSED, NOT_NOW } attempt_result;
 
@@ -80,7 +82,9 @@ struct twa_dest {
     pthread_mutex_t lock;
     pthread_cond_t work, room;
     twa_item *ring;
+    size_t ring_cap; /* slots allocated (grows to cap) */
     size_t cap, head, count;
+    tw__span_data *ids_only; /* the batcher's view of an early-encoded span: its ids */
     size_t bytes;
     bool stopping;
     int64_t deadline_ns; /* when stopping */
@@ -117,6 +121,8 @@ struct twa_dest {
     char last_error[512];
 };
 
+static bool grow_ring(twa_dest *d);
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -134,7 +140,7 @@ void twa_dest_options_init(twa_dest_options *o)
     o->is_gzip = true;
     o->flush_ms = 1000;
     o->queue_max_spans = 65536;
-    o->queue_max_bytes = (size_t)16 << 20;
+    o->queue_max_bytes = (size_t)12 << 20; /* peak RSS <= 32 MiB while overloaded (docs/agent.md) */
     o->max_split_requests = 64;
 }
 
@@ -422,10 +428,10 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         goto fail;
     }
     d->cap = d->o.queue_max_spans ? d->o.queue_max_spans : 65536;
-    d->ring = calloc(d->cap, sizeof *d->ring);
+    d->ids_only = tw__span_data_new();
     d->batcher = twa_batcher_new(d->framing, d->o.max_body_bytes, MAX_OPEN_BATCHES, d->o.flush_ms,
                                  NULL, d); /* emit set below */
-    if (!d->ring || !d->batcher) {
+    if (!grow_ring(d) || !d->ids_only || !d->batcher) {
         snprintf(why, why_size, "out of memory");
         goto fail;
     }
@@ -454,13 +460,52 @@ static size_t item_bytes(const tw__span_data *s)
     return n;
 }
 
-size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
+/* What a queue slot holds: the record and, when encoded early, its item. */
+static size_t slot_bytes(const twa_item *it)
+{
+    return it->data ? item_bytes(it->data) : it->encoded_size;
+}
+
+/* The ring grows on demand up to d->cap (queue_max_spans), so that its
+ * memory follows the longest queue seen, not the bound (lock held). */
+#define RING_FIRST 1024
+
+static bool grow_ring(twa_dest *d)
+{
+    if (d->ring_cap >= d->cap)
+        return false;
+    size_t cap = d->ring_cap ? d->ring_cap * 2 : RING_FIRST;
+    if (cap > d->cap)
+        cap = d->cap;
+    twa_item *ring = malloc(cap * sizeof *ring);
+    if (!ring)
+        return false;
+    for (size_t i = 0; i < d->count; i++)
+        ring[i] = d->ring[(d->head + i) % d->ring_cap];
+    free(d->ring);
+    d->ring = ring;
+    d->ring_cap = cap;
+    d->head = 0;
+    return true;
+}
+
+/* Releases a queue slot's references and its early item. */
+static void slot_release(twa_dest *d, twa_item *it)
+{
+    twa_framing_free_item(d->framing, it->encoded);
+    it->encoded = NULL;
+    it->encoded_size = 0;
+    twa_item_release(it);
+}
+
+static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, twa_item *encoded)
 {
     size_t taken = 0;
     bool interrupted = false;
     pthread_mutex_lock(&d->lock);
     while (taken < n && !d->stopping) {
-        size_t size = item_bytes(items[taken].data);
+        size_t size = encoded && encoded[taken].encoded ? encoded[taken].encoded_size
+                                                        : item_bytes(items[taken].data);
         bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
         if (!fits) {
             interrupted = can_wait && atomic_load(&twa_stopping);
@@ -470,10 +515,20 @@ size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait
             pthread_cond_wait(&d->room, &d->lock);
             continue;
         }
-        twa_item *slot = &d->ring[(d->head + d->count) % d->cap];
-        slot->data = tw__span_data_ref(items[taken].data);
-        slot->proc = twa_proc_ref(items[taken].proc);
-        slot->chunk = items[taken].chunk;
+        if (d->count == d->ring_cap && !grow_ring(d))
+            break; /* out of memory: counted as queue_full */
+        twa_item *slot = &d->ring[(d->head + d->count) % d->ring_cap];
+        const tw__span_data *span = items[taken].data;
+        *slot = (twa_item){.proc = twa_proc_ref(items[taken].proc), .chunk = items[taken].chunk};
+        if (encoded && encoded[taken].encoded) {
+            slot->encoded = encoded[taken].encoded;
+            slot->encoded_size = encoded[taken].encoded_size;
+            slot->trace_id_high = span->trace_id_high;
+            slot->trace_id_low = span->trace_id_low;
+            slot->span_id = span->span_id;
+        } else {
+            slot->data = tw__span_data_ref(items[taken].data);
+        }
         d->count++;
         d->bytes += size;
         taken++;
@@ -488,7 +543,52 @@ size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait
      * again at the next start. */
     if (taken < n && !(can_wait && (interrupted || d->stopping)))
         twa_add(&d->st.dropped[TWA_DROP_QUEUE_FULL], n - taken);
+    for (size_t i = taken; encoded && i < n; i++)
+        twa_framing_free_item(d->framing, encoded[i].encoded);
     return taken;
+}
+
+size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
+{
+    return push(d, items, n, can_wait, NULL);
+}
+
+size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
+                           twa_early **early)
+{
+    /* Only while the destination thread is behind (more queued than it
+     * takes at once), and when the whole call fits the queue now (an
+     * estimate; the push decides): spans about to be dropped as queue_full
+     * are not encoded. */
+    int64_t queued = atomic_load_explicit(&d->st.queue_spans, memory_order_relaxed);
+    int64_t queued_bytes = atomic_load_explicit(&d->st.queue_bytes, memory_order_relaxed);
+    if (n == 0 || queued < TAKE_MAX || !twa_framing_encodes_early(d->framing) ||
+        queued + (int64_t)n > (int64_t)d->cap ||
+        queued_bytes + (int64_t)(n * (sizeof(tw__span_data) + TW__SPAN_INLINE_ARENA)) >
+            (int64_t)d->o.queue_max_bytes)
+        return push(d, items, n, can_wait, NULL);
+    twa_item *encoded = malloc(n * sizeof *encoded);
+    if (!encoded)
+        return push(d, items, n, can_wait, NULL);
+    uint64_t n_encoded = 0;
+    for (size_t i = 0; i < n; i++) {
+        encoded[i].encoded_size = 0;
+        encoded[i].encoded =
+            twa_early_encode(d->framing, early, &items[i], &encoded[i].encoded_size);
+        if (!encoded[i].encoded)
+            encoded[i].encoded_size = 0;
+        else
+            n_encoded++;
+    }
+    twa_add(&d->st.encoded_early, n_encoded);
+    size_t taken = push(d, items, n, can_wait, encoded);
+    free(encoded);
+    return taken;
+}
+
+void twa_dest_early_free(twa_early *early)
+{
+    twa_early_free(early);
 }
 
 double twa_dest_fill(twa_dest *d)
@@ -967,26 +1067,33 @@ static bool replay_one(twa_dest *d)
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
-#define TAKE_MAX 512
-
 static void add_items(twa_dest *d, twa_item *items, size_t n)
 {
     int64_t now = now_ns();
     for (size_t i = 0; i < n; i++) {
+        if (!items[i].data) { /* encoded early: the batcher reads the ids only */
+            d->ids_only->trace_id_high = items[i].trace_id_high;
+            d->ids_only->trace_id_low = items[i].trace_id_low;
+            d->ids_only->span_id = items[i].span_id;
+            items[i].data = d->ids_only;
+        }
         twa_add_result r = twa_batcher_add(d->batcher, &items[i], now);
+        if (items[i].data == d->ids_only)
+            items[i].data = NULL;
         if (r != TWA_ADD_OK) {
             twa_add(&d->st.dropped[r == TWA_ADD_TOO_LARGE ? TWA_DROP_TOO_LARGE : TWA_DROP_ENCODE],
                     1);
             twa_gauge_add(&d->st.batching_spans, -1);
             twa_chunk_done(items[i].chunk, 1);
         }
-        twa_item_release(&items[i]);
+        slot_release(d, &items[i]); /* frees the early item when no batch took it */
     }
 }
 
 static void *run(void *arg)
 {
     twa_dest *d = arg;
+    pthread_setname_np(pthread_self(), "tw-agent-dest"); /* top -H, perf */
     twa_item *take = malloc(TAKE_MAX * sizeof *take);
     if (!take) {
         twa_log(TWA_ERROR, "%s: out of memory: destination stopped", d->label);
@@ -1013,8 +1120,8 @@ static void *run(void *arg)
         while (n < TAKE_MAX && d->count) {
             twa_item *slot = &d->ring[d->head];
             take[n++] = *slot;
-            d->bytes -= item_bytes(slot->data);
-            d->head = (d->head + 1) % d->cap;
+            d->bytes -= slot_bytes(slot);
+            d->head = (d->head + 1) % d->ring_cap;
             d->count--;
         }
         bool stopping = d->stopping;
@@ -1032,7 +1139,7 @@ static void *run(void *arg)
                 /* A followed line stays not done (see finish). */
                 twa_add(&d->st.dropped[TWA_DROP_SHUTDOWN], 1);
                 twa_gauge_add(&d->st.batching_spans, -1);
-                twa_item_release(&take[i]);
+                slot_release(d, &take[i]);
             }
         } else {
             add_items(d, take, n);
@@ -1121,8 +1228,9 @@ void twa_dest_free(twa_dest *d)
         twa_dest_join(d);
     }
     for (size_t i = 0; i < d->count; i++) /* followed lines stay not done (see finish) */
-        twa_item_release(&d->ring[(d->head + i) % d->cap]);
+        slot_release(d, &d->ring[(d->head + i) % d->ring_cap]);
     free(d->ring);
+    tw__span_data_unref(d->ids_only);
     twa_batcher_free(d->batcher);
     twa_framing_free(d->framing);
     twa_spool_close(d->spool);

@@ -16,6 +16,7 @@
 
 #include <glib.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,16 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
         label(out, receivers[i].name);
         g_string_append_printf(out, "\"} %" PRIu64 "\n", twa_get(&receivers[i].bytes));
     }
+    HEADER("udp_datagrams_dropped_total", "counter",
+           "Datagrams the kernel dropped because the receiver's socket buffer was full, by UDP "
+           "receiver (known when the next datagram is read).");
+    for (size_t i = 0; i < nr; i++) {
+        if (!atomic_load(&receivers[i].is_udp))
+            continue;
+        g_string_append(out, "tracewire_agent_udp_datagrams_dropped_total{receiver=\"");
+        label(out, receivers[i].name);
+        g_string_append_printf(out, "\"} %" PRIu64 "\n", twa_get(&receivers[i].kernel_drops));
+    }
     HEADER("spans_forwarded_total", "counter",
            "Spans the destination acknowledged (2xx, datagram sent, file written), by "
            "destination.");
@@ -166,6 +177,8 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
     HEADER("spans_enqueued_total", "counter", "Spans accepted into a destination's queue.");
     HEADER("spans_spooled_total", "counter", "Spans written to the spool.");
     HEADER("spans_replayed_total", "counter", "Spans sent from the spool.");
+    HEADER("spans_encoded_early_total", "counter",
+           "Spans encoded by the receiving thread because the destination thread was behind.");
     HEADER("spans_in_flight", "gauge", "Spans queued, being batched or sent, or in the spool.");
     HEADER("queue_spans", "gauge", "Spans in the destination's queue.");
     HEADER("queue_bytes", "gauge", "Estimated bytes of the spans in the destination's queue.");
@@ -181,27 +194,28 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
         GString *l = g_string_new("{destination=\"");
         label(l, twa_dest_label(dests[i]));
         g_string_append(l, "\"}");
-        g_string_append_printf(out,
-                               "tracewire_agent_spans_enqueued_total%s %" PRIu64 "\n"
-                               "tracewire_agent_spans_spooled_total%s %" PRIu64 "\n"
-                               "tracewire_agent_spans_replayed_total%s %" PRIu64 "\n"
-                               "tracewire_agent_spans_in_flight%s %" PRIu64 "\n"
-                               "tracewire_agent_queue_spans%s %" PRId64 "\n"
-                               "tracewire_agent_queue_bytes%s %" PRId64 "\n"
-                               "tracewire_agent_spooled_bytes%s %" PRId64 "\n"
-                               "tracewire_agent_spooled_batches%s %" PRId64 "\n"
-                               "tracewire_agent_destination_up%s %d\n"
-                               "tracewire_agent_http_requests_total%s %" PRIu64 "\n"
-                               "tracewire_agent_retries_total%s %" PRIu64 "\n"
-                               "tracewire_agent_split_requests_total%s %" PRIu64 "\n"
-                               "tracewire_agent_sent_bytes_total%s %" PRIu64 "\n",
-                               l->str, twa_get(&s->enqueued), l->str, twa_get(&s->spooled_spans),
-                               l->str, twa_get(&s->replayed_spans), l->str, in_flight(s), l->str,
-                               gauge(&s->queue_spans), l->str, gauge(&s->queue_bytes), l->str,
-                               gauge(&s->spool_bytes), l->str, gauge(&s->spool_files), l->str,
-                               atomic_load(&s->up), l->str, twa_get(&s->requests), l->str,
-                               twa_get(&s->retries), l->str, twa_get(&s->split_requests), l->str,
-                               twa_get(&s->bytes));
+        g_string_append_printf(
+            out,
+            "tracewire_agent_spans_enqueued_total%s %" PRIu64 "\n"
+            "tracewire_agent_spans_spooled_total%s %" PRIu64 "\n"
+            "tracewire_agent_spans_replayed_total%s %" PRIu64 "\n"
+            "tracewire_agent_spans_encoded_early_total%s %" PRIu64 "\n"
+            "tracewire_agent_spans_in_flight%s %" PRIu64 "\n"
+            "tracewire_agent_queue_spans%s %" PRId64 "\n"
+            "tracewire_agent_queue_bytes%s %" PRId64 "\n"
+            "tracewire_agent_spooled_bytes%s %" PRId64 "\n"
+            "tracewire_agent_spooled_batches%s %" PRId64 "\n"
+            "tracewire_agent_destination_up%s %d\n"
+            "tracewire_agent_http_requests_total%s %" PRIu64 "\n"
+            "tracewire_agent_retries_total%s %" PRIu64 "\n"
+            "tracewire_agent_split_requests_total%s %" PRIu64 "\n"
+            "tracewire_agent_sent_bytes_total%s %" PRIu64 "\n",
+            l->str, twa_get(&s->enqueued), l->str, twa_get(&s->spooled_spans), l->str,
+            twa_get(&s->replayed_spans), l->str, twa_get(&s->encoded_early), l->str, in_flight(s),
+            l->str, gauge(&s->queue_spans), l->str, gauge(&s->queue_bytes), l->str,
+            gauge(&s->spool_bytes), l->str, gauge(&s->spool_files), l->str, atomic_load(&s->up),
+            l->str, twa_get(&s->requests), l->str, twa_get(&s->retries), l->str,
+            twa_get(&s->split_requests), l->str, twa_get(&s->bytes));
         g_string_free(l, TRUE);
     }
     *len = out->len;
@@ -213,11 +227,15 @@ void twa_metrics_log_summary(twa_dest *const *dests, size_t n_dests)
     size_t nr = atomic_load(&n_receivers);
     for (size_t i = 0; i < nr; i++) {
         twa_recv_stats *r = &receivers[i];
+        char kernel[96] = "";
+        if (atomic_load(&r->is_udp))
+            snprintf(kernel, sizeof kernel, "; the kernel dropped %" PRIu64 " datagrams",
+                     twa_get(&r->kernel_drops));
         twa_log(TWA_INFO,
                 "summary: receiver %s: received %" PRIu64 " spans (invalid %" PRIu64
-                ", filtered %" PRIu64 ") in %" PRIu64 " requests (%" PRIu64 " refused whole)",
+                ", filtered %" PRIu64 ") in %" PRIu64 " requests (%" PRIu64 " refused whole)%s",
                 r->name, twa_get(&r->received), twa_get(&r->invalid), twa_get(&r->filtered),
-                twa_get(&r->requests), twa_get(&r->bad_requests));
+                twa_get(&r->requests), twa_get(&r->bad_requests), kernel);
     }
     for (size_t i = 0; i < n_dests; i++) {
         twa_dest_stats *s = twa_dest_get_stats(dests[i]);

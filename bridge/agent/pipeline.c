@@ -29,7 +29,7 @@
 #define HANDLER_MAX_TAGS 1024
 #define HANDLER_MAX_VALUE_BYTES 65536
 
-#define MAX_DESTS 16
+#define MAX_DESTS TWA_MAX_DESTS
 
 struct twa_pipeline {
     twa_procs *procs;
@@ -227,7 +227,7 @@ static twa_proc *intern(twa_spanbuf *b, const tw__process *process)
     return twa_procs_intern(b->pipeline->procs, process);
 }
 
-bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *process)
+static bool add_item(twa_spanbuf *b, tw__span_data *span, twa_proc *p)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
@@ -235,12 +235,19 @@ bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *pro
         if (!grown) {
             b->is_nomem = true;
             tw__span_data_unref(span);
+            twa_proc_unref(p);
             twa_spanbuf_reject(b, "out of memory");
             return false;
         }
         b->items = grown;
         b->cap = cap;
     }
+    b->items[b->n++] = (twa_item){.data = span, .proc = p, .chunk = b->chunk};
+    return true;
+}
+
+bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *process)
+{
     twa_proc *p = intern(b, process);
     if (!p) {
         b->is_nomem = true;
@@ -248,8 +255,12 @@ bool twa_spanbuf_add(twa_spanbuf *b, tw__span_data *span, const tw__process *pro
         twa_spanbuf_reject(b, "out of memory");
         return false;
     }
-    b->items[b->n++] = (twa_item){span, p, b->chunk};
-    return true;
+    return add_item(b, span, p);
+}
+
+bool twa_spanbuf_add_interned(twa_spanbuf *b, tw__span_data *span, twa_proc *proc)
+{
+    return add_item(b, span, twa_proc_ref(proc));
 }
 
 void twa_spanbuf_reject(twa_spanbuf *b, const char *reason)
@@ -294,7 +305,9 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
     }
     size_t accepted = kept;
     for (size_t d = 0; d < p->n_dests; d++) {
-        size_t took = twa_dest_push(p->dests[d], b->items, kept, b->can_wait);
+        size_t took = b->is_backlogged ? twa_dest_push(p->dests[d], b->items, kept, b->can_wait)
+                                       : twa_dest_push_early(p->dests[d], b->items, kept,
+                                                             b->can_wait, &b->early[d]);
         if (took < accepted)
             accepted = took;
         /* Follow mode stopped while waiting: those lines stay not done (read
@@ -320,6 +333,10 @@ void twa_spanbuf_discard(twa_spanbuf *b)
 void twa_spanbuf_clear(twa_spanbuf *b)
 {
     twa_spanbuf_discard(b);
+    for (size_t d = 0; d < TWA_MAX_DESTS; d++) {
+        twa_dest_early_free(b->early[d]);
+        b->early[d] = NULL;
+    }
     free(b->items);
     b->items = NULL;
     b->cap = 0;

@@ -2,14 +2,20 @@
 /*
  * bridge/agent/udp.c: addresses and the UDP receivers of net.h (Jaeger
  * emitBatch compact/binary, Zipkin emitZipkinBatch). One thread per socket,
- * blocking in recvmmsg: in `make bench` (tests/bench/agent/) this thread
- * received and decoded about 430,000 spans/s of compact batches on a loaded
- * 2-core machine while the destination's encoding was the bottleneck, so an
- * event loop would buy nothing here and cost a wake-up hop.
+ * blocking in recvmmsg (up to 16 datagrams per call); an event loop would buy
+ * nothing here and cost a wake-up hop. When a call fills all 16 slots more
+ * datagrams are waiting: the thread then leaves the encoding of those spans
+ * to the destination threads (twa_spanbuf.is_backlogged) so that the socket
+ * buffer drains first. The kernel's drops for this socket (a full receive
+ * buffer) are read with SO_RXQ_OVFL from each datagram, and with SO_MEMINFO
+ * when the socket is idle and at the stop (drops after the last datagram),
+ * and counted (tracewire_agent_udp_datagrams_dropped_total): no drop is
+ * silent.
  */
 #include "agent/net.h"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -133,12 +139,32 @@ struct twa_udp {
     atomic_bool stop;
 };
 
+/* Counts the kernel's drops since *seen (SO_MEMINFO: the same count as
+ * SO_RXQ_OVFL, readable when no datagram arrives). */
+static void read_drops(twa_udp *u, uint32_t *seen)
+{
+    uint32_t mem[SK_MEMINFO_VARS];
+    socklen_t len = sizeof mem;
+    if (getsockopt(u->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0 ||
+        len <= SK_MEMINFO_DROPS * sizeof mem[0])
+        return;
+    twa_add(&u->stats->kernel_drops, (uint32_t)(mem[SK_MEMINFO_DROPS] - *seen)); /* wraps */
+    *seen = mem[SK_MEMINFO_DROPS];
+}
+
 static void *udp_run(void *arg)
 {
     twa_udp *u = arg;
     uint8_t *bufs = malloc((size_t)VLEN * DATAGRAM_BYTES);
     struct mmsghdr msgs[VLEN];
     struct iovec iov[VLEN];
+    /* SO_RXQ_OVFL: each datagram carries the socket's drop count so far. */
+    union {
+        char buf[CMSG_SPACE(sizeof(uint32_t))];
+        struct cmsghdr align;
+    } ctl[VLEN];
+    uint32_t drops_seen = 0;
+    pthread_setname_np(pthread_self(), "tw-agent-udp"); /* top -H, perf */
     twa_spanbuf sb;
     twa_spanbuf_init(&sb, u->pipeline, u->stats);
     if (!bufs) {
@@ -152,15 +178,31 @@ static void *udp_run(void *arg)
             iov[i].iov_len = DATAGRAM_BYTES;
             msgs[i].msg_hdr.msg_iov = &iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_control = ctl[i].buf;
+            msgs[i].msg_hdr.msg_controllen = sizeof ctl[i].buf;
         }
         int n = recvmmsg(u->fd, msgs, VLEN, MSG_WAITFORONE, NULL);
         if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 twa_log(TWA_WARN, "%s: receive: %s", u->name, strerror(errno));
+            else /* idle: drops after the last datagram read are not reported with one */
+                read_drops(u, &drops_seen);
             continue;
         }
+        /* A full vector: more datagrams wait in the socket; this thread
+         * keeps to decoding so that the kernel does not drop any. */
+        sb.is_backlogged = n == VLEN;
         for (int i = 0; i < n; i++) {
             size_t len = msgs[i].msg_len;
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
+                 c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
+                    continue;
+                uint32_t total;
+                memcpy(&total, CMSG_DATA(c), sizeof total);
+                twa_add(&u->stats->kernel_drops, (uint32_t)(total - drops_seen)); /* wraps */
+                drops_seen = total;
+            }
             twa_add(&u->stats->requests, 1);
             twa_add(&u->stats->bytes, len);
             char why[256];
@@ -176,6 +218,7 @@ static void *udp_run(void *arg)
             twa_spanbuf_flush(&sb);
         }
     }
+    read_drops(u, &drops_seen);
     twa_spanbuf_clear(&sb);
     free(bufs);
     return NULL;
@@ -199,7 +242,12 @@ twa_udp *twa_udp_start(const char *name, const struct sockaddr_storage *addr, so
     u->decode = decode;
     u->pipeline = p;
     u->stats = twa_stats_receiver(name);
+    atomic_store(&u->stats->is_udp, true);
     atomic_init(&u->stop, false);
+    int one = 1;
+    if (setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) != 0)
+        twa_log(TWA_WARN, "%s: SO_RXQ_OVFL: %s: the kernel's drops are not counted", name,
+                strerror(errno));
     if (rcvbuf_bytes) {
         int want = rcvbuf_bytes > (size_t)INT32_MAX / 2 ? INT32_MAX / 2 : (int)rcvbuf_bytes;
         /* SO_RCVBUFFORCE passes net.core.rmem_max with CAP_NET_ADMIN only. */

@@ -123,6 +123,11 @@ def test_receivers_and_formats():
               a.metric("tracewire_agent_spans_received_total", receiver="otlp") == 7 and
               a.metric("tracewire_agent_spans_received_total", receiver="zipkin") == 9,
               a.metrics())
+        m = a.metrics()
+        check("UDP receivers report the kernel's drops (none here), HTTP ones do not",
+              m.get('tracewire_agent_udp_datagrams_dropped_total{receiver="jaeger-compact"}') == 0
+              and not any(k.startswith("tracewire_agent_udp_datagrams_dropped_total") and
+                          "otlp" in k for k in m), m)
         want = normalise(want)
         compare_once("OTLP/JSON destination: every span once, field by field", want,
                      spans_of(otlp, read_otlp))

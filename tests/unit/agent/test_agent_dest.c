@@ -13,7 +13,10 @@
  * in order once it answers 200 (no batch is retried in memory first); a full
  * queue drops and counts; a stop with a stuck destination ends by its deadline and spools what is
  * left; follow-mode chunks are told when their spans are done, and the delivery callback runs;
- * an OTLP protobuf destination posts application/x-protobuf bodies that decode to every span.
+ * an OTLP protobuf destination posts application/x-protobuf bodies that decode to every span;
+ * a destination that is behind gets its spans encoded by the pushing thread (twa_dest_push_early)
+ * and posts every span once, under its process's resource; early-encoded spans left at a stuck
+ * stop are counted and freed.
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -66,7 +69,7 @@ static twa_item item(uint64_t id, twa_proc *proc, twa_chunk *chunk)
     s->duration_us = 5;
     s->flags = 1;
     tw__span_data_set_operation(s, "op", 2);
-    return (twa_item){s, twa_proc_ref(proc), chunk};
+    return (twa_item){.data = s, .proc = twa_proc_ref(proc), .chunk = chunk};
 }
 
 static twa_proc *proc_named(const char *service)
@@ -505,6 +508,127 @@ static void test_otlp_protobuf_destination_sends_the_sdk_body(void)
     http_receiver_stop(&rx);
 }
 
+/* ---- early encoding ------------------------------------------------------------------------ */
+
+/* The spans of the OTLP/JSON bodies received whose resource's service.name is @service. */
+static size_t spans_of_service(const char *service)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < http_receiver_count(&rx); i++) {
+        const http_request *q = http_receiver_request(&rx, i);
+        size_t len = 0;
+        uint8_t *plain = q->is_answered ? plain_body(q, &len) : NULL;
+        if (!plain)
+            continue;
+        json_t *doc = json_loadb((const char *)plain, len, 0, NULL);
+        free(plain);
+        json_t *rs, *ss, *attr;
+        size_t a, b, c;
+        json_array_foreach(json_object_get(doc, "resourceSpans"), a, rs)
+        {
+            bool named = false;
+            json_array_foreach(json_object_get(json_object_get(rs, "resource"), "attributes"), c,
+                               attr)
+            {
+                const char *v = json_string_value(
+                    json_object_get(json_object_get(attr, "value"), "stringValue"));
+                named = named || (strcmp(json_string_value(json_object_get(attr, "key")),
+                                         "service.name") == 0 &&
+                                  v && strcmp(v, service) == 0);
+            }
+            json_array_foreach(json_object_get(rs, "scopeSpans"), b, ss)
+            {
+                if (named)
+                    n += json_array_size(json_object_get(ss, "spans"));
+            }
+        }
+        json_decref(doc);
+    }
+    return n;
+}
+
+/* Pushes spans [first, first + n) in calls of 100 through @early; returns how many were taken. */
+static size_t push_early_run(twa_dest *d, twa_proc *proc, twa_early **early, uint64_t first,
+                             size_t n)
+{
+    size_t taken = 0;
+    twa_item batch[100];
+    for (size_t at = 0; at < n; at += 100) {
+        size_t k = n - at < 100 ? n - at : 100;
+        for (size_t j = 0; j < k; j++)
+            batch[j] = item(first + at + j, proc, NULL);
+        taken += twa_dest_push_early(d, batch, k, false, early);
+        for (size_t j = 0; j < k; j++)
+            twa_item_release(&batch[j]);
+    }
+    return taken;
+}
+
+static void test_a_destination_behind_gets_spans_encoded_by_the_pusher(void)
+{
+    CU_ASSERT_FATAL(http_receiver_start(&rx, 200, NULL));
+    static const http_step hold = {.is_hold = true};
+    http_receiver_script(&rx, &hold, 1);
+    twa_dest *d = new_dest(NULL, 4096, 3);
+    twa_dest_stats *st = twa_dest_get_stats(d);
+    twa_proc *proc = proc_named("early-svc");
+    twa_early *early = NULL;
+    /* While the destination keeps up, its own thread encodes. */
+    CU_ASSERT_EQUAL(push_early_run(d, proc, &early, 1, 20), 20);
+    CU_ASSERT_FATAL(http_receiver_wait_holding(&rx, 1, 5000)); /* its first batch is stuck */
+    CU_ASSERT_EQUAL(twa_get(&st->encoded_early), 0);
+    /* Behind (more than 512 spans queued): the pusher encodes. */
+    CU_ASSERT_EQUAL(push_early_run(d, proc, &early, 21, 2000), 2000);
+    uint64_t early_n = twa_get(&st->encoded_early);
+    CU_ASSERT(early_n > 0 && early_n <= 1500);
+    http_receiver_release(&rx);
+    twa_dest_stop(d, 5000);
+    twa_dest_join(d);
+    CU_ASSERT_EQUAL(twa_get(&st->enqueued), 2020);
+    CU_ASSERT_EQUAL(twa_get(&st->forwarded), 2020);
+    CU_ASSERT_EQUAL(atomic_load(&st->queue_bytes), 0);
+    GArray *ids = ids_received(0);
+    CU_ASSERT_EQUAL(ids->len, 2020);
+    GHashTable *seen = g_hash_table_new(g_int64_hash, g_int64_equal);
+    uint64_t sum = 0;
+    for (guint i = 0; i < ids->len; i++) {
+        g_hash_table_add(seen, &g_array_index(ids, uint64_t, i));
+        sum += g_array_index(ids, uint64_t, i);
+    }
+    CU_ASSERT_EQUAL(g_hash_table_size(seen), 2020);
+    CU_ASSERT_EQUAL(sum, 2020u * 2021u / 2);
+    CU_ASSERT_EQUAL(spans_of_service("early-svc"), 2020);
+    g_hash_table_destroy(seen);
+    g_array_free(ids, TRUE);
+    twa_dest_early_free(early);
+    twa_proc_unref(proc);
+    twa_dest_free(d);
+    http_receiver_stop(&rx);
+}
+
+static void test_early_encoded_spans_left_at_a_stuck_stop_are_counted(void)
+{
+    CU_ASSERT_FATAL(http_receiver_start(&rx, 200, NULL));
+    static const http_step hold = {.is_hold = true};
+    http_receiver_script(&rx, &hold, 1);
+    twa_dest *d = new_dest(NULL, 4096, 3);
+    twa_proc *proc = proc_named("early-stuck");
+    twa_early *early = NULL;
+    CU_ASSERT_EQUAL(push_early_run(d, proc, &early, 1, 20), 20);
+    CU_ASSERT_FATAL(http_receiver_wait_holding(&rx, 1, 5000));
+    CU_ASSERT_EQUAL(push_early_run(d, proc, &early, 21, 1000), 1000);
+    twa_dest_stats *st = twa_dest_get_stats(d);
+    CU_ASSERT(twa_get(&st->encoded_early) > 0);
+    twa_dest_stop(d, 300);
+    twa_dest_join(d);
+    CU_ASSERT_EQUAL(twa_get(&st->forwarded) + twa_get(&st->dropped[TWA_DROP_SHUTDOWN]), 1020);
+    http_receiver_release(&rx);
+    twa_dest_early_free(early);
+    twa_proc_unref(proc);
+    twa_dest_free(d); /* frees what is still queued, early items included (ASan, valgrind) */
+    http_receiver_stop(&rx);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite s = CU_add_suite("agent/dest", suite_init, suite_clean);
@@ -519,6 +643,10 @@ void tw_test_register(void)
                 test_chunks_are_done_when_their_spans_are_acknowledged);
     CU_add_test(s, "a 2xx whose body trickles is accepted once, never sent again",
                 test_accepted_answer_with_a_slow_body_is_not_sent_again);
+    CU_add_test(s, "a destination behind gets spans encoded by the pusher, each once",
+                test_a_destination_behind_gets_spans_encoded_by_the_pusher);
+    CU_add_test(s, "early-encoded spans left at a stuck stop are counted and freed",
+                test_early_encoded_spans_left_at_a_stuck_stop_are_counted);
     CU_add_test(s, "an OTLP protobuf destination sends the SDK's protobuf bodies",
                 test_otlp_protobuf_destination_sends_the_sdk_body);
 }
