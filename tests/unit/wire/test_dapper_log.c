@@ -517,7 +517,8 @@ static void test_reader_skips_blank_reports_bad_and_goes_on(void)
 static void test_random_corpus_equals_the_jansson_oracle(void)
 {
     size_t differing = 0;
-    for (size_t i = 0; i < N_RANDOM; i++) {
+    const size_t rounds = tw_test_rounds(N_RANDOM);
+    for (size_t i = 0; i < rounds; i++) {
         tw__process p;
         bool has_process = false;
         tw__span_data *s = corpus_span(13, i, &p, &has_process, CORPUS_INVALID_KEYS);

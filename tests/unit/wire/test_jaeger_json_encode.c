@@ -32,7 +32,8 @@ static void test_random_traces_equal_the_jansson_oracle(void)
     tw__jaeger_view ours_view, ref_view;
     tw__jaeger_view_init(&ours_view);
     tw__jaeger_view_init(&ref_view);
-    for (size_t t = 0; t < N_TRACES; t++) {
+    const size_t rounds = tw_test_rounds(N_TRACES);
+    for (size_t t = 0; t < rounds; t++) {
         enum { MAX_SPANS = 6 };
         tw__wire_span spans[MAX_SPANS];
         tw__process procs[MAX_SPANS];
