@@ -479,8 +479,30 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
     return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
 }
 
-/* The environment, where the flags are silent. */
-static void apply_env(opts *o)
+/* OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, as a
+ * --send-format name; http/protobuf (the OpenTelemetry specification's default,
+ * as in the library) when neither is set. NULL, with @why set, for a value the
+ * agent cannot send (grpc) or does not know. */
+static const char *env_otlp_format(char *why, size_t why_size)
+{
+    const char *var = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+    const char *v = g_getenv(var);
+    if (!v || !*v) {
+        var = "OTEL_EXPORTER_OTLP_PROTOCOL";
+        v = g_getenv(var);
+    }
+    if (!v || !*v || strcmp(v, "http/protobuf") == 0)
+        return "otlp-http-proto";
+    if (strcmp(v, "http/json") == 0)
+        return "otlp-http";
+    snprintf(why, why_size, "%s=%.64s: the agent sends http/protobuf or http/json (grpc is not "
+             "supported)", var, v);
+    return NULL;
+}
+
+/* The environment, where the flags are silent. False, with @why set, when a
+ * variable it reads has a value it cannot use. */
+static bool apply_env(opts *o, char *why, size_t why_size)
 {
     if (!o->send) {
         const char *otlp = g_getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
@@ -491,6 +513,14 @@ static void apply_env(opts *o)
             url = g_strdup(otlp);
         else if (base && *base)
             url = g_strdup_printf("%s%sv1/traces", base, g_str_has_suffix(base, "/") ? "" : "/");
+        if (url && !o->send_format) {
+            const char *format = env_otlp_format(why, why_size);
+            if (!format) {
+                g_free(url);
+                return false;
+            }
+            o->send_format = g_strdup(format);
+        }
         if (url) {
             const char *hdrs = g_getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
             if (!hdrs)
@@ -528,6 +558,7 @@ static void apply_env(opts *o)
     const char *tags = g_getenv("JAEGER_TAGS");
     if (!o->tags && tags && *tags)
         o->tags = g_strsplit(tags, ",", -1);
+    return true;
 }
 
 /* ---- the daemon
@@ -836,7 +867,11 @@ static void reload(agent *a, int argc, char **argv)
         opts_clear(&fresh);
         return;
     }
-    apply_env(&fresh);
+    if (!apply_env(&fresh, why, sizeof why)) {
+        twa_log(TWA_ERROR, "SIGHUP: %s; the running settings are kept", why);
+        opts_clear(&fresh);
+        return;
+    }
     twa_pipeline_options po = pipeline_options(&fresh);
     if (!twa_pipeline_reconfigure(a->pipeline, &po, why, sizeof why))
         twa_log(TWA_ERROR, "SIGHUP: %s; the running settings are kept", why);
@@ -894,7 +929,11 @@ int tw__agent_cmd_main(int argc, char **argv)
         opts_clear(&a.o);
         return rc;
     }
-    apply_env(&a.o);
+    if (!apply_env(&a.o, why, sizeof why)) {
+        tw__cli_error("agent: %s", why);
+        opts_clear(&a.o);
+        return TW_CLI_EXIT_USAGE;
+    }
     bool level_ok;
     twa_level level = level_of(&a.o, &level_ok);
     if (!level_ok) {

@@ -188,6 +188,7 @@ static const struct {
     {"jaeger-http", TWA_FRAME_JAEGER_HTTP},
     {"otlp-http", TWA_FRAME_OTLP_JSON},
     {"otlp-http-json", TWA_FRAME_OTLP_JSON},
+    {"otlp-http-proto", TWA_FRAME_OTLP_PROTO}, /* the name convert and the library use */
     {"otlp-http-protobuf", TWA_FRAME_OTLP_PROTO},
     {"jaeger-udp", TWA_FRAME_UDP_COMPACT},
     {"jaeger-udp-binary", TWA_FRAME_UDP_BINARY},
@@ -197,7 +198,7 @@ static const struct {
     "http(s)://HOST:9411/api/v2/spans (Zipkin), http(s)://HOST:14268/api/traces (Jaeger "          \
     "collector), http(s)://HOST:4318/v1/traces (OTLP/HTTP JSON), udp://HOST:6831 (Jaeger agent, "  \
     "compact; port 6832: binary), file:PATH (--file-format, default dapper); or --send-format "    \
-    "zipkin|jaeger-http|otlp-http|otlp-http-protobuf|jaeger-udp|jaeger-udp-binary"
+    "zipkin|jaeger-http|otlp-http|otlp-http-proto|jaeger-udp|jaeger-udp-binary"
 
 /* The URL without user:password@ and without the query. */
 static char *make_label(const char *url)

@@ -616,10 +616,11 @@ def test_config_sighup_sampling():
 
 def test_big_datagrams_and_env():
     """A 65,000-byte datagram (near the UDP limit) is read whole; OTEL_EXPORTER_OTLP_ENDPOINT
-    names the destination when --send does not."""
+    names the destination when --send does not, OTEL_EXPORTER_OTLP_PROTOCOL its encoding."""
     b = Backend()
     a = agent("bigdgram", ["--jaeger-compact=127.0.0.1:0"],
-              env={"OTEL_EXPORTER_OTLP_ENDPOINT": b.url("")})
+              env={"OTEL_EXPORTER_OTLP_ENDPOINT": b.url(""),
+                   "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
     try:
         s = make_spans(180, 4, "big")
         for x in s:
@@ -631,9 +632,38 @@ def test_big_datagrams_and_env():
         check("a 64 KB datagram is received whole and forwarded to the OTEL_ endpoint", ok,
               a.metrics())
         compare_once("64 KB datagram: every span once", normalise(s), spans_of(b, read_otlp))
+        check("OTEL_EXPORTER_OTLP_PROTOCOL=http/json: OTLP/JSON bodies",
+              all(ctype == "application/json" for _, ctype, _ in b.bodies()), b.bodies()[:1])
     finally:
         a.stop()
         b.close()
+    # No protocol variable: http/protobuf, the OpenTelemetry default (the library's too);
+    # the TRACES_ form wins over the generic one.
+    for env, want in [({}, "application/x-protobuf"),
+                      ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"},
+                       "application/x-protobuf")]:
+        b = Backend()
+        env = dict(env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=b.url("/v1/traces"))
+        a = agent("envproto", ["--jaeger-compact=127.0.0.1:0"], env=env)
+        try:
+            send_udp(a.host_port("jaeger-compact"), TH.emit_batch(make_spans(181, 2, "p"),
+                                                                  compact=True))
+            ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2, 10)
+            check("OTEL protocol %s: bodies are %s" % (sorted(env), want),
+                  ok and b.bodies() and all(c == want for _, c, _ in b.bodies()),
+                  [(p, c) for p, c, _ in b.bodies()], a.metrics())
+        finally:
+            a.stop()
+            b.close()
+    import subprocess
+    p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
+                                OTEL_EXPORTER_OTLP_PROTOCOL="grpc"))
+    check("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: exit 2 naming the variable",
+          p.returncode == 2 and "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" in p.stderr,
+          p.returncode, p.stderr)
 
 
 def test_processing():
