@@ -40,6 +40,20 @@
 #include "sampling/sampling.h"
 #include "scope/scope.h"
 
+/* ---- the wall-clock anchor (clock.h) ------------------------------------------------------- */
+
+TW__TLS tw__wall_anchor tw__anchor = {TW__ANCHOR_NEVER, 0};
+
+int64_t tw__anchor_refresh(int64_t mono_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    tw__anchor.wall_minus_mono_ns = wall_ns - mono_ns;
+    tw__anchor.mono_at_ns = mono_ns;
+    return wall_ns / 1000;
+}
+
 /* ---- per-thread handle pool ---------------------------------------------------------------- */
 
 #define POOL_MAX 64 /* handles kept per thread; beyond that they are freed */
@@ -683,10 +697,8 @@ start_local_record(tw_span *s, const char *operation, const option_ref *refs, si
                    const tw_span_context *single_parent, const tw_span_options *opts)
 {
     bool has_start = opts && opts->has_start;
-    int64_t start_us = has_start ? opts->start_us : tw__now_us();
+    int64_t start_us = has_start ? opts->start_us : tw__start_times(&s->start_mono_ns);
     s->has_mono_start = !has_start;
-    if (!has_start)
-        s->start_mono_ns = tw__mono_ns();
     s->is_local_record = true;
     if (!begin_recording(s, operation, start_us)) {
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\" locally",
@@ -836,8 +848,7 @@ start_recording_inline(tw_span *s, const char *operation, const option_ref *refs
     int64_t start_us;
     s->has_mono_start = !has_start;
     if (!has_start) {
-        start_us = tw__now_us();
-        s->start_mono_ns = tw__mono_ns();
+        start_us = tw__start_times(&s->start_mono_ns);
     } else {
         start_us = opts->start_us;
     }
@@ -1135,7 +1146,8 @@ static __attribute__((noinline)) void free_kept(tw_span *s)
 
 /* The end of a recording span: its duration and flags, then the handlers
  * and the reporter (sampled), or the handlers that want unsampled spans
- * (a local record); the record and the tracer reference are dropped. */
+ * (a local record); the record (given to the reporter, or dropped) and
+ * the tracer reference are let go. */
 static inline void finish_record(tw_span *s, tw__span_data *d, bool has_end, int64_t end_us)
 {
     tw_tracer *t = s->tracer;
@@ -1160,8 +1172,12 @@ static inline void finish_record(tw_span *s, tw__span_data *d, bool has_end, int
         } else {
             atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
             /* The handler chain may edit the record or drop it. */
-            if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d))
-                tw__reporter_report(t->reporter, d);
+            if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d)) {
+                s->data = NULL;
+                tw__reporter_report_owned(t->reporter, d); /* takes the span's reference */
+                tw__tracer_release(t);
+                return;
+            }
         }
     } else if (__builtin_expect(t->records_unsampled, 0) &&
                !atomic_load_explicit(&t->is_closed, memory_order_acquire)) {

@@ -216,24 +216,39 @@ static __attribute__((noinline)) void restart_for_report(async_reporter *a)
     pthread_mutex_unlock(&a->lock);
 }
 
-/* A span that cannot be queued: counted; @size bytes were added for it. */
-static __attribute__((noinline)) void drop_span(async_reporter *a, size_t size, bool is_len_full)
+/* A span that cannot be queued: counted; @size bytes were added for it;
+ * @owned: the caller's reference is ours to drop. */
+static __attribute__((noinline)) void drop_span(async_reporter *a, tw__span_data *span, bool owned,
+                                                size_t size, bool is_len_full)
 {
+    if (owned)
+        tw__span_data_unref(span);
     atomic_fetch_sub_explicit(&a->queued_bytes, size, memory_order_relaxed);
     tw__count(&a->counters.queue_full, 1);
     if (!is_len_full)
         tw__count(&a->counters.queue_bytes_dropped, 1); /* of queue_full: the byte bound */
 }
 
-static void async_report(tw_reporter *r, tw__span_data *span)
+/* A span that races with close cannot be sent any more: failed. */
+static __attribute__((noinline)) void refuse_closing(async_reporter *a, tw__span_data *span,
+                                                     bool owned)
+{
+    if (owned)
+        tw__span_data_unref(span);
+    tw__count(&a->counters.failed, 1);
+}
+
+/* report() and report_owned(): @owned says whether the caller's reference
+ * is handed over (else the queue takes one of its own). */
+static inline __attribute__((always_inline)) void enqueue(tw_reporter *r, tw__span_data *span,
+                                                          bool owned)
 {
     async_reporter *a = (async_reporter *)r;
     tw__count(&a->counters.reported, 1);
     if (__builtin_expect(atomic_load_explicit(&a->needs_restart, memory_order_relaxed), 0))
         restart_for_report(a);
     if (__builtin_expect(atomic_load_explicit(&a->closing, memory_order_acquire), 0)) {
-        /* A span that races with close cannot be sent any more: failed. */
-        tw__count(&a->counters.failed, 1);
+        refuse_closing(a, span, owned);
         return;
     }
     size_t size = tw__span_data_footprint(span); /* the record is immutable now */
@@ -244,7 +259,7 @@ static void async_report(tw_reporter *r, tw__span_data *span)
     size_t queued = atomic_fetch_add_explicit(&a->queued_bytes, size, memory_order_relaxed);
     size_t queued_after = queued + size; /* no overflow: both are far below 2^63 */
     if (__builtin_expect(queued != 0 && queued_after > a->max_bytes, 0)) {
-        drop_span(a, size, false);
+        drop_span(a, span, owned, size, false);
         return;
     }
     size_t pos = atomic_load_explicit(&a->tail, memory_order_relaxed);
@@ -258,19 +273,30 @@ static void async_report(tw_reporter *r, tw__span_data *span)
                                                       memory_order_relaxed))
                 break;
         } else if ((ptrdiff_t)(seq - 2 * pos) < 0) {
-            drop_span(a, size, true); /* the slot still holds the span of a round ago */
+            /* the slot still holds the span of a round ago */
+            drop_span(a, span, owned, size, true);
             return;
         } else {
             pos = atomic_load_explicit(&a->tail, memory_order_relaxed);
         }
     }
-    slot->span = tw__span_data_ref(span);
+    slot->span = owned ? span : tw__span_data_ref(span);
     atomic_store_explicit(&slot->seq, 2 * pos + 1, memory_order_release);
     /* Wake the thread on reaching a quarter of either bound, so a busy
      * producer does not pay a futex call per span. */
     size_t len = pos + 1 - atomic_load_explicit(&a->head, memory_order_relaxed);
     if (__builtin_expect(len >= a->wake_len || queued_after >= a->wake_bytes, 0))
         wake_if_waiting(a);
+}
+
+static void async_report(tw_reporter *r, tw__span_data *span)
+{
+    enqueue(r, span, false);
+}
+
+static void async_report_owned(tw_reporter *r, tw__span_data *span)
+{
+    enqueue(r, span, true);
 }
 
 static struct timespec timespec_at_ns(int64_t ns)
@@ -753,6 +779,7 @@ static const tw__reporter_vtable async_vtable = {
     .close = async_close,
     .counter = async_counter,
     .destroy = async_destroy,
+    .report_owned = async_report_owned,
 };
 
 tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
