@@ -179,9 +179,13 @@ static inline void draw_ids_into(tw_span *s, unsigned int pending)
     /* A root's span id is its trace id's low half, as in Jaeger's Go client:
      * one random draw fewer on every trace, and the low half is already
      * random and non-zero. Low half first, as tw__trace_id_low draws. */
-    uint64_t low = tw__random_id();
+    uint64_t low, high = 0;
+    if (pending == TW__IDS_TRACE128)
+        tw__random_id_pair(&low, &high);
+    else
+        low = tw__random_id();
     s->context.trace_id_low = low;
-    s->context.trace_id_high = pending == TW__IDS_TRACE128 ? tw__random_id() : 0;
+    s->context.trace_id_high = high;
     s->context.span_id = low;
 }
 
