@@ -618,6 +618,25 @@ static inline void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
     d->n_tags++;
 }
 
+/* The sampler's tags through add_prebuilt_tag (a record whose inline
+ * tags are taken: never a new one). */
+static __attribute__((noinline)) void add_sampler_tags(tw__span_data *d,
+                                                       const tw__sampling_decision *decision)
+{
+    tw__tag type = {.key = "sampler.type",
+                    .key_len = 12,
+                    .type = TW_VALUE_STRING,
+                    .v.str = decision->type,
+                    .len = decision->type_len};
+    tw__tag param = {.key = "sampler.param", .key_len = 13, .type = decision->param.type};
+    if (decision->param.type == TW_VALUE_BOOL)
+        param.v.boolean = decision->param.as.boolean;
+    else
+        param.v.dbl = decision->param.as.dbl;
+    add_prebuilt_tag(d, &type);
+    add_prebuilt_tag(d, &param);
+}
+
 /* Applies a sampling.priority value to the span's decision. */
 static __attribute__((noinline)) void apply_priority(tw_span *s, const tw_value *value)
 {
@@ -871,19 +890,28 @@ start_recording_inline(tw_span *s, const char *operation, const option_ref *refs
         atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
     /* Jaeger puts sampler tags only on the span whose sampler decided. */
     if (st->is_sampler_decision && !st->is_forced) {
-        /* Literal key and type strings and a plain value: copied by value. */
-        tw__tag type = {.key = "sampler.type",
-                        .key_len = 12,
-                        .type = TW_VALUE_STRING,
-                        .v.str = st->decision.type,
-                        .len = st->decision.type_len};
-        tw__tag param = {.key = "sampler.param", .key_len = 13, .type = st->decision.param.type};
-        if (st->decision.param.type == TW_VALUE_BOOL)
-            param.v.boolean = st->decision.param.as.boolean;
-        else
-            param.v.dbl = st->decision.param.as.dbl;
-        add_prebuilt_tag(d, &type);
-        add_prebuilt_tag(d, &param);
+        /* Literal key and type strings and a plain value: no copy. A new
+         * record has room for both in its inline tags (start tags and
+         * references come after). */
+        tw__tag *tags = d->tags;
+        if (__builtin_expect(d->n_tags + 2 <= d->cap_tags, 1)) {
+            tags[d->n_tags] = (tw__tag){.key = "sampler.type",
+                                        .key_len = 12,
+                                        .type = TW_VALUE_STRING,
+                                        .v.str = st->decision.type,
+                                        .len = st->decision.type_len};
+            tw__tag *param = &tags[d->n_tags + 1];
+            *param =
+                (tw__tag){.key = "sampler.param", .key_len = 13, .type = st->decision.param.type};
+            if (st->decision.param.type == TW_VALUE_BOOL)
+                param->v.boolean = st->decision.param.as.boolean;
+            else
+                param->v.dbl = st->decision.param.as.dbl;
+            d->n_tags += 2;
+            d->exempt_tags += 2;
+        } else {
+            add_sampler_tags(d, &st->decision);
+        }
     }
     if (st->debug_id) {
         tw_value v = {.type = TW_VALUE_STRING, .as.str = st->debug_id, .len = strlen(st->debug_id)};
