@@ -91,12 +91,14 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* reporter thread waits here */
     pthread_cond_t done; /* flushers wait here */
-    /* The ring: position p lives in slot p % cap. A slot whose seq is 2p
-     * is free for the producer that claims position p (tail); one whose
-     * seq is 2p + 1 holds the span of position p, published; taking it out
-     * sets seq to 2(p + cap), freeing it for the position one round later.
-     * (Doubled so that "published at p" never reads as "free for p + 1",
-     * which a ring of one slot would otherwise confuse.) */
+    /* The ring: position p lives in slot p % cap, in round r = p / cap. A
+     * slot whose seq is 2r is free for the producer that claims position p
+     * (tail); one whose seq is 2r + 1 holds the span of position p,
+     * published; taking it out sets seq to 2(r + 1), freeing it for the
+     * position one round later. (Rounds, not positions, so that a ring
+     * fresh from calloc, all 0, is free without a write to its pages;
+     * doubled so that "published" never reads as "free" for the next
+     * round, which a ring of one slot would otherwise confuse.) */
     ring_slot *ring;
     size_t cap;         /* immutable */
     atomic_size_t tail; /* the next position to claim (producers) */
@@ -264,15 +266,17 @@ static inline __attribute__((always_inline)) void enqueue(tw_reporter *r, tw__sp
     }
     size_t pos = atomic_load_explicit(&a->tail, memory_order_relaxed);
     ring_slot *slot;
+    size_t round;
     for (;;) {
-        slot = &a->ring[pos % a->cap];
+        round = pos / a->cap;
+        slot = &a->ring[pos - round * a->cap];
         size_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
-        if (seq == 2 * pos) {
+        if (seq == 2 * round) {
             /* Sequentially consistent: see wants_wake. */
             if (atomic_compare_exchange_weak_explicit(&a->tail, &pos, pos + 1, memory_order_seq_cst,
                                                       memory_order_relaxed))
                 break;
-        } else if ((ptrdiff_t)(seq - 2 * pos) < 0) {
+        } else if ((ptrdiff_t)(seq - 2 * round) < 0) {
             /* the slot still holds the span of a round ago */
             drop_span(a, span, owned, size, true);
             return;
@@ -281,7 +285,7 @@ static inline __attribute__((always_inline)) void enqueue(tw_reporter *r, tw__sp
         }
     }
     slot->span = owned ? span : tw__span_data_ref(span);
-    atomic_store_explicit(&slot->seq, 2 * pos + 1, memory_order_release);
+    atomic_store_explicit(&slot->seq, 2 * round + 1, memory_order_release);
     /* Wake the thread on reaching a quarter of either bound, so a busy
      * producer does not pay a futex call per span. */
     size_t len = pos + 1 - atomic_load_explicit(&a->head, memory_order_relaxed);
@@ -475,16 +479,18 @@ static void *reporter_thread(void *arg)
         const size_t cap = a->cap;
         void (*const append)(tw__sender *, tw__span_data *) =
             sender ? sender->vtable->append : NULL;
-        size_t at = pos % cap;
+        size_t round = pos / cap, at = pos - round * cap;
         for (; pos != end; pos++, n++) {
             ring_slot *slot = &ring[at];
-            if (atomic_load_explicit(&slot->seq, memory_order_acquire) != 2 * pos + 1)
+            if (atomic_load_explicit(&slot->seq, memory_order_acquire) != 2 * round + 1)
                 break;
             tw__span_data *span = slot->span;
             /* The slot is free for the position one round later. */
-            atomic_store_explicit(&slot->seq, 2 * (pos + cap), memory_order_release);
-            if (++at == cap)
+            atomic_store_explicit(&slot->seq, 2 * (round + 1), memory_order_release);
+            if (++at == cap) {
                 at = 0;
+                round++;
+            }
             released += tw__span_data_footprint(span);
             /* Producers get the room back as it frees up, not at the end
              * of a long drain. */
@@ -659,7 +665,7 @@ static void async_destroy(tw_reporter *r)
     size_t tail = atomic_load_explicit(&a->tail, memory_order_acquire), n = 0;
     for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
         ring_slot *slot = &a->ring[pos % a->cap];
-        if (atomic_load_explicit(&slot->seq, memory_order_acquire) == 2 * pos + 1) {
+        if (atomic_load_explicit(&slot->seq, memory_order_acquire) == 2 * (pos / a->cap) + 1) {
             tw__span_data_unref(slot->span);
             n++;
         }
@@ -677,11 +683,11 @@ static void async_destroy(tw_reporter *r)
 
 /* ---- fork (registered with fork.c) -------------------------------------------------------- */
 
-/* Every slot free for the first round; nothing claimed. */
+/* Every slot free for the first round; nothing claimed (a forked child). */
 static void reset_ring(async_reporter *a)
 {
     for (size_t i = 0; i < a->cap; i++) {
-        atomic_init(&a->ring[i].seq, 2 * i);
+        atomic_init(&a->ring[i].seq, 0);
         a->ring[i].span = NULL;
     }
     atomic_init(&a->tail, 0);
@@ -736,7 +742,7 @@ static void fork_child(void *arg)
     size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
     for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
         ring_slot *slot = &a->ring[pos % a->cap];
-        if (atomic_load_explicit(&slot->seq, memory_order_relaxed) == 2 * pos + 1)
+        if (atomic_load_explicit(&slot->seq, memory_order_relaxed) == 2 * (pos / a->cap) + 1)
             tw__span_data_unref(slot->span);
     }
     reset_ring(a);
@@ -788,7 +794,9 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     async_reporter *a = calloc(1, sizeof(*a));
     if (!a)
         goto fail_alloc;
-    a->ring = malloc(opts->max_queue_size * sizeof(*a->ring));
+    /* calloc: a ring is all free when all 0 (the pages are not touched
+     * until spans fill them). */
+    a->ring = calloc(opts->max_queue_size, sizeof(*a->ring));
     a->cap = opts->max_queue_size;
     if (!a->ring)
         goto fail_ring;
@@ -800,7 +808,8 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     a->sender = sender;
     sender->counters = &a->counters;
     atomic_store_explicit(&sender->give_up_at_ns, 0, memory_order_relaxed);
-    reset_ring(a);
+    atomic_init(&a->tail, 0); /* the slots are free already (calloc) */
+    atomic_init(&a->head, 0);
     atomic_init(&a->closing, false);
     atomic_init(&a->wants_wake, false);
     atomic_init(&a->needs_restart, false);
