@@ -4,34 +4,33 @@
  * application threads and drained by one background thread per reporter
  * that feeds a tw__sender (batching, encoding, sending).
  *
- * The application thread takes no lock: it claims a slot of a bounded ring
- * with one compare-and-swap and publishes the span in it (a ring of slots
- * with sequence numbers, each slot's number saying whether it is free for
- * the position a producer claims or holds the span of the position the
- * reporter thread takes next), or counts a drop when the ring is full (the
- * queue never grows and report() never waits). The queue is bounded twice:
+ * The application thread takes no lock: it claims the next position of a
+ * bounded ring of span pointers with one compare-and-swap and publishes
+ * the span in its slot, or counts a drop when the ring is full (the queue
+ * never grows and report() never waits). The queue is bounded twice:
  * in spans (the ring's capacity) and in bytes (the heap the queued records
  * hold, tw__span_data_footprint, counted until the reporter thread has
  * handed each to the sender), so that a long queue of large spans cannot
  * take the process's memory; a drop at the byte bound is a queue_full drop,
  * also counted in queue_bytes_dropped. The reporter thread is woken when
  * the ring reaches a quarter of either bound, when a flush is requested, at
- * close, and otherwise every flush interval; it takes every published span
- * out of the ring (under `lock`, which producers never take) and runs the
- * sender outside it, so producers are never held up by encoding or
- * sending. After a burst it trims the heap
+ * close, and otherwise every flush interval; it takes the spans published
+ * by then out of the ring, in order, and hands each to the sender, all
+ * without `lock` (which producers never take anyway), so producers are
+ * never held up by encoding or sending. After a burst it trims the heap
  * (trim_heap_if_burst_over) so that the burst's memory goes back to the
  * system.
  *
  * Locking: producers touch only atomics (the ring's slots and tail, the
- * byte count, the counters); `lock` guards taking spans out of the ring,
- * the flush generations, the thread and sender state and the close
- * deadline; `wake` is signalled by producers (only when the thread has
- * said it waits and the queue reached a quarter of a bound: taking `lock`
- * then is what makes the signal impossible to lose), flushers and close,
- * `done` by the reporter thread after each cycle. The sender runs on the
- * reporter thread without any lock; is_sender_busy says (under `lock`) that
- * it is running. Counters are relaxed atomics.
+ * byte count, the counters); the reporter thread alone takes spans out
+ * (the slots and head); `lock` guards the flush generations, the thread
+ * and sender state and the close deadline; `wake` is signalled by
+ * producers (only when the thread has said it waits and the queue reached
+ * a quarter of a bound: taking `lock` then is what makes the signal
+ * impossible to lose), flushers and close, `done` by the reporter thread
+ * after each cycle. The sender runs on the reporter thread without any
+ * lock; is_sender_busy says (under `lock`) that it is running. Counters
+ * are relaxed atomics.
  *
  * A span that races with close (its report() saw the reporter open, then
  * the thread drained the ring for the last time) stays in the ring and is
@@ -50,8 +49,9 @@
  * reporter thread or a flusher holds it: it never waits for the sender,
  * so a fork does not wait for a request in flight. The child drops the
  * queued spans (the parent still holds and sends its own copies; a slot
- * another thread had claimed but not yet filled when the process forked is
- * dropped with its span, which the child never sees), restarts
+ * another thread had claimed but not yet filled when the process forked
+ * stays empty in the child, whose copy of that span is never freed),
+ * restarts
  * its counters, and starts a new reporter thread lazily, on its first
  * report() or flush. A sender that was idle at the fork forgets its partial
  * batch (after_fork_child); a sender that was busy (or has no such hook) is
@@ -76,11 +76,6 @@
 #include <time.h>
 
 typedef struct {
-    atomic_size_t seq;
-    tw__span_data *span;
-} ring_slot;
-
-typedef struct {
     tw_reporter base;
     const char *name;
     tw__sender *sender;       /* guarded by lock for replacement; run by the reporter thread only */
@@ -91,15 +86,14 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* reporter thread waits here */
     pthread_cond_t done; /* flushers wait here */
-    /* The ring: position p lives in slot p % cap, in round r = p / cap. A
-     * slot whose seq is 2r is free for the producer that claims position p
-     * (tail); one whose seq is 2r + 1 holds the span of position p,
-     * published; taking it out sets seq to 2(r + 1), freeing it for the
-     * position one round later. (Rounds, not positions, so that a ring
-     * fresh from calloc, all 0, is free without a write to its pages;
-     * doubled so that "published" never reads as "free" for the next
-     * round, which a ring of one slot would otherwise confuse.) */
-    ring_slot *ring;
+    /* The ring: position p lives in slot p % cap. A producer claims the
+     * position tail while tail - head < cap (the slot's span of one round
+     * ago has been taken out then), and publishes its span there; the
+     * reporter thread takes the span at head when it is there (not NULL:
+     * claimed and not yet published stops it), clears the slot and then
+     * advances head. NULL is free, so a ring fresh from calloc needs no
+     * write to its pages. */
+    _Atomic(tw__span_data *) *ring;
     size_t cap;         /* immutable */
     atomic_size_t tail; /* the next position to claim (producers) */
     /* The next position to take: written by the reporter thread (or by
@@ -264,31 +258,31 @@ static inline __attribute__((always_inline)) void enqueue(tw_reporter *r, tw__sp
         drop_span(a, span, owned, size, false);
         return;
     }
-    size_t pos = atomic_load_explicit(&a->tail, memory_order_relaxed);
-    ring_slot *slot;
-    size_t round;
+    size_t pos = atomic_load_explicit(&a->tail, memory_order_relaxed), head;
     for (;;) {
-        round = pos / a->cap;
-        slot = &a->ring[pos - round * a->cap];
-        size_t seq = atomic_load_explicit(&slot->seq, memory_order_acquire);
-        if (seq == 2 * round) {
-            /* Sequentially consistent: see wants_wake. */
-            if (atomic_compare_exchange_weak_explicit(&a->tail, &pos, pos + 1, memory_order_seq_cst,
-                                                      memory_order_relaxed))
-                break;
-        } else if ((ptrdiff_t)(seq - 2 * round) < 0) {
-            /* the slot still holds the span of a round ago */
-            drop_span(a, span, owned, size, true);
-            return;
-        } else {
-            pos = atomic_load_explicit(&a->tail, memory_order_relaxed);
+        /* Acquire: the thread cleared the slot of position pos - cap
+         * before it advanced head past it. */
+        head = atomic_load_explicit(&a->head, memory_order_acquire);
+        if (__builtin_expect(pos - head >= a->cap, 0)) {
+            /* Full, unless pos was read before head moved past it. */
+            size_t now = atomic_load_explicit(&a->tail, memory_order_relaxed);
+            if (now == pos) {
+                drop_span(a, span, owned, size, true);
+                return;
+            }
+            pos = now;
+            continue;
         }
+        /* Sequentially consistent: see wants_wake. */
+        if (atomic_compare_exchange_weak_explicit(&a->tail, &pos, pos + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
     }
-    slot->span = owned ? span : tw__span_data_ref(span);
-    atomic_store_explicit(&slot->seq, 2 * round + 1, memory_order_release);
+    atomic_store_explicit(&a->ring[pos % a->cap], owned ? span : tw__span_data_ref(span),
+                          memory_order_release);
     /* Wake the thread on reaching a quarter of either bound, so a busy
      * producer does not pay a futex call per span. */
-    size_t len = pos + 1 - atomic_load_explicit(&a->head, memory_order_relaxed);
+    size_t len = pos + 1 - head;
     if (__builtin_expect(len >= a->wake_len || queued_after >= a->wake_bytes, 0))
         wake_if_waiting(a);
 }
@@ -475,27 +469,25 @@ static void *reporter_thread(void *arg)
         size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed);
         /* Locals: the sender's calls would make the compiler load them
          * again for every span. */
-        ring_slot *const ring = a->ring;
+        _Atomic(tw__span_data *) *const ring = a->ring;
         const size_t cap = a->cap;
         void (*const append)(tw__sender *, tw__span_data *) =
             sender ? sender->vtable->append : NULL;
-        size_t round = pos / cap, at = pos - round * cap;
+        size_t at = pos % cap;
         for (; pos != end; pos++, n++) {
-            ring_slot *slot = &ring[at];
-            if (atomic_load_explicit(&slot->seq, memory_order_acquire) != 2 * round + 1)
-                break;
-            tw__span_data *span = slot->span;
-            /* The slot is free for the position one round later. */
-            atomic_store_explicit(&slot->seq, 2 * (round + 1), memory_order_release);
-            if (++at == cap) {
+            tw__span_data *span = atomic_load_explicit(&ring[at], memory_order_acquire);
+            if (!span)
+                break; /* claimed, not yet published */
+            /* Cleared, then head moved past it (release): the slot is free
+             * for the position one round later. */
+            atomic_store_explicit(&ring[at], NULL, memory_order_relaxed);
+            atomic_store_explicit(&a->head, pos + 1, memory_order_release);
+            if (++at == cap)
                 at = 0;
-                round++;
-            }
             released += tw__span_data_footprint(span);
-            /* Producers get the room back as it frees up, not at the end
-             * of a long drain. */
+            /* Producers get the byte room back as it frees up, not at the
+             * end of a long drain. */
             if (__builtin_expect((n & 255) == 255, 0)) {
-                atomic_store_explicit(&a->head, pos + 1, memory_order_relaxed);
                 release_bytes(a, released);
                 released = 0;
             }
@@ -664,9 +656,9 @@ static void async_destroy(tw_reporter *r)
      * filled. */
     size_t tail = atomic_load_explicit(&a->tail, memory_order_acquire), n = 0;
     for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
-        ring_slot *slot = &a->ring[pos % a->cap];
-        if (atomic_load_explicit(&slot->seq, memory_order_acquire) == 2 * (pos / a->cap) + 1) {
-            tw__span_data_unref(slot->span);
+        tw__span_data *span = atomic_load_explicit(&a->ring[pos % a->cap], memory_order_acquire);
+        if (span) {
+            tw__span_data_unref(span);
             n++;
         }
     }
@@ -683,15 +675,21 @@ static void async_destroy(tw_reporter *r)
 
 /* ---- fork (registered with fork.c) -------------------------------------------------------- */
 
-/* Every slot free for the first round; nothing claimed (a forked child). */
+/* A forked child's queue: the published spans dropped (the child's copies
+ * of the parent's); a slot claimed and not yet filled by a thread that
+ * does not exist here is empty. Every slot is free then; nothing claimed. */
 static void reset_ring(async_reporter *a)
 {
-    for (size_t i = 0; i < a->cap; i++) {
-        atomic_init(&a->ring[i].seq, 0);
-        a->ring[i].span = NULL;
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
+        _Atomic(tw__span_data *) *slot = &a->ring[pos % a->cap];
+        tw__span_data *span = atomic_load_explicit(slot, memory_order_relaxed);
+        if (span)
+            tw__span_data_unref(span);
+        atomic_store_explicit(slot, NULL, memory_order_relaxed);
     }
-    atomic_init(&a->tail, 0);
-    atomic_init(&a->head, 0);
+    atomic_store_explicit(&a->tail, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->head, 0, memory_order_relaxed);
 }
 
 static void init_conds(async_reporter *a)
@@ -735,16 +733,7 @@ static void fork_child(void *arg)
      * thread, flushers), for whom glibc's signal and broadcast can wait:
      * they are made anew. */
     init_conds(a);
-    /* fork.c released the record pool before this hook: dropping is safe.
-     * The published spans are the child's copies of the parent's queue; a
-     * slot claimed and not yet filled by a thread that does not exist here
-     * is dropped without its span (a record the child never frees). */
-    size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
-    for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
-        ring_slot *slot = &a->ring[pos % a->cap];
-        if (atomic_load_explicit(&slot->seq, memory_order_relaxed) == 2 * (pos / a->cap) + 1)
-            tw__span_data_unref(slot->span);
-    }
+    /* fork.c released the record pool before this hook: dropping is safe. */
     reset_ring(a);
     /* The parent's thread's drained spans are not the child's either. */
     atomic_store_explicit(&a->queued_bytes, 0, memory_order_relaxed);
@@ -794,8 +783,8 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     async_reporter *a = calloc(1, sizeof(*a));
     if (!a)
         goto fail_alloc;
-    /* calloc: a ring is all free when all 0 (the pages are not touched
-     * until spans fill them). */
+    /* calloc: a ring of NULLs is all free (its pages are not touched until
+     * spans pass through them). */
     a->ring = calloc(opts->max_queue_size, sizeof(*a->ring));
     a->cap = opts->max_queue_size;
     if (!a->ring)
