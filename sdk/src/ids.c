@@ -25,7 +25,8 @@
 #include "fork.h"
 #include "wire/core/tls.h"
 
-atomic_uint tw__fork_generation; /* bumped in the child after fork */
+/* Bumped in the child after fork; never 0, which marks an unseeded state. */
+atomic_uint tw__fork_generation = 1;
 
 TW__TLS tw__id_state tw__ids;
 
@@ -47,7 +48,8 @@ void tw__ids_fork_child(void)
 {
     pthread_mutex_unlock(&master_lock);
     /* Relaxed: the child is single-threaded right after fork. */
-    atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&tw__fork_generation, 1, memory_order_relaxed) + 1 == 0)
+        atomic_store_explicit(&tw__fork_generation, 1, memory_order_relaxed);
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -122,5 +124,4 @@ void tw__ids_seed(tw__id_state *st)
     for (int i = 0; i < 4; i++)
         st->s[i] = splitmix64(&x);
     st->generation = generation;
-    st->is_seeded = true;
 }

@@ -20,8 +20,9 @@
  * instructions per id rather than a call (the unsampled path's budget). */
 typedef struct tw__id_state {
     uint64_t s[4];
-    unsigned int generation; /* fork generation the state was seeded in */
-    bool is_seeded;
+    /* The fork generation the state was seeded in; 0 (never a generation)
+     * before the first seeding, so one compare covers both. */
+    unsigned int generation;
 } tw__id_state;
 
 extern TW__TLS tw__id_state tw__ids;
@@ -35,18 +36,22 @@ static inline uint64_t tw__rotl64(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-/* A uniformly random 64-bit id, never 0 (0 means "absent" on the wire). */
-static inline uint64_t tw__random_id(void)
+/* The calling thread's state, seeded for this process. */
+static inline tw__id_state *tw__id_state_ready(void)
 {
     tw__id_state *st = &tw__ids;
     /* Relaxed: the generation only has to differ after fork, when the child
      * is single-threaded. */
-    if (__builtin_expect(!st->is_seeded ||
-                             st->generation !=
-                                 atomic_load_explicit(&tw__fork_generation, memory_order_relaxed),
-                         0))
+    if (__builtin_expect(
+            st->generation != atomic_load_explicit(&tw__fork_generation, memory_order_relaxed), 0))
         tw__ids_seed(st);
-    for (;;) { /* xoshiro256** */
+    return st;
+}
+
+/* One xoshiro256** step; never 0 (0 means "absent" on the wire). */
+static inline uint64_t tw__id_next(tw__id_state *st)
+{
+    for (;;) {
         uint64_t *s = st->s;
         uint64_t result = tw__rotl64(s[1] * 5, 7) * 9;
         uint64_t t = s[1] << 17;
@@ -59,6 +64,20 @@ static inline uint64_t tw__random_id(void)
         if (__builtin_expect(result != 0, 1))
             return result;
     }
+}
+
+/* A uniformly random 64-bit id, never 0 (0 means "absent" on the wire). */
+static inline uint64_t tw__random_id(void)
+{
+    return tw__id_next(tw__id_state_ready());
+}
+
+/* Two ids (a 128-bit trace id's halves, low first) for one state lookup. */
+static inline void tw__random_id_pair(uint64_t *low, uint64_t *high)
+{
+    tw__id_state *st = tw__id_state_ready();
+    *low = tw__id_next(st);
+    *high = tw__id_next(st);
 }
 /* Fills @buf with @len bytes from the OS/OpenSSL CSPRNG (for client-uuid). */
 void tw__random_bytes(void *buf, size_t len);

@@ -40,6 +40,20 @@
 #include "sampling/sampling.h"
 #include "scope/scope.h"
 
+/* ---- the wall-clock anchor (clock.h) ------------------------------------------------------- */
+
+TW__TLS tw__wall_anchor tw__anchor = {TW__ANCHOR_NEVER, 0};
+
+int64_t tw__anchor_refresh(int64_t mono_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    tw__anchor.wall_minus_mono_ns = wall_ns - mono_ns;
+    tw__anchor.mono_at_ns = mono_ns;
+    return wall_ns / 1000;
+}
+
 /* ---- per-thread handle pool ---------------------------------------------------------------- */
 
 #define POOL_MAX 64 /* handles kept per thread; beyond that they are freed */
@@ -165,9 +179,13 @@ static inline void draw_ids_into(tw_span *s, unsigned int pending)
     /* A root's span id is its trace id's low half, as in Jaeger's Go client:
      * one random draw fewer on every trace, and the low half is already
      * random and non-zero. Low half first, as tw__trace_id_low draws. */
-    uint64_t low = tw__random_id();
+    uint64_t low, high = 0;
+    if (pending == TW__IDS_TRACE128)
+        tw__random_id_pair(&low, &high);
+    else
+        low = tw__random_id();
     s->context.trace_id_low = low;
-    s->context.trace_id_high = pending == TW__IDS_TRACE128 ? tw__random_id() : 0;
+    s->context.trace_id_high = high;
     s->context.span_id = low;
 }
 
@@ -600,6 +618,25 @@ static inline void add_prebuilt_tag(tw__span_data *d, const tw__tag *prebuilt)
     d->n_tags++;
 }
 
+/* The sampler's tags through add_prebuilt_tag (a record whose inline
+ * tags are taken: never a new one). */
+static __attribute__((noinline)) void add_sampler_tags(tw__span_data *d,
+                                                       const tw__sampling_decision *decision)
+{
+    tw__tag type = {.key = "sampler.type",
+                    .key_len = 12,
+                    .type = TW_VALUE_STRING,
+                    .v.str = decision->type,
+                    .len = decision->type_len};
+    tw__tag param = {.key = "sampler.param", .key_len = 13, .type = decision->param.type};
+    if (decision->param.type == TW_VALUE_BOOL)
+        param.v.boolean = decision->param.as.boolean;
+    else
+        param.v.dbl = decision->param.as.dbl;
+    add_prebuilt_tag(d, &type);
+    add_prebuilt_tag(d, &param);
+}
+
 /* Applies a sampling.priority value to the span's decision. */
 static __attribute__((noinline)) void apply_priority(tw_span *s, const tw_value *value)
 {
@@ -683,10 +720,8 @@ start_local_record(tw_span *s, const char *operation, const option_ref *refs, si
                    const tw_span_context *single_parent, const tw_span_options *opts)
 {
     bool has_start = opts && opts->has_start;
-    int64_t start_us = has_start ? opts->start_us : tw__now_us();
+    int64_t start_us = has_start ? opts->start_us : tw__start_times(&s->start_mono_ns);
     s->has_mono_start = !has_start;
-    if (!has_start)
-        s->start_mono_ns = tw__mono_ns();
     s->is_local_record = true;
     if (!begin_recording(s, operation, start_us)) {
         tw__log_msg(TW_LOG_ERROR, "tw_span_start: out of memory recording \"%s\" locally",
@@ -836,8 +871,7 @@ start_recording_inline(tw_span *s, const char *operation, const option_ref *refs
     int64_t start_us;
     s->has_mono_start = !has_start;
     if (!has_start) {
-        start_us = tw__now_us();
-        s->start_mono_ns = tw__mono_ns();
+        start_us = tw__start_times(&s->start_mono_ns);
     } else {
         start_us = opts->start_us;
     }
@@ -856,19 +890,28 @@ start_recording_inline(tw_span *s, const char *operation, const option_ref *refs
         atomic_fetch_add_explicit(&t->traces_started_sampled, 1, memory_order_relaxed);
     /* Jaeger puts sampler tags only on the span whose sampler decided. */
     if (st->is_sampler_decision && !st->is_forced) {
-        /* Literal key and type strings and a plain value: copied by value. */
-        tw__tag type = {.key = "sampler.type",
-                        .key_len = 12,
-                        .type = TW_VALUE_STRING,
-                        .v.str = st->decision.type,
-                        .len = st->decision.type_len};
-        tw__tag param = {.key = "sampler.param", .key_len = 13, .type = st->decision.param.type};
-        if (st->decision.param.type == TW_VALUE_BOOL)
-            param.v.boolean = st->decision.param.as.boolean;
-        else
-            param.v.dbl = st->decision.param.as.dbl;
-        add_prebuilt_tag(d, &type);
-        add_prebuilt_tag(d, &param);
+        /* Literal key and type strings and a plain value: no copy. A new
+         * record has room for both in its inline tags (start tags and
+         * references come after). */
+        tw__tag *tags = d->tags;
+        if (__builtin_expect(d->n_tags + 2 <= d->cap_tags, 1)) {
+            tags[d->n_tags] = (tw__tag){.key = "sampler.type",
+                                        .key_len = 12,
+                                        .type = TW_VALUE_STRING,
+                                        .v.str = st->decision.type,
+                                        .len = st->decision.type_len};
+            tw__tag *param = &tags[d->n_tags + 1];
+            *param =
+                (tw__tag){.key = "sampler.param", .key_len = 13, .type = st->decision.param.type};
+            if (st->decision.param.type == TW_VALUE_BOOL)
+                param->v.boolean = st->decision.param.as.boolean;
+            else
+                param->v.dbl = st->decision.param.as.dbl;
+            d->n_tags += 2;
+            d->exempt_tags += 2;
+        } else {
+            add_sampler_tags(d, &st->decision);
+        }
     }
     if (st->debug_id) {
         tw_value v = {.type = TW_VALUE_STRING, .as.str = st->debug_id, .len = strlen(st->debug_id)};
@@ -1135,7 +1178,8 @@ static __attribute__((noinline)) void free_kept(tw_span *s)
 
 /* The end of a recording span: its duration and flags, then the handlers
  * and the reporter (sampled), or the handlers that want unsampled spans
- * (a local record); the record and the tracer reference are dropped. */
+ * (a local record); the record (given to the reporter, or dropped) and
+ * the tracer reference are let go. */
 static inline void finish_record(tw_span *s, tw__span_data *d, bool has_end, int64_t end_us)
 {
     tw_tracer *t = s->tracer;
@@ -1160,8 +1204,12 @@ static inline void finish_record(tw_span *s, tw__span_data *d, bool has_end, int
         } else {
             atomic_fetch_add_explicit(&t->spans_finished_sampled, 1, memory_order_relaxed);
             /* The handler chain may edit the record or drop it. */
-            if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d))
-                tw__reporter_report(t->reporter, d);
+            if (__builtin_expect(t->handlers == NULL, 1) || tw__handlers_run(t, d)) {
+                s->data = NULL;
+                tw__reporter_report_owned(t->reporter, d); /* takes the span's reference */
+                tw__tracer_release(t);
+                return;
+            }
         }
     } else if (__builtin_expect(t->records_unsampled, 0) &&
                !atomic_load_explicit(&t->is_closed, memory_order_acquire)) {

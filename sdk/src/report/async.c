@@ -4,26 +4,38 @@
  * application threads and drained by one background thread per reporter
  * that feeds a tw__sender (batching, encoding, sending).
  *
- * The application thread's whole cost is one short critical section: push a
- * pointer into a ring buffer, or count a drop when the ring is full (the
- * queue never grows and report() never waits). The queue is bounded twice:
+ * The application thread takes no lock: it claims the next position of a
+ * bounded ring of span pointers with one compare-and-swap and publishes
+ * the span in its slot, or counts a drop when the ring is full (the queue
+ * never grows and report() never waits). The queue is bounded twice:
  * in spans (the ring's capacity) and in bytes (the heap the queued records
  * hold, tw__span_data_footprint, counted until the reporter thread has
  * handed each to the sender), so that a long queue of large spans cannot
  * take the process's memory; a drop at the byte bound is a queue_full drop,
  * also counted in queue_bytes_dropped. The reporter thread is woken when
  * the ring reaches a quarter of either bound, when a flush is requested, at
- * close, and otherwise every flush interval; it swaps the whole ring's
- * contents out under the lock and runs the sender outside it, so producers
- * are never held up by encoding or sending. After a burst it trims the heap
+ * close, and otherwise every flush interval; it takes the spans published
+ * by then out of the ring, in order, and hands each to the sender, all
+ * without `lock` (which producers never take anyway), so producers are
+ * never held up by encoding or sending. After a burst it trims the heap
  * (trim_heap_if_burst_over) so that the burst's memory goes back to the
  * system.
  *
- * Locking: `lock` guards the ring, the flush generations, the thread and
- * sender state and the close deadline; `wake` is signalled by producers,
- * flushers and close, `done` by the reporter thread after each cycle. The
- * sender runs on the reporter thread without any lock; is_sender_busy says
- * (under `lock`) that it is running. Counters are relaxed atomics.
+ * Locking: producers touch only atomics (the ring's slots and tail, the
+ * byte count, the counters); the reporter thread alone takes spans out
+ * (the slots and head); `lock` guards the flush generations, the thread
+ * and sender state and the close deadline; `wake` is signalled by
+ * producers (only when the thread has said it waits and the queue reached
+ * a quarter of a bound: taking `lock` then is what makes the signal
+ * impossible to lose), flushers and close, `done` by the reporter thread
+ * after each cycle. The sender runs on the reporter thread without any
+ * lock; is_sender_busy says (under `lock`) that it is running. Counters
+ * are relaxed atomics.
+ *
+ * A span that races with close (its report() saw the reporter open, then
+ * the thread drained the ring for the last time) stays in the ring and is
+ * counted as failed when the reporter is destroyed, which happens only
+ * after every span of the tracer has finished.
  *
  * Close has a deadline: close_timeout_ms after it starts. The sender is
  * told (give_up_at_ns, then interrupt) and stops waiting on its transport
@@ -33,15 +45,18 @@
  * the UDP and file senders is one local write), counting what it could not
  * send.
  *
- * fork() (fork.h): the prepare hook takes `lock` only, for as long as a
- * producer or the reporter thread holds it: it never waits for the sender,
+ * fork() (fork.h): the prepare hook takes `lock` only, for as long as the
+ * reporter thread or a flusher holds it: it never waits for the sender,
  * so a fork does not wait for a request in flight. The child drops the
- * queued spans (the parent still holds and sends its own copies), restarts
+ * queued spans (the parent still holds and sends its own copies; a slot
+ * another thread had claimed but not yet filled when the process forked
+ * stays empty in the child, whose copy of that span is never freed),
+ * restarts
  * its counters, and starts a new reporter thread lazily, on its first
  * report() or flush. A sender that was idle at the fork forgets its partial
  * batch (after_fork_child); a sender that was busy (or has no such hook) is
- * in whatever state the parent's thread left it, so the child abandons it,
- * with the thread's drain array, to a process-wide list (never touched or
+ * in whatever state the parent's thread left it, so the child abandons it
+ * to a process-wide list (never touched or
  * freed again: a one-time leak per fork) and its new thread makes a fresh
  * sender with the same configuration (fork_clone). The parent just unlocks.
  * The reporter thread blocks asynchronous signals (spawn_thread).
@@ -53,7 +68,9 @@
 #include <malloc.h> /* malloc_trim */
 #endif
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,26 +84,46 @@ typedef struct {
     tw__report_counters counters;
 
     pthread_mutex_t lock;
-    pthread_cond_t wake;   /* reporter thread waits here */
-    pthread_cond_t done;   /* flushers wait here */
-    tw__span_data **ring;  /* guarded by lock */
-    size_t cap, head, len; /* guarded by lock */
-    size_t wake_len;       /* immutable: len that wakes the thread */
-    size_t max_bytes;      /* immutable: the byte bound */
-    size_t wake_bytes;     /* immutable: bytes that wake the thread */
+    pthread_cond_t wake; /* reporter thread waits here */
+    pthread_cond_t done; /* flushers wait here */
+    /* The ring: position p lives in slot p % cap. A producer claims the
+     * position tail while tail - head < cap (the slot's span of one round
+     * ago has been taken out then), and publishes its span there; the
+     * reporter thread takes the span at head when it is there (not NULL:
+     * claimed and not yet published stops it), clears the slot and then
+     * advances head. NULL is free, so a ring fresh from calloc needs no
+     * write to its pages. */
+    _Atomic(tw__span_data *) *ring;
+    size_t cap;         /* immutable */
+    atomic_size_t tail; /* the next position to claim (producers) */
+    /* The next position to take: written by the reporter thread (or by
+     * fork_child and destroy, when no thread runs), read by producers. */
+    atomic_size_t head;
+    size_t wake_len;   /* immutable: len that wakes the thread */
+    size_t max_bytes;  /* immutable: the byte bound */
+    size_t wake_bytes; /* immutable: bytes that wake the thread */
     /* Heap bytes of the spans queued or drained and not yet handed to the
      * sender (tw__span_data_footprint): added by producers under `lock`,
      * taken off by the reporter thread as it hands spans over, without it. */
     atomic_size_t queued_bytes;
-    bool is_closing;                           /* guarded by lock */
-    bool is_waiting;                           /* guarded by lock: thread is in cond wait */
+    bool is_closing;     /* guarded by lock */
+    atomic_bool closing; /* is_closing, for producers (set under lock) */
+    bool is_waiting;     /* guarded by lock: thread is in cond wait */
+    /* The thread is about to wait or waits: a producer that sees the queue
+     * reach a quarter of a bound clears it and signals `wake` (under lock).
+     * Sequentially consistent against the ring's tail, so that the thread
+     * arming it and then looking at the queue, and a producer filling the
+     * queue and then looking at it, cannot both miss the other. */
+    atomic_bool wants_wake;
     uint64_t flush_requested, flush_completed; /* guarded by lock */
     int64_t close_deadline_ns;                 /* guarded by lock: set when closing starts */
 
     unsigned int flush_interval_ms;
     unsigned int close_timeout_ms;
-    bool has_thread;     /* guarded by lock: `thread` runs and must be joined */
-    bool needs_restart;  /* guarded by lock: a forked child, thread not started yet */
+    bool has_thread; /* guarded by lock: `thread` runs and must be joined */
+    /* A forked child whose thread is not started yet: written under lock,
+     * read by producers without it first. */
+    atomic_bool needs_restart;
     bool is_sender_open; /* guarded by lock: open() succeeded */
     bool is_sender_busy; /* guarded by lock: the sender runs (append, flush, open) */
     pthread_t thread;
@@ -96,18 +133,15 @@ typedef struct {
     /* Bytes of spans handed over since the heap was last trimmed (reporter
      * thread only). */
     size_t released_since_trim;
-    tw__span_data **batch; /* the reporter thread's drain array (cap); NULL in a child
-                            * that abandoned it, until the thread restarts */
     tw__fork_entry fork_entry;
 } async_reporter;
 
-/* What forked children abandoned (their parent's busy sender and the drain
- * array its thread was using): kept reachable, never freed. Written only by
- * fork child hooks, which run single-threaded. */
+/* What forked children abandoned (their parent's busy sender): kept
+ * reachable, never freed. Written only by fork child hooks, which run
+ * single-threaded. */
 typedef struct abandoned {
     struct abandoned *next;
     tw__sender *sender;
-    tw__span_data **batch;
 } abandoned;
 static abandoned *abandoned_at_fork;
 
@@ -136,10 +170,6 @@ static int spawn_thread(async_reporter *a)
  * wait in the queue and the next call tries again. */
 static void restart_locked(async_reporter *a)
 {
-    if (!a->batch && !(a->batch = malloc(a->cap * sizeof(*a->batch)))) {
-        tw__log_msg(TW_LOG_WARN, "%s reporter: out of memory restarting after fork", a->name);
-        return;
-    }
     int rc = spawn_thread(a);
     if (rc != 0) {
         tw__log_msg(TW_LOG_WARN, "%s reporter: cannot restart its thread after fork: %s", a->name,
@@ -147,58 +177,124 @@ static void restart_locked(async_reporter *a)
         return;
     }
     a->has_thread = true;
-    a->needs_restart = false;
+    atomic_store_explicit(&a->needs_restart, false, memory_order_relaxed);
+}
+
+/* Spans claimed and not yet taken out (published or about to be). */
+static size_t queue_len(const async_reporter *a)
+{
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_seq_cst);
+    size_t head = atomic_load_explicit(&a->head, memory_order_relaxed);
+    return tail - head < a->cap ? tail - head : a->cap;
+}
+
+/* A producer saw the queue reach a quarter of a bound: wakes the thread if
+ * it said it waits (once per wait: the first producer to clear the flag). */
+static __attribute__((noinline)) void wake_if_waiting(async_reporter *a)
+{
+    /* Against the thread's arming: our claim of the tail is ordered before
+     * this load (see wants_wake). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&a->wants_wake, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&a->wants_wake, false, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&a->lock);
+    pthread_cond_signal(&a->wake);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* A forked child's first report: starts its thread. */
+static __attribute__((noinline)) void restart_for_report(async_reporter *a)
+{
+    pthread_mutex_lock(&a->lock);
+    if (atomic_load_explicit(&a->needs_restart, memory_order_relaxed))
+        restart_locked(a);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* A span that cannot be queued: counted; @size bytes were added for it;
+ * @owned: the caller's reference is ours to drop. */
+static __attribute__((noinline)) void drop_span(async_reporter *a, tw__span_data *span, bool owned,
+                                                size_t size, bool is_len_full)
+{
+    if (owned)
+        tw__span_data_unref(span);
+    atomic_fetch_sub_explicit(&a->queued_bytes, size, memory_order_relaxed);
+    tw__count(&a->counters.queue_full, 1);
+    if (!is_len_full)
+        tw__count(&a->counters.queue_bytes_dropped, 1); /* of queue_full: the byte bound */
+}
+
+/* A span that races with close cannot be sent any more: failed. */
+static __attribute__((noinline)) void refuse_closing(async_reporter *a, tw__span_data *span,
+                                                     bool owned)
+{
+    if (owned)
+        tw__span_data_unref(span);
+    tw__count(&a->counters.failed, 1);
+}
+
+/* report() and report_owned(): @owned says whether the caller's reference
+ * is handed over (else the queue takes one of its own). */
+static inline __attribute__((always_inline)) void enqueue(tw_reporter *r, tw__span_data *span,
+                                                          bool owned)
+{
+    async_reporter *a = (async_reporter *)r;
+    tw__count(&a->counters.reported, 1);
+    if (__builtin_expect(atomic_load_explicit(&a->needs_restart, memory_order_relaxed), 0))
+        restart_for_report(a);
+    if (__builtin_expect(atomic_load_explicit(&a->closing, memory_order_acquire), 0)) {
+        refuse_closing(a, span, owned);
+        return;
+    }
+    size_t size = tw__span_data_footprint(span); /* the record is immutable now */
+    /* The bytes first: every producer adds before it claims a slot, so the
+     * sum can only overstate what is queued, and the bound holds. An empty
+     * queue takes any span, so one larger than the whole bound is still
+     * sent. */
+    size_t queued = atomic_fetch_add_explicit(&a->queued_bytes, size, memory_order_relaxed);
+    size_t queued_after = queued + size; /* no overflow: both are far below 2^63 */
+    if (__builtin_expect(queued != 0 && queued_after > a->max_bytes, 0)) {
+        drop_span(a, span, owned, size, false);
+        return;
+    }
+    size_t pos = atomic_load_explicit(&a->tail, memory_order_relaxed), head;
+    for (;;) {
+        /* Acquire: the thread cleared the slot of position pos - cap
+         * before it advanced head past it. */
+        head = atomic_load_explicit(&a->head, memory_order_acquire);
+        if (__builtin_expect(pos - head >= a->cap, 0)) {
+            /* Full, unless pos was read before head moved past it. */
+            size_t now = atomic_load_explicit(&a->tail, memory_order_relaxed);
+            if (now == pos) {
+                drop_span(a, span, owned, size, true);
+                return;
+            }
+            pos = now;
+            continue;
+        }
+        /* Sequentially consistent: see wants_wake. */
+        if (atomic_compare_exchange_weak_explicit(&a->tail, &pos, pos + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
+    }
+    atomic_store_explicit(&a->ring[pos % a->cap], owned ? span : tw__span_data_ref(span),
+                          memory_order_release);
+    /* Wake the thread on reaching a quarter of either bound, so a busy
+     * producer does not pay a futex call per span. */
+    size_t len = pos + 1 - head;
+    if (__builtin_expect(len >= a->wake_len || queued_after >= a->wake_bytes, 0))
+        wake_if_waiting(a);
 }
 
 static void async_report(tw_reporter *r, tw__span_data *span)
 {
-    async_reporter *a = (async_reporter *)r;
-    tw__count(&a->counters.reported, 1);
-    size_t size = tw__span_data_footprint(span); /* the record is immutable now */
-    pthread_mutex_lock(&a->lock);
-    if (a->needs_restart)
-        restart_locked(a);
-    /* Only this thread, under `lock`, adds; the reporter thread only takes
-     * off: the bound holds. An empty queue takes any span, so one larger
-     * than the whole bound is still sent. */
-    size_t queued = atomic_load_explicit(&a->queued_bytes, memory_order_relaxed);
-    size_t queued_after = queued + size; /* no overflow: both are far below 2^63 */
-    bool is_bytes_full = queued != 0 && queued_after > a->max_bytes;
-    if (a->len == a->cap || a->is_closing || is_bytes_full) {
-        bool is_closing = a->is_closing;
-        bool is_len_full = a->len == a->cap;
-        pthread_mutex_unlock(&a->lock);
-        /* A span that races with close cannot be sent any more: failed. */
-        tw__count(is_closing ? &a->counters.failed : &a->counters.queue_full, 1);
-        if (!is_closing && !is_len_full)
-            tw__count(&a->counters.queue_bytes_dropped, 1); /* of queue_full: the byte bound */
-        return;
-    }
-    size_t tail = a->head + a->len;
-    if (tail >= a->cap)
-        tail -= a->cap;
-    a->ring[tail] = tw__span_data_ref(span);
-    a->len++;
-    atomic_fetch_add_explicit(&a->queued_bytes, size, memory_order_relaxed);
-    /* Wake only on a crossing, so a busy producer does not pay a futex
-     * call per span. */
-    bool should_wake = a->is_waiting && (a->len == a->wake_len ||
-                                         (queued < a->wake_bytes && queued_after >= a->wake_bytes));
-    pthread_mutex_unlock(&a->lock);
-    if (should_wake)
-        pthread_cond_signal(&a->wake);
+    enqueue(r, span, false);
 }
 
-static size_t drain_locked(async_reporter *a)
+static void async_report_owned(tw_reporter *r, tw__span_data *span)
 {
-    size_t n = a->len;
-    size_t first = a->cap - a->head < n ? a->cap - a->head : n;
-    memcpy(a->batch, a->ring + a->head, first * sizeof(*a->batch));
-    if (n > first)
-        memcpy(a->batch + first, a->ring, (n - first) * sizeof(*a->batch));
-    a->head = 0;
-    a->len = 0;
-    return n;
+    enqueue(r, span, true);
 }
 
 static struct timespec timespec_at_ns(int64_t ns)
@@ -340,46 +436,71 @@ static void *reporter_thread(void *arg)
     for (;;) {
         struct timespec deadline =
             timespec_at_ns(tw__mono_ns() + (int64_t)a->flush_interval_ms * 1000000);
-        while (!a->is_closing && a->len < a->wake_len && !is_bytes_due(a) &&
-               a->flush_requested == a->flush_completed) {
+        while (!a->is_closing && a->flush_requested == a->flush_completed) {
+            /* Armed first, then the queue looked at: a producer that fills
+             * it after this look sees the flag and signals (under `lock`,
+             * so not before this thread waits). */
+            atomic_store_explicit(&a->wants_wake, true, memory_order_seq_cst);
+            if (queue_len(a) >= a->wake_len || is_bytes_due(a))
+                break;
             a->is_waiting = true;
             int rc = pthread_cond_timedwait(&a->wake, &a->lock, &deadline);
             a->is_waiting = false;
             if (rc == ETIMEDOUT)
                 break;
         }
+        atomic_store_explicit(&a->wants_wake, false, memory_order_relaxed);
         bool is_closing = a->is_closing;
         int64_t give_up_ns = a->close_deadline_ns;
         uint64_t flush_gen = a->flush_requested;
         /* Read under lock: flush() writes it under lock. */
         bool is_flush_due = flush_gen != a->flush_completed;
         bool was_filled =
-            !is_closing && !is_flush_due && (a->len >= a->wake_len || is_bytes_due(a));
-        size_t n = drain_locked(a);
+            !is_closing && !is_flush_due && (queue_len(a) >= a->wake_len || is_bytes_due(a));
+        /* This cycle takes what was claimed by now (so it ends), in order,
+         * up to the first slot claimed but not yet filled. */
+        size_t end = atomic_load_explicit(&a->tail, memory_order_acquire);
         atomic_store_explicit(&a->counters.queue_length, 0, memory_order_relaxed);
         tw__sender *sender = a->is_sender_open ? a->sender : NULL;
         a->is_sender_busy = true;
         pthread_mutex_unlock(&a->lock);
 
-        size_t released = 0;
-        for (size_t i = 0; i < n; i++) {
-            tw__span_data *span = a->batch[i];
+        size_t released = 0, n = 0;
+        size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed);
+        /* Locals: the sender's calls would make the compiler load them
+         * again for every span. */
+        _Atomic(tw__span_data *) *const ring = a->ring;
+        const size_t cap = a->cap;
+        void (*const append)(tw__sender *, tw__span_data *) =
+            sender ? sender->vtable->append : NULL;
+        size_t at = pos % cap;
+        for (; pos != end; pos++, n++) {
+            tw__span_data *span = atomic_load_explicit(&ring[at], memory_order_acquire);
+            if (!span)
+                break; /* claimed, not yet published */
+            /* Cleared, then head moved past it (release): the slot is free
+             * for the position one round later. */
+            atomic_store_explicit(&ring[at], NULL, memory_order_relaxed);
+            atomic_store_explicit(&a->head, pos + 1, memory_order_release);
+            if (++at == cap)
+                at = 0;
             released += tw__span_data_footprint(span);
-            /* Producers get the room back as it frees up, not at the end
-             * of a long drain. */
-            if ((i & 255) == 255) {
+            /* Producers get the byte room back as it frees up, not at the
+             * end of a long drain. */
+            if (__builtin_expect((n & 255) == 255, 0)) {
                 release_bytes(a, released);
                 released = 0;
             }
             /* Past the close deadline nothing more is handed over: each
              * span left is counted here, at once. */
-            if (!sender || (is_closing && tw__mono_ns() >= give_up_ns)) {
+            if (__builtin_expect(!append || (is_closing && tw__mono_ns() >= give_up_ns), 0)) {
                 tw__span_data_unref(span);
                 tw__count(&a->counters.failed, 1);
                 continue;
             }
-            sender->vtable->append(sender, span);
+            append(sender, span);
         }
+        atomic_store_explicit(&a->head, pos, memory_order_relaxed);
         release_bytes(a, released);
         int64_t now = tw__mono_ns();
         bool interval_due = now - last_flush_ns >= (int64_t)a->flush_interval_ms * 1000000;
@@ -396,8 +517,18 @@ static void *reporter_thread(void *arg)
         a->is_sender_busy = false;
         a->flush_completed = flush_gen;
         pthread_cond_broadcast(&a->done);
-        if (is_closing && a->len == 0)
-            break;
+        if (is_closing) {
+            /* Past the deadline what is left is counted at destroy. */
+            if (queue_len(a) == 0 || tw__mono_ns() >= give_up_ns)
+                break;
+            /* A producer claimed a slot and has not filled it yet: a few
+             * instructions away, unless it was preempted there. */
+            if (n == 0) {
+                pthread_mutex_unlock(&a->lock);
+                sched_yield();
+                pthread_mutex_lock(&a->lock);
+            }
+        }
     }
     pthread_mutex_unlock(&a->lock);
     return NULL;
@@ -431,7 +562,7 @@ static tw_status async_flush_start(tw_reporter *r, uint64_t *ticket)
 {
     async_reporter *a = (async_reporter *)r;
     pthread_mutex_lock(&a->lock);
-    if (a->needs_restart)
+    if (atomic_load_explicit(&a->needs_restart, memory_order_relaxed))
         restart_locked(a);
     if (!a->has_thread || a->is_closing) {
         pthread_mutex_unlock(&a->lock);
@@ -466,7 +597,9 @@ static void async_close_start(tw_reporter *r)
     pthread_mutex_lock(&a->lock);
     if (!a->is_closing) {
         a->is_closing = true;
-        a->needs_restart = false; /* a child closing before its first span */
+        atomic_store_explicit(&a->closing, true, memory_order_release);
+        /* a child closing before its first span */
+        atomic_store_explicit(&a->needs_restart, false, memory_order_relaxed);
         a->close_deadline_ns = tw__mono_ns() + (int64_t)a->close_timeout_ms * 1000000;
         if (a->sender) {
             atomic_store(&a->sender->give_up_at_ns, a->close_deadline_ns);
@@ -500,12 +633,8 @@ static uint64_t async_counter(const tw_reporter *r, tw_counter c)
     const async_reporter *a = (const async_reporter *)r;
     if (c == TW_COUNTER_QUEUE_BYTES)
         return atomic_load_explicit(&a->queued_bytes, memory_order_relaxed);
-    if (c == TW_COUNTER_QUEUE_LENGTH) {
-        pthread_mutex_lock((pthread_mutex_t *)&a->lock);
-        size_t len = a->len;
-        pthread_mutex_unlock((pthread_mutex_t *)&a->lock);
-        return len;
-    }
+    if (c == TW_COUNTER_QUEUE_LENGTH)
+        return queue_len(a);
     return tw__report_counters_get(&a->counters, c);
 }
 
@@ -522,24 +651,46 @@ static void async_destroy(tw_reporter *r)
 {
     async_reporter *a = (async_reporter *)r;
     tw__fork_unregister(&a->fork_entry); /* waits for a fork in progress */
-    /* Spans still queued (reporter never started) are dropped and counted. */
-    for (size_t i = 0; i < a->len; i++) {
-        size_t idx = (a->head + i) % a->cap;
-        tw__span_data_unref(a->ring[idx]);
+    /* Spans still queued (reporter never started, or raced with close) are
+     * dropped and counted. No producer runs now: each claimed slot is
+     * filled. */
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_acquire), n = 0;
+    for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
+        tw__span_data *span = atomic_load_explicit(&a->ring[pos % a->cap], memory_order_acquire);
+        if (span) {
+            tw__span_data_unref(span);
+            n++;
+        }
     }
-    if (a->len)
-        tw__count(&a->counters.failed, a->len);
+    if (n)
+        tw__count(&a->counters.failed, n);
     if (a->sender)
         a->sender->vtable->free(a->sender);
     pthread_cond_destroy(&a->wake);
     pthread_cond_destroy(&a->done);
     pthread_mutex_destroy(&a->lock);
     free(a->ring);
-    free(a->batch);
     free(a);
 }
 
 /* ---- fork (registered with fork.c) -------------------------------------------------------- */
+
+/* A forked child's queue: the published spans dropped (the child's copies
+ * of the parent's); a slot claimed and not yet filled by a thread that
+ * does not exist here is empty. Every slot is free then; nothing claimed. */
+static void reset_ring(async_reporter *a)
+{
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    for (size_t pos = atomic_load_explicit(&a->head, memory_order_relaxed); pos != tail; pos++) {
+        _Atomic(tw__span_data *) *slot = &a->ring[pos % a->cap];
+        tw__span_data *span = atomic_load_explicit(slot, memory_order_relaxed);
+        if (span)
+            tw__span_data_unref(span);
+        atomic_store_explicit(slot, NULL, memory_order_relaxed);
+    }
+    atomic_store_explicit(&a->tail, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->head, 0, memory_order_relaxed);
+}
 
 static void init_conds(async_reporter *a)
 {
@@ -561,17 +712,16 @@ static void fork_parent(void *arg)
     pthread_mutex_unlock(&((async_reporter *)arg)->lock);
 }
 
-/* The parent's sender (and drain array) stay behind in the child, unused. */
+/* The parent's sender stays behind in the child, unused. */
 static void abandon_sender(async_reporter *a)
 {
     abandoned *node = malloc(sizeof(*node));
     if (node) {
-        *node = (abandoned){abandoned_at_fork, a->sender, a->batch};
+        *node = (abandoned){abandoned_at_fork, a->sender};
         abandoned_at_fork = node;
     }
     a->stale_sender = a->sender;
     a->sender = NULL;
-    a->batch = NULL;
     a->is_sender_open = false;
 }
 
@@ -584,10 +734,7 @@ static void fork_child(void *arg)
      * they are made anew. */
     init_conds(a);
     /* fork.c released the record pool before this hook: dropping is safe. */
-    for (size_t i = 0; i < a->len; i++)
-        tw__span_data_unref(a->ring[(a->head + i) % a->cap]);
-    a->head = 0;
-    a->len = 0;
+    reset_ring(a);
     /* The parent's thread's drained spans are not the child's either. */
     atomic_store_explicit(&a->queued_bytes, 0, memory_order_relaxed);
     a->released_since_trim = 0;
@@ -595,7 +742,7 @@ static void fork_child(void *arg)
     a->flush_completed = a->flush_requested;
     if (a->has_thread) {
         a->has_thread = false;
-        a->needs_restart = !a->is_closing;
+        atomic_store_explicit(&a->needs_restart, !a->is_closing, memory_order_relaxed);
     }
     tw__report_counters *c = &a->counters;
     atomic_uint_fast64_t *all[] = {
@@ -627,6 +774,7 @@ static const tw__reporter_vtable async_vtable = {
     .close = async_close,
     .counter = async_counter,
     .destroy = async_destroy,
+    .report_owned = async_report_owned,
 };
 
 tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
@@ -635,10 +783,12 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     async_reporter *a = calloc(1, sizeof(*a));
     if (!a)
         goto fail_alloc;
-    a->ring = malloc(opts->max_queue_size * sizeof(*a->ring));
-    a->batch = malloc(opts->max_queue_size * sizeof(*a->batch));
-    if (!a->ring || !a->batch)
-        goto fail_arrays;
+    /* calloc: a ring of NULLs is all free (its pages are not touched until
+     * spans pass through them). */
+    a->ring = calloc(opts->max_queue_size, sizeof(*a->ring));
+    a->cap = opts->max_queue_size;
+    if (!a->ring)
+        goto fail_ring;
     init_conds(a);
     pthread_mutex_init(&a->lock, NULL);
     a->base.vtable = &async_vtable;
@@ -647,7 +797,11 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
     a->sender = sender;
     sender->counters = &a->counters;
     atomic_store_explicit(&sender->give_up_at_ns, 0, memory_order_relaxed);
-    a->cap = opts->max_queue_size;
+    atomic_init(&a->tail, 0); /* the slots are free already (calloc) */
+    atomic_init(&a->head, 0);
+    atomic_init(&a->closing, false);
+    atomic_init(&a->wants_wake, false);
+    atomic_init(&a->needs_restart, false);
     a->wake_len = a->cap / 4 ? a->cap / 4 : 1;
     a->max_bytes = opts->max_queue_bytes ? opts->max_queue_bytes : TW__DEFAULT_QUEUE_BYTES;
     a->wake_bytes = a->max_bytes / 4 ? a->max_bytes / 4 : 1;
@@ -665,9 +819,8 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
                     name);
     return &a->base;
 
-fail_arrays:
+fail_ring:
     free(a->ring);
-    free(a->batch);
     free(a);
 fail_alloc:
     sender->vtable->free(sender);

@@ -54,6 +54,10 @@ typedef struct tw__reporter_vtable {
     uint64_t (*counter)(const tw_reporter *r, tw_counter c);
     /* Frees everything (after close). */
     void (*destroy)(tw_reporter *r);
+    /* Optional: report() taking over the caller's reference on @span
+     * (kept, or dropped at once), which spares a reference count up and
+     * down on the application thread. NULL: report(), then an unref. */
+    void (*report_owned)(tw_reporter *r, tw__span_data *span);
 } tw__reporter_vtable;
 
 struct tw_reporter {
@@ -238,6 +242,17 @@ void tw__udp_sender_set_resolver(tw__resolve_fn fn);
 /* Reporter lifecycle helpers used by the tracer. */
 tw_status tw__reporter_start(tw_reporter *r, const tw__process *process, tw_error **err);
 void tw__reporter_report(tw_reporter *r, tw__span_data *span);
+/* The same, consuming the caller's reference on @span (a finishing span's). */
+static inline void tw__reporter_report_owned(tw_reporter *r, tw__span_data *span)
+{
+    const tw__reporter_vtable *vt = r->vtable;
+    if (TW__VTABLE_HAS(vt, tw__reporter_vtable, report_owned)) {
+        vt->report_owned(r, span);
+        return;
+    }
+    vt->report(r, span);
+    tw__span_data_unref(span);
+}
 /* flush_start then flush_wait: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED. */
 tw_status tw__reporter_flush(tw_reporter *r, int64_t deadline_ns);
 /* The deadline @timeout_ms from now (0: 5000, the public default). */

@@ -228,6 +228,28 @@ static void emit(udp_sender *u)
     tw__buf_reset(&u->spans);
 }
 
+/* udp_append's rare case: the span just encoded (@span_len bytes after
+ * @batch_len) may not fit the datagram; the exact size decides. */
+static __attribute__((noinline)) void append_near_limit(udp_sender *u, size_t batch_len,
+                                                        size_t span_len)
+{
+    if (batch_fits(u, u->n_spans + 1, u->spans.len)) {
+        u->n_spans++;
+        return;
+    }
+    u->spans.len = batch_len; /* the batch without this span */
+    emit(u);
+    snapshot_stats(u);
+    if (!batch_fits(u, 1, span_len)) {
+        tw__count(&u->base.counters->too_large, 1);
+        return;
+    }
+    /* emit() emptied the buffer and left the bytes after it alone. */
+    memmove(u->spans.data, u->spans.data + batch_len, span_len);
+    u->spans.len = span_len;
+    u->n_spans++;
+}
+
 /* The span is encoded straight after the batch's spans; when it does not
  * fit the datagram, the batch before it is sent and the span moves to the
  * front of the next one. */
@@ -241,22 +263,15 @@ static void udp_append(tw__sender *s, tw__span_data *span)
         tw__count(&u->base.counters->failed, 1);
         return;
     }
-    size_t span_len = u->spans.len - batch_len;
     if (u->n_spans == 0)
         snapshot_stats(u);
-    if (!batch_fits(u, u->n_spans + 1, u->spans.len)) {
-        u->spans.len = batch_len; /* the batch without this span */
-        emit(u);
-        snapshot_stats(u);
-        if (!batch_fits(u, 1, span_len)) {
-            tw__count(&u->base.counters->too_large, 1);
-            return;
-        }
-        /* emit() emptied the buffer and left the bytes after it alone. */
-        memmove(u->spans.data, u->spans.data + batch_len, span_len);
-        u->spans.len = span_len;
+    /* batch_fits' first test, inline: far from the limit, no exact size. */
+    if (__builtin_expect(
+            u->empty_batch_len != 0 && u->empty_batch_len + 5 + u->spans.len <= u->max_packet, 1)) {
+        u->n_spans++;
+        return;
     }
-    u->n_spans++;
+    append_near_limit(u, batch_len, u->spans.len - batch_len);
 }
 
 static void udp_flush(tw__sender *s)

@@ -55,8 +55,12 @@ typedef struct tw__trace_id {
 static inline uint64_t tw__trace_id_low(tw__trace_id *id)
 {
     if (!id->is_drawn) {
-        id->low = tw__random_id();
-        id->high = id->is_128bit ? tw__random_id() : 0;
+        if (id->is_128bit) {
+            tw__random_id_pair(&id->low, &id->high);
+        } else {
+            id->low = tw__random_id();
+            id->high = 0;
+        }
         id->is_drawn = true;
     }
     return id->low;

@@ -731,9 +731,25 @@ static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
     if (op_len > TW__THRIFT_MAX_LEN || !fast_room(&o, 4 * 11 + 1 + 5 + op_len))
         return false;
     uint8_t *p = o.p;
+    const uint8_t *low_at = p;
     p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_low));
+    size_t low_len = (size_t)(p - low_at);
     p = fast_i64(p, CH_I64_1, u64_bits(s->trace_id_high));
-    p = fast_i64(p, CH_I64_1, u64_bits(s->span_id));
+    if (s->span_id == s->trace_id_low) {
+        /* A root's span id is its trace id's low half (the SDK's rule):
+         * the same field header (each follows its field by one) and the
+         * same varint, copied as two words read before either is stored
+         * (the room check above covers the 16 bytes; those past the field
+         * are written over by the next ones). */
+        uint64_t w0, w1;
+        memcpy(&w0, low_at, 8);
+        memcpy(&w1, low_at + 8, 8);
+        memcpy(p, &w0, 8);
+        memcpy(p + 8, &w1, 8);
+        p += low_len;
+    } else {
+        p = fast_i64(p, CH_I64_1, u64_bits(s->span_id));
+    }
     p = fast_i64(p, CH_I64_1, u64_bits(s->parent_id));
     p = fast_put_bytes(p, CH_BIN_1, op, op_len, true);
     if (!p)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fixtures.h"
@@ -59,6 +60,40 @@ static void test_root_span_has_ids_and_sampler_tags(void)
     CU_ASSERT_EQUAL(tw_finished_span_flags(f), TW_FLAG_SAMPLED);
     CU_ASSERT(tw_finished_span_start_us(f) > 1600000000000000LL);
     CU_ASSERT(tw_finished_span_duration_us(f) >= 0);
+}
+
+/* The wall clock in µs, read directly (the span derives its start from the
+ * monotonic clock and a per-thread anchor, clock.h). */
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Start times follow the wall clock, span after span, also when the
+ * anchor is read again (every millisecond: spans are started for 3 ms of
+ * the monotonic clock, so several readings happen): each lies between
+ * readings taken just before and just after its start (1 µs for the
+ * rounding of the anchor's two readings). */
+static void test_start_time_is_the_wall_clock(void)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int spans = 0;
+    do {
+        tw_memory_reporter_clear(memory_sender);
+        int64_t before = wall_us();
+        tw_span *s = tw_span_start(tracer, "timed", NULL);
+        int64_t after = wall_us();
+        tw_span_finish(s);
+        CU_ASSERT_EQUAL_FATAL(tw_memory_reporter_count(memory_sender), 1);
+        int64_t start = tw_finished_span_start_us(tw_memory_reporter_span(memory_sender, 0));
+        CU_ASSERT(start >= before - 1 && start <= after + 1);
+        spans++;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (spans < 40 ||
+             (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 3000000L);
 }
 
 static void test_child_inherits_trace_and_baggage(void)
@@ -965,6 +1000,7 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("core/span", suite_init, suite_cleanup);
     CU_add_test(suite, "root_span_has_ids_and_sampler_tags",
                 test_root_span_has_ids_and_sampler_tags);
+    CU_add_test(suite, "start_time_is_the_wall_clock", test_start_time_is_the_wall_clock);
     CU_add_test(suite, "child_inherits_trace_and_baggage", test_child_inherits_trace_and_baggage);
     CU_add_test(suite, "first_child_of_is_parent_and_all_refs_recorded",
                 test_first_child_of_is_parent_and_all_refs_recorded);

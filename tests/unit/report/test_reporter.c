@@ -242,6 +242,96 @@ static void test_close_drains_the_queue(void)
     tw_reporter_free(r);
 }
 
+/* Several threads report at once into a small queue, the lock-free path:
+ * every span is sent once or counted as dropped (none twice, none lost),
+ * and each thread's spans reach the sender in the order it reported them. */
+#define PRODUCERS 4
+#define PER_PRODUCER 20000
+
+typedef struct {
+    tw__sender base;
+    uint64_t next[PRODUCERS]; /* reporter thread only: the next index seen, per producer */
+    size_t appended;
+    size_t out_of_order;
+} ordered_sender;
+
+static void ordered_append(tw__sender *s, tw__span_data *span)
+{
+    ordered_sender *o = (ordered_sender *)s;
+    uint64_t producer = span->span_id >> 32, index = span->span_id & 0xffffffffu;
+    if (producer >= PRODUCERS || index < o->next[producer])
+        o->out_of_order++; /* a duplicate, a reordering, or a foreign span */
+    else
+        o->next[producer] = index + 1;
+    o->appended++;
+    tw__count(&s->counters->sent, 1);
+    tw__span_data_unref(span);
+}
+
+static void ordered_flush(tw__sender *s)
+{
+    (void)s;
+}
+
+static void ordered_free(tw__sender *s)
+{
+    free(s);
+}
+
+static const tw__sender_vtable ordered_vtable = {.size = sizeof(tw__sender_vtable),
+                                                 .name = "ordered",
+                                                 .open = scripted_open,
+                                                 .append = ordered_append,
+                                                 .flush = ordered_flush,
+                                                 .free = ordered_free};
+
+typedef struct {
+    tw_reporter *r;
+    uint64_t producer;
+} producer_arg;
+
+static void *produce(void *arg)
+{
+    producer_arg *p = arg;
+    for (uint64_t i = 0; i < PER_PRODUCER; i++) {
+        tw__span_data *span = tw__span_data_new();
+        if (!span)
+            continue;
+        span->span_id = p->producer << 32 | i;
+        tw__reporter_report(p->r, span);
+        tw__span_data_unref(span);
+    }
+    return NULL;
+}
+
+static void test_concurrent_reports_are_each_sent_once_or_counted(void)
+{
+    ordered_sender *sender = calloc(1, sizeof(*sender));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sender);
+    sender->base.vtable = &ordered_vtable;
+    tw__async_options ao = {.max_queue_size = 7, .flush_interval_ms = 60000};
+    tw_reporter *r = tw__async_reporter_new("ordered", &sender->base, &ao, NULL);
+    CU_ASSERT_EQUAL_FATAL(tw__reporter_start(r, &empty_process, NULL), TW_OK);
+    pthread_t threads[PRODUCERS];
+    producer_arg args[PRODUCERS];
+    for (uint64_t i = 0; i < PRODUCERS; i++) {
+        args[i] = (producer_arg){r, i};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[i], NULL, produce, &args[i]), 0);
+    }
+    for (size_t i = 0; i < PRODUCERS; i++)
+        pthread_join(threads[i], NULL);
+    CU_ASSERT_EQUAL(tw__reporter_flush(r, tw__flush_deadline(10000)), TW_OK);
+    tw__reporter_close(r); /* the reporter thread has stopped: its fields are ours */
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_REPORTED), PRODUCERS * PER_PRODUCER);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), sender->appended);
+    CU_ASSERT_EQUAL(sender->out_of_order, 0);
+    CU_ASSERT(sender->appended > 0);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_QUEUE_LENGTH), 0);
+    CU_ASSERT_EQUAL(counter(r, TW_COUNTER_QUEUE_BYTES), 0);
+    assert_accounted(r);
+    tw_reporter_free(r);
+}
+
 static void test_memory_reporter_is_bounded(void)
 {
     tw_reporter *m = tw_reporter_memory_new(3);
@@ -504,6 +594,8 @@ static void test_close_ends_at_its_deadline_and_counts_what_was_not_sent(void)
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/reporter", suite_init, suite_cleanup);
+    CU_add_test(suite, "concurrent_reports_are_each_sent_once_or_counted",
+                test_concurrent_reports_are_each_sent_once_or_counted);
     CU_add_test(suite, "full_queue_drops_and_counts_without_blocking",
                 test_full_queue_drops_and_counts_without_blocking);
     CU_add_test(suite, "queue_bounded_in_bytes_drops_and_counts",
