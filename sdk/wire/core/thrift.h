@@ -138,33 +138,75 @@ bool tw__thrift_skip(tw__thrift_reader *r, int type, int depth);
 bool tw__thrift_read_message_begin(tw__thrift_reader *r, const uint8_t **name, size_t *name_len,
                                    int *type, int32_t *seq_id);
 
-/* The common cases of the three reads the decoders make most (a compact
- * field header with an id delta, a varint, a string), inline in the
- * decoders' loops; every other case, and every failure, goes to the _any
- * function, which handles all of them. */
+/* The common cases of the three reads the decoders make most (a field
+ * header, an integer, a string), inline in the decoders' loops, for both
+ * protocols: binary, a field header whose type byte is a Thrift type, a
+ * big-endian integer, a string whose non-negative length fits in the bytes
+ * left; compact, a field header with an id delta, a varint that fits its
+ * type, a string whose length is one varint byte. Every other case, and
+ * every failure, goes to the _any function, which handles all of them
+ * (tests/unit/wire/test_thrift_read.c checks that both agree on any bytes). */
+
+/* Bit t set for the binary-protocol type ids 2..4, 6, 8, 10..15. */
+#define TW__THRIFT_TYPE_BITS 0xfd5cu
+
+/* @n (2, 4 or 8) big-endian bytes at @p. */
+static inline uint64_t tw__thrift__load_be(const uint8_t *p, size_t n)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return __builtin_bswap64(x);
+    }
+    if (n == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return __builtin_bswap32(x);
+    }
+    uint16_t x;
+    memcpy(&x, p, 2);
+    return __builtin_bswap16(x);
+#else
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+#endif
+}
+
 static inline bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id,
                                          int16_t *last_id)
 {
-    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->pos < r->len) {
-        /* compact type nibble -> type; 0 (and 13..15) are not field types */
-        static const int8_t types[16] = {-1,           TW__T_BOOL, TW__T_BOOL, TW__T_BYTE,
-                                         TW__T_I16,    TW__T_I32,  TW__T_I64,  TW__T_DOUBLE,
-                                         TW__T_STRING, TW__T_LIST, TW__T_SET,  TW__T_MAP,
-                                         TW__T_STRUCT, -1,         -1,         -1};
+    if (r->state == TW__THRIFT_OK && r->pos < r->len) {
         uint8_t b = r->data[r->pos];
         if (b == 0) {
             r->pos++;
             *type = TW__T_STOP;
             return true;
         }
-        int t = types[b & 0x0f];
-        if ((b >> 4) != 0 && t >= 0) {
-            r->pos++;
-            *id = (int16_t)(*last_id + (b >> 4));
-            *last_id = *id;
-            *type = t;
-            r->pending_bool = t == TW__T_BOOL ? ((b & 0x0f) == 1 ? 1 : 0) : -1;
-            return true;
+        if (r->proto == TW__THRIFT_BINARY) {
+            if (b < 16 && ((TW__THRIFT_TYPE_BITS >> b) & 1) && r->len - r->pos >= 3) {
+                *type = b;
+                *id = (int16_t)(uint16_t)tw__thrift__load_be(r->data + r->pos + 1, 2);
+                r->pos += 3;
+                return true;
+            }
+        } else {
+            /* compact type nibble -> type; 0 (and 13..15) are not field types */
+            static const int8_t types[16] = {-1,           TW__T_BOOL, TW__T_BOOL, TW__T_BYTE,
+                                             TW__T_I16,    TW__T_I32,  TW__T_I64,  TW__T_DOUBLE,
+                                             TW__T_STRING, TW__T_LIST, TW__T_SET,  TW__T_MAP,
+                                             TW__T_STRUCT, -1,         -1,         -1};
+            int t = types[b & 0x0f];
+            if ((b >> 4) != 0 && t >= 0) {
+                r->pos++;
+                *id = (int16_t)(*last_id + (b >> 4));
+                *last_id = *id;
+                *type = t;
+                r->pending_bool = t == TW__T_BOOL ? ((b & 0x0f) == 1 ? 1 : 0) : -1;
+                return true;
+            }
         }
     }
     return tw__thrift_read_field_any(r, type, id, last_id);
@@ -172,7 +214,17 @@ static inline bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_
 
 static inline bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out)
 {
-    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->len - r->pos >= 10) {
+    if (r->proto == TW__THRIFT_BINARY) {
+        size_t n = (size_t)bits / 8;
+        if (r->state == TW__THRIFT_OK && r->len - r->pos >= n) {
+            uint64_t v = tw__thrift__load_be(r->data + r->pos, n);
+            r->pos += n;
+            *out = bits == 64   ? (int64_t)v
+                   : bits == 32 ? (int32_t)(uint32_t)v
+                                : (int16_t)(uint16_t)v;
+            return true;
+        }
+    } else if (r->state == TW__THRIFT_OK && r->len - r->pos >= 10) {
         const uint8_t *p = r->data + r->pos;
         uint64_t v = 0;
         for (size_t i = 0; i < 10; i++) {
@@ -196,13 +248,26 @@ static inline bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *
 
 static inline bool tw__thrift_read_bytes(tw__thrift_reader *r, const uint8_t **out, size_t *out_len)
 {
-    if (r->proto == TW__THRIFT_COMPACT && r->state == TW__THRIFT_OK && r->pos < r->len) {
-        size_t n = r->data[r->pos];
-        if (n < 0x80 && r->len - r->pos - 1 >= n) {
-            *out = r->data + r->pos + 1;
-            *out_len = n;
-            r->pos += n + 1;
-            return true;
+    if (r->state == TW__THRIFT_OK && r->pos < r->len) {
+        size_t left = r->len - r->pos;
+        if (r->proto == TW__THRIFT_BINARY) {
+            if (left >= 4) {
+                uint32_t n = (uint32_t)tw__thrift__load_be(r->data + r->pos, 4);
+                if (n <= (uint32_t)INT32_MAX && left - 4 >= n) {
+                    *out = r->data + r->pos + 4;
+                    *out_len = n;
+                    r->pos += (size_t)n + 4;
+                    return true;
+                }
+            }
+        } else {
+            size_t n = r->data[r->pos];
+            if (n < 0x80 && left - 1 >= n) {
+                *out = r->data + r->pos + 1;
+                *out_len = n;
+                r->pos += n + 1;
+                return true;
+            }
         }
     }
     return tw__thrift_read_bytes_any(r, out, out_len);
