@@ -40,32 +40,6 @@ bool tw__thrift_fail(tw__thrift_reader *r, tw__thrift_result state, size_t at, c
     return false;
 }
 
-/* @n (2, 4 or 8) big-endian bytes at @p, as one load where the compiler
- * can byte-swap (the reader's hot path: every field header holds an i16). */
-static inline uint64_t load_be(const uint8_t *p, size_t n)
-{
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n == 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        return __builtin_bswap64(x);
-    }
-    if (n == 4) {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        return __builtin_bswap32(x);
-    }
-    uint16_t x;
-    memcpy(&x, p, 2);
-    return __builtin_bswap16(x);
-#else
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = (v << 8) | p[i];
-    return v;
-#endif
-}
-
 static __attribute__((noinline)) bool short_of(tw__thrift_reader *r, size_t n)
 {
     if (r->state != TW__THRIFT_OK)
@@ -168,11 +142,11 @@ bool tw__thrift_read_int_any(tw__thrift_reader *r, int bits, int64_t *out)
         const uint8_t *p = r->data + r->pos;
         r->pos += n;
         if (bits == 16)
-            *out = (int16_t)(uint16_t)load_be(p, 2);
+            *out = (int16_t)(uint16_t)tw__thrift__load_be(p, 2);
         else if (bits == 32)
-            *out = (int32_t)(uint32_t)load_be(p, 4);
+            *out = (int32_t)(uint32_t)tw__thrift__load_be(p, 4);
         else
-            *out = (int64_t)load_be(p, 8);
+            *out = (int64_t)tw__thrift__load_be(p, 8);
         return true;
     }
     size_t start = r->pos;
@@ -265,7 +239,7 @@ static inline bool is_type(int t)
                        TW__T_I32 == 8 && TW__T_I64 == 10 && TW__T_STRING == 11 &&
                        TW__T_STRUCT == 12 && TW__T_MAP == 13 && TW__T_SET == 14 && TW__T_LIST == 15,
                    "Thrift type ids");
-    return t >= 0 && t < 16 && ((0xfd5cu >> t) & 1);
+    return t >= 0 && t < 16 && ((TW__THRIFT_TYPE_BITS >> t) & 1);
 }
 
 /* Fixed wire size of a scalar type (binary protocol), 0 for the others. */
@@ -324,7 +298,7 @@ bool tw__thrift_read_field_any(tw__thrift_reader *r, int *type, int16_t *id, int
         }
         if (is_type(b)) {
             *type = b;
-            *id = (int16_t)(uint16_t)load_be(r->data + start + 1, 2);
+            *id = (int16_t)(uint16_t)tw__thrift__load_be(r->data + start + 1, 2);
             r->pos += 3;
             return true;
         }
@@ -429,11 +403,57 @@ bool tw__thrift_read_map(tw__thrift_reader *r, int *key_type, int *value_type, s
     return true;
 }
 
+static bool too_deep(tw__thrift_reader *r)
+{
+    return tw__thrift_fail(r, TW__THRIFT_MALFORMED, r->pos, "nested deeper than %d levels",
+                           r->max_depth);
+}
+
+/* The fields of a struct at nesting @depth (<= max_depth), up to and with
+ * its stop byte: what tw__thrift_skip(r, TW__T_STRUCT, depth) does, without
+ * its dispatch, for the structs that lists hold. */
+static bool skip_struct(tw__thrift_reader *r, int depth)
+{
+    /* Binary: the wire size of a fixed-size field type (bool, byte,
+     * double, i16, i32, i64), 0 for the others. */
+    static const uint8_t binary_fixed[16] = {0, 0, 1, 1, 8, 0, 2, 0, 4, 0, 8, 0, 0, 0, 0, 0};
+    int16_t last = 0;
+    int64_t i;
+    const uint8_t *p;
+    size_t n;
+    for (;;) {
+        int ft;
+        int16_t id;
+        if (!tw__thrift_read_field(r, &ft, &id, &last))
+            return false;
+        if (ft == TW__T_STOP)
+            return true;
+        /* The scalars most fields are, read inline; the rest (and
+         * anything past the depth limit, which fails) recursively. */
+        bool ok;
+        if (depth >= r->max_depth)
+            ok = too_deep(r);
+        else if (r->proto == TW__THRIFT_BINARY && binary_fixed[ft & 15])
+            ok = need(r, binary_fixed[ft & 15]) && (r->pos += binary_fixed[ft & 15], true);
+        else if (ft == TW__T_I64 || ft == TW__T_I32 || ft == TW__T_I16)
+            ok = tw__thrift_read_int(r, ft == TW__T_I64 ? 64 : ft == TW__T_I32 ? 32 : 16, &i);
+        else if (ft == TW__T_STRING)
+            ok = tw__thrift_read_bytes(r, &p, &n);
+        else if (ft == TW__T_BOOL && r->proto == TW__THRIFT_COMPACT)
+            ok = (r->pending_bool = -1, true); /* its value was in the header */
+        else
+            ok = tw__thrift_skip(r, ft, depth + 1);
+        if (!ok)
+            return false;
+    }
+}
+
 bool tw__thrift_skip(tw__thrift_reader *r, int t, int depth)
 {
     if (depth > r->max_depth)
-        return tw__thrift_fail(r, TW__THRIFT_MALFORMED, r->pos, "nested deeper than %d levels",
-                               r->max_depth);
+        return too_deep(r);
+    if (t == TW__T_STRUCT)
+        return skip_struct(r, depth);
     size_t fixed = fixed_size(r, t);
     if (fixed && t != TW__T_BOOL) {
         if (!need(r, fixed))
@@ -456,32 +476,6 @@ bool tw__thrift_skip(tw__thrift_reader *r, int t, int depth)
         return tw__thrift_read_int(r, 64, &i);
     case TW__T_STRING:
         return tw__thrift_read_bytes(r, &p, &n);
-    case TW__T_STRUCT: {
-        int16_t last = 0;
-        for (;;) {
-            int ft;
-            int16_t id;
-            if (!tw__thrift_read_field(r, &ft, &id, &last))
-                return false;
-            if (ft == TW__T_STOP)
-                return true;
-            /* The scalars most fields are, read inline; the rest (and
-             * anything past the depth limit, which fails) recursively. */
-            bool ok;
-            if (depth >= r->max_depth)
-                ok = tw__thrift_skip(r, ft, depth + 1);
-            else if (ft == TW__T_I64 || ft == TW__T_I32 || ft == TW__T_I16)
-                ok = tw__thrift_read_int(r, ft == TW__T_I64 ? 64 : ft == TW__T_I32 ? 32 : 16, &i);
-            else if (ft == TW__T_STRING)
-                ok = tw__thrift_read_bytes(r, &p, &n);
-            else if (ft == TW__T_BOOL && r->proto == TW__THRIFT_COMPACT)
-                ok = (r->pending_bool = -1, true); /* its value was in the header */
-            else
-                ok = tw__thrift_skip(r, ft, depth + 1);
-            if (!ok)
-                return false;
-        }
-    }
     case TW__T_LIST:
     case TW__T_SET: {
         int et;
@@ -490,6 +484,18 @@ bool tw__thrift_skip(tw__thrift_reader *r, int t, int depth)
         size_t each = fixed_size(r, et);
         if (each && et != TW__T_BOOL) { /* checked present by read_list */
             r->pos += n * each;
+            return true;
+        }
+        if (et == TW__T_STRUCT) { /* spans, tags, logs, annotations */
+            if (n > 0 && depth + 1 > r->max_depth) {
+                r->pending_bool = -1;
+                return too_deep(r);
+            }
+            for (size_t k = 0; k < n; k++) {
+                r->pending_bool = -1;
+                if (!skip_struct(r, depth + 1))
+                    return false;
+            }
             return true;
         }
         for (size_t k = 0; k < n; k++) {

@@ -1045,3 +1045,18 @@ bool tw__jaeger_batch_struct(tw__jaeger_encoder *enc, const uint8_t *process, si
     scratch_begin(enc);
     return scratch_end(enc, write_batch(enc, &b)) && scratch_replace(enc, out);
 }
+
+bool tw__jaeger_batch_append(tw__jaeger_encoder *enc, const uint8_t *process, size_t process_len,
+                             const uint8_t *spans, size_t spans_len, size_t n_spans, tw__buf *out)
+{
+    batch_parts b = {process, process_len, spans, spans_len, n_spans, -1, NULL, false, 0, 0};
+    if (!enc || !out || !process || (!spans && spans_len > 0) || !parts_fit(&b))
+        return false;
+    size_t before = out->len;
+    tw__thrift_writer w;
+    tw__thrift_writer_init(&w, enc->protocol_id, out);
+    direct_batch(&w, &b);
+    if (w.failed)
+        out->len = before;
+    return !w.failed;
+}

@@ -131,5 +131,10 @@ bool tw__jaeger_emit_batch_frame(tw__jaeger_encoder *enc, size_t process_len, si
 bool tw__jaeger_batch_struct(tw__jaeger_encoder *enc, const uint8_t *process, size_t process_len,
                              const uint8_t *spans, size_t spans_len, size_t n_spans, int64_t seq_no,
                              const tw__client_stats *stats, tw__buf *out);
+/* The same Batch struct (no seqNo, no stats) appended to @out as it is
+ * written, without a copy through the encoder's scratch buffer: what a
+ * document of many batches uses. False on failure (@out as it was). */
+bool tw__jaeger_batch_append(tw__jaeger_encoder *enc, const uint8_t *process, size_t process_len,
+                             const uint8_t *spans, size_t spans_len, size_t n_spans, tw__buf *out);
 
 #endif /* TW_WIRE_JAEGER_THRIFT_H */

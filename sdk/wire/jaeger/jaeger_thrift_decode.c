@@ -244,20 +244,22 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
         tag_in tag;
         if (!read_tag(d, &tag))
             return false;
-        const char *key = cstr(d, tag.key, tag.key_len);
-        bool ok = key != NULL;
+        bool ok;
         bool cut = false;
-        if (ok && dest == DEST_PROCESS) {
-            ok = tw__process_add_tag(process, key, &tag.value);
-        } else if (ok && dest == DEST_SPAN) {
-            tw__tag *slot = tw__span_data_push_tag(span);
-            ok = slot && tw__tag_set(&span->arena, slot, key, &tag.value, SIZE_MAX, &cut);
-            if (ok)
+        if (dest == DEST_PROCESS) {
+            const char *key = cstr(d, tag.key, tag.key_len);
+            ok = key && tw__process_add_tag(process, key, &tag.value);
+        } else {
+            /* The model's keys are C strings: a key ends at its first NUL. */
+            const uint8_t *nul = tag.key_len ? memchr(tag.key, 0, tag.key_len) : NULL;
+            size_t key_len = nul ? (size_t)(nul - tag.key) : tag.key_len;
+            tw__tag *slot =
+                dest == DEST_SPAN ? tw__span_data_push_tag(span) : &log->fields[log->n_fields];
+            ok = slot && tw__tag_set_n(&span->arena, slot, (const char *)tag.key, key_len,
+                                       &tag.value, SIZE_MAX, &cut);
+            if (ok && dest == DEST_SPAN)
                 span->n_tags++;
-        } else if (ok) {
-            ok = tw__tag_set(&span->arena, &log->fields[log->n_fields], key, &tag.value, SIZE_MAX,
-                             &cut);
-            if (ok)
+            else if (ok)
                 log->n_fields++;
         }
         if (!ok) {

@@ -36,7 +36,6 @@ struct tw__doc_encoder {
     GHashTable *batch_by_process; /* const tw__process * -> pending_batch * */
     GPtrArray *batches;           /* the same, in order of first appearance (owns them) */
     size_t pending_bytes;         /* span bytes in all pending batches */
-    tw__buf batch;                /* one Batch struct, before it is appended */
     tw__span_reject_fn reject;
     void *reject_data;
 };
@@ -59,7 +58,6 @@ static void doc_destroy(tw__doc_encoder *e)
         g_hash_table_destroy(e->batch_by_process);
     if (e->batches)
         g_ptr_array_free(e->batches, TRUE);
-    tw__buf_free(&e->batch);
     free(e);
 }
 
@@ -87,9 +85,8 @@ static bool emit_batch(tw__doc_encoder *e, pending_batch *b, tw__buf *out)
 {
     if (b->n_spans == 0)
         return true;
-    if (!tw__jaeger_batch_struct(e->jaeger, b->encoded_process.data, b->encoded_process.len,
-                                 b->spans.data, b->spans.len, b->n_spans, -1, NULL, &e->batch) ||
-        !tw__buf_append(out, e->batch.data, e->batch.len))
+    if (!tw__jaeger_batch_append(e->jaeger, b->encoded_process.data, b->encoded_process.len,
+                                 b->spans.data, b->spans.len, b->n_spans, out))
         return false;
     e->pending_bytes -= b->spans.len;
     /* Freed, not kept: the capacities of many processes' buffers would add

@@ -14,14 +14,6 @@
 #include "wire/core/base64.h"
 #include "wire/core/json_write.h" /* tw__double_text */
 
-bool tw__tag_key_is(const tw__tag *t, const char *key)
-{
-    if (!t || !t->key)
-        return false;
-    size_t len = strlen(key);
-    return t->key_len == len && memcmp(t->key, key, len) == 0;
-}
-
 /* FNV-1a over a key of @len bytes. */
 static uint64_t key_hash(const char *key, size_t len)
 {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "wire/core/buf.h"
 #include "wire/model/span_data.h"
@@ -44,8 +45,16 @@ static inline bool tw__ipv4_is_canonical(const char *text)
     return *text == '\0';
 }
 
-/* Whether a tag/field key equals @key (keys are NUL-terminated). */
-bool tw__tag_key_is(const tw__tag *t, const char *key);
+/* Whether a tag/field key equals @key (keys are NUL-terminated). Inline:
+ * the encoders ask it of every tag for literal keys, whose length and
+ * comparison the compiler then folds. */
+static inline bool tw__tag_key_is(const tw__tag *t, const char *key)
+{
+    if (!t || !t->key)
+        return false;
+    size_t len = strlen(key);
+    return t->key_len == len && memcmp(t->key, key, len) == 0;
+}
 
 /*
  * Which tags win when keys repeat: the last tag with a key wins (as in

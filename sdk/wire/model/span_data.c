@@ -43,10 +43,12 @@ void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total)
     a->extra = NULL;
 }
 
-void *tw__arena_alloc(tw__arena *a, size_t size)
+void *tw__arena_alloc_block(tw__arena *a, size_t size)
 {
+    if (size > SIZE_MAX - _Alignof(max_align_t))
+        return NULL;
     size_t need = align_up(size == 0 ? 1 : size);
-    if (a->head && a->head->size - a->head->used >= need) {
+    if (a->head && a->head->size - a->head->used >= need) { /* the inline path's case */
         void *p = (char *)a->head->data + a->head->used;
         a->head->used += need;
         return p;
@@ -437,43 +439,36 @@ static size_t utf8_cut(const char *str, size_t cap)
 bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
                  size_t value_cap, bool *was_truncated)
 {
-    size_t key_len = strlen(key);
+    return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
+}
+
+bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                   const tw_value *value, size_t value_cap, bool *was_truncated)
+{
     if (key_len > UINT32_MAX)
         return false;
-    const char *k = tw__arena_strndup(a, key, key_len);
-    if (!k)
-        return false;
-    tw__tag t = {.key = k, .key_len = (uint32_t)key_len, .type = value->type};
+    tw__tag t = {.key_len = (uint32_t)key_len, .type = value->type};
+    /* The key and a string or binary value share one arena allocation:
+     * the key and its NUL, then the value (and a NUL after a string). */
+    const char *src = NULL;
+    size_t len = 0;
     switch (value->type) {
-    case TW_VALUE_STRING: {
-        const char *str = value->as.str ? value->as.str : "";
-        size_t len = value->as.str ? value->len : 0;
+    case TW_VALUE_STRING:
+        src = value->as.str ? value->as.str : "";
+        len = value->as.str ? value->len : 0;
         if (len > value_cap) {
-            len = utf8_cut(str, value_cap);
+            len = utf8_cut(src, value_cap);
             *was_truncated = true;
         }
-        const char *copy = tw__arena_strndup(a, str, len);
-        if (!copy)
-            return false;
-        t.v.str = copy;
-        t.len = len;
         break;
-    }
-    case TW_VALUE_BINARY: {
-        size_t len = value->as.bin ? value->len : 0;
+    case TW_VALUE_BINARY:
+        src = (const char *)value->as.bin;
+        len = value->as.bin ? value->len : 0;
         if (len > value_cap) {
             len = value_cap;
             *was_truncated = true;
         }
-        uint8_t *copy = tw__arena_alloc(a, len ? len : 1);
-        if (!copy)
-            return false;
-        if (len)
-            memcpy(copy, value->as.bin, len);
-        t.v.bin = copy;
-        t.len = len;
         break;
-    }
     case TW_VALUE_DOUBLE:
         t.v.dbl = value->as.dbl;
         break;
@@ -485,6 +480,23 @@ bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *va
         break;
     default:
         return false;
+    }
+    bool has_bytes = value->type == TW_VALUE_STRING || value->type == TW_VALUE_BINARY;
+    if (has_bytes && len > SIZE_MAX - key_len - 2)
+        return false;
+    char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
+    if (!k)
+        return false;
+    memcpy(k, key, key_len);
+    k[key_len] = '\0';
+    t.key = k;
+    if (has_bytes) {
+        char *copy = k + key_len + 1;
+        if (len)
+            memcpy(copy, src, len);
+        copy[len] = '\0'; /* a string's NUL; harmless after a binary */
+        t.v.str = copy;
+        t.len = len;
     }
     *tag = t;
     return true;

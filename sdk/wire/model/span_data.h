@@ -165,8 +165,21 @@ tw__span_data *tw__span_data_ref(tw__span_data *s);
 void tw__span_data_unref(tw__span_data *s);
 
 /* Arena allocation: NULL on allocation failure. Never returns memory that
- * outlives the arena. */
-void *tw__arena_alloc(tw__arena *a, size_t size);
+ * outlives the arena. Inline: the decoders make a dozen per span, and the
+ * common case (room in the current block) is a few instructions. */
+void *tw__arena_alloc_block(tw__arena *a, size_t need); /* a new block; @need aligned */
+static inline void *tw__arena_alloc(tw__arena *a, size_t size)
+{
+    const size_t align = _Alignof(max_align_t);
+    size_t need = size == 0 ? align : (size + align - 1) & ~(align - 1);
+    tw__arena_block *b = a->head;
+    if (__builtin_expect(b && need >= size && b->size - b->used >= need, 1)) {
+        void *p = (char *)b->data + b->used;
+        b->used += need;
+        return p;
+    }
+    return tw__arena_alloc_block(a, size);
+}
 /* Copies len bytes and a NUL into the arena. */
 char *tw__arena_strndup(tw__arena *a, const char *str, size_t len);
 void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total);
@@ -187,6 +200,9 @@ bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_h
  * character boundary. */
 bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
                  size_t value_cap, bool *was_truncated);
+/* The same with the key's length given (@key_len bytes, no NUL among them). */
+bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                   const tw_value *value, size_t value_cap, bool *was_truncated);
 
 /* The public view of a stored tag (pointers borrowed from the record). */
 void tw__tag_to_value(const tw__tag *t, tw_value *out);

@@ -135,6 +135,28 @@ tw__thrift_result tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, 
     return finish(&r, why, why_size);
 }
 
+tw__thrift_result tw__zipkin_thrift_list_header(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size)
+{
+    tw__thrift_reader r;
+    reader_init(&r, data, len, TW__THRIFT_BINARY, why, why_size);
+    uint8_t elem;
+    int64_t n;
+    if (tw__thrift_read_byte(&r, &elem) && tw__thrift_read_int(&r, 32, &n)) {
+        if (n < 0)
+            tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 1, "negative length %lld for a list",
+                            (long long)n);
+        else if (elem != TW__T_STRUCT)
+            tw__thrift_fail(&r, TW__THRIFT_MALFORMED, 0,
+                            "list element type %d, expected 12 (Span struct)", elem);
+        else {
+            *count = (uint32_t)n;
+            *size = r.pos;
+        }
+    }
+    return finish(&r, why, why_size);
+}
+
 tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len, size_t *size,
                                                  char *why, size_t why_size)
 {

@@ -151,6 +151,12 @@ char *tw__zipkin_v1_strdup(tw__zipkin_v1_span *s, const char *text, size_t len);
 tw__thrift_result tw__zipkin_thrift_list_begin(const uint8_t *data, size_t len, uint32_t *count,
                                                size_t *size, char *why, size_t why_size);
 
+/* The same header, for a list whose spans are read as they arrive: the
+ * count is not checked against the bytes present (the spans are, one by
+ * one), so that a reader never has to hold the whole list to start. */
+tw__thrift_result tw__zipkin_thrift_list_header(const uint8_t *data, size_t len, uint32_t *count,
+                                                size_t *size, char *why, size_t why_size);
+
 /* The size of the Span struct at @data, without decoding it (cost in
  * proportion to its field count, not its bytes): what a reader uses to
  * tell whether it holds a whole span. */

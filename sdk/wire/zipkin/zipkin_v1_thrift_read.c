@@ -135,13 +135,15 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
     if (!raw_fill(r)) /* also gives buf.data a non-NULL value */
         goto io_error;
     for (;;) {
-        /* A list header (5 bytes), or the end. */
+        /* A list header (5 bytes), or the end. Its count is not checked
+         * against the bytes buffered: that would read the whole list into
+         * the buffer first (a 5,000,000-span file took 8 MiB more RSS). */
         uint32_t count = 0;
         size_t size = 0;
         tw__thrift_result d;
         for (;;) {
-            d = tw__zipkin_thrift_list_begin(r->buf.data + r->pos, r->buf.len - r->pos, &count,
-                                             &size, why, sizeof why);
+            d = tw__zipkin_thrift_list_header(r->buf.data + r->pos, r->buf.len - r->pos, &count,
+                                              &size, why, sizeof why);
             if (d != TW__THRIFT_SHORT || r->is_eof)
                 break;
             if (!raw_fill(r))

@@ -693,6 +693,29 @@ static void test_thrift_raw_lists_stream_every_span(void)
 static void test_thrift_malformed_and_hostile_input(void)
 {
     read_capture c;
+    /* A list whose count exceeds the spans present (a cut file): the spans
+     * that are there are converted, the cut one is rejected. The count is not
+     * checked against the bytes buffered first: that made the reader buffer
+     * the whole list before its first span. */
+    {
+        tbuf many = {.len = 0};
+        put_be(&many, 12, 1);
+        put_be(&many, INT32_MAX, 4);
+        thrift_span(&many, 7, 8, "one");
+        thrift_span(&many, 7, 9, "two");
+        read_thrift(&c, many.data, many.len - 3);
+        CU_ASSERT_EQUAL(c.n_spans, 1);
+        CU_ASSERT_EQUAL(c.n_rejects, 1);
+        CU_ASSERT_TRUE(reason_has(&c, 0, "span 2 of 2147483647"));
+        CU_ASSERT_TRUE(reason_has(&c, 0, "truncated"));
+        capture_free(&c);
+        /* A negative count is malformed. */
+        static const uint8_t negative_count[] = {12, 0xff, 0xff, 0xff, 0xff, 0};
+        read_thrift(&c, negative_count, sizeof negative_count);
+        CU_ASSERT_EQUAL(c.n_rejects, 1);
+        CU_ASSERT_TRUE(reason_has(&c, 0, "negative length"));
+        capture_free(&c);
+    }
     /* A string claiming 2 GiB - 1 bytes: truncated, not an allocation. */
     static const uint8_t huge[] = {12, 0, 0, 0, 1, 11, 0, 3, 0x7f, 0xff, 0xff, 0xff, 'x'};
     read_thrift(&c, huge, sizeof huge);
