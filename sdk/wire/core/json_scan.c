@@ -265,6 +265,41 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
     return true;
 }
 
+/* The value of the real number text [start, end) when it is d.ddd without
+ * an exponent, with at most 15 digits after leading zeros and at most 22
+ * after the point: the digits as an integer below 2^53 and a power of ten
+ * up to 10^22 are both exact doubles, so their correctly rounded quotient
+ * is the correctly rounded value of the text, which is what strtod
+ * returns (Clinger's fast path). False for any other text (strtod then). */
+static bool exact_decimal(const unsigned char *start, const unsigned char *end, bool is_negative,
+                          double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const unsigned char *p = start + (is_negative ? 1 : 0);
+    uint64_t mant = 0;
+    size_t digits = 0, frac = 0;
+    bool is_after_point = false;
+    for (; p < end; p++) {
+        if (*p == '.') {
+            is_after_point = true;
+            continue;
+        }
+        if (!is_digit(*p))
+            return false; /* an exponent */
+        if (mant || *p != '0')
+            digits++;
+        mant = mant * 10 + (uint64_t)(*p - '0');
+        frac += is_after_point;
+        if (digits > 15 || frac > 22)
+            return false;
+    }
+    double v = (double)mant / pow10[frac];
+    *out = is_negative ? -v : v;
+    return true;
+}
+
 /* A number at *pp by Jansson's grammar (lex_scan_number): integers through
  * strtoll's range (larger ones are errors there), reals through strtod
  * (an overflow to infinity is an error there). */
@@ -332,6 +367,11 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
         const char *point = localeconv()->decimal_point;
         if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
             return false;
+        if (exact_decimal(start, p, is_negative, &t->v.d)) {
+            t->type = TW__J_REAL;
+            *pp = p;
+            return true;
+        }
         memcpy(buf, start, n);
         buf[n] = '\0';
         errno = 0;
@@ -417,6 +457,10 @@ bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
     const unsigned char *p = (const unsigned char *)text;
     const unsigned char *e = p + len;
     uint32_t stack[TW__JSON_SCAN_DEEPEST];
+    /* Per open object: a 64-bit set of its keys' fingerprints (hashed), so
+     * that the linear duplicate check runs only for a key whose bit is
+     * already set. Set when the object opens; arrays leave it unused. */
+    uint64_t seen[TW__JSON_SCAN_DEEPEST];
     size_t max_depth = s->max_depth < TW__JSON_SCAN_DEEPEST ? s->max_depth : TW__JSON_SCAN_DEEPEST;
     size_t depth = 0;
     size_t idx;
@@ -435,6 +479,7 @@ value:
         bool is_object = *p == '{';
         if (depth == max_depth || !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
             return false;
+        seen[depth] = 0;
         stack[depth++] = (uint32_t)idx;
         p++;
         SKIP_WS(p, e);
@@ -491,9 +536,14 @@ key : {
     tw__jtok *t = &s->tok[idx];
     t->v.str = o;
     /* Jansson refuses a NUL in a key and duplicate keys (the flag). */
-    if (!scan_string(&p, e, &o, t) || t->has_nul ||
-        (s->tok[obj].n < SMALL_OBJECT && is_duplicate(s, obj, idx)))
+    if (!scan_string(&p, e, &o, t) || t->has_nul)
         return false;
+    if (s->tok[obj].n < SMALL_OBJECT) {
+        uint64_t bit = UINT64_C(1) << ((t->n * UINT32_C(0x9e3779b1)) >> 26);
+        if ((seen[depth - 1] & bit) && is_duplicate(s, obj, idx))
+            return false;
+        seen[depth - 1] |= bit;
+    }
     SKIP_WS(p, e);
     if (p == e || *p != ':')
         return false;
