@@ -33,7 +33,7 @@
 
 #include "wire/core/error.h"
 #include "wire/core/json_scan.h"
-#include "wire/core/json_write.h" /* tw__json_plain_run */
+#include "wire/core/json_write.h" /* tw__json_run */
 #include "wire/core/utf8.h"
 
 #include <errno.h>
@@ -343,9 +343,68 @@ static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size
     return true;
 }
 
+#ifdef TW__JSON_SWAR
+/* Bytes of @x equal to @b, exactly (0x80 of each such byte, no borrows). */
+static inline uint64_t exact_eq(uint64_t x, unsigned char b)
+{
+    const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+    uint64_t y = x ^ (TW__SWAR_ONES * b);
+    return ~(((y & low7) + low7) | y) & TW__SWAR_HIGHS;
+}
+
+/* The number of bytes marked in @m (0x80 of a byte each). */
+static inline size_t marked(uint64_t m)
+{
+    return (size_t)(((m >> 7) * TW__SWAR_ONES) >> 56);
+}
+
+/*
+ * The record splitter's state machine over eight bytes at a time, from @p
+ * (@n bytes) on, for as long as nothing in a word needs a byte-by-byte
+ * look: no backslash, no newline (line counts, resynchronisation), and
+ * fewer closing brackets outside strings than the depth (the record cannot
+ * end in them). Returns the bytes done (a multiple of 8); *depth and
+ * *in_string are then what the byte loop would leave after them. A byte is
+ * inside a string when the quotes up to it are odd in number (a prefix
+ * XOR), flipped when the word starts inside one. The byte loop of
+ * scan_object is the reference; tests/unit/wire/test_json_stream.c
+ * compares both on random and adversarial inputs.
+ */
+static size_t words_keeping_depth(const unsigned char *p, size_t n, size_t *depth, bool *in_string)
+{
+    size_t d = *depth, i = 0;
+    uint64_t flip = *in_string ? ~UINT64_C(0) : 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if (tw__swar_eq(x, '\\') | tw__swar_eq(x, '\n'))
+            break;
+        uint64_t inside = exact_eq(x, '"');
+        inside ^= inside << 8;
+        inside ^= inside << 16;
+        inside ^= inside << 32;
+        inside ^= flip;
+        uint64_t folded = x | (TW__SWAR_ONES * 0x20); /* '[' as '{', ']' as '}' */
+        uint64_t opens = exact_eq(folded, '{') & ~inside;
+        uint64_t closes = exact_eq(folded, '}') & ~inside;
+        if (opens | closes) {
+            size_t n_closes = marked(closes);
+            if (d <= n_closes)
+                break;
+            d = d + marked(opens) - n_closes;
+        }
+        flip = 0 - (inside >> 63);
+    }
+    *depth = d;
+    *in_string = flip != 0;
+    return i;
+}
+#endif
+
 /* Scans one object starting at '{' into js->rec: a run of the bytes at
- * hand (given-back bytes or the chunk) at a time, strings skipped eight
- * bytes at a time, then the run kept with one copy. */
+ * hand (given-back bytes or the chunk) at a time, eight bytes at a time
+ * where they need no byte-by-byte look (word_keeps_depth), then the run
+ * kept with one copy. */
 static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
 {
@@ -379,7 +438,19 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         size_t n = is_back ? js->back_len - js->back_pos : js->chunk_len - js->chunk_pos;
         size_t base = total; /* the record index of p[0] */
         size_t i = 0;
+        size_t slow_until = 0; /* bytes before it go one at a time */
         while (i < n) {
+#ifdef TW__JSON_SWAR
+            if (i >= slow_until && n - i >= 8 && !escaped && prev != '\n') {
+                size_t done = words_keeping_depth(p + i, n - i, &depth, &in_string);
+                i += done;
+                if (done)
+                    prev = p[i - 1];
+                slow_until = i + 8; /* the word that stopped it */
+                if (i == n)
+                    break;
+            }
+#endif
             unsigned char c = p[i];
             /* A '{' at the start of a later line of a top-level record
              * (and kept): where an NDJSON input goes on if this record is
@@ -395,23 +466,13 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
             if (c == '\n')
                 js->line++;
             if (in_string) {
-                if (escaped) {
+                if (escaped)
                     escaped = false;
-                } else if (c == '\\') {
+                else if (c == '\\')
                     escaped = true;
-                } else if (c == '"') {
+                else if (c == '"')
                     in_string = false;
-                } else if (c != '\n') {
-                    /* Plain string bytes hold no quote, backslash or newline. */
-                    size_t run = tw__json_plain_run(p + i, n - i);
-                    if (run) {
-                        i += run;
-                        prev = p[i - 1];
-                    }
-                }
-                continue;
-            }
-            if (c == '"') {
+            } else if (c == '"') {
                 in_string = true;
             } else if (c == '{' || c == '[') {
                 depth++;
