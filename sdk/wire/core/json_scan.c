@@ -437,7 +437,10 @@ static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nome
     return is_dup;
 }
 
-bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
+/* The parser of both entry points: @used NULL, the whole text is one value;
+ * else the text starts with one, *used set to its length. */
+static inline __attribute__((always_inline)) bool parse(tw__json_scan *s, const char *text,
+                                                        size_t len, size_t *used)
 {
     s->n_tok = 0;
     if (len >= UINT32_MAX)
@@ -552,9 +555,15 @@ key : {
 }
 
 after_value:
-    SKIP_WS(p, e);
-    if (depth == 0)
+    if (depth == 0) {
+        if (used) {
+            *used = (size_t)(p - (const unsigned char *)text);
+            return true;
+        }
+        SKIP_WS(p, e);
         return p == e;
+    }
+    SKIP_WS(p, e);
     {
         tw__jtok *parent = &s->tok[stack[depth - 1]];
         parent->n++;
@@ -579,6 +588,16 @@ after_value:
         }
         goto after_value;
     }
+}
+
+bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
+{
+    return parse(s, text, len, NULL);
+}
+
+bool tw__json_scan_parse_prefix(tw__json_scan *s, const char *text, size_t len, size_t *used)
+{
+    return parse(s, text, len, used);
 }
 
 /* memcmp for the short keys of a record, without a call. */

@@ -73,6 +73,12 @@ struct tw__json_stream {
     /* Bytes given back after a resynchronisation, read before the chunk. */
     char *back;
     size_t back_len, back_pos, back_cap;
+
+    /* One pass (tw__json_stream_set_scan): the scanner that tries each
+     * record where it starts in the chunk, and whether it holds the
+     * record tw__json_stream_next returned last. */
+    tw__json_scan *scan;
+    bool is_scanned;
 };
 
 tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
@@ -92,6 +98,16 @@ void tw__json_stream_set_spill(tw__json_stream *js,
 {
     js->spill = spill;
     js->spill_arg = arg;
+}
+
+void tw__json_stream_set_scan(tw__json_stream *js, tw__json_scan *scan)
+{
+    js->scan = scan;
+}
+
+bool tw__json_stream_is_scanned(const tw__json_stream *js)
+{
+    return js->is_scanned;
 }
 
 void tw__json_stream_free(tw__json_stream *js)
@@ -532,10 +548,44 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
     return TW__JSON_RECORD;
 }
 
+/* The one-pass way to a record: the scanner reads the object that starts
+ * at the chunk's current byte, in place. When it accepts one that ends in
+ * the chunk and is within the limit, that is the record scan_object would
+ * cut (for valid JSON its string and bracket tracking is exact), so it is
+ * kept and consumed at once, its tokens ready. Otherwise (bytes given
+ * back pending, the object crosses the chunk's end, is not what the
+ * scanner reads, or is too large) false, nothing consumed: scan_object
+ * cuts it. */
+static bool scanned_object(tw__json_stream *js, const char **rec, size_t *len)
+{
+    if (js->back_pos < js->back_len)
+        return false;
+    const char *p = (const char *)js->chunk + js->chunk_pos;
+    size_t n = js->chunk_len - js->chunk_pos, used;
+    if (!tw__json_scan_parse_prefix(js->scan, p, n, &used) || used > js->max_record)
+        return false;
+    region_start(js);
+    js->resync_at = 0;
+    if (!reserve(js, used, js->max_record))
+        return false; /* scan_object reports the lack of memory */
+    memcpy(js->rec, p, used);
+    js->rec_len = used;
+    js->rec[used] = '\0';
+    js->chunk_pos += used;
+    /* Newlines in it are blanks between tokens: counted for the line. */
+    for (const char *q = p, *end = p + used; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        js->line++;
+    js->is_scanned = true;
+    *rec = js->rec;
+    *len = used;
+    return true;
+}
+
 tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why)
 {
     *why = js->why;
+    js->is_scanned = false;
     for (;;) {
         skip_space(js);
         int c = peek(js);
@@ -554,8 +604,11 @@ tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t
             }
             return TW__JSON_END;
         }
-        if (c == '{')
+        if (c == '{') {
+            if (js->scan && scanned_object(js, rec, len))
+                return TW__JSON_RECORD;
             return scan_object(js, rec, len, *line_no);
+        }
         if (c == '[') {
             if (js->array_level >= MAX_ARRAY_LEVELS)
                 return bad_line(js, "arrays nested more than two deep hold no span records", rec,
@@ -799,6 +852,8 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
     }
     if (in->reject_part)
         tw__json_stream_set_spill(js, tw__wire_reject_part, in);
+    if (scan)
+        tw__json_stream_set_scan(js, &scan->scan);
     tw_status status = TW_OK;
     while (status == TW_OK) {
         const char *rec, *why;
@@ -812,8 +867,9 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
         } else if (next == TW__JSON_BAD) {
             if (!in->reject(in, line_no, rec, len, why))
                 status = TW_E_STATE;
-        } else if (scan && memchr(rec, '\0', len) == NULL &&
-                   tw__json_scan_parse(&scan->scan, rec, len)) {
+        } else if (scan && (tw__json_stream_is_scanned(js) ||
+                            (memchr(rec, '\0', len) == NULL &&
+                             tw__json_scan_parse(&scan->scan, rec, len)))) {
             status = scan->fn(scan->arg, &scan->scan, rec, len, line_no, NULL, err);
         } else {
             json_error_t jerr;

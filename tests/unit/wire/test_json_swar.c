@@ -208,9 +208,13 @@ static void test_escaper_matches_byte_reference(void)
  * matter to the splitter (escaped quotes, brackets, raw newlines, '\\' at
  * every offset), numbers and literals. Not always valid JSON: the
  * splitter only tracks strings and brackets. */
+static bool is_valid_mode; /* put_value writes valid JSON (keys strings, valid strings) */
+
 static void put_value(tw__buf *b, int depth)
 {
     uint32_t r = rnd() % 10;
+    if (is_valid_mode && depth == 99)
+        r = 3 + rnd() % 5; /* a key: a string */
     if (depth < 5 && r < 3) {
         bool is_object = r < 2;
         tw__buf_put_byte(b, is_object ? '{' : '[');
@@ -233,6 +237,14 @@ static void put_value(tw__buf *b, int depth)
         tw__buf_put_byte(b, '"');
         size_t n = rnd() % 30;
         for (size_t i = 0; i < n; i++) {
+            if (is_valid_mode) {
+                static const char *const parts[] = {"\\\"", "\\\\",     "{",       "}",        "[",
+                                                    "]",    "\\n",      "\\u0041", "\xc3\xa9", "a",
+                                                    "ab",   "abcdefgh", ":",       ",",        " "};
+                const char *part = parts[rnd() % (sizeof parts / sizeof parts[0])];
+                tw__buf_put(b, part, strlen(part));
+                continue;
+            }
             unsigned char c = random_byte();
             if (c == '"' || c == '\\') {
                 tw__buf_put_byte(b, '\\');
@@ -291,9 +303,16 @@ static size_t split_reference(const unsigned char *p, size_t n, ref_record *out,
     return count;
 }
 
-static void test_splitter_cuts_where_byte_reference_does(void)
+/* Splits random inputs with the stream (one pass through @scan when not
+ * NULL) and compares with split_reference; a record that comes back
+ * scanned must have the tokens a scan of its bytes alone gives. */
+static void split_and_compare(tw__json_scan *scan, bool is_valid, size_t *n_scanned)
 {
     size_t wrong = 0, records = 0;
+    is_valid_mode = is_valid;
+    tw__json_scan again;
+    tw__json_scan_init(&again);
+    again.max_depth = TW__JSON_SCAN_DEEPEST;
     for (size_t round = 0; round < 300; round++) {
         tw__buf in;
         tw__buf_init(&in);
@@ -330,6 +349,7 @@ static void test_splitter_cuts_where_byte_reference_does(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(f);
         tw__json_stream *js = tw__json_stream_new(f, 0);
         CU_ASSERT_PTR_NOT_NULL_FATAL(js);
+        tw__json_stream_set_scan(js, scan);
         size_t got = 0;
         for (;;) {
             const char *rec, *why;
@@ -344,6 +364,21 @@ static void test_splitter_cuts_where_byte_reference_does(void)
             const ref_record *e = &expect[got++];
             if (len != e->len || line_no != e->line || memcmp(rec, in.data + e->start, len) != 0)
                 wrong++;
+            if (tw__json_stream_is_scanned(js)) {
+                (*n_scanned)++;
+                if (!scan || !tw__json_scan_parse(&again, rec, len) || again.n_tok != scan->n_tok) {
+                    wrong++;
+                    continue;
+                }
+                for (size_t t = 0; t < again.n_tok; t++) {
+                    const tw__jtok *a = &again.tok[t], *b = &scan->tok[t];
+                    if (a->type != b->type || a->end != b->end || a->n != b->n ||
+                        (a->type == TW__J_STRING &&
+                         (a->len != b->len || memcmp(a->v.str, b->v.str, a->len) != 0)) ||
+                        (a->type == TW__J_INTEGER && a->v.i != b->v.i))
+                        wrong++;
+                }
+            }
         }
         CU_ASSERT_EQUAL(got, n_expect);
         records += got;
@@ -354,12 +389,36 @@ static void test_splitter_cuts_where_byte_reference_does(void)
     }
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT(records > 1000);
+    tw__json_scan_free(&again);
+}
+
+static void test_splitter_cuts_where_byte_reference_does(void)
+{
+    size_t n_scanned = 0;
+    split_and_compare(NULL, false, &n_scanned);
+    split_and_compare(NULL, true, &n_scanned);
+    CU_ASSERT_EQUAL(n_scanned, 0);
+}
+
+/* The one pass: records the scanner reads where they start come back with
+ * its tokens, the others (invalid, crossing a read chunk) cut as before. */
+static void test_one_pass_records_equal_split_then_scanned(void)
+{
+    tw__json_scan scan;
+    tw__json_scan_init(&scan);
+    scan.max_depth = TW__JSON_SCAN_DEEPEST;
+    size_t n_scanned = 0;
+    split_and_compare(&scan, true, &n_scanned);
+    CU_ASSERT(n_scanned > 1000);
+    split_and_compare(&scan, false, &n_scanned);
+    tw__json_scan_free(&scan);
 }
 
 /* A record cut off at the end of the input is reported, not run past. */
 static void test_splitter_reports_record_cut_at_any_byte(void)
 {
-    const char *full = "{\"a\":\"x\\\"{[\",\"b\":[{\"c\":\"}}}}\\\\\"}],\"d\":\"0123456789abcdef\"}";
+    const char *full =
+        "{\"a\":\"x\\\"{[\",\"b\":[{\"c\":\"}}}}\\\\\"}],\"d\":\"0123456789abcdef\"}";
     size_t n = strlen(full);
     for (size_t cut = 1; cut < n; cut++) {
         char *p = malloc(cut);
@@ -439,6 +498,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_run_matches_reference_on_random_bytes);
     CU_ADD_TEST(suite, test_escaper_matches_byte_reference);
     CU_ADD_TEST(suite, test_splitter_cuts_where_byte_reference_does);
+    CU_ADD_TEST(suite, test_one_pass_records_equal_split_then_scanned);
     CU_ADD_TEST(suite, test_splitter_reports_record_cut_at_any_byte);
     CU_ADD_TEST(suite, test_scanned_reals_equal_strtod);
 }
