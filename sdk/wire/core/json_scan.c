@@ -308,6 +308,7 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
     const unsigned char *p = *pp;
     const unsigned char *start = p;
     bool is_negative = false;
+    uint64_t mag = 0; /* the integer's magnitude, when it is one */
     if (*p == '-') {
         is_negative = true;
         p++;
@@ -319,8 +320,23 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
         if (p < e && is_digit(*p))
             return false;
     } else if (is_digit(*p)) {
-        while (p < e && is_digit(*p))
-            p++;
+        /* Digits eight at a time while the value cannot wrap (16 digits),
+         * then one at a time, the value kept up to 19 digits. */
+        const unsigned char *first = p;
+#ifdef TW__JSON_SWAR
+        while (e - p >= 8 && p - first < 16) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (!tw__json_eight_digits(x))
+                break;
+            mag = mag * 100000000 + tw__json_eight_digits_value(x);
+            p += 8;
+        }
+#endif
+        for (; p < e && is_digit(*p); p++) {
+            if (p - first < 19)
+                mag = mag * 10 + (uint64_t)(*p - '0');
+        }
     } else {
         return false;
     }
@@ -345,12 +361,8 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
             p++;
     }
     if (!is_real) {
-        const unsigned char *d = start + (is_negative ? 1 : 0);
-        if (int_end - d > 19)
-            return false;
-        uint64_t mag = 0;
-        for (; d < int_end; d++)
-            mag = mag * 10 + (uint64_t)(*d - '0'); /* 19 digits cannot wrap */
+        if (int_end - (start + (is_negative ? 1 : 0)) > 19)
+            return false; /* 19 digits cannot wrap */
         uint64_t limit = (uint64_t)INT64_MAX + (is_negative ? 1 : 0);
         if (mag > limit)
             return false;
@@ -439,8 +451,7 @@ static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nome
 
 /* The parser of both entry points: @used NULL, the whole text is one value;
  * else the text starts with one, *used set to its length. */
-static inline __attribute__((always_inline)) bool parse(tw__json_scan *s, const char *text,
-                                                        size_t len, size_t *used)
+static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
 {
     s->n_tok = 0;
     if (len >= UINT32_MAX)

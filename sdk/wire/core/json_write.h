@@ -45,6 +45,24 @@ static inline uint64_t tw__swar_eq(uint64_t x, unsigned char b)
     return (y - TW__SWAR_ONES) & ~y & TW__SWAR_HIGHS;
 }
 
+/* Whether the eight bytes of @x are all ASCII digits. */
+static inline bool tw__json_eight_digits(uint64_t x)
+{
+    const uint64_t highs = UINT64_C(0xf0f0f0f0f0f0f0f0);
+    return ((x & highs) | (((x + UINT64_C(0x0606060606060606)) & highs) >> 4)) ==
+           UINT64_C(0x3333333333333333);
+}
+
+/* The value of eight ASCII digits @x (the first digit in the lowest byte):
+ * neighbouring digits, then pairs, then quadruples combined in place. */
+static inline uint64_t tw__json_eight_digits_value(uint64_t x)
+{
+    x -= TW__SWAR_ONES * '0';
+    x = (x * 10 + (x >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+    x = (x * 100 + (x >> 16)) & UINT64_C(0x0000ffff0000ffff);
+    return (x * 10000 + (x >> 32)) & UINT64_C(0xffffffff);
+}
+
 /* Bytes that JSON strings cannot hold as they are: '"', '\\', below 0x20,
  * above 0x7f. */
 static inline uint64_t tw__json_special_mask(uint64_t x)

@@ -16,6 +16,7 @@
  * that cross the splitter's 64 KiB read chunk. Every buffer is a heap
  * block of exactly its length, so that ASan sees any read past its end.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -489,6 +490,69 @@ static void test_scanned_reals_equal_strtod(void)
     tw__json_scan_free(&s);
 }
 
+#ifdef TW__JSON_SWAR
+static void test_eight_digits_match_byte_reference(void)
+{
+    static const unsigned char near[] = {'0',         '5',  '9',  '/',  ':',  0x00, 0xb0, 0xb9,
+                                         0x30 + 0x80, 0x2a, 0x3f, 0x40, 0x36, 0x39, 0x20, 0xff};
+    size_t wrong = 0;
+    for (size_t round = 0; round < 300000; round++) {
+        unsigned char b[8];
+        for (size_t i = 0; i < 8; i++)
+            b[i] = rnd() % 4 ? (unsigned char)('0' + rnd() % 10) : near[rnd() % sizeof near];
+        uint64_t x;
+        memcpy(&x, b, 8);
+        bool all = true;
+        uint64_t value = 0;
+        for (size_t i = 0; i < 8; i++) {
+            all = all && b[i] >= '0' && b[i] <= '9';
+            value = value * 10 + (uint64_t)(b[i] - '0');
+        }
+        if (tw__json_eight_digits(x) != all || (all && tw__json_eight_digits_value(x) != value))
+            wrong++;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+#endif
+
+/* Integers of 1 to 21 digits (the eight-at-a-time digits, the int64 edges):
+ * the scanner's value or refusal is strtoll's. */
+static void test_scanned_integers_equal_strtoll(void)
+{
+    tw__json_scan s;
+    tw__json_scan_init(&s);
+    static const char *const edges[] = {"9223372036854775807",  "9223372036854775808",
+                                        "-9223372036854775808", "-9223372036854775809",
+                                        "18446744073709551615", "99999999999999999999",
+                                        "10000000000000000",    "1700000000010367"};
+    size_t wrong = 0;
+    char text[40];
+    for (size_t round = 0; round < 200000; round++) {
+        size_t w = 0;
+        text[w++] = '[';
+        if (round < sizeof edges / sizeof edges[0]) {
+            w += (size_t)snprintf(text + w, sizeof text - w, "%s", edges[round]);
+        } else {
+            if (rnd() % 3 == 0)
+                text[w++] = '-';
+            size_t digits = 1 + rnd() % 21;
+            text[w++] = (char)('1' + rnd() % 9);
+            for (size_t i = 1; i < digits; i++)
+                text[w++] = (char)('0' + (rnd() % 4 ? rnd() % 10 : 9));
+        }
+        text[w] = '\0';
+        errno = 0;
+        long long expect = strtoll(text + 1, NULL, 10);
+        bool fits = errno != ERANGE;
+        text[w++] = ']';
+        bool ok = tw__json_scan_parse(&s, text, w);
+        if (ok != fits || (ok && (s.tok[1].type != TW__J_INTEGER || s.tok[1].v.i != expect)))
+            wrong++;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    tw__json_scan_free(&s);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/json_swar", NULL, NULL);
@@ -501,4 +565,8 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_one_pass_records_equal_split_then_scanned);
     CU_ADD_TEST(suite, test_splitter_reports_record_cut_at_any_byte);
     CU_ADD_TEST(suite, test_scanned_reals_equal_strtod);
+    CU_ADD_TEST(suite, test_scanned_integers_equal_strtoll);
+#ifdef TW__JSON_SWAR
+    CU_ADD_TEST(suite, test_eight_digits_match_byte_reference);
+#endif
 }
