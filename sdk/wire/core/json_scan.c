@@ -255,11 +255,6 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
     }
     t->len = (uint32_t)(o - start);
     *o++ = '\0';
-    /* A cheap key fingerprint for the duplicate check (bytes of the key
-     * only: the scratch past it holds leftovers of the eight-byte copy). */
-    t->n = t->len ? (uint32_t)t->len << 16 | (uint32_t)(unsigned char)start[0] << 8 |
-                        (unsigned char)start[t->len - 1]
-                  : 0;
     *op = o;
     *pp = p;
     return true;
@@ -451,6 +446,15 @@ static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nome
 
 /* The parser of both entry points: @used NULL, the whole text is one value;
  * else the text starts with one, *used set to its length. */
+/* A cheap fingerprint of the key token @t for the duplicate check (bytes
+ * of the key only: the scratch past it holds leftovers of the eight-byte
+ * copy). Kept in the key's `n`. */
+static inline uint32_t key_fingerprint(const tw__jtok *t)
+{
+    const unsigned char *k = (const unsigned char *)t->v.str;
+    return t->len ? (uint32_t)t->len << 16 | (uint32_t)k[0] << 8 | k[t->len - 1] : 0;
+}
+
 static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
 {
     s->n_tok = 0;
@@ -484,7 +488,10 @@ static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
         return false; /* Jansson's default: an object or an array at the top */
 
 value:
-    SKIP_WS(p, e);
+    /* Compact JSON has no blanks: each step below tests the byte it
+     * expects first and skips blanks only when that fails. */
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     if (p == e || depth == max_depth)
         return false; /* Jansson counts every value, a scalar too, against its depth */
     switch (*p) {
@@ -514,7 +521,6 @@ value:
         t->v.str = o;
         if (!scan_string(&p, e, &o, t))
             return false;
-        t->n = 0;
         goto after_value;
     }
     case 't':
@@ -543,7 +549,8 @@ value:
     }
 
 key : {
-    SKIP_WS(p, e);
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     size_t obj = stack[depth - 1];
     if (p == e || *p != '"' || !push(s, TW__J_STRING, &idx))
         return false;
@@ -552,11 +559,16 @@ key : {
     /* Jansson refuses a NUL in a key and duplicate keys (the flag). */
     if (!scan_string(&p, e, &o, t) || t->has_nul)
         return false;
+    t->n = key_fingerprint(t);
     if (s->tok[obj].n < SMALL_OBJECT) {
         uint64_t bit = UINT64_C(1) << ((t->n * UINT32_C(0x9e3779b1)) >> 26);
         if ((seen[depth - 1] & bit) && is_duplicate(s, obj, idx))
             return false;
         seen[depth - 1] |= bit;
+    }
+    if (p < e && *p == ':') {
+        p++;
+        goto value;
     }
     SKIP_WS(p, e);
     if (p == e || *p != ':')
@@ -574,7 +586,8 @@ after_value:
         SKIP_WS(p, e);
         return p == e;
     }
-    SKIP_WS(p, e);
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     {
         tw__jtok *parent = &s->tok[stack[depth - 1]];
         parent->n++;
