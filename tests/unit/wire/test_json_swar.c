@@ -118,8 +118,17 @@ static void test_run_matches_reference_on_random_bytes(void)
         for (size_t i = 0; i < len; i++)
             p[i] = rnd() % 6 == 0 ? random_byte() : (unsigned char)('a' + rnd() % 26);
         tw__json_run_kind kind = kinds[round % 3];
-        if (run_of(p, len, kind) != run_reference(p, len, kind))
+        size_t expect = run_reference(p, len, kind);
+        if (run_of(p, len, kind) != expect)
             wrong++;
+        /* The copying form (the escaper's): the run's bytes in dst, no
+         * write past its len bytes. */
+        unsigned char *dst = malloc(len ? len : 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+        if (tw__json_run_copy(p, len, TW__RUN_PLAIN, dst) != run_reference(p, len, TW__RUN_PLAIN) ||
+            memcmp(dst, p, run_reference(p, len, TW__RUN_PLAIN)) != 0)
+            wrong++;
+        free(dst);
         free(p);
     }
     CU_ASSERT_EQUAL(wrong, 0);
@@ -553,6 +562,74 @@ static void test_scanned_integers_equal_strtoll(void)
     tw__json_scan_free(&s);
 }
 
+/* tw__json_scan_pick's word-wise key comparison: objects whose keys differ
+ * from the wanted ones in one byte at any position (lengths 0-20), in
+ * any order, against a memcmp search. */
+static void test_pick_matches_memcmp_search(void)
+{
+    tw__json_scan s;
+    tw__json_scan_init(&s);
+    size_t wrong = 0;
+    char names[6][24];
+    tw__json_key keys[6];
+    tw__buf text;
+    tw__buf_init(&text);
+    for (size_t round = 0; round < 50000; round++) {
+        size_t n_keys = 1 + rnd() % 6;
+        for (size_t k = 0; k < n_keys; k++) {
+            size_t len = rnd() % 21;
+            for (size_t i = 0; i < len; i++)
+                names[k][i] = (char)('a' + rnd() % 3);
+            names[k][len] = '\0';
+            keys[k].name = names[k];
+            keys[k].len = len;
+        }
+        bool is_repeated = false; /* pick wants distinct keys */
+        for (size_t a = 0; a < n_keys; a++)
+            for (size_t b = a + 1; b < n_keys; b++)
+                is_repeated = is_repeated || strcmp(names[a], names[b]) == 0;
+        if (is_repeated)
+            continue;
+        /* The object: some wanted keys, some with one byte changed. */
+        tw__buf_reset(&text);
+        tw__buf_put_byte(&text, '{');
+        size_t members = rnd() % 8;
+        for (size_t m = 0; m < members; m++) {
+            char key[24];
+            const tw__json_key *w = &keys[rnd() % n_keys];
+            memcpy(key, w->name, w->len);
+            size_t len = w->len;
+            if (rnd() % 2 && len)
+                key[rnd() % len] = 'z';
+            else if (rnd() % 4 == 0)
+                key[len++] = 'a';
+            if (m)
+                tw__buf_put_byte(&text, ',');
+            tw__buf_put_byte(&text, '"');
+            tw__buf_put(&text, key, len);
+            tw__buf_put(&text, "\":", 2);
+            char v[16];
+            tw__buf_put(&text, v, (size_t)snprintf(v, sizeof v, "%zu", m));
+        }
+        tw__buf_put_byte(&text, '}');
+        if (!tw__json_scan_parse(&s, (const char *)text.data, text.len))
+            continue; /* a key twice */
+        size_t got[6], expect[6] = {0};
+        CU_ASSERT_TRUE_FATAL(tw__json_scan_pick(&s, 0, keys, n_keys, got));
+        for (size_t k = 0; k < n_keys; k++) {
+            for (size_t j = 1; j < s.tok[0].end; j = s.tok[j + 1].end) {
+                if (s.tok[j].len == keys[k].len &&
+                    memcmp(s.tok[j].v.str, keys[k].name, keys[k].len) == 0)
+                    expect[k] = j + 1;
+            }
+            wrong += got[k] != expect[k];
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    tw__buf_free(&text);
+    tw__json_scan_free(&s);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/json_swar", NULL, NULL);
@@ -566,6 +643,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_splitter_reports_record_cut_at_any_byte);
     CU_ADD_TEST(suite, test_scanned_reals_equal_strtod);
     CU_ADD_TEST(suite, test_scanned_integers_equal_strtoll);
+    CU_ADD_TEST(suite, test_pick_matches_memcmp_search);
 #ifdef TW__JSON_SWAR
     CU_ADD_TEST(suite, test_eight_digits_match_byte_reference);
 #endif
