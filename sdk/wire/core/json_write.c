@@ -26,8 +26,8 @@ bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
     uint8_t *o = out->data + out->len;
     *o++ = '"';
     for (size_t i = 0; i < len;) {
-        size_t run = tw__json_plain_run(s + i, len - i);
-        memcpy(o, s + i, run);
+        /* The run copied with its scan (o has room for len - i bytes). */
+        size_t run = tw__json_run_copy(s + i, len - i, TW__RUN_PLAIN, o);
         o += run;
         i += run;
         if (i == len)

@@ -115,15 +115,20 @@ static inline uint64_t tw__json_run_mask(uint64_t x, tw__json_run_kind kind)
 #endif
 
 /* The number of leading bytes of @p (at most @n) that do not stop a run of
- * @kind (a constant: the call is specialised). Reads only p[0..n-1]. */
-static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned char *p, size_t n,
-                                                                 tw__json_run_kind kind)
+ * @kind (a constant: the call is specialised). Reads only p[0..n-1]. When
+ * @dst is not NULL, also copies to it at least those bytes, and at most all
+ * @n (dst[0..n-1] must be writable): the caller goes on writing at the end
+ * of the run, so the bytes copied past it do not matter. */
+static inline __attribute__((always_inline)) size_t
+tw__json_run_copy(const unsigned char *p, size_t n, tw__json_run_kind kind, unsigned char *dst)
 {
 #ifdef TW__JSON_SWAR
     size_t i = 0;
     uint64_t x, m;
     for (; n - i >= 8; i += 8) {
         memcpy(&x, p + i, 8);
+        if (dst)
+            memcpy(dst + i, &x, 8);
         m = tw__json_run_mask(x, kind);
         if (m)
             return i + ((size_t)__builtin_ctzll(m) >> 3);
@@ -136,6 +141,8 @@ static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned 
      * set bit still falls on the first byte that stops). */
     if (n >= 8) {
         memcpy(&x, p + n - 8, 8); /* p[n-8 .. i-1] do not stop */
+        if (dst)
+            memcpy(dst + n - 8, &x, 8);
         m = tw__json_run_mask(x, kind);
         return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
     }
@@ -144,6 +151,10 @@ static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned 
         uint32_t lo, hi;
         memcpy(&lo, p, 4);
         memcpy(&hi, p + n - 4, 4);
+        if (dst) {
+            memcpy(dst, &lo, 4);
+            memcpy(dst + n - 4, &hi, 4);
+        }
         m = tw__json_run_mask((uint64_t)hi << 32 | lo, kind);
         if (!m)
             return n;
@@ -152,6 +163,11 @@ static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned 
     }
     /* n is 1, 2 or 3: bytes 0-2 are p[0], p[n/2], p[n-1] (ascending
      * indexes), the others 'a' (which stops no run). */
+    if (dst) {
+        dst[0] = p[0];
+        dst[n >> 1] = p[n >> 1];
+        dst[n - 1] = p[n - 1];
+    }
     x = UINT64_C(0x6161616161000000) | (uint64_t)p[n - 1] << 16 | (uint64_t)p[n >> 1] << 8 | p[0];
     m = tw__json_run_mask(x, kind);
     if (!m)
@@ -160,10 +176,20 @@ static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned 
     return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
 #else
     size_t i = 0;
-    while (i < n && !tw__json_run_stops(p[i], kind))
+    while (i < n && !tw__json_run_stops(p[i], kind)) {
+        if (dst)
+            dst[i] = p[i];
         i++;
+    }
     return i;
 #endif
+}
+
+/* The same without a copy. */
+static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned char *p, size_t n,
+                                                                 tw__json_run_kind kind)
+{
+    return tw__json_run_copy(p, n, kind, NULL);
 }
 
 /* The number of leading bytes of @p (at most @n) that JSON strings hold as
