@@ -33,7 +33,7 @@
 
 #include "wire/core/error.h"
 #include "wire/core/json_scan.h"
-#include "wire/core/json_write.h" /* tw__json_run */
+#include "wire/core/json_write.h" /* tw__swar_eq */
 #include "wire/core/utf8.h"
 
 #include <errno.h>

@@ -28,17 +28,16 @@
 #include "wire/core/buf.h"
 #include "wire/model/span_data.h"
 
-/* Runs of bytes that need no look, found eight bytes at a time (SWAR:
- * portable C, 64-bit loads by memcpy; little-endian only, else byte loops).
- * Each mask below has, in the byte of the first byte that stops a run, its
- * bit 0x80 set, and no set bit below it: the tests are the usual "byte is
- * zero" ones, whose false positives (borrows) only sit above a true one. */
+/* Bytes looked at eight at a time (SWAR: portable C, 64-bit loads by
+ * memcpy; little-endian only, else byte loops). A mask has bit 0x80 set in
+ * the byte of the first byte it looks for, and no set bit below it. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define TW__JSON_SWAR 1
 #define TW__SWAR_ONES UINT64_C(0x0101010101010101)
 #define TW__SWAR_HIGHS UINT64_C(0x8080808080808080)
 
-/* Bytes of @x equal to @b. */
+/* Bytes of @x equal to @b (the usual "byte is zero" test: its false
+ * positives, from borrows, only sit above a true one). */
 static inline uint64_t tw__swar_eq(uint64_t x, unsigned char b)
 {
     uint64_t y = x ^ (TW__SWAR_ONES * b);
@@ -64,119 +63,93 @@ static inline uint64_t tw__json_eight_digits_value(uint64_t x)
 }
 
 /* Bytes that JSON strings cannot hold as they are: '"', '\\', below 0x20,
- * above 0x7f. */
+ * above 0x7f. Only the lowest set bit is exact, which is all the users
+ * need: below the first such byte, every byte is in 0x20-0x7f and not a
+ * quote or backslash, so none of the three subtractions borrows or sets
+ * bit 0x80 there (y - 1 for y = byte ^ '"' in 1-0x7f, byte - 0x20 in
+ * 0-0x5f); at that byte, '"' or '\\' gives 0 - 1, a control byte wraps
+ * below 0x20, and a byte above 0x7f has the bit itself. */
 static inline uint64_t tw__json_special_mask(uint64_t x)
 {
-    const uint64_t ones = TW__SWAR_ONES, highs = TW__SWAR_HIGHS;
-    uint64_t quote = x ^ (ones * '"');
-    uint64_t backslash = x ^ (ones * '\\');
-    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | (x - ones * 0x20) | x) &
-           highs;
+    const uint64_t ones = TW__SWAR_ONES;
+    return (((x ^ (ones * '"')) - ones) | ((x ^ (ones * '\\')) - ones) | (x - ones * 0x20) | x) &
+           TW__SWAR_HIGHS;
 }
 #endif
 
-/* What stops a run (tw__json_run). */
-typedef enum tw__json_run_kind {
-    TW__RUN_PLAIN,   /* tw__json_special_mask: a string's bytes that need escaping */
-    TW__RUN_STRING,  /* '"', '\\', '\n': the record splitter inside a string */
-    TW__RUN_OUTSIDE, /* '"', '{', '}', '[', ']', '\n': the splitter outside strings */
-} tw__json_run_kind;
-
-/* Whether byte @c stops a run of @kind: the byte-by-byte reference. */
-static inline bool tw__json_run_stops(unsigned char c, tw__json_run_kind kind)
+/* Whether byte @c stops a plain run: the byte-by-byte reference of the
+ * runs below. */
+static inline bool tw__json_is_special(unsigned char c)
 {
-    switch (kind) {
-    case TW__RUN_PLAIN:
-        return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-    case TW__RUN_STRING:
-        return c == '"' || c == '\\' || c == '\n';
-    case TW__RUN_OUTSIDE:
-        break;
-    }
-    return c == '"' || c == '\n' || c == '{' || c == '}' || c == '[' || c == ']';
+    return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
 }
 
-#ifdef TW__JSON_SWAR
-static inline uint64_t tw__json_run_mask(uint64_t x, tw__json_run_kind kind)
-{
-    switch (kind) {
-    case TW__RUN_PLAIN:
-        return tw__json_special_mask(x);
-    case TW__RUN_STRING:
-        return tw__swar_eq(x, '"') | tw__swar_eq(x, '\\') | tw__swar_eq(x, '\n');
-    case TW__RUN_OUTSIDE:
-        break;
-    }
-    /* '{' and '[' differ in bit 0x20 only, as do '}' and ']'. */
-    uint64_t folded = x | (TW__SWAR_ONES * 0x20);
-    return tw__swar_eq(x, '"') | tw__swar_eq(x, '\n') | tw__swar_eq(folded, '{') |
-           tw__swar_eq(folded, '}');
-}
-#endif
-
-/* The number of leading bytes of @p (at most @n) that do not stop a run of
- * @kind (a constant: the call is specialised). Reads only p[0..n-1]. When
- * @dst is not NULL, also copies to it at least those bytes, and at most all
- * @n (dst[0..n-1] must be writable): the caller goes on writing at the end
+/* The number of leading bytes of @p (at most @n) that JSON strings hold
+ * as they are (tw__json_is_special false). Reads only p[0..n-1]. When @dst
+ * is not NULL, also copies to it at least those bytes, and at most all @n
+ * (dst[0..n-1] must be writable): the caller goes on writing at the end
  * of the run, so the bytes copied past it do not matter. */
-static inline __attribute__((always_inline)) size_t
-tw__json_run_copy(const unsigned char *p, size_t n, tw__json_run_kind kind, unsigned char *dst)
+static inline __attribute__((always_inline)) size_t tw__json_run_copy(const unsigned char *p,
+                                                                      size_t n, unsigned char *dst)
 {
 #ifdef TW__JSON_SWAR
-    size_t i = 0;
     uint64_t x, m;
+    if (n < 8) {
+        /* Short: loads that stay inside p[0..n-1] and may overlap (a byte
+         * that does not stop sets no bit and starts no borrow, so the
+         * lowest set bit still falls on the first byte that stops). */
+        if (n >= 4) {
+            /* Bytes 0-3 are p[0..3], bytes 4-7 are p[n-4..n-1]. */
+            uint32_t lo, hi;
+            memcpy(&lo, p, 4);
+            memcpy(&hi, p + n - 4, 4);
+            if (dst) {
+                memcpy(dst, &lo, 4);
+                memcpy(dst + n - 4, &hi, 4);
+            }
+            m = tw__json_special_mask((uint64_t)hi << 32 | lo);
+            if (!m)
+                return n;
+            size_t k = (size_t)__builtin_ctzll(m) >> 3;
+            return k < 4 ? k : n - 8 + k;
+        }
+        if (n == 0)
+            return 0;
+        /* n is 1, 2 or 3: bytes 0-2 are p[0], p[n/2], p[n-1] (ascending
+         * indexes), the others 'a' (which stops no run). */
+        if (dst) {
+            dst[0] = p[0];
+            dst[n >> 1] = p[n >> 1];
+            dst[n - 1] = p[n - 1];
+        }
+        x = UINT64_C(0x6161616161000000) | (uint64_t)p[n - 1] << 16 | (uint64_t)p[n >> 1] << 8 |
+            p[0];
+        m = tw__json_special_mask(x);
+        if (!m)
+            return n;
+        size_t k = (size_t)__builtin_ctzll(m) >> 3;
+        return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
+    }
+    size_t i = 0;
     for (; n - i >= 8; i += 8) {
         memcpy(&x, p + i, 8);
         if (dst)
             memcpy(dst + i, &x, 8);
-        m = tw__json_run_mask(x, kind);
+        m = tw__json_special_mask(x);
         if (m)
             return i + ((size_t)__builtin_ctzll(m) >> 3);
     }
     if (i == n)
         return n;
-    /* The tail of fewer than eight bytes without a byte loop: loads that
-     * stay inside p[0..n-1] and may overlap bytes already known not to
-     * stop (such a byte sets no bit and starts no borrow, so the lowest
-     * set bit still falls on the first byte that stops). */
-    if (n >= 8) {
-        memcpy(&x, p + n - 8, 8); /* p[n-8 .. i-1] do not stop */
-        if (dst)
-            memcpy(dst + n - 8, &x, 8);
-        m = tw__json_run_mask(x, kind);
-        return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
-    }
-    if (n >= 4) {
-        /* Bytes 0-3 are p[0..3], bytes 4-7 are p[n-4..n-1]. */
-        uint32_t lo, hi;
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + n - 4, 4);
-        if (dst) {
-            memcpy(dst, &lo, 4);
-            memcpy(dst + n - 4, &hi, 4);
-        }
-        m = tw__json_run_mask((uint64_t)hi << 32 | lo, kind);
-        if (!m)
-            return n;
-        size_t k = (size_t)__builtin_ctzll(m) >> 3;
-        return k < 4 ? k : n - 8 + k;
-    }
-    /* n is 1, 2 or 3: bytes 0-2 are p[0], p[n/2], p[n-1] (ascending
-     * indexes), the others 'a' (which stops no run). */
-    if (dst) {
-        dst[0] = p[0];
-        dst[n >> 1] = p[n >> 1];
-        dst[n - 1] = p[n - 1];
-    }
-    x = UINT64_C(0x6161616161000000) | (uint64_t)p[n - 1] << 16 | (uint64_t)p[n >> 1] << 8 | p[0];
-    m = tw__json_run_mask(x, kind);
-    if (!m)
-        return n;
-    size_t k = (size_t)__builtin_ctzll(m) >> 3;
-    return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
+    /* The tail: the last eight bytes, p[n-8 .. i-1] known not to stop. */
+    memcpy(&x, p + n - 8, 8);
+    if (dst)
+        memcpy(dst + n - 8, &x, 8);
+    m = tw__json_special_mask(x);
+    return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
 #else
     size_t i = 0;
-    while (i < n && !tw__json_run_stops(p[i], kind)) {
+    while (i < n && !tw__json_is_special(p[i])) {
         if (dst)
             dst[i] = p[i];
         i++;
@@ -186,17 +159,9 @@ tw__json_run_copy(const unsigned char *p, size_t n, tw__json_run_kind kind, unsi
 }
 
 /* The same without a copy. */
-static inline __attribute__((always_inline)) size_t tw__json_run(const unsigned char *p, size_t n,
-                                                                 tw__json_run_kind kind)
-{
-    return tw__json_run_copy(p, n, kind, NULL);
-}
-
-/* The number of leading bytes of @p (at most @n) that JSON strings hold as
- * they are: printable ASCII other than '"' and '\\'. */
 static inline size_t tw__json_plain_run(const unsigned char *p, size_t n)
 {
-    return tw__json_run(p, n, TW__RUN_PLAIN);
+    return tw__json_run_copy(p, n, NULL);
 }
 
 /* Appends @len bytes of @text as a JSON string (quotes included), as

@@ -2,9 +2,9 @@
 /*
  * tests/unit/wire/test_json_swar.c: suite "wire/json_swar", the
  * eight-bytes-at-a-time fast paths of the JSON layer held to simple
- * byte-by-byte references: the run finder tw__json_run (wire/core/
- * json_write.h) that the string escaper and the record splitter use, the
- * escaper tw__json_append_text itself, the record splitter tw__json_stream
+ * byte-by-byte references: the plain-run finder tw__json_run_copy
+ * (wire/core/json_write.h) of the string escaper, the escaper
+ * tw__json_append_text itself, the record splitter tw__json_stream
  * (wire/core/json_stream.c, whose word-at-a-time state machine must cut
  * exactly where its byte loop would), and the scanner's exact decimal
  * conversion (wire/core/json_scan.c) against strtod.
@@ -58,27 +58,26 @@ static unsigned char random_byte(void)
     return interesting[(r >> 8) % sizeof interesting];
 }
 
-static const tw__json_run_kind kinds[] = {TW__RUN_PLAIN, TW__RUN_STRING, TW__RUN_OUTSIDE};
-
-static size_t run_reference(const unsigned char *p, size_t n, tw__json_run_kind kind)
+static size_t run_reference(const unsigned char *p, size_t n)
 {
     size_t i = 0;
-    while (i < n && !tw__json_run_stops(p[i], kind))
+    while (i < n && !tw__json_is_special(p[i]))
         i++;
     return i;
 }
 
-static size_t run_of(const unsigned char *p, size_t n, tw__json_run_kind kind)
+/* tw__json_plain_run and the copying form: the same length as the
+ * reference, the run's bytes in a dst of exactly n bytes (ASan: no write
+ * past it). */
+static bool run_is_right(const unsigned char *p, size_t n)
 {
-    switch (kind) {
-    case TW__RUN_PLAIN:
-        return tw__json_run(p, n, TW__RUN_PLAIN);
-    case TW__RUN_STRING:
-        return tw__json_run(p, n, TW__RUN_STRING);
-    case TW__RUN_OUTSIDE:
-        break;
-    }
-    return tw__json_run(p, n, TW__RUN_OUTSIDE);
+    size_t expect = run_reference(p, n);
+    unsigned char *dst = malloc(n ? n : 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+    bool ok = tw__json_plain_run(p, n) == expect && tw__json_run_copy(p, n, dst) == expect &&
+              memcmp(dst, p, expect) == 0;
+    free(dst);
+    return ok;
 }
 
 /* Every stopping byte at every position of plain buffers of every length
@@ -86,21 +85,18 @@ static size_t run_of(const unsigned char *p, size_t n, tw__json_run_kind kind)
 static void test_run_stops_at_each_position_and_length(void)
 {
     size_t wrong = 0;
-    for (size_t k = 0; k < 3; k++) {
-        for (size_t len = 0; len <= 40; len++) {
-            for (size_t at = 0; at <= len; at++) {
-                for (size_t b = 0; b < sizeof interesting; b++) {
-                    unsigned char *p = malloc(len ? len : 1);
-                    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-                    memset(p, 'a', len);
-                    if (at < len)
-                        p[at] = interesting[b];
-                    if (at + 1 < len)
-                        p[at + 1] = interesting[(b * 7 + 3) % sizeof interesting];
-                    if (run_of(p, len, kinds[k]) != run_reference(p, len, kinds[k]))
-                        wrong++;
-                    free(p);
-                }
+    for (size_t len = 0; len <= 40; len++) {
+        for (size_t at = 0; at <= len; at++) {
+            for (size_t b = 0; b < sizeof interesting; b++) {
+                unsigned char *p = malloc(len ? len : 1);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+                memset(p, 'a', len);
+                if (at < len)
+                    p[at] = interesting[b];
+                if (at + 1 < len)
+                    p[at + 1] = interesting[(b * 7 + 3) % sizeof interesting];
+                wrong += !run_is_right(p, len);
+                free(p);
             }
         }
     }
@@ -117,18 +113,7 @@ static void test_run_matches_reference_on_random_bytes(void)
         /* Mostly plain bytes with a few others, so long runs happen. */
         for (size_t i = 0; i < len; i++)
             p[i] = rnd() % 6 == 0 ? random_byte() : (unsigned char)('a' + rnd() % 26);
-        tw__json_run_kind kind = kinds[round % 3];
-        size_t expect = run_reference(p, len, kind);
-        if (run_of(p, len, kind) != expect)
-            wrong++;
-        /* The copying form (the escaper's): the run's bytes in dst, no
-         * write past its len bytes. */
-        unsigned char *dst = malloc(len ? len : 1);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
-        if (tw__json_run_copy(p, len, TW__RUN_PLAIN, dst) != run_reference(p, len, TW__RUN_PLAIN) ||
-            memcmp(dst, p, run_reference(p, len, TW__RUN_PLAIN)) != 0)
-            wrong++;
-        free(dst);
+        wrong += !run_is_right(p, len);
         free(p);
     }
     CU_ASSERT_EQUAL(wrong, 0);
