@@ -444,8 +444,6 @@ static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nome
     return is_dup;
 }
 
-/* The parser of both entry points: @used NULL, the whole text is one value;
- * else the text starts with one, *used set to its length. */
 /* A cheap fingerprint of the key token @t for the duplicate check (bytes
  * of the key only: the scratch past it holds leftovers of the eight-byte
  * copy). Kept in the key's `n`. */
@@ -455,6 +453,8 @@ static inline uint32_t key_fingerprint(const tw__jtok *t)
     return t->len ? (uint32_t)t->len << 16 | (uint32_t)k[0] << 8 | k[t->len - 1] : 0;
 }
 
+/* The parser of both entry points: @used NULL, the whole text is one value;
+ * else the text starts with one, *used set to its length. */
 static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
 {
     s->n_tok = 0;

@@ -10,7 +10,10 @@
  * top level, or inside up to two levels of arrays, is a record; it comes out
  * as its bytes and the line it starts on, for json_loadb and for messages.
  * It never validates the record (Jansson does that); it only finds where
- * each one ends.
+ * each one ends. With a scanner (tw__json_stream_set_scan, the token
+ * record loop), a record is first tried in one pass: the scanner reads the
+ * object in place in the chunk and, when it accepts it, that is the
+ * record, already scanned; anything else is cut as above.
  *
  * Recovery: a byte that cannot start a record (a stray token, a scalar in
  * an array) makes a BAD region that runs to the end of its line; a record
@@ -383,8 +386,8 @@ static inline size_t marked(uint64_t m)
  * *in_string are then what the byte loop would leave after them. A byte is
  * inside a string when the quotes up to it are odd in number (a prefix
  * XOR), flipped when the word starts inside one. The byte loop of
- * scan_object is the reference; tests/unit/wire/test_json_stream.c
- * compares both on random and adversarial inputs.
+ * scan_object is the reference; tests/unit/wire/test_json_swar.c holds the
+ * splitter to a byte-by-byte one on random and adversarial inputs.
  */
 static size_t words_keeping_depth(const unsigned char *p, size_t n, size_t *depth, bool *in_string)
 {
@@ -419,7 +422,7 @@ static size_t words_keeping_depth(const unsigned char *p, size_t n, size_t *dept
 
 /* Scans one object starting at '{' into js->rec: a run of the bytes at
  * hand (given-back bytes or the chunk) at a time, eight bytes at a time
- * where they need no byte-by-byte look (word_keeps_depth), then the run
+ * where they need no byte-by-byte look (words_keeping_depth), then the run
  * kept with one copy. */
 static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
