@@ -457,7 +457,9 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         size_t n = is_back ? js->back_len - js->back_pos : js->chunk_len - js->chunk_pos;
         size_t base = total; /* the record index of p[0] */
         size_t i = 0;
+#ifdef TW__JSON_SWAR
         size_t slow_until = 0; /* bytes before it go one at a time */
+#endif
         while (i < n) {
 #ifdef TW__JSON_SWAR
             if (i >= slow_until && n - i >= 8 && !escaped && prev != '\n') {
