@@ -255,13 +255,43 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
     }
     t->len = (uint32_t)(o - start);
     *o++ = '\0';
-    /* A cheap key fingerprint for the duplicate check (bytes of the key
-     * only: the scratch past it holds leftovers of the eight-byte copy). */
-    t->n = t->len ? (uint32_t)t->len << 16 | (uint32_t)(unsigned char)start[0] << 8 |
-                        (unsigned char)start[t->len - 1]
-                  : 0;
     *op = o;
     *pp = p;
+    return true;
+}
+
+/* The value of the real number text [start, end) when it is d.ddd without
+ * an exponent, with at most 15 digits after leading zeros and at most 22
+ * after the point: the digits as an integer below 2^53 and a power of ten
+ * up to 10^22 are both exact doubles, so their correctly rounded quotient
+ * is the correctly rounded value of the text, which is what strtod
+ * returns (Clinger's fast path). False for any other text (strtod then). */
+static bool exact_decimal(const unsigned char *start, const unsigned char *end, bool is_negative,
+                          double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const unsigned char *p = start + (is_negative ? 1 : 0);
+    uint64_t mant = 0;
+    size_t digits = 0, frac = 0;
+    bool is_after_point = false;
+    for (; p < end; p++) {
+        if (*p == '.') {
+            is_after_point = true;
+            continue;
+        }
+        if (!is_digit(*p))
+            return false; /* an exponent */
+        if (mant || *p != '0')
+            digits++;
+        mant = mant * 10 + (uint64_t)(*p - '0');
+        frac += is_after_point;
+        if (digits > 15 || frac > 22)
+            return false;
+    }
+    double v = (double)mant / pow10[frac];
+    *out = is_negative ? -v : v;
     return true;
 }
 
@@ -273,6 +303,7 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
     const unsigned char *p = *pp;
     const unsigned char *start = p;
     bool is_negative = false;
+    uint64_t mag = 0; /* the integer's magnitude, when it is one */
     if (*p == '-') {
         is_negative = true;
         p++;
@@ -284,8 +315,23 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
         if (p < e && is_digit(*p))
             return false;
     } else if (is_digit(*p)) {
-        while (p < e && is_digit(*p))
-            p++;
+        /* Digits eight at a time while the value cannot wrap (16 digits),
+         * then one at a time, the value kept up to 19 digits. */
+        const unsigned char *first = p;
+#ifdef TW__JSON_SWAR
+        while (e - p >= 8 && p - first < 16) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (!tw__json_eight_digits(x))
+                break;
+            mag = mag * 100000000 + tw__json_eight_digits_value(x);
+            p += 8;
+        }
+#endif
+        for (; p < e && is_digit(*p); p++) {
+            if (p - first < 19)
+                mag = mag * 10 + (uint64_t)(*p - '0');
+        }
     } else {
         return false;
     }
@@ -310,12 +356,8 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
             p++;
     }
     if (!is_real) {
-        const unsigned char *d = start + (is_negative ? 1 : 0);
-        if (int_end - d > 19)
-            return false;
-        uint64_t mag = 0;
-        for (; d < int_end; d++)
-            mag = mag * 10 + (uint64_t)(*d - '0'); /* 19 digits cannot wrap */
+        if (int_end - (start + (is_negative ? 1 : 0)) > 19)
+            return false; /* 19 digits cannot wrap */
         uint64_t limit = (uint64_t)INT64_MAX + (is_negative ? 1 : 0);
         if (mag > limit)
             return false;
@@ -332,6 +374,11 @@ static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jt
         const char *point = localeconv()->decimal_point;
         if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
             return false;
+        if (exact_decimal(start, p, is_negative, &t->v.d)) {
+            t->type = TW__J_REAL;
+            *pp = p;
+            return true;
+        }
         memcpy(buf, start, n);
         buf[n] = '\0';
         errno = 0;
@@ -397,7 +444,18 @@ static bool has_duplicate_keys(const tw__json_scan *s, size_t obj, bool *is_nome
     return is_dup;
 }
 
-bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
+/* A cheap fingerprint of the key token @t for the duplicate check (bytes
+ * of the key only: the scratch past it holds leftovers of the eight-byte
+ * copy). Kept in the key's `n`. */
+static inline uint32_t key_fingerprint(const tw__jtok *t)
+{
+    const unsigned char *k = (const unsigned char *)t->v.str;
+    return t->len ? (uint32_t)t->len << 16 | (uint32_t)k[0] << 8 | k[t->len - 1] : 0;
+}
+
+/* The parser of both entry points: @used NULL, the whole text is one value;
+ * else the text starts with one, *used set to its length. */
+static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
 {
     s->n_tok = 0;
     if (len >= UINT32_MAX)
@@ -417,6 +475,10 @@ bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
     const unsigned char *p = (const unsigned char *)text;
     const unsigned char *e = p + len;
     uint32_t stack[TW__JSON_SCAN_DEEPEST];
+    /* Per open object: a 64-bit set of its keys' fingerprints (hashed), so
+     * that the linear duplicate check runs only for a key whose bit is
+     * already set. Set when the object opens; arrays leave it unused. */
+    uint64_t seen[TW__JSON_SCAN_DEEPEST];
     size_t max_depth = s->max_depth < TW__JSON_SCAN_DEEPEST ? s->max_depth : TW__JSON_SCAN_DEEPEST;
     size_t depth = 0;
     size_t idx;
@@ -426,7 +488,10 @@ bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
         return false; /* Jansson's default: an object or an array at the top */
 
 value:
-    SKIP_WS(p, e);
+    /* Compact JSON has no blanks: each step below tests the byte it
+     * expects first and skips blanks only when that fails. */
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     if (p == e || depth == max_depth)
         return false; /* Jansson counts every value, a scalar too, against its depth */
     switch (*p) {
@@ -435,6 +500,7 @@ value:
         bool is_object = *p == '{';
         if (depth == max_depth || !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
             return false;
+        seen[depth] = 0;
         stack[depth++] = (uint32_t)idx;
         p++;
         SKIP_WS(p, e);
@@ -455,7 +521,6 @@ value:
         t->v.str = o;
         if (!scan_string(&p, e, &o, t))
             return false;
-        t->n = 0;
         goto after_value;
     }
     case 't':
@@ -484,16 +549,27 @@ value:
     }
 
 key : {
-    SKIP_WS(p, e);
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     size_t obj = stack[depth - 1];
     if (p == e || *p != '"' || !push(s, TW__J_STRING, &idx))
         return false;
     tw__jtok *t = &s->tok[idx];
     t->v.str = o;
     /* Jansson refuses a NUL in a key and duplicate keys (the flag). */
-    if (!scan_string(&p, e, &o, t) || t->has_nul ||
-        (s->tok[obj].n < SMALL_OBJECT && is_duplicate(s, obj, idx)))
+    if (!scan_string(&p, e, &o, t) || t->has_nul)
         return false;
+    t->n = key_fingerprint(t);
+    if (s->tok[obj].n < SMALL_OBJECT) {
+        uint64_t bit = UINT64_C(1) << ((t->n * UINT32_C(0x9e3779b1)) >> 26);
+        if ((seen[depth - 1] & bit) && is_duplicate(s, obj, idx))
+            return false;
+        seen[depth - 1] |= bit;
+    }
+    if (p < e && *p == ':') {
+        p++;
+        goto value;
+    }
     SKIP_WS(p, e);
     if (p == e || *p != ':')
         return false;
@@ -502,9 +578,16 @@ key : {
 }
 
 after_value:
-    SKIP_WS(p, e);
-    if (depth == 0)
+    if (depth == 0) {
+        if (used) {
+            *used = (size_t)(p - (const unsigned char *)text);
+            return true;
+        }
+        SKIP_WS(p, e);
         return p == e;
+    }
+    if (p < e && *p <= ' ')
+        SKIP_WS(p, e);
     {
         tw__jtok *parent = &s->tok[stack[depth - 1]];
         parent->n++;
@@ -531,14 +614,49 @@ after_value:
     }
 }
 
-/* memcmp for the short keys of a record, without a call. */
+bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
+{
+    return parse(s, text, len, NULL);
+}
+
+bool tw__json_scan_parse_prefix(tw__json_scan *s, const char *text, size_t len, size_t *used)
+{
+    return parse(s, text, len, used);
+}
+
+/* memcmp for the short keys of a record, without a call: whole words,
+ * the last one overlapping, every load inside the @n bytes. */
 static inline bool same_bytes(const char *a, const char *b, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (a[i] != b[i])
-            return false;
+    if (n >= 8) {
+        uint64_t x, y;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return false;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
     }
-    return true;
+    if (n >= 4) {
+        uint32_t x1, y1, x2, y2;
+        memcpy(&x1, a, 4);
+        memcpy(&y1, b, 4);
+        memcpy(&x2, a + n - 4, 4);
+        memcpy(&y2, b + n - 4, 4);
+        return x1 == y1 && x2 == y2;
+    }
+    if (n >= 2) {
+        uint16_t x1, y1, x2, y2;
+        memcpy(&x1, a, 2);
+        memcpy(&y1, b, 2);
+        memcpy(&x2, a + n - 2, 2);
+        memcpy(&y2, b + n - 2, 2);
+        return x1 == y1 && x2 == y2;
+    }
+    return n == 0 || a[0] == b[0];
 }
 
 bool tw__json_scan_pick(const tw__json_scan *s, size_t obj, const tw__json_key *keys, size_t n,

@@ -86,6 +86,13 @@ void tw__json_scan_free(tw__json_scan *s);
  * otherwise, or when memory runs out. */
 bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len);
 
+/* The same for the value that starts @text: true when the first @len
+ * bytes begin with an object or array that tw__json_scan_parse would
+ * accept alone (the same tokens), *used then its length (up to its closing
+ * bracket; what follows is not looked at). For readers that cut records
+ * out of a stream and scan them in one pass. */
+bool tw__json_scan_parse_prefix(tw__json_scan *s, const char *text, size_t len, size_t *used);
+
 /* A key to look for, with its length: TW__JKEY("name"). */
 typedef struct tw__json_key {
     const char *name;

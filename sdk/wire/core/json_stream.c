@@ -10,7 +10,10 @@
  * top level, or inside up to two levels of arrays, is a record; it comes out
  * as its bytes and the line it starts on, for json_loadb and for messages.
  * It never validates the record (Jansson does that); it only finds where
- * each one ends.
+ * each one ends. With a scanner (tw__json_stream_set_scan, the token
+ * record loop), a record is first tried in one pass: the scanner reads the
+ * object in place in the chunk and, when it accepts it, that is the
+ * record, already scanned; anything else is cut as above.
  *
  * Recovery: a byte that cannot start a record (a stray token, a scalar in
  * an array) makes a BAD region that runs to the end of its line; a record
@@ -33,7 +36,7 @@
 
 #include "wire/core/error.h"
 #include "wire/core/json_scan.h"
-#include "wire/core/json_write.h" /* tw__json_plain_run */
+#include "wire/core/json_write.h" /* tw__swar_eq */
 #include "wire/core/utf8.h"
 
 #include <errno.h>
@@ -73,6 +76,12 @@ struct tw__json_stream {
     /* Bytes given back after a resynchronisation, read before the chunk. */
     char *back;
     size_t back_len, back_pos, back_cap;
+
+    /* One pass (tw__json_stream_set_scan): the scanner that tries each
+     * record where it starts in the chunk, and whether it holds the
+     * record tw__json_stream_next returned last. */
+    tw__json_scan *scan;
+    bool is_scanned;
 };
 
 tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
@@ -92,6 +101,16 @@ void tw__json_stream_set_spill(tw__json_stream *js,
 {
     js->spill = spill;
     js->spill_arg = arg;
+}
+
+void tw__json_stream_set_scan(tw__json_stream *js, tw__json_scan *scan)
+{
+    js->scan = scan;
+}
+
+bool tw__json_stream_is_scanned(const tw__json_stream *js)
+{
+    return js->is_scanned;
 }
 
 void tw__json_stream_free(tw__json_stream *js)
@@ -343,9 +362,68 @@ static bool keep_run(tw__json_stream *js, const unsigned char *p, size_t n, size
     return true;
 }
 
+#ifdef TW__JSON_SWAR
+/* Bytes of @x equal to @b, exactly (0x80 of each such byte, no borrows). */
+static inline uint64_t exact_eq(uint64_t x, unsigned char b)
+{
+    const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+    uint64_t y = x ^ (TW__SWAR_ONES * b);
+    return ~(((y & low7) + low7) | y) & TW__SWAR_HIGHS;
+}
+
+/* The number of bytes marked in @m (0x80 of a byte each). */
+static inline size_t marked(uint64_t m)
+{
+    return (size_t)(((m >> 7) * TW__SWAR_ONES) >> 56);
+}
+
+/*
+ * The record splitter's state machine over eight bytes at a time, from @p
+ * (@n bytes) on, for as long as nothing in a word needs a byte-by-byte
+ * look: no backslash, no newline (line counts, resynchronisation), and
+ * fewer closing brackets outside strings than the depth (the record cannot
+ * end in them). Returns the bytes done (a multiple of 8); *depth and
+ * *in_string are then what the byte loop would leave after them. A byte is
+ * inside a string when the quotes up to it are odd in number (a prefix
+ * XOR), flipped when the word starts inside one. The byte loop of
+ * scan_object is the reference; tests/unit/wire/test_json_swar.c holds the
+ * splitter to a byte-by-byte one on random and adversarial inputs.
+ */
+static size_t words_keeping_depth(const unsigned char *p, size_t n, size_t *depth, bool *in_string)
+{
+    size_t d = *depth, i = 0;
+    uint64_t flip = *in_string ? ~UINT64_C(0) : 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if (tw__swar_eq(x, '\\') | tw__swar_eq(x, '\n'))
+            break;
+        uint64_t inside = exact_eq(x, '"');
+        inside ^= inside << 8;
+        inside ^= inside << 16;
+        inside ^= inside << 32;
+        inside ^= flip;
+        uint64_t folded = x | (TW__SWAR_ONES * 0x20); /* '[' as '{', ']' as '}' */
+        uint64_t opens = exact_eq(folded, '{') & ~inside;
+        uint64_t closes = exact_eq(folded, '}') & ~inside;
+        if (opens | closes) {
+            size_t n_closes = marked(closes);
+            if (d <= n_closes)
+                break;
+            d = d + marked(opens) - n_closes;
+        }
+        flip = 0 - (inside >> 63);
+    }
+    *depth = d;
+    *in_string = flip != 0;
+    return i;
+}
+#endif
+
 /* Scans one object starting at '{' into js->rec: a run of the bytes at
- * hand (given-back bytes or the chunk) at a time, strings skipped eight
- * bytes at a time, then the run kept with one copy. */
+ * hand (given-back bytes or the chunk) at a time, eight bytes at a time
+ * where they need no byte-by-byte look (words_keeping_depth), then the run
+ * kept with one copy. */
 static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *len,
                                  size_t start_line)
 {
@@ -379,7 +457,21 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
         size_t n = is_back ? js->back_len - js->back_pos : js->chunk_len - js->chunk_pos;
         size_t base = total; /* the record index of p[0] */
         size_t i = 0;
+#ifdef TW__JSON_SWAR
+        size_t slow_until = 0; /* bytes before it go one at a time */
+#endif
         while (i < n) {
+#ifdef TW__JSON_SWAR
+            if (i >= slow_until && n - i >= 8 && !escaped && prev != '\n') {
+                size_t done = words_keeping_depth(p + i, n - i, &depth, &in_string);
+                i += done;
+                if (done)
+                    prev = p[i - 1];
+                slow_until = i + 8; /* the word that stopped it */
+                if (i == n)
+                    break;
+            }
+#endif
             unsigned char c = p[i];
             /* A '{' at the start of a later line of a top-level record
              * (and kept): where an NDJSON input goes on if this record is
@@ -395,23 +487,13 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
             if (c == '\n')
                 js->line++;
             if (in_string) {
-                if (escaped) {
+                if (escaped)
                     escaped = false;
-                } else if (c == '\\') {
+                else if (c == '\\')
                     escaped = true;
-                } else if (c == '"') {
+                else if (c == '"')
                     in_string = false;
-                } else if (c != '\n') {
-                    /* Plain string bytes hold no quote, backslash or newline. */
-                    size_t run = tw__json_plain_run(p + i, n - i);
-                    if (run) {
-                        i += run;
-                        prev = p[i - 1];
-                    }
-                }
-                continue;
-            }
-            if (c == '"') {
+            } else if (c == '"') {
                 in_string = true;
             } else if (c == '{' || c == '[') {
                 depth++;
@@ -471,10 +553,44 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
     return TW__JSON_RECORD;
 }
 
+/* The one-pass way to a record: the scanner reads the object that starts
+ * at the chunk's current byte, in place. When it accepts one that ends in
+ * the chunk and is within the limit, that is the record scan_object would
+ * cut (for valid JSON its string and bracket tracking is exact), so it is
+ * kept and consumed at once, its tokens ready. Otherwise (bytes given
+ * back pending, the object crosses the chunk's end, is not what the
+ * scanner reads, or is too large) false, nothing consumed: scan_object
+ * cuts it. */
+static bool scanned_object(tw__json_stream *js, const char **rec, size_t *len)
+{
+    if (js->back_pos < js->back_len)
+        return false;
+    const char *p = (const char *)js->chunk + js->chunk_pos;
+    size_t n = js->chunk_len - js->chunk_pos, used;
+    if (!tw__json_scan_parse_prefix(js->scan, p, n, &used) || used > js->max_record)
+        return false;
+    region_start(js);
+    js->resync_at = 0;
+    if (!reserve(js, used, js->max_record))
+        return false; /* scan_object reports the lack of memory */
+    memcpy(js->rec, p, used);
+    js->rec_len = used;
+    js->rec[used] = '\0';
+    js->chunk_pos += used;
+    /* Newlines in it are blanks between tokens: counted for the line. */
+    for (const char *q = p, *end = p + used; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        js->line++;
+    js->is_scanned = true;
+    *rec = js->rec;
+    *len = used;
+    return true;
+}
+
 tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why)
 {
     *why = js->why;
+    js->is_scanned = false;
     for (;;) {
         skip_space(js);
         int c = peek(js);
@@ -493,8 +609,11 @@ tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t
             }
             return TW__JSON_END;
         }
-        if (c == '{')
+        if (c == '{') {
+            if (js->scan && scanned_object(js, rec, len))
+                return TW__JSON_RECORD;
             return scan_object(js, rec, len, *line_no);
+        }
         if (c == '[') {
             if (js->array_level >= MAX_ARRAY_LEVELS)
                 return bad_line(js, "arrays nested more than two deep hold no span records", rec,
@@ -738,6 +857,8 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
     }
     if (in->reject_part)
         tw__json_stream_set_spill(js, tw__wire_reject_part, in);
+    if (scan)
+        tw__json_stream_set_scan(js, &scan->scan);
     tw_status status = TW_OK;
     while (status == TW_OK) {
         const char *rec, *why;
@@ -751,8 +872,9 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
         } else if (next == TW__JSON_BAD) {
             if (!in->reject(in, line_no, rec, len, why))
                 status = TW_E_STATE;
-        } else if (scan && memchr(rec, '\0', len) == NULL &&
-                   tw__json_scan_parse(&scan->scan, rec, len)) {
+        } else if (scan && (tw__json_stream_is_scanned(js) ||
+                            (memchr(rec, '\0', len) == NULL &&
+                             tw__json_scan_parse(&scan->scan, rec, len)))) {
             status = scan->fn(scan->arg, &scan->scan, rec, len, line_no, NULL, err);
         } else {
             json_error_t jerr;

@@ -36,6 +36,13 @@ void tw__json_stream_free(tw__json_stream *js);
  * return stops the pieces of that region. */
 void tw__json_stream_set_spill(tw__json_stream *js,
                                bool (*spill)(void *arg, const void *bytes, size_t len), void *arg);
+/* One pass: each record that @scan (wire/core/json_scan.h; nullable)
+ * reads where it starts in the read buffer comes back already scanned into
+ * it, tw__json_stream_is_scanned() then true until the next call; other
+ * records come back as before, unscanned. The scanner stays the caller's. */
+struct tw__json_scan;
+void tw__json_stream_set_scan(tw__json_stream *js, struct tw__json_scan *scan);
+bool tw__json_stream_is_scanned(const tw__json_stream *js);
 typedef enum tw__json_next {
     TW__JSON_RECORD = 0, /* *rec, *len, *line_no set */
     TW__JSON_END,

@@ -15,23 +15,14 @@
 #include "wire/core/hex.h"
 #include "wire/core/utf8.h"
 
-bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
+/* The escaper's way past the first byte that is not plain: @o is where
+ * the output goes on (the buffer has room for the worst case), s[i] that
+ * byte. Apart so that the plain case stays a small function. */
+static __attribute__((noinline)) void escape_rest(tw__buf *out, uint8_t *o, const unsigned char *s,
+                                                  size_t i, size_t len)
 {
-    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. */
-    if (len > (SIZE_MAX - out->len - 2) / 6 ||
-        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
-        return false;
     static const char hex_upper[] = "0123456789ABCDEF";
-    const unsigned char *s = (const unsigned char *)(text ? text : "");
-    uint8_t *o = out->data + out->len;
-    *o++ = '"';
-    for (size_t i = 0; i < len;) {
-        size_t run = tw__json_plain_run(s + i, len - i);
-        memcpy(o, s + i, run);
-        o += run;
-        i += run;
-        if (i == len)
-            break;
+    for (;;) {
         unsigned char c = s[i];
         if (c >= 0x80) {
             size_t n = tw__utf8_sequence(s + i, len - i);
@@ -44,38 +35,66 @@ bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
                 o += n;
                 i += n;
             }
-            continue;
+        } else {
+            *o++ = '\\';
+            switch (c) {
+            case '"':
+            case '\\':
+                *o++ = c;
+                break;
+            case '\b':
+                *o++ = 'b';
+                break;
+            case '\f':
+                *o++ = 'f';
+                break;
+            case '\n':
+                *o++ = 'n';
+                break;
+            case '\r':
+                *o++ = 'r';
+                break;
+            case '\t':
+                *o++ = 't';
+                break;
+            default:
+                memcpy(o, "u00", 3);
+                o[3] = (uint8_t)hex_upper[c >> 4];
+                o[4] = (uint8_t)hex_upper[c & 0xf];
+                o += 5;
+                break;
+            }
+            i++;
         }
-        *o++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *o++ = c;
+        /* The run up to the next such byte, copied with its scan (o has
+         * room for len - i bytes). */
+        size_t run = tw__json_run_copy(s + i, len - i, o);
+        o += run;
+        i += run;
+        if (i == len)
             break;
-        case '\b':
-            *o++ = 'b';
-            break;
-        case '\f':
-            *o++ = 'f';
-            break;
-        case '\n':
-            *o++ = 'n';
-            break;
-        case '\r':
-            *o++ = 'r';
-            break;
-        case '\t':
-            *o++ = 't';
-            break;
-        default:
-            memcpy(o, "u00", 3);
-            o[3] = (uint8_t)hex_upper[c >> 4];
-            o[4] = (uint8_t)hex_upper[c & 0xf];
-            o += 5;
-            break;
-        }
-        i++;
     }
+    *o++ = '"';
+    out->len = (size_t)(o - out->data);
+}
+
+bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
+{
+    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. (No
+     * buffer holds SIZE_MAX / 8 bytes: the product cannot wrap.) */
+    if (len > SIZE_MAX / 8 ||
+        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
+        return false;
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    uint8_t *o = out->data + out->len;
+    *o++ = '"';
+    /* Usually the whole text is one plain run, copied with its scan. */
+    size_t run = len ? tw__json_run_copy(s, len, o) : 0;
+    if (run < len) {
+        escape_rest(out, o + run, s, run, len);
+        return true;
+    }
+    o += len;
     *o++ = '"';
     out->len = (size_t)(o - out->data);
     return true;

@@ -28,39 +28,140 @@
 #include "wire/core/buf.h"
 #include "wire/model/span_data.h"
 
+/* Bytes looked at eight at a time (SWAR: portable C, 64-bit loads by
+ * memcpy; little-endian only, else byte loops). A mask has bit 0x80 set in
+ * the byte of the first byte it looks for, and no set bit below it. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define TW__JSON_SWAR 1
-/* Eight bytes @x (loaded little-endian): a mask whose lowest set bit is in
- * the first byte that JSON strings cannot hold as it is ('"', '\\', below
- * 0x20, above 0x7f), 0 when there is none. The usual SWAR tests; their
- * false positives only sit above a true one, so the lowest bit is exact. */
+#define TW__SWAR_ONES UINT64_C(0x0101010101010101)
+#define TW__SWAR_HIGHS UINT64_C(0x8080808080808080)
+
+/* Bytes of @x equal to @b (the usual "byte is zero" test: its false
+ * positives, from borrows, only sit above a true one). */
+static inline uint64_t tw__swar_eq(uint64_t x, unsigned char b)
+{
+    uint64_t y = x ^ (TW__SWAR_ONES * b);
+    return (y - TW__SWAR_ONES) & ~y & TW__SWAR_HIGHS;
+}
+
+/* Whether the eight bytes of @x are all ASCII digits. */
+static inline bool tw__json_eight_digits(uint64_t x)
+{
+    const uint64_t highs = UINT64_C(0xf0f0f0f0f0f0f0f0);
+    return ((x & highs) | (((x + UINT64_C(0x0606060606060606)) & highs) >> 4)) ==
+           UINT64_C(0x3333333333333333);
+}
+
+/* The value of eight ASCII digits @x (the first digit in the lowest byte):
+ * neighbouring digits, then pairs, then quadruples combined in place. */
+static inline uint64_t tw__json_eight_digits_value(uint64_t x)
+{
+    x -= TW__SWAR_ONES * '0';
+    x = (x * 10 + (x >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+    x = (x * 100 + (x >> 16)) & UINT64_C(0x0000ffff0000ffff);
+    return (x * 10000 + (x >> 32)) & UINT64_C(0xffffffff);
+}
+
+/* Bytes that JSON strings cannot hold as they are: '"', '\\', below 0x20,
+ * above 0x7f. Only the lowest set bit is exact, which is all the users
+ * need: below the first such byte, every byte is in 0x20-0x7f and not a
+ * quote or backslash, so none of the three subtractions borrows or sets
+ * bit 0x80 there (y - 1 for y = byte ^ '"' in 1-0x7f, byte - 0x20 in
+ * 0-0x5f); at that byte, '"' or '\\' gives 0 - 1, a control byte wraps
+ * below 0x20, and a byte above 0x7f has the bit itself. */
 static inline uint64_t tw__json_special_mask(uint64_t x)
 {
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    uint64_t quote = x ^ (ones * '"');
-    uint64_t backslash = x ^ (ones * '\\');
-    return (((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | (x - ones * 0x20) | x) &
-           highs;
+    const uint64_t ones = TW__SWAR_ONES;
+    return (((x ^ (ones * '"')) - ones) | ((x ^ (ones * '\\')) - ones) | (x - ones * 0x20) | x) &
+           TW__SWAR_HIGHS;
 }
 #endif
 
-/* The number of leading bytes of @p (at most @n) that JSON strings hold as
- * they are: printable ASCII other than '"' and '\\'. */
-static inline size_t tw__json_plain_run(const unsigned char *p, size_t n)
+/* Whether byte @c stops a plain run: the byte-by-byte reference of the
+ * runs below. */
+static inline bool tw__json_is_special(unsigned char c)
 {
-    size_t i = 0;
+    return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+}
+
+/* The number of leading bytes of @p (at most @n) that JSON strings hold
+ * as they are (tw__json_is_special false). Reads only p[0..n-1]. When @dst
+ * is not NULL, also copies to it at least those bytes, and at most all @n
+ * (dst[0..n-1] must be writable): the caller goes on writing at the end
+ * of the run, so the bytes copied past it do not matter. */
+static inline __attribute__((always_inline)) size_t tw__json_run_copy(const unsigned char *p,
+                                                                      size_t n, unsigned char *dst)
+{
 #ifdef TW__JSON_SWAR
+    uint64_t x, m;
+    if (n < 8) {
+        /* Short: loads that stay inside p[0..n-1] and may overlap (a byte
+         * that does not stop sets no bit and starts no borrow, so the
+         * lowest set bit still falls on the first byte that stops). */
+        if (n >= 4) {
+            /* Bytes 0-3 are p[0..3], bytes 4-7 are p[n-4..n-1]. */
+            uint32_t lo, hi;
+            memcpy(&lo, p, 4);
+            memcpy(&hi, p + n - 4, 4);
+            if (dst) {
+                memcpy(dst, &lo, 4);
+                memcpy(dst + n - 4, &hi, 4);
+            }
+            m = tw__json_special_mask((uint64_t)hi << 32 | lo);
+            if (!m)
+                return n;
+            size_t k = (size_t)__builtin_ctzll(m) >> 3;
+            return k < 4 ? k : n - 8 + k;
+        }
+        if (n == 0)
+            return 0;
+        /* n is 1, 2 or 3: bytes 0-2 are p[0], p[n/2], p[n-1] (ascending
+         * indexes), the others 'a' (which stops no run). */
+        if (dst) {
+            dst[0] = p[0];
+            dst[n >> 1] = p[n >> 1];
+            dst[n - 1] = p[n - 1];
+        }
+        x = UINT64_C(0x6161616161000000) | (uint64_t)p[n - 1] << 16 | (uint64_t)p[n >> 1] << 8 |
+            p[0];
+        m = tw__json_special_mask(x);
+        if (!m)
+            return n;
+        size_t k = (size_t)__builtin_ctzll(m) >> 3;
+        return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
+    }
+    size_t i = 0;
     for (; n - i >= 8; i += 8) {
-        uint64_t x;
         memcpy(&x, p + i, 8);
-        uint64_t m = tw__json_special_mask(x);
+        if (dst)
+            memcpy(dst + i, &x, 8);
+        m = tw__json_special_mask(x);
         if (m)
             return i + ((size_t)__builtin_ctzll(m) >> 3);
     }
-#endif
-    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+    if (i == n)
+        return n;
+    /* The tail: the last eight bytes, p[n-8 .. i-1] known not to stop. */
+    memcpy(&x, p + n - 8, 8);
+    if (dst)
+        memcpy(dst + n - 8, &x, 8);
+    m = tw__json_special_mask(x);
+    return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
+#else
+    size_t i = 0;
+    while (i < n && !tw__json_is_special(p[i])) {
+        if (dst)
+            dst[i] = p[i];
         i++;
+    }
     return i;
+#endif
+}
+
+/* The same without a copy. */
+static inline size_t tw__json_plain_run(const unsigned char *p, size_t n)
+{
+    return tw__json_run_copy(p, n, NULL);
 }
 
 /* Appends @len bytes of @text as a JSON string (quotes included), as
