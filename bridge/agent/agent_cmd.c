@@ -495,8 +495,10 @@ static const char *env_otlp_format(char *why, size_t why_size)
         return "otlp-http-proto";
     if (strcmp(v, "http/json") == 0)
         return "otlp-http";
-    snprintf(why, why_size, "%s=%.64s: the agent sends http/protobuf or http/json (grpc is not "
-             "supported)", var, v);
+    snprintf(why, why_size,
+             "%s=%.64s: the agent sends http/protobuf or http/json (grpc is not "
+             "supported)",
+             var, v);
     return NULL;
 }
 
