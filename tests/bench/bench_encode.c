@@ -12,8 +12,13 @@
  *                              difference between N and 0 is the cost of N)
  *   bench_encode table [N]     spans/s of each encoder (wall clock)
  *
- * FORMAT: jaeger-compact, jaeger-binary (one Span struct each), zipkin-json
- * and otlp-json (a whole request body per batch), dapper (a log line each).
+ * FORMAT: jaeger-compact, jaeger-binary (one Span struct each), zipkin-json,
+ * otlp-json and otlp-proto (a whole request body per batch), dapper (a log
+ * line each).
+ *
+ * The table holds the wire layer's target for the HTTP senders' encoders:
+ * Zipkin JSON, OTLP JSON and OTLP protobuf >= 500,000 spans/s each on the
+ * reporter thread; its last column says whether this run met it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@
 #include "wire/dapper/dapper_log.h"
 #include "wire/jaeger/jaeger_thrift.h"
 #include "wire/otlp/otlp_json.h"
+#include "wire/otlp/otlp_proto.h"
 #include "wire/zipkin/zipkin_v2_json.h"
 
 #define BATCH 100
@@ -71,9 +77,12 @@ static bool standard_process(tw__process *p)
            tw__process_add_tag(p, "ip", &ip) && tw__process_add_tag(p, "tracewire.version", &ver);
 }
 
-typedef enum { F_COMPACT, F_BINARY, F_ZIPKIN, F_OTLP, F_DAPPER, N_FORMATS } format;
-static const char *const format_names[N_FORMATS] = {"jaeger-compact", "jaeger-binary",
-                                                    "zipkin-json", "otlp-json", "dapper"};
+typedef enum { F_COMPACT, F_BINARY, F_ZIPKIN, F_OTLP, F_OTLP_PROTO, F_DAPPER, N_FORMATS } format;
+static const char *const format_names[N_FORMATS] = {
+    "jaeger-compact", "jaeger-binary", "zipkin-json", "otlp-json", "otlp-proto", "dapper"};
+/* The target in spans/s of each encoder (0: none set). */
+static const double format_target[N_FORMATS] = {
+    [F_ZIPKIN] = 500000, [F_OTLP] = 500000, [F_OTLP_PROTO] = 500000};
 
 /* Encodes @n spans in batches; returns the bytes written (0 on failure). */
 static uint64_t run(format f, long n, tw__span_data **spans, const tw__process *p)
@@ -102,6 +111,9 @@ static uint64_t run(format f, long n, tw__span_data **spans, const tw__process *
             break;
         case F_OTLP:
             ok = tw__otlp_encode_request(spans, k, p, &out);
+            break;
+        case F_OTLP_PROTO:
+            ok = tw__otlp_proto_encode_request(spans, k, p, &out);
             break;
         case F_DAPPER:
             for (size_t i = 0; ok && i < k; i++)
@@ -150,17 +162,31 @@ int main(int argc, char **argv)
         }
     } else if (argc >= 2 && strcmp(argv[1], "table") == 0) {
         long n = argc >= 3 ? atol(argv[2]) : 1000000;
-        printf("%-16s %14s %12s\n", "encoder", "spans/s", "bytes/span");
+        printf("Encoders on the reporter thread's terms: %ld standard spans, batches of %d\n", n,
+               BATCH);
+        printf("| %-14s | %12s | %10s | %-18s | %-7s |\n", "encoder", "spans/s", "bytes/span",
+               "target", "verdict");
+        printf("|----------------|--------------|------------|--------------------|---------|\n");
         for (format f = 0; f < N_FORMATS; f++) {
             double t0 = now_s();
             uint64_t bytes = run(f, n, spans, &p);
             double t1 = now_s();
-            printf("%-16s %14.0f %12.1f\n", format_names[f], (double)n / (t1 - t0),
-                   (double)bytes / (double)n);
+            if (bytes == 0) {
+                fprintf(stderr, "bench_encode: %s failed\n", format_names[f]);
+                rc = 1;
+                continue;
+            }
+            double rate = (double)n / (t1 - t0);
+            const char *verdict = format_target[f] == 0      ? "-"
+                                  : rate >= format_target[f] ? "OK"
+                                                             : "MISSED";
+            printf("| %-14s | %12.0f | %10.1f | %-18s | %-7s |\n", format_names[f], rate,
+                   (double)bytes / (double)n, format_target[f] == 0 ? "-" : ">= 500,000 span/s",
+                   verdict);
         }
     } else {
         fprintf(stderr, "usage: bench_encode ir jaeger-compact|jaeger-binary|zipkin-json|"
-                        "otlp-json|dapper N\n       bench_encode table [N]\n");
+                        "otlp-json|otlp-proto|dapper N\n       bench_encode table [N]\n");
         rc = 2;
     }
     for (int i = 0; i < BATCH; i++)

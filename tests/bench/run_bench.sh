@@ -146,3 +146,30 @@ if [ -x "$transports" ]; then
 else
     echo "== transports: not built (configure did not find libmicrohttpd)"
 fi
+
+# 6. Encoders on the reporter thread's terms (no transport): spans/s of each wire encoder
+#    with the target of the HTTP senders' encoders (>= 500k spans/s), and callgrind
+#    instructions per span (N spans minus 0, divided by N).
+encode="$builddir/tests/bench/bench_encode"
+echo "== encoders"
+if command -v valgrind >/dev/null; then
+    n=20000
+    for f in jaeger-compact jaeger-binary zipkin-json otlp-json otlp-proto dapper; do
+        i0=0 i1=0
+        for k in 0 $n; do
+            out="$work/cg.encode.$f.$k"
+            rm -f "$out"
+            if valgrind --tool=callgrind --callgrind-out-file="$out" "$encode" ir "$f" "$k" \
+                >/dev/null 2>"$out.log"; then
+                v=$(awk '/^(summary|totals):/ {print $2; exit}' "$out")
+            else
+                echo "callgrind run failed: see $out.log" >&2
+                v=0
+            fi
+            if [ "$k" = 0 ]; then i0=$v; else i1=$v; fi
+        done
+        awk -v f="$f" -v n=$n -v i0="$i0" -v i1="$i1" \
+            'BEGIN { printf "   %-14s %8.1f instructions per span (callgrind)\n", f, (i1 - i0) / n }'
+    done
+fi
+"$encode" table 1000000
