@@ -498,12 +498,14 @@ static inline bool begin_recording(tw_span *s, const char *operation, int64_t st
     d->span_id = s->context.span_id;
     d->parent_id = s->context.parent_id;
     d->start_us = start_us;
-    const char *name = arena_copy(&d->arena, operation, strlen(operation));
+    size_t len = strlen(operation);
+    const char *name = arena_copy(&d->arena, operation, len);
     if (!name) {
         tw__span_data_unref(d);
         return false;
     }
     d->operation = name;
+    d->operation_len = len < UINT32_MAX ? (uint32_t)len : UINT32_MAX;
     s->data = d;
     atomic_fetch_add_explicit(&s->tracer->refcount, 1, memory_order_relaxed);
     return true;

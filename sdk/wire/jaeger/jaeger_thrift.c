@@ -727,7 +727,7 @@ static bool fast_compact_span(const tw__span_data *s, tw__buf *out)
         return false;
     fast_out o = {out->data + out->len, out->data + out->cap, out};
     const char *op = s->operation ? s->operation : "";
-    size_t op_len = strlen(op);
+    size_t op_len = s->operation_len < UINT32_MAX ? s->operation_len : strlen(op);
     if (op_len > TW__THRIFT_MAX_LEN || !fast_room(&o, 4 * 11 + 1 + 5 + op_len))
         return false;
     uint8_t *p = o.p;

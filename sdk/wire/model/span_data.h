@@ -91,7 +91,21 @@ typedef struct tw__process {
 /* ---- the span record ------------------------------------------------------------------ */
 
 typedef struct tw__span_data {
+    /* The record pool's link while unused: first, so that the rest of a
+     * pooled record is one range to poison (span_data.c). */
+    struct tw__span_data *next_free;
     atomic_uint refcount;
+    /* strlen(operation), kept where it is known so that encoders need not
+     * measure it; UINT32_MAX when longer than that (then they measure). Set
+     * with the operation (tw__span_data_set_operation). */
+    uint32_t operation_len;
+    /* Set by tw__span_data_new, as is everything above; it zeroes the
+     * fields from trace_id_high to inline_tags (the fewer, the cheaper a
+     * record: every sampled span takes one). */
+    const char *operation;
+    tw__tag *tags; /* inline_tags, or an array in the arena */
+    size_t cap_tags;
+    tw__arena arena;
 
     uint64_t trace_id_high; /* 0 for 64-bit trace ids */
     uint64_t trace_id_low;  /* never 0 */
@@ -107,16 +121,13 @@ typedef struct tw__span_data {
      * say "absent" (Zipkin) do. Only the bridge's readers set it. */
     bool is_duration_unknown;
 
-    const char *operation;
     int64_t start_us;    /* microseconds since the epoch */
     int64_t duration_us; /* >= 0 */
 
     tw__ref *refs;
     size_t n_refs;
 
-    tw__tag *tags;
     size_t n_tags;
-    size_t cap_tags;
 
     tw__log *logs;
     size_t n_logs;
@@ -126,10 +137,8 @@ typedef struct tw__span_data {
     uint32_t dropped_tags;
     uint32_t dropped_logs;
     uint32_t truncated_values;
-    uint32_t exempt_tags;            /* structural tags (sampler.*, tracewire.*): not capped */
-    struct tw__span_data *next_free; /* record pool link while unused */
+    uint32_t exempt_tags; /* structural tags (sampler.*, tracewire.*): not capped */
 
-    tw__arena arena;
     /* The first tags live in the record itself, so a typical span's tag
      * array costs no arena space and never triggers a second allocation. */
     tw__tag inline_tags[6];
