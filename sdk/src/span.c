@@ -526,14 +526,26 @@ static inline tw__tag *next_tag_slot(tw__span_data *d)
     return tw__span_data_push_tag(d);
 }
 
+/* tw__tag_set for fill_tag's rare cases, its result as fill_tag's. Out of
+ * line, so that the flag it sets lives only here: the common case keeps
+ * no flag in memory. */
+static __attribute__((noinline)) int fill_tag_slow(tw__arena *a, tw__tag *t, const char *key,
+                                                   const tw_value *value, size_t value_cap)
+{
+    bool truncated = false;
+    if (!tw__tag_set(a, t, key, value, value_cap, &truncated))
+        return -1;
+    return truncated ? 1 : 0;
+}
+
 /* Fills @t with a copy of @key and @value, the common cases inline: a key
  * and a string value that fits the cap share one arena allocation, a
  * number copies the key only. Binary values, values over the cap and
- * allocation failures go through tw__tag_set. */
-static inline __attribute__((always_inline)) bool fill_tag(tw__arena *a, tw__tag *t,
-                                                           const char *key, tw_value_type type,
-                                                           const tw_value *value, size_t value_cap,
-                                                           bool *truncated)
+ * allocation failures go through tw__tag_set. Returns 0, 1 when the value
+ * was cut, -1 on failure (@t is not filled). */
+static inline __attribute__((always_inline)) int fill_tag(tw__arena *a, tw__tag *t, const char *key,
+                                                          tw_value_type type, const tw_value *value,
+                                                          size_t value_cap)
 {
     size_t key_len = strlen(key);
     size_t value_len = type == TW_VALUE_STRING ? value->len : 0;
@@ -568,10 +580,10 @@ static inline __attribute__((always_inline)) bool fill_tag(tw__arena *a, tw__tag
             case TW_VALUE_BINARY:
                 break;
             }
-            return true;
+            return 0;
         }
     }
-    return tw__tag_set(a, t, key, value, value_cap, truncated);
+    return fill_tag_slow(a, t, key, value, value_cap);
 }
 
 /* @type is @value's: a constant in each setter, so that the switch above
@@ -588,14 +600,14 @@ static inline __attribute__((always_inline)) void add_tag_inline(tw_span *s, con
         return;
     }
     tw__tag *t = next_tag_slot(d);
-    bool truncated = false;
-    if (!t || !fill_tag(&d->arena, t, key, type, value, is_exempt ? SIZE_MAX : lim->max_value_bytes,
-                        &truncated)) {
+    int cut =
+        t ? fill_tag(&d->arena, t, key, type, value, is_exempt ? SIZE_MAX : lim->max_value_bytes)
+          : -1;
+    if (cut < 0) {
         d->dropped_tags++; /* allocation failure: counted like a limit */
         return;
     }
-    if (truncated)
-        d->truncated_values++;
+    d->truncated_values += (uint32_t)cut;
     if (is_exempt)
         d->exempt_tags++;
     d->n_tags++;
