@@ -248,6 +248,28 @@ static void test_the_reader_reads_what_the_writer_wrote(void)
     CU_ASSERT_EQUAL(differing, 0);
 }
 
+/* The compact writer takes a name's length from the record
+ * (operation_len) instead of measuring it: a decoded name with a NUL
+ * inside is still written up to that NUL, as c_glib writes it. */
+static void test_operation_with_a_nul_equals_cglib(void)
+{
+    tw__jaeger_encoder *enc = tw__jaeger_encoder_new(TW__THRIFT_COMPACT);
+    CU_ASSERT_FATAL(enc != NULL);
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_FATAL(s != NULL);
+    s->trace_id_low = s->span_id = 7;
+    CU_ASSERT_FATAL(tw__span_data_set_operation(s, "ab\0cdef", 7));
+    CU_ASSERT_EQUAL(s->operation_len, 2);
+    tw__buf ours = {0}, theirs = {0};
+    CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &ours));
+    CU_ASSERT_FATAL(tw_test_reference_span(TW__THRIFT_COMPACT, s, &theirs));
+    CU_ASSERT(ours.len == theirs.len && memcmp(ours.data, theirs.data, ours.len) == 0);
+    tw__buf_free(&ours);
+    tw__buf_free(&theirs);
+    tw__span_data_unref(s);
+    tw__jaeger_encoder_free(enc);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/thrift_write", NULL, NULL);
@@ -255,4 +277,5 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_random_programs_equal_cglib_protocols);
     CU_ADD_TEST(suite, test_every_varint_and_short_string_length_equals_cglib);
     CU_ADD_TEST(suite, test_the_reader_reads_what_the_writer_wrote);
+    CU_ADD_TEST(suite, test_operation_with_a_nul_equals_cglib);
 }
