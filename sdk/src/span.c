@@ -190,7 +190,7 @@ static inline void draw_ids_into(tw_span *s, unsigned int pending)
 }
 
 /* The same on a span no other thread can see yet (being started). */
-static inline void draw_ids_unpublished(tw_span *s)
+static inline __attribute__((always_inline)) void draw_ids_unpublished(tw_span *s)
 {
     unsigned int pending = atomic_load_explicit(&s->ids_pending, memory_order_relaxed);
     if (pending != TW__IDS_READY) {
@@ -487,7 +487,8 @@ static inline char *arena_copy(tw__arena *a, const char *str, size_t len)
  * unsampled span, or a local record): allocates the record and takes the
  * tracer reference. The caller counts a sampled span (spans_started_sampled)
  * and sets s->is_local_record. */
-static inline bool begin_recording(tw_span *s, const char *operation, int64_t start_us)
+static inline __attribute__((always_inline)) bool begin_recording(tw_span *s, const char *operation,
+                                                                  int64_t start_us)
 {
     tw__span_ensure_ids(s); /* the record carries them */
     tw__span_data *d = tw__span_data_new();
