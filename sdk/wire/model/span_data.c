@@ -103,10 +103,13 @@ void tw__arena_release(tw__arena *a)
  * thread, so with plain malloc/free every sampled span paid a cross-thread
  * free into the application thread's arena and a fresh allocation there:
  * ~300 instructions and contended arena locks (callgrind, bench_tracer).
- * Unused records are kept instead: each thread has a small local list, and
- * lists are exchanged with one shared list in batches of POOL_BATCH under
- * `shared_lock`, so the lock is taken once per 32 records. Both levels are
- * bounded; beyond them records are freed.
+ * Unused records are kept instead, in chains of up to POOL_BATCH: each
+ * thread fills one chain and keeps one full spare, and full chains are
+ * exchanged whole with a shared stack of chains under `shared_lock`, so the
+ * lock is taken once per 32 records and a chain changes hands in a few
+ * instructions (moving records one by one cost ~10 per record on each
+ * side). Both levels are bounded (2 chains a thread, POOL_SHARED_MAX
+ * records shared); beyond them a chain is freed.
  *
  * The pool is on in every build, sanitizers and valgrind included, so they
  * test what users run. A kept record is poisoned for them instead (all but
@@ -118,7 +121,7 @@ void tw__arena_release(tw__arena *a)
  * taken while it is held), so the hooks of fork.c take it after every
  * other and release it before any other hook runs, and a reporter's child
  * hook can free spans into the pool. A forked child keeps the forking
- * thread's local list; the other threads' lists stay unused in it.
+ * thread's local chains; the other threads' chains stay unused in it.
  */
 #if defined(__SANITIZE_ADDRESS__)
 #define POOL_ASAN 1
@@ -137,20 +140,28 @@ void tw__arena_release(tw__arena *a)
 #endif
 #endif
 
-#define POOL_LOCAL_MAX 64u    /* records one thread keeps */
-#define POOL_BATCH 32u        /* records moved to or from the shared list at once */
+#define POOL_BATCH 32u        /* records in a full chain */
 #define POOL_SHARED_MAX 4096u /* records kept process-wide */
+#define POOL_SHARED_CHAINS (POOL_SHARED_MAX / POOL_BATCH)
 
+/* A chain of records linked by next_free. */
 typedef struct {
     tw__span_data *head;
     size_t n;
+} record_chain;
+
+typedef struct {
+    record_chain fill;    /* taken from and given to; up to POOL_BATCH */
+    tw__span_data *spare; /* NULL or a full chain (POOL_BATCH records) */
     bool has_destructor;
 } record_list;
 
 static TW__TLS record_list local_records;
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
-static tw__span_data *shared_head; /* guarded by shared_lock */
-static size_t shared_n;            /* guarded by shared_lock */
+/* Full chains, and the partial ones of exited threads; guarded by shared_lock. */
+static record_chain shared_chains[POOL_SHARED_CHAINS];
+static size_t shared_n_chains; /* guarded by shared_lock */
+static size_t shared_n;        /* records in them; guarded by shared_lock */
 static pthread_key_t local_key;
 static pthread_once_t local_key_once = PTHREAD_ONCE_INIT;
 
@@ -197,31 +208,31 @@ static void free_list(tw__span_data *s)
     }
 }
 
-/* Moves up to @n records from the front of @from onto @to. */
-static void move_records(tw__span_data **from, size_t *from_n, tw__span_data **to, size_t *to_n,
-                         size_t n)
+/* Hands a chain to the shared stack; false when it is full (the caller
+ * frees the chain). */
+static bool put_chain(record_chain c)
 {
-    for (; n > 0 && *from; n--) {
-        tw__span_data *s = *from;
-        *from = s->next_free;
-        (*from_n)--;
-        s->next_free = *to;
-        *to = s;
-        (*to_n)++;
+    pthread_mutex_lock(&shared_lock);
+    bool has_room = shared_n_chains < POOL_SHARED_CHAINS && shared_n + c.n <= POOL_SHARED_MAX;
+    if (has_room) {
+        shared_chains[shared_n_chains++] = c;
+        shared_n += c.n;
     }
+    pthread_mutex_unlock(&shared_lock);
+    return has_room;
 }
 
-/* Thread exit: hand the thread's records to the shared list (or free them). */
+/* Thread exit: hand the thread's chains to the shared stack (or free them). */
 static void local_records_destroy(void *arg)
 {
     record_list *l = arg;
-    pthread_mutex_lock(&shared_lock);
-    size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;
-    move_records(&l->head, &l->n, &shared_head, &shared_n, room);
-    pthread_mutex_unlock(&shared_lock);
-    free_list(l->head);
-    l->head = NULL;
-    l->n = 0;
+    if (l->fill.head && !put_chain(l->fill))
+        free_list(l->fill.head);
+    record_chain spare = {l->spare, POOL_BATCH};
+    if (spare.head && !put_chain(spare))
+        free_list(spare.head);
+    l->fill = (record_chain){NULL, 0};
+    l->spare = NULL;
     l->has_destructor = false; /* a later destructor that keeps records sets it again */
 }
 
@@ -249,14 +260,18 @@ static void local_key_create(void)
 void tw__span_data_pool_trim(void)
 {
     pthread_mutex_lock(&shared_lock);
-    tw__span_data *all = shared_head;
-    shared_head = NULL;
+    record_chain all[POOL_SHARED_CHAINS];
+    size_t n_chains = shared_n_chains;
+    memcpy(all, shared_chains, n_chains * sizeof all[0]);
+    shared_n_chains = 0;
     shared_n = 0;
     pthread_mutex_unlock(&shared_lock);
-    free_list(all);
-    free_list(local_records.head);
-    local_records.head = NULL;
-    local_records.n = 0;
+    for (size_t i = 0; i < n_chains; i++)
+        free_list(all[i].head);
+    free_list(local_records.fill.head);
+    free_list(local_records.spare);
+    local_records.fill = (record_chain){NULL, 0};
+    local_records.spare = NULL;
 }
 
 /* Makes sure this thread's list goes back to the pool when the thread
@@ -272,45 +287,58 @@ static void watch_thread_exit(record_list *l)
     l->has_destructor = true;
 }
 
+/* A chain from the shared stack, or none. */
+static record_chain take_chain(void)
+{
+    record_chain c = {NULL, 0};
+    pthread_once(&local_key_once, local_key_create);
+    pthread_mutex_lock(&shared_lock);
+    if (shared_n_chains > 0) {
+        c = shared_chains[--shared_n_chains];
+        shared_n -= c.n;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return c;
+}
+
 static tw__span_data *record_take(void)
 {
     record_list *l = &local_records;
-    if (!l->head) {
-        pthread_once(&local_key_once, local_key_create);
-        pthread_mutex_lock(&shared_lock);
-        move_records(&shared_head, &shared_n, &l->head, &l->n, POOL_BATCH);
-        pthread_mutex_unlock(&shared_lock);
-        if (l->head)
+    if (!l->fill.head) {
+        if (l->spare) {
+            l->fill = (record_chain){l->spare, POOL_BATCH};
+            l->spare = NULL;
+        } else {
+            l->fill = take_chain();
+            if (!l->fill.head)
+                return NULL;
             watch_thread_exit(l);
+        }
     }
-    tw__span_data *s = l->head;
-    if (s) {
-        l->head = s->next_free;
-        l->n--;
-        unpoison_record(s);
-    }
+    tw__span_data *s = l->fill.head;
+    l->fill.head = s->next_free;
+    l->fill.n--;
+    unpoison_record(s);
     return s;
 }
 
-/* Keeps a dead record for reuse; false when the pool is full (free it). */
-static bool record_give(tw__span_data *s)
+/* Keeps a dead record for reuse. A full chain becomes the spare; the spare
+ * it replaces goes to the shared stack, or is freed when that is full. */
+static void record_give(tw__span_data *s)
 {
     record_list *l = &local_records;
     watch_thread_exit(l);
-    if (l->n >= POOL_LOCAL_MAX) {
-        pthread_mutex_lock(&shared_lock);
-        size_t room = POOL_SHARED_MAX > shared_n ? POOL_SHARED_MAX - shared_n : 0;
-        move_records(&l->head, &l->n, &shared_head, &shared_n,
-                     room < POOL_BATCH ? room : POOL_BATCH);
-        pthread_mutex_unlock(&shared_lock);
-        if (l->n >= POOL_LOCAL_MAX)
-            return false;
+    if (l->fill.n >= POOL_BATCH) {
+        record_chain full = {l->spare, POOL_BATCH};
+        l->spare = l->fill.head;
+        l->fill = (record_chain){NULL, 0};
+        if (full.head && !put_chain(full))
+            free_list(full.head);
     }
-    s->next_free = l->head;
+    s->next_free = l->fill.head;
     poison_record(s);
-    l->head = s;
-    l->n++;
-    return true;
+    l->fill.head = s;
+    l->fill.n++;
 }
 
 /* Zeroes the fields from trace_id_high to inline_tags (span_data.h; inline
@@ -389,8 +417,7 @@ void tw__span_data_unref(tw__span_data *s)
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1)
         return;
     tw__arena_release(&s->arena);
-    if (!record_give(s))
-        free(s);
+    record_give(s);
 }
 
 bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len)
