@@ -5,12 +5,14 @@ process and per thread, counted by callgrind (stable on a shared machine, unlike
 
 Two runs of the agent under `valgrind --tool=callgrind --separate-threads=yes`, each idle for the
 same wall time: one that receives DATAGRAMS datagrams of 100 spans (default 200, sent by udp_blast
-at 20 datagrams/s to --jaeger-compact on a free port) and forwards them to otlp_sink (--send,
+at 8 datagrams/s to --jaeger-compact on a free port) and forwards them to otlp_sink (--send,
 FORMAT "protobuf" (default) or "json"), and one that receives nothing. Each run ends with
 SIGTERM after the sink has counted every span. The difference of the two, divided by the spans
 the sink counted, is the cost per span: startup, shutdown and idle wake-ups cancel out. Threads
 are told apart by what they run: "udp" (udp_run: receive, decode, queue, and the early encoding
-when the destination is behind, which this low rate never is), "dest" (the destination thread:
+when the destination is behind: valgrind runs one thread at a time, and at
+a higher rate the destination thread falls behind and the receiver encodes, which moves cost
+between the threads; "encoded_early" says how many spans it encoded), "dest" (the destination thread:
 batch, encode, send), "other" (main, metrics server). Prints one JSON line.
 """
 import glob
@@ -29,7 +31,7 @@ BUILD = os.path.abspath(sys.argv[1])
 DATAGRAMS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 FORMAT = sys.argv[3] if len(sys.argv) > 3 else "protobuf"
 PER = 100
-DPS = 20  # datagrams per second: low enough for the agent under valgrind
+DPS = 8  # datagrams per second: low enough for the agent under valgrind never to fall behind
 TW = os.path.join(BUILD, "bridge", "tracewire")
 BLAST = os.path.join(BUILD, "tests", "bench", "agent", "udp_blast")
 SINK = os.path.join(BUILD, "tests", "bench", "agent", "otlp_sink")
@@ -66,6 +68,7 @@ def run(sink_port, datagrams, workdir):
         send.append("--send-format=otlp-http-protobuf")
     p = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes",
                           "--callgrind-out-file=" + out, TW, "agent", "--log-level", "info",
+                          "--metrics=127.0.0.1:0",
                           "--jaeger-compact=127.0.0.1:0"] + send,
                          stderr=open(log, "w"), stdout=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -90,13 +93,19 @@ def run(sink_port, datagrams, workdir):
     while sink_count(sink_port) - base < offered and time.time() - t0 < 120:
         time.sleep(0.2)
     spans = sink_count(sink_port) - base
+    metrics = re.search(r"listening: metrics \S+ (\S+)", open(log).read()).group(1)
+    early = 0
+    with urllib.request.urlopen("http://%s/metrics" % metrics, timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("tracewire_agent_spans_encoded_early_total"):
+                early += int(float(line.rsplit(" ", 1)[1]))
     p.send_signal(signal.SIGTERM)
     p.wait(120)
     per_kind = {}
     for path in glob.glob(out + "*"):
         kind = thread_kind(path)
         per_kind[kind] = per_kind.get(kind, 0) + totals(path)
-    return offered, spans, per_kind
+    return offered, spans, early, per_kind
 
 
 def main():
@@ -109,8 +118,8 @@ def main():
     try:
         os.mkdir(os.path.join(work, "load"))
         os.mkdir(os.path.join(work, "idle"))
-        offered, spans, load = run(sink_port, DATAGRAMS, os.path.join(work, "load"))
-        _, _, idle = run(sink_port, 0, os.path.join(work, "idle"))
+        offered, spans, early, load = run(sink_port, DATAGRAMS, os.path.join(work, "load"))
+        _, _, _, idle = run(sink_port, 0, os.path.join(work, "idle"))
     finally:
         sink.send_signal(signal.SIGTERM)
         sink.wait(10)
@@ -121,7 +130,7 @@ def main():
     per_thread = {k: round((load.get(k, 0) - idle.get(k, 0)) / spans) for k in kinds}
     total = sum(load.values()) - sum(idle.values())
     print(json.dumps({"format": "otlp-" + FORMAT, "spans": spans,
-                      "ir_per_span": round(total / spans), "ir_per_span_by_thread": per_thread,
+                      "ir_per_span": round(total / spans), "ir_per_span_by_thread": per_thread, "encoded_early": early,
                       "files": work}))
     return 0
 
