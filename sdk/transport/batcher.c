@@ -187,11 +187,15 @@ tw__batch_result tw__batcher_add(tw__batcher *b, const void *key, const tw__span
     void *item = b->ops->encode(b->ctx, batch->state, span, arg, &size);
     if (!item)
         return TW__BATCH_ENCODE;
-    if (b->ops->body_size(b->ctx, batch->state, 1, size) > b->limits.max_body_bytes) {
+    /* A body grows with its items: when this one fits with the batch's,
+     * it fits alone, and only a body too large asks for the size alone. */
+    size_t body = b->ops->body_size(b->ctx, batch->state, batch->n + 1, batch->items_size + size);
+    if (body > b->limits.max_body_bytes &&
+        (!batch->n ||
+         b->ops->body_size(b->ctx, batch->state, 1, size) > b->limits.max_body_bytes)) {
         b->ops->free_item(b->ctx, item);
         return TW__BATCH_TOO_LARGE;
     }
-    size_t body = b->ops->body_size(b->ctx, batch->state, batch->n + 1, batch->items_size + size);
     if (batch->n && body > b->limits.max_body_bytes) {
         emit_at(b, index_of(b, batch));
         batch = batch_for(b, key, now_ns, &is_nomem);

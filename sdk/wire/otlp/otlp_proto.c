@@ -24,18 +24,71 @@
 #include "wire/otlp/otlp_map.h"
 #include "wire/otlp/otlp_proto_fields.h"
 
+/* A string field (proto3: written only when @is_always or not empty),
+ * checked and copied in one pass: the text is copied eight bytes at a time
+ * while the bytes are or-ed together, and only text that turns out not to
+ * be ASCII (rare in span data) is written again by pb_write.h's writer,
+ * which repairs it to valid UTF-8. Two passes (check, then memcpy) cost
+ * twice as much on the short keys and values spans are made of (inlined:
+ * a call's register saves cost as much as the copy). */
+static inline __attribute__((always_inline)) bool
+put_string(tw__buf *b, uint32_t number, const char *text, size_t len, bool is_always)
+{
+    if (len == 0 && !is_always)
+        return true;
+    if (!tw__pb_reserve(b, 15 + len))
+        return false;
+    size_t before = b->len;
+    tw__pb_raw_varint(b, TW__PB_TAG(number, TW__PB_LEN));
+    tw__pb_raw_varint(b, len);
+    uint8_t *p = b->data + b->len;
+    uint64_t high = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, text + i, 8);
+        memcpy(p + i, &w, 8);
+        high |= w;
+    }
+    if (len >= 8) {
+        if (i < len) { /* the last eight bytes, overlapping */
+            memcpy(&w, text + len - 8, 8);
+            memcpy(p + len - 8, &w, 8);
+            high |= w;
+        }
+    } else if (len >= 4) { /* 4..7 bytes: two overlapping words */
+        uint32_t a, z;
+        memcpy(&a, text, 4);
+        memcpy(&z, text + len - 4, 4);
+        memcpy(p, &a, 4);
+        memcpy(p + len - 4, &z, 4);
+        high |= a | z;
+    } else if (len) { /* 1..3 bytes: the first, the middle and the last */
+        uint8_t a = (uint8_t)text[0], m = (uint8_t)text[len / 2], z = (uint8_t)text[len - 1];
+        p[0] = a;
+        p[len / 2] = m;
+        p[len - 1] = z;
+        high |= a | m | z;
+    }
+    if (high & 0x8080808080808080u) {
+        b->len = before;
+        return tw__pb_string_field(b, number, text, len, is_always);
+    }
+    b->len += len;
+    return true;
+}
+
 /* One KeyValue field numbered @number, with @key (length @key_len). */
 static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t key_len,
                           const tw__tag *t)
 {
     size_t kv = tw__pb_begin(b, number);
-    if (kv == SIZE_MAX || !tw__pb_string_field(b, KV_KEY, key, key_len, false))
+    if (kv == SIZE_MAX || !put_string(b, KV_KEY, key, key_len, false))
         return false;
     size_t any = tw__pb_begin(b, KV_VALUE);
     bool ok = any != SIZE_MAX;
     switch (t->type) {
     case TW_VALUE_STRING:
-        ok = ok && tw__pb_string_field(b, ANY_STRING, t->v.str, t->len, true);
+        ok = ok && put_string(b, ANY_STRING, t->v.str, t->len, true);
         break;
     case TW_VALUE_BOOL:
         ok = ok && tw__pb_varint_field(b, ANY_BOOL, t->v.boolean ? 1 : 0);
@@ -71,10 +124,10 @@ static bool put_events(tw__buf *b, const tw__span_data *s)
         if (!tw__otlp_plan_event(log, &plan))
             return false;
         size_t ev = tw__pb_begin(b, SPAN_EVENTS);
-        bool ok = ev != SIZE_MAX &&
-                  (plan.time_ns == 0 || tw__pb_fixed64_field(b, EVENT_TIME, plan.time_ns)) &&
-                  (!plan.name ||
-                   tw__pb_string_field(b, EVENT_NAME, plan.name->v.str, plan.name->len, false));
+        bool ok =
+            ev != SIZE_MAX &&
+            (plan.time_ns == 0 || tw__pb_fixed64_field(b, EVENT_TIME, plan.time_ns)) &&
+            (!plan.name || put_string(b, EVENT_NAME, plan.name->v.str, plan.name->len, false));
         for (size_t f = 0; ok && f < log->n_fields; f++) {
             if (plan.is_attribute[f])
                 ok = put_tag(b, EVENT_ATTRIBUTES, &log->fields[f]);
@@ -113,7 +166,7 @@ static bool put_span_body(tw__buf *b, const tw__span_data *s, const tw__otlp_spa
     if (!put_trace_id(b, SPAN_TRACE_ID, s->trace_id_high, s->trace_id_low) ||
         !tw__pb_id_field(b, SPAN_SPAN_ID, 0, s->span_id, false) ||
         (s->parent_id && !tw__pb_id_field(b, SPAN_PARENT_SPAN_ID, 0, s->parent_id, false)) ||
-        !tw__pb_string_field(b, SPAN_NAME, name, strlen(name), false) ||
+        !put_string(b, SPAN_NAME, name, strlen(name), false) ||
         !tw__pb_varint_field(b, SPAN_KIND, plan->kind) ||
         (plan->start_ns && !tw__pb_fixed64_field(b, SPAN_START, plan->start_ns)) ||
         (plan->end_ns && !tw__pb_fixed64_field(b, SPAN_END, plan->end_ns)))
@@ -127,11 +180,40 @@ static bool put_span_body(tw__buf *b, const tw__span_data *s, const tw__otlp_spa
     if (plan->status_code != TW__OTLP_STATUS_UNSET) {
         const tw__tag *m = plan->status_message;
         size_t st = tw__pb_begin(b, SPAN_STATUS);
-        if (st == SIZE_MAX ||
-            (m && !tw__pb_string_field(b, STATUS_MESSAGE, m->v.str, m->len, false)) ||
+        if (st == SIZE_MAX || (m && !put_string(b, STATUS_MESSAGE, m->v.str, m->len, false)) ||
             !tw__pb_varint_field(b, STATUS_CODE, plan->status_code) || !tw__pb_end(b, st))
             return false;
     }
+    return true;
+}
+
+/* A Span is usually 128 bytes to 16 KiB long: its length takes two bytes.
+ * begin_span leaves room for two, so that end_span writes them in place;
+ * pb_write.h's tw__pb_begin leaves one, and its tw__pb_end would then move
+ * the whole span up by a byte. Returns the offset of the length. */
+static size_t begin_span(tw__buf *b)
+{
+    if (!tw__pb_reserve(b, 3))
+        return SIZE_MAX;
+    b->data[b->len++] = (uint8_t)TW__PB_TAG(SS_SPANS, TW__PB_LEN);
+    b->len += 2;
+    return b->len - 2;
+}
+
+/* Writes the length of the span begun at @at as a minimal varint (the bytes
+ * protobuf-c writes), moving the span only when it needs other than two. */
+static bool end_span(tw__buf *b, size_t at)
+{
+    size_t len = b->len - at - 2;
+    size_t width = tw__pb_varint_size(len);
+    if (width > 2 && !tw__pb_reserve(b, width - 2))
+        return false;
+    if (width != 2)
+        memmove(b->data + at + width, b->data + at + 2, len);
+    size_t end = at + width + len;
+    b->len = at;
+    tw__pb_raw_varint(b, len);
+    b->len = end;
     return true;
 }
 
@@ -143,8 +225,8 @@ bool tw__otlp_proto_encode_span(const tw__span_data *s, tw__buf *out)
     if (!tw__otlp_plan_span(s, &plan))
         return false;
     size_t before = out->len;
-    size_t span = tw__pb_begin(out, SS_SPANS);
-    bool ok = span != SIZE_MAX && put_span_body(out, s, &plan) && tw__pb_end(out, span);
+    size_t span = begin_span(out);
+    bool ok = span != SIZE_MAX && put_span_body(out, s, &plan) && end_span(out, span);
     tw__otlp_span_plan_clear(&plan);
     if (!ok)
         out->len = before;

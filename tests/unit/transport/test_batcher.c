@@ -187,6 +187,9 @@ static void test_a_span_too_large_for_any_body_is_refused(void)
     CU_ASSERT_EQUAL(f.n_emits, 1); /* the first went out to make room */
     CU_ASSERT_EQUAL(add(b, &key_a, 0, 4, 0), TW__BATCH_ENCODE);
     CU_ASSERT_EQUAL(tw__batcher_spans(b), 1);
+    /* the first span of a key (an empty batch) too */
+    CU_ASSERT_EQUAL(add(b, &key_b, 91, 5, 0), TW__BATCH_TOO_LARGE);
+    CU_ASSERT_EQUAL(tw__batcher_spans(b), 1);
     finish(b, &f);
 }
 

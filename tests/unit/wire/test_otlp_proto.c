@@ -113,6 +113,56 @@ static void test_random_corpus_matches_protobuf_c(void)
             n_compared, N_RANDOM);
 }
 
+/* The span's length prefix takes one, two or three bytes (spans under 128
+ * bytes, under 16 KiB, larger), and string values of every length up to
+ * 24 bytes are ASCII or have one byte >= 0x80 (valid UTF-8 or not) at each
+ * position: the encoder's fast paths for both, held to protobuf-c. */
+static void test_length_prefixes_and_strings_match_protobuf_c(void)
+{
+    static const size_t value_lens[] = {0, 60, 300, 20000};
+    size_t n_differ = 0;
+    for (size_t k = 0; k < sizeof value_lens / sizeof value_lens[0]; k++) {
+        tw__span_data *s = tw_test_span_root_64bit();
+        CU_ASSERT_FATAL(s != NULL);
+        char *big = malloc(value_lens[k] + 1);
+        memset(big, 'v', value_lens[k]);
+        tw_value v = {.type = TW_VALUE_STRING, .len = value_lens[k], .as.str = big};
+        tw__tag_set(&s->arena, tw__span_data_push_tag(s), "big", &v, SIZE_MAX, NULL);
+        s->n_tags++;
+        bool was_compared;
+        n_differ +=
+            !same_request(&s, 1, NULL, "span of value length", value_lens[k], &was_compared);
+        free(big);
+        tw__span_data_unref(s);
+    }
+    static const char *odd[] = {"\xc3\xa9", "\xff", "\xe2\x82"};
+    for (size_t len = 0; len <= 24; len++) {
+        for (size_t at = 0; at <= len; at++) {
+            for (size_t o = 0; o < 3; o++) {
+                char text[40];
+                memset(text, 'a' + (char)(len % 26), sizeof text);
+                size_t n = len;
+                if (at < len) { /* one odd sequence at @at, the text keeps its length */
+                    size_t m = strlen(odd[o]);
+                    memcpy(text + at, odd[o], at + m <= len ? m : len - at);
+                } else if (o) {
+                    continue;
+                }
+                tw__span_data *s = tw_test_span_root_64bit();
+                CU_ASSERT_FATAL(s != NULL);
+                tw_value v = {.type = TW_VALUE_STRING, .len = n, .as.str = text};
+                tw__tag_set_n(&s->arena, tw__span_data_push_tag(s), text, n ? n : 1, &v, SIZE_MAX,
+                              NULL); /* the key too */
+                s->n_tags++;
+                bool was_compared;
+                n_differ += !same_request(&s, 1, NULL, "string of length", len, &was_compared);
+                tw__span_data_unref(s);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(n_differ, 0);
+}
+
 /* ---- both encodings read back the same ----------------------------------------------------- */
 
 static bool sink_span(void *arg, tw__span_data *span, const tw__process *process,
@@ -717,6 +767,8 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("wire/otlp_proto", NULL, NULL);
     CU_add_test(suite, "builder_spans_match_protobuf_c", test_builder_spans_match_protobuf_c);
     CU_add_test(suite, "random_corpus_matches_protobuf_c", test_random_corpus_matches_protobuf_c);
+    CU_add_test(suite, "length_prefixes_and_strings_match_protobuf_c",
+                test_length_prefixes_and_strings_match_protobuf_c);
     CU_add_test(suite, "json_and_protobuf_read_back_equal", test_json_and_protobuf_read_back_equal);
     CU_add_test(suite, "reader_matches_protobuf_c_unpack", test_reader_matches_protobuf_c_unpack);
     CU_add_test(suite, "http_format_predicts_body_size", test_http_format_predicts_body_size);
