@@ -451,8 +451,254 @@ static void direct_tag_list(tw__thrift_writer *w, int16_t id, const tw__tag *tag
         direct_tag(w, &tags[i], scratch);
 }
 
+/* ---- spans in the binary protocol: the direct writer's fast path --------------------------
+ *
+ * In the binary protocol every part of a Span has a size known before it
+ * is written (a field header is 3 bytes, an integer 4 or 8, a string 4 and
+ * its bytes), so direct_bin_span measures the span once, makes room once,
+ * and writes through a cursor, where the generic writer checks for room at
+ * every field. It takes a span only when every text is valid UTF-8 and
+ * every length fits Thrift's i32; anything else (text to repair, a huge
+ * value, an unknown tag type, allocation failure) goes to the generic
+ * writer, whose bytes it reproduces (tests/unit/wire/test_jaeger_thrift.c
+ * compares both on spans of every shape). */
+
+/* Bytes of a text or binary field; SIZE_MAX when the fast path cannot
+ * write it (too long, or text that is not valid UTF-8). */
+static size_t direct_bin_text_size(const char *text, size_t len, bool is_text)
+{
+    if (len > TW__THRIFT_MAX_LEN || (is_text && !tw__utf8_is_valid(text, len)))
+        return SIZE_MAX;
+    return 3 + 4 + len;
+}
+
+static size_t direct_bin_tag_size(const tw__tag *t)
+{
+    size_t key = direct_bin_text_size(t->key, t->key_len, true);
+    size_t value;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        value = direct_bin_text_size(t->v.str, t->len, true);
+        break;
+    case TW_VALUE_BINARY:
+        value = direct_bin_text_size((const char *)t->v.bin, t->len, false);
+        break;
+    case TW_VALUE_DOUBLE:
+    case TW_VALUE_INT64:
+        value = 3 + 8;
+        break;
+    case TW_VALUE_BOOL:
+        value = 3 + 1;
+        break;
+    default:
+        return SIZE_MAX;
+    }
+    if (key == SIZE_MAX || value == SIZE_MAX)
+        return SIZE_MAX;
+    return key + 7 /* vType */ + value + 1 /* stop */;
+}
+
+/* Bytes of a list<Tag> field of @n tags (its header included). */
+static size_t direct_bin_tags_size(const tw__tag *tags, size_t n)
+{
+    if (n > TW__THRIFT_MAX_LEN)
+        return SIZE_MAX;
+    size_t total = 3 + 5;
+    for (size_t i = 0; i < n; i++) {
+        size_t one = direct_bin_tag_size(&tags[i]);
+        if (one == SIZE_MAX)
+            return SIZE_MAX;
+        total += one;
+    }
+    return total;
+}
+
+/* Bytes of the Span's fields (the stop byte is the caller's); SIZE_MAX when
+ * the fast path cannot write it. */
+static size_t direct_bin_span_size(const tw__span_data *s, size_t op_len)
+{
+    size_t total = 4 * 11 + 7 + 2 * 11; /* ids, flags, start, duration */
+    size_t part = direct_bin_text_size(s->operation ? s->operation : "", op_len, true);
+    if (part == SIZE_MAX || s->n_refs > TW__THRIFT_MAX_LEN || s->n_logs > TW__THRIFT_MAX_LEN)
+        return SIZE_MAX;
+    total += part;
+    if (s->n_refs > 0)
+        total += 3 + 5 + s->n_refs * (7 + 3 * 11 + 1);
+    if (s->n_tags > 0) {
+        part = direct_bin_tags_size(s->tags, s->n_tags);
+        if (part == SIZE_MAX)
+            return SIZE_MAX;
+        total += part;
+    }
+    if (s->n_logs > 0) {
+        total += 3 + 5;
+        for (size_t i = 0; i < s->n_logs; i++) {
+            part = direct_bin_tags_size(s->logs[i].fields, s->logs[i].n_fields);
+            if (part == SIZE_MAX)
+                return SIZE_MAX;
+            total += 11 + part + 1;
+        }
+    }
+    return total;
+}
+
+/* Big-endian stores through the cursor: inline, with a constant width, each
+ * compiles to a byte swap and one store. */
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+    return p + 2;
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_be32(uint8_t *p, uint32_t v)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+    memcpy(p, &v, 4);
+#else
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (24 - 8 * i));
+#endif
+    return p + 4;
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_be64(uint8_t *p, uint64_t v)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
+#endif
+    return p + 8;
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_header(uint8_t *p, tw__thrift_type type, int16_t id)
+{
+    *p = (uint8_t)type;
+    return direct_bin_be16(p + 1, (uint16_t)id);
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_i64(uint8_t *p, int16_t id, int64_t v)
+{
+    return direct_bin_be64(direct_bin_header(p, TW__T_I64, id), (uint64_t)v);
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_i32(uint8_t *p, int16_t id, int32_t v)
+{
+    return direct_bin_be32(direct_bin_header(p, TW__T_I32, id), (uint32_t)v);
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_bytes(uint8_t *p, int16_t id, const void *data,
+                                                  size_t len)
+{
+    p = direct_bin_be32(direct_bin_header(p, TW__T_STRING, id), (uint32_t)len);
+    if (len)
+        memcpy(p, data, len);
+    return p + len;
+}
+
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_list(uint8_t *p, int16_t id, size_t n)
+{
+    p = direct_bin_header(p, TW__T_LIST, id);
+    *p = TW__T_STRUCT;
+    return direct_bin_be32(p + 1, (uint32_t)n);
+}
+
+static uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
+{
+    static const uint8_t bin_types[] = {
+        [TW_VALUE_STRING] = TWIRE_JAEGER_TAG_TYPE_STRING,
+        [TW_VALUE_DOUBLE] = TWIRE_JAEGER_TAG_TYPE_DOUBLE,
+        [TW_VALUE_BOOL] = TWIRE_JAEGER_TAG_TYPE_BOOL,
+        [TW_VALUE_INT64] = TWIRE_JAEGER_TAG_TYPE_LONG,
+        [TW_VALUE_BINARY] = TWIRE_JAEGER_TAG_TYPE_BINARY,
+    };
+    p = direct_bin_bytes(p, 1, t->key, t->key_len);
+    p = direct_bin_i32(p, 2, bin_types[t->type]);
+    uint64_t bits;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        p = direct_bin_bytes(p, 3, t->v.str, t->len);
+        break;
+    case TW_VALUE_DOUBLE:
+        memcpy(&bits, &t->v.dbl, sizeof bits);
+        p = direct_bin_be64(direct_bin_header(p, TW__T_DOUBLE, 4), bits);
+        break;
+    case TW_VALUE_BOOL:
+        p = direct_bin_header(p, TW__T_BOOL, 5);
+        *p++ = t->v.boolean ? 1 : 0;
+        break;
+    case TW_VALUE_INT64:
+        p = direct_bin_i64(p, 6, t->v.i64);
+        break;
+    default: /* TW_VALUE_BINARY: the size pass let no other type through */
+        p = direct_bin_bytes(p, 7, t->v.bin, t->len);
+        break;
+    }
+    *p++ = 0;
+    return p;
+}
+
+static uint8_t *direct_bin_tags(uint8_t *p, int16_t id, const tw__tag *tags, size_t n)
+{
+    p = direct_bin_list(p, id, n);
+    for (size_t i = 0; i < n; i++)
+        p = direct_bin_tag(p, &tags[i]);
+    return p;
+}
+
+/* Writes the Span's fields as direct_span does; false (nothing written)
+ * when the span needs the generic writer. */
+static bool direct_bin_span(const tw__span_data *s, tw__buf *out)
+{
+    size_t op_len = s->operation ? strlen(s->operation) : 0;
+    size_t size = direct_bin_span_size(s, op_len);
+    if (size == SIZE_MAX || !tw__buf_grow(out, size))
+        return false;
+    uint8_t *p = out->data + out->len;
+    p = direct_bin_i64(p, 1, u64_bits(s->trace_id_low));
+    p = direct_bin_i64(p, 2, u64_bits(s->trace_id_high));
+    p = direct_bin_i64(p, 3, u64_bits(s->span_id));
+    p = direct_bin_i64(p, 4, u64_bits(s->parent_id));
+    p = direct_bin_bytes(p, 5, s->operation ? s->operation : "", op_len);
+    if (s->n_refs > 0) {
+        p = direct_bin_list(p, 6, s->n_refs);
+        for (size_t i = 0; i < s->n_refs; i++) {
+            const tw__ref *r = &s->refs[i];
+            p = direct_bin_i32(p, 1,
+                               r->type == TW__REF_FOLLOWS_FROM
+                                   ? TWIRE_JAEGER_SPAN_REF_TYPE_FOLLOWS_FROM
+                                   : TWIRE_JAEGER_SPAN_REF_TYPE_CHILD_OF);
+            p = direct_bin_i64(p, 2, u64_bits(r->trace_id_low));
+            p = direct_bin_i64(p, 3, u64_bits(r->trace_id_high));
+            p = direct_bin_i64(p, 4, u64_bits(r->span_id));
+            *p++ = 0;
+        }
+    }
+    p = direct_bin_i32(p, 7, u32_bits(s->flags));
+    p = direct_bin_i64(p, 8, s->start_us);
+    p = direct_bin_i64(p, 9, s->duration_us);
+    if (s->n_tags > 0)
+        p = direct_bin_tags(p, 10, s->tags, s->n_tags);
+    if (s->n_logs > 0) {
+        p = direct_bin_list(p, 11, s->n_logs);
+        for (size_t i = 0; i < s->n_logs; i++) {
+            p = direct_bin_i64(p, 1, s->logs[i].timestamp_us);
+            p = direct_bin_tags(p, 2, s->logs[i].fields, s->logs[i].n_fields);
+            *p++ = 0;
+        }
+    }
+    out->len = (size_t)(p - out->data);
+    return true;
+}
+
 static void direct_span(tw__thrift_writer *w, const tw__span_data *s, tw__buf *scratch)
 {
+    if (w->proto == TW__THRIFT_BINARY && !w->failed && direct_bin_span(s, w->out))
+        return;
     tw__thrift_field_i64(w, 1, u64_bits(s->trace_id_low));
     tw__thrift_field_i64(w, 2, u64_bits(s->trace_id_high));
     tw__thrift_field_i64(w, 3, u64_bits(s->span_id));

@@ -153,6 +153,8 @@ static bool endpoint_is_empty(const tw__zipkin_endpoint *e)
 
 static bool same_service(const tw__zipkin_endpoint *a, const tw__zipkin_endpoint *b)
 {
+    if (a == b) /* the decoder shares one endpoint among items of the same host */
+        return true;
     const char *x = a ? a->service_name : "", *y = b ? b->service_name : "";
     return strcasecmp(x, y) == 0;
 }
@@ -603,6 +605,111 @@ static bool fill_process(const builder *b, tw__process *p)
     return true;
 }
 
+/* ---- processes: built once per distinct local endpoint ----------------------------------------
+ */
+
+/* A process and the endpoint it was built from: fill_process reads nothing
+ * else, so an endpoint equal in every field gets an equal process. */
+typedef struct proc_memo {
+    bool is_used;
+    bool has_local; /* false: the process of a span without a local endpoint */
+    char *service;  /* service_len bytes (malloc) */
+    size_t service_len;
+    uint32_t ipv4;
+    uint16_t port;
+    bool has_ipv6;
+    uint8_t ipv6[16];
+    tw__process process;
+} proc_memo;
+
+#define N_PROC_MEMOS 8 /* replaced round robin */
+
+struct tw__zipkin_v1_procs {
+    proc_memo memo[N_PROC_MEMOS];
+    unsigned next; /* the slot a new endpoint takes */
+};
+
+tw__zipkin_v1_procs *tw__zipkin_v1_procs_new(void)
+{
+    tw__zipkin_v1_procs *procs = calloc(1, sizeof *procs);
+    for (size_t i = 0; procs && i < N_PROC_MEMOS; i++)
+        tw__process_init(&procs->memo[i].process);
+    return procs;
+}
+
+static void proc_memo_clear(proc_memo *m)
+{
+    free(m->service);
+    tw__process_clear(&m->process);
+    m->service = NULL;
+    m->is_used = false;
+}
+
+void tw__zipkin_v1_procs_free(tw__zipkin_v1_procs *procs)
+{
+    if (!procs)
+        return;
+    for (size_t i = 0; i < N_PROC_MEMOS; i++)
+        proc_memo_clear(&procs->memo[i]);
+    free(procs);
+}
+
+static bool proc_memo_matches(const proc_memo *m, const tw__zipkin_endpoint *e)
+{
+    if (!m->is_used || m->has_local != (e != NULL))
+        return false;
+    return !e || (m->service_len == e->service_len && m->ipv4 == e->ipv4 && m->port == e->port &&
+                  m->has_ipv6 == e->has_ipv6 &&
+                  memcmp(m->service, e->service_name, e->service_len) == 0 &&
+                  (!e->has_ipv6 || memcmp(m->ipv6, e->ipv6, 16) == 0));
+}
+
+/* Builds the process of @b into a free slot; NULL on allocation failure. */
+static const tw__process *proc_memo_add(tw__zipkin_v1_procs *procs, const builder *b)
+{
+    proc_memo *m = &procs->memo[procs->next];
+    procs->next = (procs->next + 1) % N_PROC_MEMOS;
+    proc_memo_clear(m);
+    const tw__zipkin_endpoint *e = b->local;
+    m->has_local = e != NULL;
+    if (e) {
+        m->service = malloc(e->service_len + 1);
+        if (!m->service)
+            return NULL;
+        memcpy(m->service, e->service_name, e->service_len);
+        m->service_len = e->service_len;
+        m->ipv4 = e->ipv4;
+        m->port = e->port;
+        m->has_ipv6 = e->has_ipv6;
+        memcpy(m->ipv6, e->ipv6, 16);
+    }
+    if (!fill_process(b, &m->process)) {
+        proc_memo_clear(m);
+        return NULL;
+    }
+    m->is_used = true;
+    return &m->process;
+}
+
+static const tw__process *memo_process(tw__zipkin_v1_procs *procs, const builder *b)
+{
+    for (size_t i = 0; i < N_PROC_MEMOS; i++) {
+        if (proc_memo_matches(&procs->memo[i], b->local))
+            return &procs->memo[i].process;
+    }
+    return proc_memo_add(procs, b);
+}
+
+/* The process of @b's span: from @procs, else built in @scratch (an
+ * init'ed process the caller clears). NULL on allocation failure. */
+static const tw__process *process_of(const builder *b, tw__zipkin_v1_procs *procs,
+                                     tw__process *scratch)
+{
+    if (procs)
+        return memo_process(procs, b);
+    return fill_process(b, scratch) ? scratch : NULL;
+}
+
 /* Fills the record of @b from the builder state; false on allocation failure. */
 static bool finish_span(const conv *c, builder *b)
 {
@@ -652,6 +759,12 @@ static bool apply_time_unit(tw__wire_input *in, tw__zipkin_v1_span *v1)
 bool tw__zipkin_v1_emit(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
                         size_t raw_len)
 {
+    return tw__zipkin_v1_emit_with(in, line_no, v1, raw, raw_len, NULL);
+}
+
+bool tw__zipkin_v1_emit_with(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *v1,
+                             const void *raw, size_t raw_len, tw__zipkin_v1_procs *procs)
+{
     if (v1->trace_id == 0 && v1->trace_id_high == 0)
         return tw__wire_reject(in, line_no, raw, raw_len, "trace id is zero or missing");
     if (v1->id == 0)
@@ -688,11 +801,12 @@ bool tw__zipkin_v1_emit(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *
         size_t i = 0;
         for (; go_on && i < c.n; i++) {
             tw__process_init(&p);
-            if (!fill_process(&c.b[i], &p)) {
+            const tw__process *process = process_of(&c.b[i], procs, &p);
+            if (!process) {
                 tw__span_data_unref(c.b[i].span);
                 go_on = tw__wire_reject(in, line_no, raw, raw_len, "out of memory");
             } else {
-                go_on = tw__wire_emit(in, line_no, c.b[i].span, &p, raw, raw_len);
+                go_on = tw__wire_emit(in, line_no, c.b[i].span, process, raw, raw_len);
             }
             tw__process_clear(&p);
         }

@@ -37,6 +37,19 @@
 bool tw__zipkin_v1_emit(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *v1, const void *raw,
                         size_t raw_len);
 
+/* The processes made for the last few distinct local endpoints, kept from
+ * record to record by a reader: a file's records come from a handful of
+ * hosts, and building a process (service, ip and port tags) for every span
+ * cost more than converting the span. Owned by one reader (no locks). */
+typedef struct tw__zipkin_v1_procs tw__zipkin_v1_procs;
+tw__zipkin_v1_procs *tw__zipkin_v1_procs_new(void); /* NULL on allocation failure */
+void tw__zipkin_v1_procs_free(tw__zipkin_v1_procs *procs);
+
+/* tw__zipkin_v1_emit, taking each span's process from @procs (built there
+ * the first time its endpoint is seen): the same spans and processes. */
+bool tw__zipkin_v1_emit_with(tw__wire_input *in, size_t line_no, tw__zipkin_v1_span *v1,
+                             const void *raw, size_t raw_len, tw__zipkin_v1_procs *procs);
+
 /* Text of a packed IPv4 address ("192.168.1.1"); @out holds at least 16 bytes. */
 void tw__ipv4_text(uint32_t ipv4, char *out);
 

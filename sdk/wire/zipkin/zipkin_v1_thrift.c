@@ -174,10 +174,27 @@ tw__thrift_result tw__zipkin_thrift_measure_span(const uint8_t *data, size_t len
  * meet the nesting limit at the same place. */
 enum { SPAN_FIELD_DEPTH = 1, ITEM_FIELD_DEPTH = 3, ENDPOINT_FIELD_DEPTH = 4 };
 
+/* An Endpoint decoded earlier in this span (binary protocol only): its raw
+ * bytes, the result, and the bad ipv6 values it counted. Instrumentation
+ * repeats a span's two or three hosts in every annotation, so most Endpoints
+ * are byte copies of a recent one; decoding is a function of those bytes
+ * alone (the compact protocol's reader carries state across fields, hence
+ * binary only). */
+typedef struct endpoint_memo {
+    const uint8_t *raw; /* NULL: empty slot */
+    size_t len;
+    const tw__zipkin_endpoint *decoded;
+    size_t bad_ipv6;
+} endpoint_memo;
+
+#define N_MEMOS 4 /* the last distinct Endpoints, replaced round robin */
+
 typedef struct decoder {
     tw__thrift_reader c;
     tw__zipkin_v1_span *span;
     int depth; /* where an unknown field is skipped: one of the *_FIELD_DEPTH */
+    endpoint_memo memos[N_MEMOS];
+    unsigned next_memo; /* the slot the next new Endpoint takes */
 } decoder;
 
 static bool nomem(decoder *d)
@@ -205,7 +222,7 @@ static bool read_i64_field(decoder *d, int type, int64_t *v, bool *has)
     return true;
 }
 
-static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
+static bool decode_endpoint_fields(decoder *d, const tw__zipkin_endpoint **out)
 {
     tw__zipkin_endpoint *e = tw__zipkin_v1_new_endpoint(d->span);
     if (!e)
@@ -254,6 +271,41 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
     }
     d->depth = saved;
     *out = e;
+    return true;
+}
+
+/* The memo whose bytes the input at the read position starts with, or NULL. */
+static const endpoint_memo *find_memo(const decoder *d)
+{
+    const uint8_t *at = d->c.data + d->c.pos;
+    size_t left = d->c.len - d->c.pos;
+    for (unsigned i = 0; i < N_MEMOS; i++) {
+        const endpoint_memo *m = &d->memos[i];
+        if (m->raw && left >= m->len && memcmp(at, m->raw, m->len) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+/* An Endpoint: a memo's when the bytes here repeat one decoded before. */
+static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
+{
+    const endpoint_memo *hit = d->c.state == TW__THRIFT_OK ? find_memo(d) : NULL;
+    if (hit) {
+        d->c.pos += hit->len;
+        d->span->bad_ipv6 += hit->bad_ipv6;
+        *out = hit->decoded;
+        return true;
+    }
+    const uint8_t *at = d->c.data + d->c.pos;
+    size_t bad_before = d->span->bad_ipv6;
+    if (!decode_endpoint_fields(d, out))
+        return false;
+    if (d->c.proto == TW__THRIFT_BINARY) {
+        d->memos[d->next_memo] = (endpoint_memo){at, (size_t)(d->c.data + d->c.pos - at), *out,
+                                                 d->span->bad_ipv6 - bad_before};
+        d->next_memo = (d->next_memo + 1) % N_MEMOS;
+    }
     return true;
 }
 
@@ -386,6 +438,8 @@ static tw__thrift_result decode_span(const uint8_t *data, size_t len, tw__thrift
     reader_init(&d.c, data, len, proto, why, why_size);
     d.span = out;
     d.depth = SPAN_FIELD_DEPTH;
+    memset(d.memos, 0, sizeof d.memos);
+    d.next_memo = 0;
     tw__zipkin_v1_span_clear(out);
     int16_t last = 0;
     for (;;) {

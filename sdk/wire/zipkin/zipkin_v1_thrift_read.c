@@ -101,6 +101,7 @@ typedef struct raw_reader {
     unsigned long long base; /* file offset of buf.data[0] */
     bool is_eof;
     tw__zipkin_v1_span *span;
+    tw__zipkin_v1_procs *procs; /* NULL: each span's process is built anew */
 } raw_reader;
 
 /* Reads more bytes, keeping buf[pos..]; false on a read error. */
@@ -188,7 +189,7 @@ static tw_status read_raw(raw_reader *r, tw_error **err)
                         count, offset, d == TW__THRIFT_SHORT ? "truncated: " : "", why);
                 return go_on ? TW_OK : TW_E_STATE;
             }
-            bool go_on = tw__zipkin_v1_emit(in, 0, r->span, at, size);
+            bool go_on = tw__zipkin_v1_emit_with(in, 0, r->span, at, size, r->procs);
             tw__zipkin_v1_span_clear(r->span);
             r->pos += size;
             if (!go_on)
@@ -206,10 +207,11 @@ typedef struct scribe_reader {
     tw__wire_input *in;
     const char *category;
     tw__zipkin_v1_span *span;
-    bytes record;       /* decoded Thrift bytes of the record being read */
-    bytes raw;          /* its lines, "\n"-joined, for rejects */
-    size_t record_line; /* line of its first line; 0: no record pending */
-    size_t skipped;     /* entries of other categories */
+    tw__zipkin_v1_procs *procs; /* NULL: each span's process is built anew */
+    bytes record;               /* decoded Thrift bytes of the record being read */
+    bytes raw;                  /* its lines, "\n"-joined, for rejects */
+    size_t record_line;         /* line of its first line; 0: no record pending */
+    size_t skipped;             /* entries of other categories */
     bool is_nomem;
 } scribe_reader;
 
@@ -283,7 +285,8 @@ static bool emit_record(scribe_reader *s)
                 s->is_nomem = true;
             return reject_record(s, "", why);
         }
-        go_on = tw__zipkin_v1_emit(s->in, s->record_line, s->span, s->raw.data, s->raw.len);
+        go_on = tw__zipkin_v1_emit_with(s->in, s->record_line, s->span, s->raw.data, s->raw.len,
+                                        s->procs);
         tw__zipkin_v1_span_clear(s->span);
         pos += size;
     }
@@ -360,7 +363,8 @@ static bool scribe_line(scribe_reader *s, char *line, size_t len, size_t line_no
 static tw_status read_scribe(FILE *stream, tw__wire_input *in, tw__zipkin_v1_span *span,
                              tw_error **err)
 {
-    scribe_reader s = {.in = in, .span = span, .category = DEFAULT_CATEGORY};
+    scribe_reader s = {
+        .in = in, .span = span, .procs = tw__zipkin_v1_procs_new(), .category = DEFAULT_CATEGORY};
     if (in->opts && in->opts->scribe_category)
         s.category = in->opts->scribe_category;
     bytes line = {0};
@@ -443,6 +447,7 @@ done:
     free(line.data);
     free(s.record.data);
     free(s.raw.data);
+    tw__zipkin_v1_procs_free(s.procs);
     return status;
 }
 
@@ -470,8 +475,11 @@ static tw_status read_zipkin_v1_thrift(FILE *stream, tw__wire_input *in, tw_erro
     tw__zipkin_v1_span_init(span);
     tw_status status;
     if (first == 12) {
-        raw_reader r = {.stream = stream, .in = in, .span = span};
+        /* Without the memo (no memory for it) the processes are built per span. */
+        raw_reader r = {
+            .stream = stream, .in = in, .span = span, .procs = tw__zipkin_v1_procs_new()};
         status = read_raw(&r, err);
+        tw__zipkin_v1_procs_free(r.procs);
         free(r.buf.data);
     } else {
         status = read_scribe(stream, in, span, err);

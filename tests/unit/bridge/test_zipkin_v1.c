@@ -690,6 +690,232 @@ static void test_thrift_raw_lists_stream_every_span(void)
     }
 }
 
+/* ---- the memos against the general path ----------------------------------------------------
+ *
+ * The binary decoder reuses the decoding of an Endpoint whose bytes repeat a
+ * recent one's, and the raw reader reuses the process of a recent local
+ * endpoint. Neither happens in the compact protocol or through
+ * tw__zipkin_v1_emit, so the same spans written in both protocols must give
+ * the same spans, processes, warnings and rejects both ways. */
+
+typedef struct pbuf {
+    tbuf b;
+    bool compact;
+    int16_t last[8]; /* compact: the last field id per open struct */
+    int depth;
+} pbuf;
+
+static void c_varint(tbuf *b, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        put_be(b, (v & 0x7f) | 0x80, 1);
+    put_be(b, v, 1);
+}
+
+static uint64_t zz(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* A field header: binary type @type, compact type @ctype. */
+static void p_field(pbuf *p, uint8_t type, uint8_t ctype, int16_t id)
+{
+    if (!p->compact) {
+        field(&p->b, type, id);
+        return;
+    }
+    int16_t delta = (int16_t)(id - p->last[p->depth]);
+    if (delta > 0 && delta <= 15) {
+        put_be(&p->b, (uint64_t)(delta << 4 | ctype), 1);
+    } else {
+        put_be(&p->b, ctype, 1);
+        c_varint(&p->b, zz(id));
+    }
+    p->last[p->depth] = id;
+}
+
+static void p_int(pbuf *p, int64_t v, size_t bytes)
+{
+    if (p->compact)
+        c_varint(&p->b, zz(v));
+    else
+        put_be(&p->b, (uint64_t)v, bytes);
+}
+
+static void p_bytes(pbuf *p, const void *data, size_t len)
+{
+    if (p->compact)
+        c_varint(&p->b, len);
+    else
+        put_be(&p->b, len, 4);
+    put(&p->b, data, len);
+}
+
+static void p_list(pbuf *p, int16_t id, size_t n)
+{
+    p_field(p, 15, 9, id);
+    if (!p->compact) {
+        put_be(&p->b, 12, 1);
+        put_be(&p->b, n, 4);
+    } else if (n < 15) {
+        put_be(&p->b, n << 4 | 12, 1);
+    } else {
+        put_be(&p->b, 0xfc, 1);
+        c_varint(&p->b, n);
+    }
+}
+
+static void p_begin(pbuf *p)
+{
+    p->last[++p->depth] = 0;
+}
+
+static void p_end(pbuf *p)
+{
+    stop(&p->b);
+    p->depth--;
+}
+
+/* Endpoint @k of a pool whose members differ in one field each (service
+ * case, length, ipv4, port, ipv6, a bad ipv6, an unknown field, none). */
+static void p_endpoint(pbuf *p, int16_t id, unsigned k)
+{
+    static const char *const services[] = {"web", "Web", "web2", "db", "", "web"};
+    static const uint8_t v6[16] = {0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+    p_field(p, 12, 12, id);
+    p_begin(p);
+    if (k % 7 != 6) {
+        p_field(p, 8, 5, 1);
+        p_int(p, k % 5 == 4 ? 0x0a000002 : 0x0a000001, 4);
+    }
+    p_field(p, 6, 4, 2);
+    p_int(p, k % 4 == 3 ? 9090 : 8080, 2);
+    const char *svc = services[k % 6];
+    p_field(p, 11, 8, 3);
+    p_bytes(p, svc, strlen(svc));
+    if (k % 9 == 8) {
+        p_field(p, 11, 8, 4);
+        p_bytes(p, v6, k % 2 ? 16 : 5); /* 5 bytes: a bad ipv6, counted per copy */
+    }
+    if (k % 11 == 10) {
+        p_field(p, 10, 6, 9); /* unknown: skipped */
+        p_int(p, 42, 8);
+    }
+    p_end(p);
+}
+
+static uint64_t memo_rnd(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+/* Span @n: core and other annotations and binary annotations on hosts
+ * drawn from a pool of @pool endpoints (some without a host). */
+static void p_span(pbuf *p, unsigned n, uint64_t *rs, unsigned pool)
+{
+    static const char *const values[] = {"cs", "sr", "ss", "cr", "ms", "mr", "retry", "wr"};
+    static const char *const keys[] = {"ca", "sa", "lc", "http.path", "error", "ma"};
+    p->depth = 0;
+    p_begin(p);
+    p_field(p, 10, 6, 1);
+    p_int(p, 1000 + n / 3, 8);
+    p_field(p, 11, 8, 3);
+    p_bytes(p, "op", 2);
+    p_field(p, 10, 6, 4);
+    p_int(p, n % 13 == 12 ? 0 : 5000 + n, 8); /* span id 0: rejected */
+    size_t na = (size_t)(memo_rnd(rs) % 7);
+    p_list(p, 6, na);
+    for (size_t i = 0; i < na; i++) {
+        p_begin(p);
+        p_field(p, 10, 6, 1);
+        p_int(p, 100 + (int64_t)(memo_rnd(rs) % 50), 8);
+        const char *v = values[memo_rnd(rs) % 8];
+        p_field(p, 11, 8, 2);
+        p_bytes(p, v, strlen(v));
+        if (memo_rnd(rs) % 8)
+            p_endpoint(p, 3, (unsigned)(memo_rnd(rs) % pool));
+        p_end(p);
+    }
+    size_t nb = (size_t)(memo_rnd(rs) % 5);
+    p_list(p, 8, nb);
+    for (size_t i = 0; i < nb; i++) {
+        p_begin(p);
+        const char *k = keys[memo_rnd(rs) % 6];
+        p_field(p, 11, 8, 1);
+        p_bytes(p, k, strlen(k));
+        p_field(p, 11, 8, 2);
+        p_bytes(p, "v", 1);
+        if (memo_rnd(rs) % 8)
+            p_endpoint(p, 4, (unsigned)(memo_rnd(rs) % pool));
+        p_end(p);
+    }
+    p_end(p);
+}
+
+/* Decodes and emits every span of @p (one after another, no list header);
+ * @warnings gets the last warning of each span that had one. */
+static void memo_read(read_capture *c, const pbuf *p, bool general, char *warnings,
+                      size_t warnings_size)
+{
+    warnings[0] = '\0';
+    capture_init(c);
+    tw__zipkin_v1_procs *procs = general ? NULL : tw__zipkin_v1_procs_new();
+    CU_ASSERT_FATAL(general || procs);
+    tw__zipkin_v1_span span;
+    tw__zipkin_v1_span_init(&span);
+    char why[256];
+    for (size_t pos = 0; pos < p->b.len;) {
+        size_t size = 0;
+        tw__thrift_result r = general
+                                  ? tw__zipkin_compact_decode_span(p->b.data + pos, p->b.len - pos,
+                                                                   &span, &size, why, sizeof why)
+                                  : tw__zipkin_thrift_decode_span(p->b.data + pos, p->b.len - pos,
+                                                                  &span, &size, why, sizeof why);
+        CU_ASSERT_EQUAL_FATAL(r, TW__THRIFT_OK);
+        size_t warned = c->n_warnings;
+        tw__zipkin_v1_emit_with(&c->in, 0, &span, p->b.data + pos, size, procs);
+        if (c->n_warnings != warned) {
+            size_t at = strlen(warnings);
+            snprintf(warnings + at, warnings_size - at, "%s\n", c->last_warning);
+        }
+        tw__zipkin_v1_span_clear(&span);
+        pos += size;
+    }
+    tw__zipkin_v1_span_clear(&span);
+    tw__zipkin_v1_procs_free(procs);
+}
+
+static void test_endpoint_and_process_memos_match_general_path(void)
+{
+    static const unsigned pools[] = {1, 3, 12, 40}; /* 12 and 40 evict from both memos */
+    for (size_t t = 0; t < 4 * 8; t++) {
+        uint64_t rs_bin = 0x2545f4914f6cdd1du + t, rs_compact = rs_bin;
+        pbuf bin = {.compact = false}, compact = {.compact = true};
+        for (unsigned n = 0; n < 12; n++) { /* what fits in a tbuf */
+            p_span(&bin, n, &rs_bin, pools[t % 4]);
+            p_span(&compact, n, &rs_compact, pools[t % 4]);
+        }
+        read_capture fast, general;
+        static char fast_warnings[16384], general_warnings[16384];
+        memo_read(&fast, &bin, false, fast_warnings, sizeof fast_warnings);
+        memo_read(&general, &compact, true, general_warnings, sizeof general_warnings);
+        CU_ASSERT_STRING_EQUAL(fast_warnings, general_warnings);
+        CU_ASSERT_EQUAL(fast.n_spans, general.n_spans);
+        CU_ASSERT_EQUAL(fast.n_rejects, general.n_rejects);
+        CU_ASSERT_EQUAL(fast.n_warnings, general.n_warnings);
+        CU_ASSERT(fast.n_spans >= 11);
+        for (size_t i = 0; i < fast.n_spans && i < general.n_spans; i++) {
+            CU_ASSERT(tw_test_spans_equal(fast.spans[i].data, general.spans[i].data));
+            CU_ASSERT(capture_processes_equal(fast.spans[i].process, general.spans[i].process));
+        }
+        capture_free(&fast);
+        capture_free(&general);
+    }
+}
+
 static void test_thrift_malformed_and_hostile_input(void)
 {
     read_capture c;
@@ -1122,6 +1348,8 @@ void tw_test_register(void)
                 test_thrift_raw_lists_stream_every_span);
     CU_add_test(suite, "thrift_malformed_and_hostile_input",
                 test_thrift_malformed_and_hostile_input);
+    CU_add_test(suite, "endpoint_and_process_memos_match_general_path",
+                test_endpoint_and_process_memos_match_general_path);
     CU_add_test(suite, "scribe_lines_categories_and_mime_wrapping",
                 test_scribe_lines_categories_and_mime_wrapping);
     CU_add_test(suite, "every_real_fixture_reads_with_index_counts",

@@ -543,6 +543,157 @@ static void test_standalone_span_matches_generated_writer(void)
     }
 }
 
+/* ---- spans of random shapes: the binary writer's fast path against c_glib ----------------- */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+/* A text of 0..max bytes: ASCII, two- and three-byte UTF-8, and (when
+ * @allow_bad) now and then a byte that is not UTF-8, which sends the whole
+ * span to the generic writer. Never a NUL: c_glib strings cannot hold one. */
+static size_t rnd_text(char *buf, size_t max, bool allow_bad)
+{
+    size_t n = 0, want = (size_t)(rnd() % (max + 1));
+    while (n + 3 <= want) {
+        unsigned pick = (unsigned)(rnd() % 16);
+        if (pick == 0) {
+            memcpy(buf + n, "\xc3\xa9", 2); /* é */
+            n += 2;
+        } else if (pick == 1) {
+            memcpy(buf + n, "\xe2\x82\xac", 3); /* € */
+            n += 3;
+        } else if (pick == 2 && allow_bad && rnd() % 8 == 0) {
+            buf[n++] = '\xff';
+        } else {
+            buf[n++] = (char)('a' + rnd() % 26);
+        }
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+static tw_value rnd_value(char *text, uint8_t *blob, bool allow_bad)
+{
+    tw_value v = {.type = TW_VALUE_STRING};
+    size_t n;
+    switch (rnd() % 5) {
+    case 0:
+        v.as.str = text;
+        v.len = rnd_text(text, rnd() % 4 == 0 ? 300 : 24, allow_bad);
+        break;
+    case 1:
+        v.type = TW_VALUE_DOUBLE;
+        v.as.dbl = (double)(int64_t)rnd() / 7.0;
+        break;
+    case 2:
+        v.type = TW_VALUE_BOOL;
+        v.as.boolean = rnd() & 1;
+        break;
+    case 3:
+        v.type = TW_VALUE_INT64;
+        v.as.i64 = (int64_t)rnd();
+        break;
+    default:
+        v.type = TW_VALUE_BINARY;
+        n = (size_t)(rnd() % 20); /* any bytes, NUL included */
+        for (size_t i = 0; i < n; i++)
+            blob[i] = (uint8_t)rnd();
+        v.as.bin = blob;
+        v.len = n;
+        break;
+    }
+    return v;
+}
+
+static bool rnd_log(tw__span_data *s, bool allow_bad)
+{
+    size_t n = (size_t)(rnd() % 4);
+    tw__log *log = tw__span_data_push_log(s, n);
+    if (!log)
+        return false;
+    log->timestamp_us = (int64_t)(rnd() >> 1);
+    for (size_t i = 0; i < n; i++) {
+        char key[32], text[320];
+        uint8_t blob[32];
+        rnd_text(key, 12, allow_bad);
+        tw_value v = rnd_value(text, blob, allow_bad);
+        bool truncated = false;
+        if (!tw__tag_set(&s->arena, &log->fields[i], key, &v, SIZE_MAX, &truncated))
+            return false;
+    }
+    log->n_fields = n;
+    s->n_logs++;
+    return true;
+}
+
+static tw__span_data *rnd_span(bool allow_bad)
+{
+    tw__span_data *s = tw__span_data_new();
+    if (!s)
+        return NULL;
+    s->trace_id_high = rnd() % 2 ? rnd() : 0;
+    s->trace_id_low = rnd();
+    s->span_id = rnd();
+    s->parent_id = rnd() % 2 ? rnd() : 0;
+    s->flags = (uint32_t)rnd();
+    s->start_us = (int64_t)rnd();
+    s->duration_us = (int64_t)(rnd() >> 1);
+    char text[320];
+    uint8_t blob[32];
+    size_t n = rnd_text(text, 40, allow_bad);
+    bool ok = tw__span_data_set_operation(s, text, n);
+    for (size_t i = rnd() % 3; ok && i > 0; i--)
+        ok = tw__span_data_add_ref(s, rnd() % 2 ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF, rnd(),
+                                   rnd(), rnd());
+    for (size_t i = rnd() % 10; ok && i > 0; i--) {
+        char key[32];
+        rnd_text(key, 16, allow_bad);
+        tw_value v = rnd_value(text, blob, allow_bad);
+        ok = tw__span_data_add_tag(s, key, &v);
+    }
+    for (size_t i = rnd() % 4; ok && i > 0; i--)
+        ok = rnd_log(s, allow_bad);
+    if (!ok) {
+        tw__span_data_unref(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The binary protocol writes a span whose texts are all valid UTF-8 on its
+ * fast path and any other on the generic writer: on spans of every shape,
+ * both must give c_glib's bytes (each span is decoded with the generated
+ * code and written again by it), appended after earlier content. */
+static void test_binary_spans_of_random_shapes_match_generated_writer(void)
+{
+    tw__jaeger_encoder *enc = encoder_by_protocol[1];
+    CU_ASSERT_EQUAL_FATAL(all_protocols[1], TW__THRIFT_BINARY);
+    for (int i = 0; i < 400; i++) {
+        tw__span_data *s = rnd_span(i % 4 == 3);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        tw__buf out = {0};
+        CU_ASSERT_FATAL(tw__buf_append(&out, "prefix", 6));
+        CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &out));
+        tw__buf mine = {0};
+        CU_ASSERT_FATAL(tw__buf_append(&mine, out.data + 6, out.len - 6));
+        CU_ASSERT(memcmp(out.data, "prefix", 6) == 0);
+        TwireJaegerSpan *got = g_object_new(TWIRE_JAEGER_TYPE_SPAN, NULL);
+        CU_ASSERT_FATAL(decode_struct(TW__THRIFT_BINARY, mine.data, mine.len, got));
+        check_generated_writer_agrees(TW__THRIFT_BINARY, got, NULL, &mine);
+        g_object_unref(got);
+        tw__buf_free(&mine);
+        tw__buf_free(&out);
+        tw__span_data_unref(s);
+    }
+}
+
 static void test_empty_batch_and_negative_seq_id_decode(void)
 {
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -814,6 +965,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_reused_encoder_repeats_its_bytes);
     CU_ADD_TEST(suite, test_emit_batch_message_matches_generated_code);
     CU_ADD_TEST(suite, test_standalone_span_matches_generated_writer);
+    CU_ADD_TEST(suite, test_binary_spans_of_random_shapes_match_generated_writer);
     CU_ADD_TEST(suite, test_empty_batch_and_negative_seq_id_decode);
     CU_ADD_TEST(suite, test_bare_batch_struct_decodes_with_and_without_optionals);
     CU_ADD_TEST(suite, test_emit_batch_size_is_exact);
