@@ -18,53 +18,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- pass 1: the record's layout ------------------------------------------------------ */
-
-typedef struct layout {
-    size_t process_at; /* the Process struct (after its field header); 0: none */
-    size_t spans_at;   /* the spans list header; 0: none */
-    size_t n_spans;
-} layout;
-
 #define bad_at(c, at, ...) tw__thrift_fail((c), TW__THRIFT_MALFORMED, (at), __VA_ARGS__)
 
-static bool scan_batch(tw__thrift_reader *c, layout *lay)
-{
-    size_t batch_start = c->pos;
-    int16_t last = 0;
-    for (;;) {
-        int t;
-        int16_t id;
-        if (!tw__thrift_read_field(c, &t, &id, &last))
-            return false;
-        if (t == TW__T_STOP)
-            break;
-        if (id == 1 && t == TW__T_STRUCT) {
-            lay->process_at = c->pos;
-        } else if (id == 2 && t == TW__T_LIST) {
-            size_t at = c->pos;
-            int et;
-            size_t n;
-            if (!tw__thrift_read_list(c, &et, &n))
-                return false;
-            if (n > 0 && et != TW__T_STRUCT)
-                return bad_at(c, at, "Batch.spans is not a list of structs");
-            lay->spans_at = at;
-            lay->n_spans = n;
-            c->pos = at;
-        }
-        if (!tw__thrift_skip(c, t, 1))
-            return false;
-    }
-    if (!lay->process_at)
-        return bad_at(c, batch_start, "Batch has no process (field 1)");
-    if (!lay->spans_at)
-        return bad_at(c, batch_start, "Batch has no spans (field 2)");
-    return true;
-}
+/* Nesting levels, counted as tw__thrift_skip counts them: the Batch's
+ * fields are at 1, a span's fields at 2, a process tag's at 3, the fields
+ * of a span's tags, references and logs at 4, a log's tags' at 6. Every
+ * value is read or skipped at the level of a walk of the whole record, so
+ * a record nested too deep fails at the same byte whatever its fields are. */
+enum {
+    DEPTH_BATCH = 1,
+    DEPTH_SPAN = 2,
+    DEPTH_PROCESS_TAG = 3,
+    DEPTH_SPAN_ITEM = 4,
+    DEPTH_LOG_TAG = 6
+};
 
 /* A message header; true when it is emitBatch (CALL or ONEWAY). */
-static bool scan_message_header(tw__thrift_reader *c)
+static bool read_message_header(tw__thrift_reader *c)
 {
     size_t start = c->pos;
     const uint8_t *name;
@@ -80,34 +50,7 @@ static bool scan_message_header(tw__thrift_reader *c)
     return true;
 }
 
-/* The args struct: returns the Batch's offset in *batch_at. */
-static bool scan_args(tw__thrift_reader *c, size_t *batch_at, layout *lay)
-{
-    size_t start = c->pos;
-    int16_t last = 0;
-    *batch_at = 0;
-    for (;;) {
-        int t;
-        int16_t id;
-        if (!tw__thrift_read_field(c, &t, &id, &last))
-            return false;
-        if (t == TW__T_STOP)
-            break;
-        if (id == 1 && t == TW__T_STRUCT) {
-            *batch_at = c->pos;
-            *lay = (layout){0, 0, 0};
-            if (!scan_batch(c, lay))
-                return false;
-        } else if (!tw__thrift_skip(c, t, 1)) {
-            return false;
-        }
-    }
-    if (!*batch_at)
-        return bad_at(c, start, "emitBatch without a batch (field 1)");
-    return true;
-}
-
-/* ---- pass 2: building the model ------------------------------------------------------- */
+/* ---- building the model ------------------------------------------------------------ */
 
 typedef struct decoder {
     tw__thrift_reader c;
@@ -158,9 +101,9 @@ static bool read_struct_list(decoder *d, const char *what, size_t *n)
     return true;
 }
 
-/* Reads one Tag. False on a cursor error or a semantic error (d->why set,
- * d->c still OK). */
-static bool read_tag(decoder *d, tag_in *tag)
+/* Reads one Tag, a struct at nesting @depth. False on a cursor error or a
+ * semantic error (d->why set, d->c still OK). */
+static bool read_tag(decoder *d, tag_in *tag, int depth)
 {
     tw__thrift_reader *c = &d->c;
     const uint8_t *str = NULL, *bin = NULL;
@@ -194,7 +137,7 @@ static bool read_tag(decoder *d, tag_in *tag)
         } else if (id == 7 && t == TW__T_STRING) {
             ok = tw__thrift_read_bytes(c, &bin, &bin_len);
         } else {
-            ok = tw__thrift_skip(c, t, 2);
+            ok = tw__thrift_skip(c, t, depth + 1);
         }
         if (!ok)
             return false;
@@ -230,19 +173,19 @@ static bool read_tag(decoder *d, tag_in *tag)
     return true;
 }
 
-/* Decodes a list<Tag> into tw__tag slots given by @push (span tags, log
- * fields or process tags). Returns false on error (d->why or cursor). */
+/* Decodes a list<Tag> (its structs at nesting @depth) into span tags, log
+ * fields or process tags. Returns false on error (d->why or cursor). */
 typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
 
 static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *log,
-                      tw__process *process)
+                      tw__process *process, int depth)
 {
     size_t n;
     if (!read_struct_list(d, "a tag list of non-structs", &n))
         return false;
     for (size_t i = 0; i < n; i++) {
         tag_in tag;
-        if (!read_tag(d, &tag))
+        if (!read_tag(d, &tag, depth))
             return false;
         bool ok;
         bool cut = false;
@@ -289,9 +232,9 @@ static bool read_process(decoder *d, tw__process *p)
         } else if (id == 2 && t == TW__T_LIST) {
             /* A repeated field: the last one wins, as in generated code. */
             p->n_tags = 0;
-            ok = read_tags(d, DEST_PROCESS, NULL, NULL, p);
+            ok = read_tags(d, DEST_PROCESS, NULL, NULL, p, DEPTH_PROCESS_TAG);
         } else {
-            ok = tw__thrift_skip(c, t, 2);
+            ok = tw__thrift_skip(c, t, DEPTH_BATCH + 1);
         }
         if (!ok)
             return false;
@@ -347,9 +290,9 @@ static bool read_logs(decoder *d, tw__span_data *span)
                     }
                 }
                 log->n_fields = 0;
-                ok = read_tags(d, DEST_LOG, span, log, NULL);
+                ok = read_tags(d, DEST_LOG, span, log, NULL, DEPTH_LOG_TAG);
             } else {
-                ok = tw__thrift_skip(c, t, 3);
+                ok = tw__thrift_skip(c, t, DEPTH_SPAN_ITEM + 1);
             }
             if (!ok)
                 return false;
@@ -397,7 +340,7 @@ static bool read_refs(decoder *d, tw__span_data *span)
                 ok = tw__thrift_read_int(c, 64, &id64);
                 has_id = true;
             } else {
-                ok = tw__thrift_skip(c, t, 3);
+                ok = tw__thrift_skip(c, t, DEPTH_SPAN_ITEM + 1);
             }
             if (!ok)
                 return false;
@@ -420,7 +363,9 @@ static bool read_refs(decoder *d, tw__span_data *span)
 }
 
 /* One Span struct. Returns the record, or NULL with d->why (a bad span),
- * d->result NOMEM, or a cursor error. *warned: the duration was negative. */
+ * d->result NOMEM, or a cursor error. *warned: the duration was negative.
+ * The span is not admitted yet (emit_span does it): the time unit's
+ * warnings must come only for records that are whole and sound. */
 static tw__span_data *read_span(decoder *d, bool *warned)
 {
     tw__thrift_reader *c = &d->c;
@@ -475,12 +420,12 @@ static tw__span_data *read_span(decoder *d, bool *warned)
             ok = tw__thrift_read_int(c, 32, &flags);
         } else if (id == 10 && t == TW__T_LIST) {
             s->n_tags = 0;
-            ok = read_tags(d, DEST_SPAN, s, NULL, NULL);
+            ok = read_tags(d, DEST_SPAN, s, NULL, NULL, DEPTH_SPAN_ITEM);
         } else if (id == 11 && t == TW__T_LIST) {
             s->n_logs = 0;
             ok = read_logs(d, s);
         } else {
-            ok = tw__thrift_skip(c, t, 2);
+            ok = tw__thrift_skip(c, t, DEPTH_SPAN + 1);
         }
         if (!ok)
             goto fail;
@@ -523,20 +468,312 @@ static tw__span_data *read_span(decoder *d, bool *warned)
     s->start_us = start;
     *warned = dur < 0;
     s->duration_us = dur < 0 ? 0 : dur;
-    /* Where the span enters the model: its time unit and range (a bad
-     * span is rejected alone, with its bytes). */
-    bool is_admitted = d->sink && d->sink->input
-                           ? tw__wire_admit_span(d->sink->input, 0, s, d->why, sizeof d->why)
-                           : tw__span_data_check_times(s, d->why, sizeof d->why);
-    if (!is_admitted)
-        goto fail;
     return s;
 fail:
     tw__span_data_unref(s);
     return NULL;
 }
 
-/* ---- the record ----------------------------------------------------------------------- */
+/* ---- the record: one pass, its spans held until it is known whole ------------------------ */
+
+/* At most this many spans, or the spans of this many input bytes, are held;
+ * a longer list (a collector body may be tens of MiB) is walked once to the
+ * end of its record and then decoded again, one span at a time, so that
+ * memory stays bounded by the limits, not by the record. */
+#define HOLD_MAX_SPANS ((size_t)4096)
+#define HOLD_MAX_BYTES ((size_t)4 << 20)
+
+/* An element of Batch.spans, decoded, waiting for the end of its record. */
+typedef struct held_span {
+    tw__span_data *span; /* NULL: a bad span, its reason at why_at in batch.reasons */
+    size_t at, len;      /* its bytes */
+    size_t why_at;
+    bool warned; /* its duration was negative */
+} held_span;
+
+/* What a Batch's fields gave; a repeated field: the last one wins, as in
+ * generated code. */
+typedef struct batch {
+    size_t process_at; /* the last Process struct; 0: none yet */
+    tw__process process;
+    tw__thrift_result process_result; /* OK, MALFORMED (process_why) or NOMEM */
+    char process_why[320];
+    size_t spans_at; /* the last spans list header; 0: none yet */
+    size_t n_spans;
+    held_span *held; /* n_held of n_spans, unless is_replayed or is_nomem */
+    size_t n_held;
+    tw__buf reasons;  /* the bad spans' reasons, NUL-terminated */
+    bool is_replayed; /* too many to hold: decoded again once the record is whole */
+    bool is_nomem;
+} batch;
+
+static void drop_held(batch *b)
+{
+    for (size_t i = 0; i < b->n_held; i++)
+        tw__span_data_unref(b->held[i].span);
+    free(b->held);
+    b->held = NULL;
+    b->n_held = 0;
+    tw__buf_reset(&b->reasons);
+}
+
+static void batch_init(batch *b)
+{
+    memset(b, 0, sizeof *b);
+    tw__process_init(&b->process);
+    tw__buf_init(&b->reasons);
+}
+
+static void batch_free(batch *b)
+{
+    drop_held(b);
+    tw__buf_free(&b->reasons);
+    tw__process_clear(&b->process);
+}
+
+/* Goes back to the struct at @at and skips it at nesting @depth: the extent
+ * (and the structural errors) of a struct whose decoding stopped early. */
+static bool rewind_skip(decoder *d, size_t at, int depth)
+{
+    d->c.pos = at;
+    d->c.pending_bool = -1;
+    return tw__thrift_skip(&d->c, TW__T_STRUCT, depth);
+}
+
+/* The process struct at the cursor. A process that is not valid, or out
+ * of memory, fails the record only once it is known whole; false on a
+ * cursor error. */
+static bool decode_process(decoder *d, batch *b)
+{
+    size_t at = d->c.pos;
+    tw__process_clear(&b->process);
+    tw__process_init(&b->process);
+    b->process_at = at;
+    b->process_result = TW__THRIFT_OK;
+    if (read_process(d, &b->process))
+        return true;
+    if (d->c.state != TW__THRIFT_OK)
+        return false;
+    b->process_result = d->result == TW__THRIFT_NOMEM ? TW__THRIFT_NOMEM : TW__THRIFT_MALFORMED;
+    memcpy(b->process_why, d->why, sizeof b->process_why);
+    d->result = TW__THRIFT_OK;
+    return rewind_skip(d, at, DEPTH_BATCH);
+}
+
+/* The span at the cursor into *h (its bytes, and NULL with the reason in
+ * d->why for a bad span); false on a cursor error. NOMEM: d->result. */
+static bool decode_span(decoder *d, held_span *h)
+{
+    size_t at = d->c.pos;
+    d->c.pending_bool = -1;
+    *h = (held_span){.at = at};
+    h->span = read_span(d, &h->warned);
+    if (d->c.state != TW__THRIFT_OK)
+        return false;
+    if (!h->span && !rewind_skip(d, at, DEPTH_SPAN))
+        return false;
+    h->len = d->c.pos - at;
+    return true;
+}
+
+/* Holds the span at the cursor (the list's spans start at @first); false
+ * on a cursor error. Out of memory, the rest of the list is only walked:
+ * a record that is cut or malformed says so whatever the memory. */
+static bool hold_span(decoder *d, batch *b, size_t first)
+{
+    held_span *h = &b->held[b->n_held];
+    if (!decode_span(d, h))
+        return false;
+    if (d->result == TW__THRIFT_NOMEM) {
+        d->result = TW__THRIFT_OK;
+        b->is_nomem = true;
+    } else if (!h->span) {
+        h->why_at = b->reasons.len;
+        b->is_nomem = !tw__buf_append(&b->reasons, d->why, strlen(d->why) + 1);
+    }
+    if (b->is_nomem) {
+        drop_held(b);
+        return true;
+    }
+    b->n_held++;
+    if (d->c.pos - first > HOLD_MAX_BYTES) {
+        drop_held(b);
+        b->is_replayed = true;
+    }
+    return true;
+}
+
+/* The @n spans of the list whose header is at @list_at; false on a cursor
+ * error. */
+static bool decode_spans(decoder *d, batch *b, size_t list_at, size_t n)
+{
+    drop_held(b);
+    b->spans_at = list_at;
+    b->n_spans = n;
+    b->is_replayed = n > HOLD_MAX_SPANS;
+    b->is_nomem = false;
+    if (n > 0 && !b->is_replayed) {
+        b->held = malloc(n * sizeof *b->held);
+        b->is_nomem = !b->held;
+    }
+    size_t first = d->c.pos;
+    for (size_t i = 0; i < n; i++) {
+        bool ok = b->is_replayed || b->is_nomem
+                      ? (d->c.pending_bool = -1, tw__thrift_skip(&d->c, TW__T_STRUCT, DEPTH_SPAN))
+                      : hold_span(d, b, first);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool decode_batch(decoder *d, batch *b)
+{
+    tw__thrift_reader *c = &d->c;
+    size_t batch_start = c->pos;
+    int16_t last = 0;
+    for (;;) {
+        int t;
+        int16_t id;
+        if (!tw__thrift_read_field(c, &t, &id, &last))
+            return false;
+        if (t == TW__T_STOP)
+            break;
+        bool ok;
+        if (id == 1 && t == TW__T_STRUCT) {
+            ok = decode_process(d, b);
+        } else if (id == 2 && t == TW__T_LIST) {
+            size_t at = c->pos;
+            int et;
+            size_t n;
+            if (!tw__thrift_read_list(c, &et, &n))
+                return false;
+            if (n > 0 && et != TW__T_STRUCT)
+                return bad_at(c, at, "Batch.spans is not a list of structs");
+            ok = decode_spans(d, b, at, n);
+        } else {
+            ok = tw__thrift_skip(c, t, DEPTH_BATCH);
+        }
+        if (!ok)
+            return false;
+    }
+    if (!b->process_at)
+        return bad_at(c, batch_start, "Batch has no process (field 1)");
+    if (!b->spans_at)
+        return bad_at(c, batch_start, "Batch has no spans (field 2)");
+    return true;
+}
+
+/* The emitBatch args struct: the Batch is its field 1. */
+static bool decode_args(decoder *d, batch *b)
+{
+    tw__thrift_reader *c = &d->c;
+    size_t start = c->pos;
+    int16_t last = 0;
+    bool has_batch = false;
+    for (;;) {
+        int t;
+        int16_t id;
+        if (!tw__thrift_read_field(c, &t, &id, &last))
+            return false;
+        if (t == TW__T_STOP)
+            break;
+        if (id == 1 && t == TW__T_STRUCT) {
+            batch_free(b);
+            batch_init(b);
+            has_batch = true;
+            if (!decode_batch(d, b))
+                return false;
+        } else if (!tw__thrift_skip(c, t, DEPTH_BATCH)) {
+            return false;
+        }
+    }
+    if (!has_batch)
+        return bad_at(c, start, "emitBatch without a batch (field 1)");
+    return true;
+}
+
+/* Hands span @i to the sink: @s once admitted (where it enters the model:
+ * its time unit and range), or a bad span with @why; OK or STOPPED. */
+static tw__thrift_result emit_span(decoder *d, const tw__process *p, size_t i, tw__span_data *s,
+                                   const held_span *h, const char *why)
+{
+    const tw__jaeger_sink *sink = d->sink;
+    if (s) {
+        bool is_admitted = sink && sink->input
+                               ? tw__wire_admit_span(sink->input, 0, s, d->why, sizeof d->why)
+                               : tw__span_data_check_times(s, d->why, sizeof d->why);
+        if (!is_admitted) {
+            tw__span_data_unref(s);
+            s = NULL;
+            why = d->why;
+        }
+    }
+    if (!s) {
+        bool go_on =
+            !sink || !sink->bad_span || sink->bad_span(sink->user_data, i, h->at, h->len, why);
+        return go_on ? TW__THRIFT_OK : TW__THRIFT_STOPPED;
+    }
+    if (h->warned && sink && sink->warn)
+        sink->warn(sink->user_data, i, "negative duration: set to 0");
+    if (sink && sink->span)
+        return sink->span(sink->user_data, s, p) ? TW__THRIFT_OK : TW__THRIFT_STOPPED;
+    tw__span_data_unref(s);
+    return TW__THRIFT_OK;
+}
+
+static tw__thrift_result emit_held(decoder *d, batch *b)
+{
+    for (size_t i = 0; i < b->n_held; i++) {
+        held_span *h = &b->held[i];
+        tw__span_data *s = h->span;
+        h->span = NULL; /* the sink's now */
+        const char *why = s ? NULL : (const char *)b->reasons.data + h->why_at;
+        tw__thrift_result r = emit_span(d, &b->process, i, s, h, why);
+        if (r != TW__THRIFT_OK)
+            return r;
+    }
+    return TW__THRIFT_OK;
+}
+
+/* The spans of a list too long to hold, decoded again one at a time: the
+ * record is known whole and sound, so no cursor error can happen here (it
+ * would still be MALFORMED). */
+static tw__thrift_result replay_spans(decoder *d, batch *b)
+{
+    d->c.pos = b->spans_at;
+    int et;
+    size_t n;
+    if (!tw__thrift_read_list(&d->c, &et, &n))
+        return TW__THRIFT_MALFORMED;
+    for (size_t i = 0; i < n; i++) {
+        held_span h;
+        if (!decode_span(d, &h))
+            return TW__THRIFT_MALFORMED;
+        if (d->result == TW__THRIFT_NOMEM)
+            return TW__THRIFT_NOMEM;
+        tw__thrift_result r = emit_span(d, &b->process, i, h.span, &h, d->why);
+        if (r != TW__THRIFT_OK)
+            return r;
+    }
+    return TW__THRIFT_OK;
+}
+
+/* A record known whole and sound: its process's verdict, then its spans. */
+static tw__thrift_result finish(decoder *d, batch *b, size_t *err_offset, char *why,
+                                size_t why_size)
+{
+    if (b->process_result == TW__THRIFT_MALFORMED) {
+        if (err_offset)
+            *err_offset = b->process_at;
+        if (why && why_size)
+            snprintf(why, why_size, "Batch.process: %s", b->process_why);
+        return TW__THRIFT_MALFORMED;
+    }
+    if (b->process_result == TW__THRIFT_NOMEM || b->is_nomem)
+        return TW__THRIFT_NOMEM;
+    return b->is_replayed ? replay_spans(d, b) : emit_held(d, b);
+}
 
 int tw__jaeger_detect(const uint8_t *data, size_t len, tw__thrift_protocol *protocol,
                       bool *is_message)
@@ -608,101 +845,29 @@ tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_
     d.result = TW__THRIFT_OK;
     d.sink = sink;
     d.why[0] = '\0';
+    batch b;
+    batch_init(&b);
 
-    /* Pass 1. */
-    layout lay = {0, 0, 0};
-    size_t batch_at = 0;
-    bool ok = is_message ? scan_message_header(&d.c) && scan_args(&d.c, &batch_at, &lay)
-                         : scan_batch(&d.c, &lay);
-    if (!ok) {
-        if (d.c.state == TW__THRIFT_SHORT) {
-            if (need)
-                *need = d.c.need;
-            return TW__THRIFT_SHORT;
-        }
+    tw__thrift_result result;
+    bool ok = is_message ? read_message_header(&d.c) && decode_args(&d, &b) : decode_batch(&d, &b);
+    if (!ok && d.c.state == TW__THRIFT_SHORT) {
+        if (need)
+            *need = d.c.need;
+        result = TW__THRIFT_SHORT;
+    } else if (!ok) {
         if (err_offset)
             *err_offset = d.c.err_at;
         if (why && why_size)
             snprintf(why, why_size, "%s", d.c.why);
-        return TW__THRIFT_MALFORMED;
-    }
-    size_t size = d.c.pos;
-    if (info)
-        *info = (tw__jaeger_record){size, lay.n_spans, is_message, protocol};
-
-    /* Pass 2: the structure is known to be sound, so cursor errors cannot
-     * happen here; they are still handled as MALFORMED. */
-    tw__process process;
-    tw__process_init(&process);
-    tw__thrift_result result = TW__THRIFT_OK;
-    d.c.pos = lay.process_at;
-    if (!read_process(&d, &process)) {
-        result = d.result == TW__THRIFT_NOMEM ? TW__THRIFT_NOMEM : TW__THRIFT_MALFORMED;
-        if (result == TW__THRIFT_MALFORMED) {
-            if (err_offset)
-                *err_offset = lay.process_at;
-            if (why && why_size)
-                snprintf(why, why_size, "Batch.process: %s",
-                         d.c.state != TW__THRIFT_OK ? d.c.why : d.why);
-        }
-        goto done;
-    }
-    d.c.pos = lay.spans_at;
-    int et;
-    size_t n;
-    if (!tw__thrift_read_list(&d.c, &et, &n)) {
         result = TW__THRIFT_MALFORMED;
-        goto done;
+    } else {
+        if (info)
+            *info = (tw__jaeger_record){d.c.pos, b.n_spans, is_message, protocol};
+        result = finish(&d, &b, err_offset, why, why_size);
+        if (result == TW__THRIFT_MALFORMED && why && why_size && !why[0])
+            snprintf(why, why_size, "inconsistent record");
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t at = d.c.pos;
-        bool warned = false;
-        tw__span_data *span = read_span(&d, &warned);
-        if (d.result == TW__THRIFT_NOMEM) {
-            result = TW__THRIFT_NOMEM;
-            goto done;
-        }
-        if (d.c.state != TW__THRIFT_OK) {
-            result = TW__THRIFT_MALFORMED;
-            if (err_offset)
-                *err_offset = d.c.err_at;
-            if (why && why_size)
-                snprintf(why, why_size, "%s", d.c.why);
-            goto done;
-        }
-        if (!span) {
-            /* A bad span: its extent, for the caller's reject. */
-            d.c.state = TW__THRIFT_OK;
-            d.c.pos = at;
-            d.c.pending_bool = -1;
-            char reason[sizeof d.why];
-            memcpy(reason, d.why, sizeof reason);
-            if (!tw__thrift_skip(&d.c, TW__T_STRUCT, 1)) {
-                result = TW__THRIFT_MALFORMED;
-                goto done;
-            }
-            if (sink && sink->bad_span &&
-                !sink->bad_span(sink->user_data, i, at, d.c.pos - at, reason)) {
-                result = TW__THRIFT_STOPPED;
-                goto done;
-            }
-            continue;
-        }
-        if (warned && sink && sink->warn)
-            sink->warn(sink->user_data, i, "negative duration: set to 0");
-        if (sink && sink->span) {
-            if (!sink->span(sink->user_data, span, &process)) {
-                result = TW__THRIFT_STOPPED;
-                goto done;
-            }
-        } else {
-            tw__span_data_unref(span);
-        }
-    }
-done:
-    if (result == TW__THRIFT_MALFORMED && why && why_size && !why[0])
-        snprintf(why, why_size, "inconsistent record");
-    tw__process_clear(&process);
+    batch_free(&b);
     tw__buf_free(&d.scratch);
     return result;
 }

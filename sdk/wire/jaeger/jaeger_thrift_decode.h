@@ -14,11 +14,15 @@
  * making it, bound nesting, and not build a GObject per tag. Generated
  * c_glib code stays the tests' independent check of the encoder.
  *
- * Two passes per record: the first walks the whole record (every length,
- * type and nesting level checked, no allocation) and finds where it ends;
- * only a complete, well-formed record reaches the second, which builds the
- * process and one span at a time and hands each to the caller. So a
- * truncated or malformed record emits nothing, and memory is one span.
+ * One pass per record: it builds the process and the spans as it reads
+ * (every length, type and nesting level checked) and holds the spans until
+ * the record is known whole and sound; only then are they handed to the
+ * caller, in order. So a truncated or malformed record emits nothing (what
+ * was built is dropped), and the process may come after the spans. Memory:
+ * at most 4096 spans, or the spans of 4 MiB of input, are held; a longer
+ * list is walked to the end of its record and then decoded again, one span
+ * at a time. A bad span's extent, the errors and the bytes needed are what
+ * a walk of the whole record finds first, whatever was decoded.
  *
  * Span rules (docs/bridge.md, `jaeger-thrift` input):
  *   - traceIdLow/traceIdHigh, spanId, startTime are needed: a span without

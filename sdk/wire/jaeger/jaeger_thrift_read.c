@@ -13,7 +13,11 @@
  *
  * Streaming: a buffer holds the current record and what was read after it;
  * it starts at 64 KiB and grows (doubling) only while a record does not fit,
- * up to MAX_BATCH_BYTES: a record larger than that is rejected. The
+ * up to MAX_BATCH_BYTES: a record larger than that is rejected. The decoder
+ * reads a record in one pass and, when the bytes end inside it, again from
+ * its start once more are in: so the buffer is topped up before a record
+ * whenever it holds fewer bytes than the largest record so far, and a
+ * record is rarely decoded twice. The
  * protocol is detected on the stream's first record (a Batch starts with
  * its process field: 0x0C 0x00 0x01 binary, 0x1C compact; a message with
  * 0x80 0x01 / 0x82); later records are a message when they start like one,
@@ -22,8 +26,10 @@
  * Errors: Thrift has no record separator, so after a truncated or malformed
  * record nothing later can be found again: the record is rejected ("byte
  * offset N: ...", line 0, raw = the bytes read from its start) and the
- * stream ends there. A well-formed Span struct that is not a valid span
- * (zero ids, an unknown tag type) is rejected alone (raw = its bytes) and
+ * stream ends there. "The bytes read" are those a reader that reads only
+ * when a record does not fit would hold, whatever was topped up (see
+ * malformed_raw_len), so that the reject does not depend on read-ahead. A well-formed Span struct
+ * that is not a valid span (zero ids, an unknown tag type) is rejected alone (raw = its bytes) and
  * the batch goes on. Single-threaded.
  */
 #include "wire/core/error.h"
@@ -49,6 +55,10 @@ typedef struct reader {
     bool is_eof, is_error;
     size_t batch_no;  /* 1-based, for messages */
     size_t record_at; /* stream offset of the current record */
+    size_t largest;   /* bytes of the largest record decoded */
+    /* Stream offset where a reader that fills only when a record does not
+     * fit would have stopped reading (it may lie beyond the input's end). */
+    size_t fit_end;
     bool stopped;
 } reader;
 
@@ -118,6 +128,26 @@ static size_t grown(size_t cap, size_t need)
     return want > MAX_BATCH_BYTES ? MAX_BATCH_BYTES : want;
 }
 
+/* The bytes of the malformed record at r->start that the reject carries:
+ * what a reader that fills (to the buffer's capacity, from the record that
+ * does not fit) only when a record does not fit would hold. That reader
+ * tried the record with the bytes up to fit_end first; when those end
+ * before the fault, it filled, and held the record's capacity's worth.
+ * Capacities grow alike in both (only when a record exceeds a full buffer),
+ * so one fill here gives those bytes. SIZE_MAX: out of memory. */
+static size_t malformed_raw_len(reader *r, tw__thrift_protocol protocol, bool is_message)
+{
+    size_t first = r->fit_end > r->record_at ? r->fit_end - r->record_at : 0;
+    if (!r->is_eof && r->end - r->start < r->cap && !fill(r, 0))
+        return SIZE_MAX;
+    size_t avail = r->end - r->start;
+    if (first == 0 || first >= avail)
+        return avail;
+    tw__thrift_result res = tw__jaeger_decode(r->buf + r->start, first, protocol, is_message, NULL,
+                                              NULL, NULL, NULL, NULL, 0);
+    return res == TW__THRIFT_MALFORMED ? first : avail;
+}
+
 static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     reader r = {.stream = stream, .in = in};
@@ -143,6 +173,11 @@ static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error *
         }
         const uint8_t *rec = r.buf + r.start;
         size_t avail = r.end - r.start;
+        if (avail < r.largest && !r.is_eof) {
+            if (!fill(&r, 0))
+                goto nomem;
+            continue;
+        }
         r.record_at = r.base + r.start;
         tw__thrift_protocol protocol;
         bool is_message;
@@ -184,7 +219,13 @@ static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error *
                                                   &need, &err_at, why, sizeof why);
         switch (res) {
         case TW__THRIFT_OK:
+            /* The fill-when-needed reader filled from here to its capacity
+             * unless the record was within what it held. */
+            if (r.fit_end < r.record_at + info.size)
+                r.fit_end = r.record_at + r.cap;
             r.start += info.size;
+            if (info.size > r.largest)
+                r.largest = info.size;
             continue;
         case TW__THRIFT_STOPPED:
             go_on = false;
@@ -213,8 +254,11 @@ static tw_status read_jaeger_thrift(FILE *stream, tw__wire_input *in, tw_error *
                 goto nomem;
             continue;
         case TW__THRIFT_MALFORMED:
+            avail = malformed_raw_len(&r, protocol, is_message);
+            if (avail == SIZE_MAX)
+                goto nomem;
             tw__wire_reject(
-                in, 0, rec, avail,
+                in, 0, r.buf + r.start, avail,
                 "byte offset %zu: batch %zu (at byte %zu) is malformed: %s; the rest of "
                 "the input is skipped",
                 r.record_at + err_at, r.batch_no, r.record_at, why);

@@ -411,6 +411,395 @@ static void test_stops_when_emit_says_so(void)
     tw__span_data_unref(s);
 }
 
+/* ---- one pass: spans held until the record is known whole ------------------------------ */
+
+/* What the decoder handed to its sink, in order. */
+typedef struct sink_event {
+    char kind; /* 's' span, 'b' bad span, 'w' warning */
+    size_t index, offset, len;
+    uint64_t span_id;
+    char service[16];
+} sink_event;
+
+typedef struct recorder {
+    sink_event *ev;
+    size_t n, cap;
+} recorder;
+
+static sink_event *record_event(recorder *r, char kind, size_t index)
+{
+    CU_ASSERT_FATAL(r->n < r->cap);
+    sink_event *e = &r->ev[r->n++];
+    *e = (sink_event){.kind = kind, .index = index};
+    return e;
+}
+
+static bool rec_span(void *user_data, tw__span_data *span, const tw__process *process)
+{
+    sink_event *e = record_event(user_data, 's', 0);
+    e->span_id = span->span_id;
+    snprintf(e->service, sizeof e->service, "%s", process->service_name);
+    tw__span_data_unref(span);
+    return true;
+}
+
+static bool rec_bad(void *user_data, size_t index, size_t offset, size_t len, const char *why)
+{
+    (void)why;
+    sink_event *e = record_event(user_data, 'b', index);
+    e->offset = offset;
+    e->len = len;
+    return true;
+}
+
+static void rec_warn(void *user_data, size_t index, const char *why)
+{
+    (void)why;
+    record_event(user_data, 'w', index);
+}
+
+static void recorder_init(recorder *r, size_t cap)
+{
+    r->ev = calloc(cap, sizeof *r->ev);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->ev);
+    r->n = 0;
+    r->cap = cap;
+}
+
+static tw__thrift_result decode_into(recorder *r, const uint8_t *data, size_t len,
+                                     tw__thrift_protocol proto, bool is_message,
+                                     tw__jaeger_record *info, size_t *need)
+{
+    const tw__jaeger_sink sink = {rec_span, rec_bad, rec_warn, r, NULL};
+    r->n = 0;
+    return tw__jaeger_decode(data, len, proto, is_message, &sink, info, need, NULL, NULL, 0);
+}
+
+static void put_be32(tw__buf *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    CU_ASSERT_FATAL(tw__buf_append(b, x, 4));
+}
+
+static void put_varint(tw__buf *b, uint64_t v)
+{
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+        CU_ASSERT_FATAL(tw__buf_append(b, &byte, 1));
+        v >>= 7;
+    } while (v);
+}
+
+static void put_bytes(tw__buf *b, const void *data, size_t len)
+{
+    CU_ASSERT_FATAL(tw__buf_append(b, data, len));
+}
+
+/* A Batch field header: @id after @last (compact deltas; a smaller id takes
+ * the long form), a struct (12) or a list (15). */
+static void put_field(tw__buf *b, tw__thrift_protocol proto, uint8_t type, int id, int last)
+{
+    if (proto == TW__THRIFT_BINARY) {
+        uint8_t h[3] = {type, 0, (uint8_t)id};
+        put_bytes(b, h, 3);
+        return;
+    }
+    uint8_t ctype = type == 12 ? 12 : 9;
+    if (id > last) {
+        uint8_t h = (uint8_t)((id - last) << 4 | ctype);
+        put_bytes(b, &h, 1);
+    } else {
+        put_bytes(b, &ctype, 1);
+        put_varint(b, (uint64_t)id << 1);
+    }
+}
+
+/*
+ * A Batch struct of @proto whose fields come in @order ('p': the process,
+ * 's': a list of the @n spans; repeatable), or with @as_message an emitBatch
+ * message around it; *span_at[i] is the offset of span i of the last list.
+ */
+static void build_record(tw__thrift_protocol proto, bool as_message, const char *order,
+                         const tw__process *process, tw__span_data *const *spans, size_t n,
+                         tw__buf *out, size_t *span_at)
+{
+    tw__jaeger_encoder *enc = tw__jaeger_encoder_new(proto);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+    if (as_message && proto == TW__THRIFT_BINARY) {
+        put_be32(out, 0x80010004u);
+        put_be32(out, 9);
+        put_bytes(out, "emitBatch", 9);
+        put_be32(out, 7);
+        put_field(out, proto, 12, 1, 0);
+    } else if (as_message) {
+        put_bytes(out, "\x82\x81\x07\x09", 4);
+        put_bytes(out, "emitBatch", 9);
+        put_field(out, proto, 12, 1, 0);
+    }
+    int last = 0;
+    for (const char *o = order; *o; o++) {
+        if (*o == 'p') {
+            put_field(out, proto, 12, 1, last);
+            CU_ASSERT_FATAL(tw__jaeger_encode_process(enc, process, out));
+            last = 1;
+            continue;
+        }
+        put_field(out, proto, 15, 2, last);
+        last = 2;
+        if (proto == TW__THRIFT_BINARY) {
+            put_bytes(out, "\x0c", 1);
+            put_be32(out, (uint32_t)n);
+        } else if (n < 15) {
+            uint8_t h = (uint8_t)(n << 4 | 12);
+            put_bytes(out, &h, 1);
+        } else {
+            put_bytes(out, "\xfc", 1);
+            put_varint(out, n);
+        }
+        for (size_t i = 0; i < n; i++) {
+            span_at[i] = out->len;
+            CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, spans[i], out));
+        }
+    }
+    put_bytes(out, "\0\0", as_message ? 2 : 1); /* the Batch's stop (and the args') */
+    tw__jaeger_encoder_free(enc);
+}
+
+/* Spans: good, a bad one (span id 0), one with a negative duration, good:
+ * their events, whatever the cut, the field order or the framing. */
+static void test_one_pass_emits_a_record_only_when_whole(void)
+{
+    tw__span_data *s[4] = {tw_test_span_every_field(), tw_test_span_root_64bit(),
+                           tw_test_span_root_64bit(), tw_test_span_every_field()};
+    CU_ASSERT_FATAL(s[0] && s[1] && s[2] && s[3]);
+    s[1]->span_id = 0;
+    s[2]->span_id = 33;
+    s[2]->duration_us = -4;
+    s[3]->span_id = 44;
+    static const char *orders[] = {"ps", "sp"};
+    recorder r;
+    recorder_init(&r, 16);
+    for (int proto = 0; proto < 2; proto++) {
+        for (int msg = 0; msg < 2; msg++) {
+            for (size_t o = 0; o < 2; o++) {
+                tw__buf rec;
+                tw__buf_init(&rec);
+                size_t at[4];
+                build_record((tw__thrift_protocol)proto, msg, orders[o], &test_process, s, 4, &rec,
+                             at);
+                for (size_t cut = 0; cut < rec.len; cut++) {
+                    size_t need = 0;
+                    CU_ASSERT_EQUAL(decode_into(&r, rec.data, cut, (tw__thrift_protocol)proto, msg,
+                                                NULL, &need),
+                                    TW__THRIFT_SHORT);
+                    CU_ASSERT_EQUAL(r.n, 0);
+                    CU_ASSERT(need > cut && need <= rec.len);
+                }
+                tw__jaeger_record info;
+                CU_ASSERT_EQUAL(decode_into(&r, rec.data, rec.len, (tw__thrift_protocol)proto, msg,
+                                            &info, NULL),
+                                TW__THRIFT_OK);
+                CU_ASSERT_EQUAL(info.size, rec.len);
+                CU_ASSERT_EQUAL(info.n_spans, 4);
+                CU_ASSERT_EQUAL_FATAL(r.n, 5);
+                CU_ASSERT(r.ev[0].kind == 's' && r.ev[0].span_id == s[0]->span_id);
+                CU_ASSERT_STRING_EQUAL(r.ev[0].service, "billing");
+                CU_ASSERT(r.ev[1].kind == 'b' && r.ev[1].index == 1);
+                CU_ASSERT_EQUAL(r.ev[1].offset, at[1]);
+                CU_ASSERT_EQUAL(r.ev[1].len, at[2] - at[1]);
+                CU_ASSERT(r.ev[2].kind == 'w' && r.ev[2].index == 2);
+                CU_ASSERT(r.ev[3].kind == 's' && r.ev[3].span_id == 33);
+                CU_ASSERT(r.ev[4].kind == 's' && r.ev[4].span_id == 44);
+                CU_ASSERT_STRING_EQUAL(r.ev[4].service, "billing");
+                tw__buf_free(&rec);
+            }
+        }
+    }
+    free(r.ev);
+    for (size_t i = 0; i < 4; i++)
+        tw__span_data_unref(s[i]);
+}
+
+/* A fault after the spans (a bad process, bytes that are no field) fails
+ * the record, and no span of it reaches the sink. */
+static void test_one_pass_fault_after_the_spans_emits_nothing(void)
+{
+    tw__span_data *s = tw_test_span_every_field();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw__span_data *two[2] = {s, s};
+    recorder r;
+    recorder_init(&r, 8);
+    /* Binary: spans, then a process whose tags are a list of i32. */
+    tw__buf rec;
+    tw__buf_init(&rec);
+    size_t at[2];
+    build_record(TW__THRIFT_BINARY, false, "s", NULL, two, 2, &rec, at);
+    rec.len--; /* the stop byte, written again below */
+    size_t process_at = rec.len + 3;
+    put_bytes(&rec, "\x0c\x00\x01\x0b\x00\x01\x00\x00\x00\x01x\x0f\x00\x02\x08", 15);
+    put_be32(&rec, 1);
+    put_be32(&rec, 5);
+    put_bytes(&rec, "\0\0", 2);
+    const tw__jaeger_sink sink = {rec_span, rec_bad, rec_warn, &r, NULL};
+    size_t err_at = 0;
+    char why[128];
+    CU_ASSERT_EQUAL(tw__jaeger_decode(rec.data, rec.len, TW__THRIFT_BINARY, false, &sink, NULL,
+                                      NULL, &err_at, why, sizeof why),
+                    TW__THRIFT_MALFORMED);
+    CU_ASSERT_EQUAL(r.n, 0);
+    CU_ASSERT_EQUAL(err_at, process_at);
+    CU_ASSERT_STRING_EQUAL(why, "Batch.process: a tag list of non-structs");
+    /* Process, spans, then a field of type 1 (no Thrift type). */
+    rec.len = 0;
+    build_record(TW__THRIFT_BINARY, false, "ps", &test_process, two, 2, &rec, at);
+    size_t bad_at = rec.len - 1;
+    rec.data[bad_at] = 0x01;
+    put_bytes(&rec, "\x00\x09\x00", 3);
+    r.n = 0;
+    CU_ASSERT_EQUAL(tw__jaeger_decode(rec.data, rec.len, TW__THRIFT_BINARY, false, &sink, NULL,
+                                      NULL, &err_at, why, sizeof why),
+                    TW__THRIFT_MALFORMED);
+    CU_ASSERT_EQUAL(r.n, 0);
+    CU_ASSERT_EQUAL(err_at, bad_at);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "unknown field type 1"));
+    tw__buf_free(&rec);
+    free(r.ev);
+    tw__span_data_unref(s);
+}
+
+/* A repeated process or spans field: the last one wins. */
+static void test_one_pass_repeated_fields_last_one_wins(void)
+{
+    tw__span_data *s = tw_test_span_root_64bit();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw__span_data *three[3] = {s, s, s};
+    tw__process other;
+    tw__process_init(&other);
+    CU_ASSERT_FATAL(tw__process_set_service(&other, "other"));
+    recorder r;
+    recorder_init(&r, 8);
+    for (int proto = 0; proto < 2; proto++) {
+        tw__buf rec;
+        tw__buf_init(&rec);
+        size_t at[3];
+        /* "sps" with three spans each time, then the last list cut to one
+         * span by a second record built the same way. */
+        build_record((tw__thrift_protocol)proto, false, "sp", &test_process, three, 3, &rec, at);
+        tw__buf tail;
+        tw__buf_init(&tail);
+        build_record((tw__thrift_protocol)proto, false, "sp", &other, three, 1, &tail, at);
+        rec.len--; /* drop the first Batch's stop, append the second's fields */
+        if (proto == TW__THRIFT_COMPACT) {
+            /* The second spans field follows the process (id 1): delta 1. */
+            tail.data[0] = 0x19;
+        }
+        put_bytes(&rec, tail.data, tail.len);
+        tw__jaeger_record info;
+        CU_ASSERT_EQUAL(
+            decode_into(&r, rec.data, rec.len, (tw__thrift_protocol)proto, false, &info, NULL),
+            TW__THRIFT_OK);
+        CU_ASSERT_EQUAL(info.n_spans, 1);
+        CU_ASSERT_EQUAL_FATAL(r.n, 1);
+        CU_ASSERT_STRING_EQUAL(r.ev[0].service, "other");
+        tw__buf_free(&tail);
+        tw__buf_free(&rec);
+    }
+    free(r.ev);
+    tw__process_clear(&other);
+    tw__span_data_unref(s);
+}
+
+/* Lists too long to hold (more spans than 4096, more bytes than 4 MiB):
+ * the same events, in order, and still nothing from a cut record. */
+static void test_one_pass_long_lists_are_decoded_again(void)
+{
+    enum { MANY = 5000, BIG = 80 };
+    static char value[64 * 1024];
+    memset(value, 'v', sizeof value - 1);
+    size_t counts[2] = {MANY, BIG};
+    for (int variant = 0; variant < 2; variant++) {
+        size_t n = counts[variant];
+        tw__span_data **spans = calloc(n, sizeof *spans);
+        size_t *at = calloc(n, sizeof *at);
+        CU_ASSERT_FATAL(spans && at);
+        for (size_t i = 0; i < n; i++) {
+            spans[i] = tw_test_span_root_64bit();
+            CU_ASSERT_PTR_NOT_NULL_FATAL(spans[i]);
+            spans[i]->span_id = i == n / 2 ? 0 : i + 1; /* one bad span */
+            if (variant == 1)
+                CU_ASSERT_FATAL(tw__span_data_add_str_tag(spans[i], "big", value, strlen(value)));
+        }
+        tw__buf rec;
+        tw__buf_init(&rec);
+        build_record(TW__THRIFT_BINARY, false, "sp", &test_process, spans, n, &rec, at);
+        recorder r;
+        recorder_init(&r, n + 1);
+        for (size_t cut = 1; cut < rec.len; cut += rec.len / 17) {
+            CU_ASSERT_EQUAL(decode_into(&r, rec.data, cut, TW__THRIFT_BINARY, false, NULL, NULL),
+                            TW__THRIFT_SHORT);
+            CU_ASSERT_EQUAL(r.n, 0);
+        }
+        CU_ASSERT_EQUAL(decode_into(&r, rec.data, rec.len, TW__THRIFT_BINARY, false, NULL, NULL),
+                        TW__THRIFT_OK);
+        CU_ASSERT_EQUAL_FATAL(r.n, n);
+        bool in_order = true;
+        for (size_t i = 0; i < n; i++) {
+            if (i == n / 2)
+                in_order &= r.ev[i].kind == 'b' && r.ev[i].index == i && r.ev[i].offset == at[i] &&
+                            r.ev[i].len == at[i + 1] - at[i];
+            else
+                in_order &= r.ev[i].kind == 's' && r.ev[i].span_id == i + 1 &&
+                            strcmp(r.ev[i].service, "billing") == 0;
+        }
+        CU_ASSERT(in_order);
+        free(r.ev);
+        tw__buf_free(&rec);
+        for (size_t i = 0; i < n; i++)
+            tw__span_data_unref(spans[i]);
+        free(spans);
+        free(at);
+    }
+}
+
+/* The reader tops its buffer up ahead of need; a malformed record's reject
+ * still carries the bytes a reader that fills only when a record does not
+ * fit held: here, three records of about 40 KB with the first 64 KiB
+ * buffer, the third malformed near its start, held only up to where the
+ * fill made for the second one ended (64 KiB after the second's start). */
+static void test_malformed_reject_does_not_depend_on_read_ahead(void)
+{
+    enum { N = 60 };
+    tw__span_data *spans[N];
+    for (size_t i = 0; i < N; i++) {
+        spans[i] = tw_test_span_every_field();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(spans[i]);
+    }
+    tw__buf stream;
+    tw__buf_init(&stream);
+    size_t n = 1;
+    while (stream.len < 35000) { /* the size of one record */
+        tw__buf_reset(&stream);
+        append_batch(TW__THRIFT_BINARY, false, &test_process, spans, n++, &stream);
+    }
+    size_t size = stream.len;
+    CU_ASSERT_FATAL(size < 65536 && 2 * size > 65536 && 3 * size > 2 * 65536 - size);
+    append_batch(TW__THRIFT_BINARY, false, &test_process, spans, n - 1, &stream);
+    append_batch(TW__THRIFT_BINARY, false, &test_process, spans, n - 1, &stream);
+    append_batch(TW__THRIFT_BINARY, false, &test_process, spans, n - 1, &stream);
+    stream.data[2 * size + 3] = 0x01; /* the third record's process: no field type */
+    read_capture c;
+    capture_init(&c);
+    CU_ASSERT_EQUAL(capture_read_mem(&c, &twb_reader_jaeger_thrift, stream.data, stream.len),
+                    TW_OK);
+    CU_ASSERT_EQUAL_FATAL(c.n_rejects, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "is malformed"));
+    CU_ASSERT_EQUAL(c.rejects[0].raw_len, 65536 - size);
+    capture_free(&c);
+    tw__buf_free(&stream);
+    for (size_t i = 0; i < N; i++)
+        tw__span_data_unref(spans[i]);
+}
+
 static void test_sniff_knows_batches_and_messages(void)
 {
     static const uint8_t binary[] = {0x0C, 0, 1, 0x0B, 0, 1, 0, 0, 0, 1};
@@ -448,4 +837,14 @@ void tw_test_register(void)
     CU_add_test(suite, "deep_nesting_is_malformed", test_deep_nesting_is_malformed);
     CU_add_test(suite, "stops_when_emit_says_so", test_stops_when_emit_says_so);
     CU_add_test(suite, "sniff_knows_batches_and_messages", test_sniff_knows_batches_and_messages);
+    CU_add_test(suite, "one_pass_emits_a_record_only_when_whole",
+                test_one_pass_emits_a_record_only_when_whole);
+    CU_add_test(suite, "one_pass_fault_after_the_spans_emits_nothing",
+                test_one_pass_fault_after_the_spans_emits_nothing);
+    CU_add_test(suite, "one_pass_repeated_fields_last_one_wins",
+                test_one_pass_repeated_fields_last_one_wins);
+    CU_add_test(suite, "one_pass_long_lists_are_decoded_again",
+                test_one_pass_long_lists_are_decoded_again);
+    CU_add_test(suite, "malformed_reject_does_not_depend_on_read_ahead",
+                test_malformed_reject_does_not_depend_on_read_ahead);
 }
