@@ -232,10 +232,23 @@ static void map_del(tag_map *map, const char *key)
 
 /* ---- endpoints ------------------------------------------------------------------------------ */
 
-/* An endpoint's members (serviceName, ipv4, ipv6, port: at most 4), with
- * the same replace-in-place rule as tag_map. */
+/* An endpoint's members (at most 4), with the same replace-in-place rule
+ * as tag_map. */
+typedef enum { EP_SERVICE_NAME, EP_IPV4, EP_IPV6, EP_PORT } ep_key;
+
+/* Each member's name as written: quoted, with its colon. */
+static const struct {
+    const char *text;
+    size_t len;
+} ep_names[] = {
+    [EP_SERVICE_NAME] = {"\"serviceName\":", 14},
+    [EP_IPV4] = {"\"ipv4\":", 7},
+    [EP_IPV6] = {"\"ipv6\":", 7},
+    [EP_PORT] = {"\"port\":", 7},
+};
+
 typedef struct {
-    const char *key;
+    ep_key key;
     const char *text; /* serviceName (repaired when written), address text */
     size_t len;
     int64_t port;
@@ -247,10 +260,10 @@ typedef struct {
     size_t n;
 } endpoint;
 
-static ep_member *ep_slot(endpoint *ep, const char *key)
+static ep_member *ep_slot(endpoint *ep, ep_key key)
 {
     for (size_t i = 0; i < ep->n; i++) {
-        if (strcmp(ep->m[i].key, key) == 0)
+        if (ep->m[i].key == key)
             return &ep->m[i];
     }
     ep_member *m = &ep->m[ep->n++];
@@ -258,14 +271,14 @@ static ep_member *ep_slot(endpoint *ep, const char *key)
     return m;
 }
 
-static void ep_text(endpoint *ep, const char *key, const char *text, size_t len)
+static void ep_text(endpoint *ep, ep_key key, const char *text, size_t len)
 {
     ep_member *m = ep_slot(ep, key);
     m->text = text;
     m->len = len;
 }
 
-static void ep_copy(endpoint *ep, const char *key, const char *text)
+static void ep_copy(endpoint *ep, ep_key key, const char *text)
 {
     ep_member *m = ep_slot(ep, key);
     size_t len = strlen(text);
@@ -284,12 +297,12 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
     struct in6_addr v6;
     if (t->type == TW_VALUE_STRING) {
         if (tw__ipv4_is_canonical(t->v.str) || inet_pton(AF_INET, t->v.str, &v4) == 1) {
-            ep_text(ep, "ipv4", t->v.str, strlen(t->v.str));
+            ep_text(ep, EP_IPV4, t->v.str, strlen(t->v.str));
             return true;
         }
         if (inet_pton(AF_INET6, t->v.str, &v6) == 1 &&
             inet_ntop(AF_INET6, &v6, text, sizeof text)) {
-            ep_copy(ep, "ipv6", text);
+            ep_copy(ep, EP_IPV6, text);
             return true;
         }
         return false;
@@ -298,14 +311,14 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
         v4.s_addr = htonl((uint32_t)t->v.i64);
         if (!inet_ntop(AF_INET, &v4, text, sizeof text))
             return false;
-        ep_copy(ep, "ipv4", text);
+        ep_copy(ep, EP_IPV4, text);
         return true;
     }
     if (t->type == TW_VALUE_BINARY && t->len == 16) {
         memcpy(&v6, t->v.bin, 16);
         if (!inet_ntop(AF_INET6, &v6, text, sizeof text))
             return false;
-        ep_copy(ep, "ipv6", text);
+        ep_copy(ep, EP_IPV6, text);
         return true;
     }
     return false;
@@ -323,7 +336,7 @@ static bool ep_port(endpoint *ep, const tw__tag *t)
     }
     if (port < 1 || port > 65535)
         return false;
-    ep_slot(ep, "port")->port = port;
+    ep_slot(ep, EP_PORT)->port = port;
     return true;
 }
 
@@ -347,11 +360,10 @@ static bool put_endpoint(tw__buf *out, const endpoint *ep)
 {
     for (size_t i = 0; i < ep->n; i++) {
         const ep_member *m = &ep->m[i];
-        if (!put(out, i ? ",\"" : "{\"", 2) || !put(out, m->key, strlen(m->key)) ||
-            !PUT_LIT(out, "\":"))
+        if (!put(out, i ? "," : "{", 1) || !put(out, ep_names[m->key].text, ep_names[m->key].len))
             return false;
-        bool ok = strcmp(m->key, "port") == 0 ? tw__json_put_int(out, m->port)
-                                              : tw__json_append_text(out, m->text, m->len);
+        bool ok = m->key == EP_PORT ? tw__json_put_int(out, m->port)
+                                    : tw__json_append_text(out, m->text, m->len);
         if (!ok)
             return false;
     }
@@ -475,7 +487,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     if (p) {
         endpoint local = {.n = 0};
         if (p->service_name && *p->service_name)
-            ep_text(&local, "serviceName", p->service_name, strlen(p->service_name));
+            ep_text(&local, EP_SERVICE_NAME, p->service_name, strlen(p->service_name));
         static const char *const keys[N_LOCAL] = {"ip", "ipv6", "port"};
         for (int k = 0; k < N_LOCAL; k++) {
             for (size_t i = p->n_tags; i > 0; i--) {
@@ -495,13 +507,13 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     endpoint remote = {.n = 0};
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
-        if (!is_winner[i] || strncmp(t->key, "peer.", 5) != 0)
+        if (!is_winner[i] || t->key_len < 5 || memcmp(t->key, "peer.", 5) != 0)
             continue;
         bool is_used = false;
         if (tw__tag_key_is(t, "peer.service")) {
             is_used = t->type == TW_VALUE_STRING && t->len > 0;
             if (is_used)
-                ep_text(&remote, "serviceName", t->v.str, t->len);
+                ep_text(&remote, EP_SERVICE_NAME, t->v.str, t->len);
         } else if (tw__tag_key_is(t, "peer.ipv4")) {
             struct in_addr v4;
             is_used = (t->type == TW_VALUE_INT64 ||
