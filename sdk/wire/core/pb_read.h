@@ -75,13 +75,16 @@ static inline bool tw__pb_read_varint(const uint8_t *data, size_t len, size_t *p
 }
 
 /* Reads the field at *pos of data[0..len) and moves *pos past it. The
- * common case (a one-byte tag, a one-byte length or value) is inline: it is
- * most fields of a span. */
+ * common cases are inline: a one-byte tag with a one-byte length or value
+ * (most fields of a span), and the end (every loop over a message's fields
+ * meets it once: a call per attribute and per value). */
 static inline tw__pb_next tw__pb_next_field(const uint8_t *data, size_t len, size_t *pos,
                                             tw__pb_field *f, const char **why)
 {
     size_t p = *pos;
-    if (p < len && len - p >= 2 && data[p] < 0x80 && data[p] >= 8 && data[p + 1] < 0x80) {
+    if (p >= len)
+        return TW__PB_NEXT_END;
+    if (len - p >= 2 && data[p] < 0x80 && data[p] >= 8 && data[p + 1] < 0x80) {
         uint8_t tag = data[p];
         f->number = tag >> 3;
         f->wire_type = tag & 7;
@@ -101,7 +104,7 @@ static inline tw__pb_next tw__pb_next_field(const uint8_t *data, size_t len, siz
             return TW__PB_NEXT_FIELD;
         }
     }
-    if (p < len && len - p >= 9 && (data[p] & 7) == 1 && data[p] < 0x80 && data[p] >= 8) {
+    if (len - p >= 9 && (data[p] & 7) == 1 && data[p] < 0x80 && data[p] >= 8) {
         /* A fixed64 (times): little-endian. */
         f->number = data[p] >> 3;
         f->wire_type = 1;

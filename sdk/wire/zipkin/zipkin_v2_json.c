@@ -232,10 +232,23 @@ static void map_del(tag_map *map, const char *key)
 
 /* ---- endpoints ------------------------------------------------------------------------------ */
 
-/* An endpoint's members (serviceName, ipv4, ipv6, port: at most 4), with
- * the same replace-in-place rule as tag_map. */
+/* An endpoint's members (at most 4), with the same replace-in-place rule
+ * as tag_map. */
+typedef enum { EP_SERVICE_NAME, EP_IPV4, EP_IPV6, EP_PORT } ep_key;
+
+/* Each member's name as written: quoted, with its colon. */
+static const struct {
+    const char *text;
+    size_t len;
+} ep_names[] = {
+    [EP_SERVICE_NAME] = {"\"serviceName\":", 14},
+    [EP_IPV4] = {"\"ipv4\":", 7},
+    [EP_IPV6] = {"\"ipv6\":", 7},
+    [EP_PORT] = {"\"port\":", 7},
+};
+
 typedef struct {
-    const char *key;
+    ep_key key;
     const char *text; /* serviceName (repaired when written), address text */
     size_t len;
     int64_t port;
@@ -247,10 +260,10 @@ typedef struct {
     size_t n;
 } endpoint;
 
-static ep_member *ep_slot(endpoint *ep, const char *key)
+static ep_member *ep_slot(endpoint *ep, ep_key key)
 {
     for (size_t i = 0; i < ep->n; i++) {
-        if (strcmp(ep->m[i].key, key) == 0)
+        if (ep->m[i].key == key)
             return &ep->m[i];
     }
     ep_member *m = &ep->m[ep->n++];
@@ -258,14 +271,14 @@ static ep_member *ep_slot(endpoint *ep, const char *key)
     return m;
 }
 
-static void ep_text(endpoint *ep, const char *key, const char *text, size_t len)
+static void ep_text(endpoint *ep, ep_key key, const char *text, size_t len)
 {
     ep_member *m = ep_slot(ep, key);
     m->text = text;
     m->len = len;
 }
 
-static void ep_copy(endpoint *ep, const char *key, const char *text)
+static void ep_copy(endpoint *ep, ep_key key, const char *text)
 {
     ep_member *m = ep_slot(ep, key);
     size_t len = strlen(text);
@@ -284,12 +297,12 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
     struct in6_addr v6;
     if (t->type == TW_VALUE_STRING) {
         if (tw__ipv4_is_canonical(t->v.str) || inet_pton(AF_INET, t->v.str, &v4) == 1) {
-            ep_text(ep, "ipv4", t->v.str, strlen(t->v.str));
+            ep_text(ep, EP_IPV4, t->v.str, strlen(t->v.str));
             return true;
         }
         if (inet_pton(AF_INET6, t->v.str, &v6) == 1 &&
             inet_ntop(AF_INET6, &v6, text, sizeof text)) {
-            ep_copy(ep, "ipv6", text);
+            ep_copy(ep, EP_IPV6, text);
             return true;
         }
         return false;
@@ -298,14 +311,14 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
         v4.s_addr = htonl((uint32_t)t->v.i64);
         if (!inet_ntop(AF_INET, &v4, text, sizeof text))
             return false;
-        ep_copy(ep, "ipv4", text);
+        ep_copy(ep, EP_IPV4, text);
         return true;
     }
     if (t->type == TW_VALUE_BINARY && t->len == 16) {
         memcpy(&v6, t->v.bin, 16);
         if (!inet_ntop(AF_INET6, &v6, text, sizeof text))
             return false;
-        ep_copy(ep, "ipv6", text);
+        ep_copy(ep, EP_IPV6, text);
         return true;
     }
     return false;
@@ -323,7 +336,7 @@ static bool ep_port(endpoint *ep, const tw__tag *t)
     }
     if (port < 1 || port > 65535)
         return false;
-    ep_slot(ep, "port")->port = port;
+    ep_slot(ep, EP_PORT)->port = port;
     return true;
 }
 
@@ -347,11 +360,10 @@ static bool put_endpoint(tw__buf *out, const endpoint *ep)
 {
     for (size_t i = 0; i < ep->n; i++) {
         const ep_member *m = &ep->m[i];
-        if (!put(out, i ? ",\"" : "{\"", 2) || !put(out, m->key, strlen(m->key)) ||
-            !PUT_LIT(out, "\":"))
+        if (!put(out, i ? "," : "{", 1) || !put(out, ep_names[m->key].text, ep_names[m->key].len))
             return false;
-        bool ok = strcmp(m->key, "port") == 0 ? tw__json_put_int(out, m->port)
-                                              : tw__json_append_text(out, m->text, m->len);
+        bool ok = m->key == EP_PORT ? tw__json_put_int(out, m->port)
+                                    : tw__json_append_text(out, m->text, m->len);
         if (!ok)
             return false;
     }
@@ -411,6 +423,172 @@ static const char *kind_name(tw__span_kind kind)
     return NULL;
 }
 
+/* ---- the tags object -------------------------------------------------------------------- */
+
+typedef enum { TAGS_WRITTEN, TAGS_GENERAL, TAGS_FAILED } tags_path;
+
+/* The process tags that went to localEndpoint (SIZE_MAX: none) are left out of the tags. */
+#define N_LOCAL 3
+
+static bool is_local_used(const size_t *local_used, size_t i)
+{
+    return i == local_used[0] || i == local_used[1] || i == local_used[2];
+}
+
+/* Whether @key is bytes 0x01..0x7f only: valid UTF-8 without a NUL, so the
+ * key Jansson keeps is the key itself. Eight bytes at a time: a byte with
+ * its high bit set, or a zero byte (which borrows from 0x01 and sets it),
+ * shows in the high bits of (w | (w - 0x01..01)). */
+static bool is_plain_key(const char *key, size_t len)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, key + i, 8);
+        if ((w | (w - ones)) & highs)
+            return false;
+    }
+    for (; i < len; i++) {
+        if ((unsigned char)key[i] - 1u >= 0x7fu)
+            return false;
+    }
+    return true;
+}
+
+/* Whether no two of @tags share a raw key (tw__last_by_key's notion): then
+ * each is its own winner. key_sign rules most pairs out without a compare. */
+static bool keys_are_distinct(const tw__tag *const *tags, size_t n)
+{
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t sign = key_sign(tags[i]->key, tags[i]->key_len);
+        for (size_t j = 0; (seen & sign) && j < i; j++) {
+            if (tags[j]->key_len == tags[i]->key_len &&
+                memcmp(tags[j]->key, tags[i]->key, tags[i]->key_len) == 0)
+                return false;
+        }
+        seen |= sign;
+    }
+    return true;
+}
+
+/* The winners of the span's tags (tw__last_by_key): all of them when no key
+ * repeats, the common case, found without its quadratic scan or table. */
+static bool find_winners(const tw__span_data *s, bool *is_winner)
+{
+    const tw__tag *tags[64];
+    if (s->n_tags > 64)
+        return tw__last_by_key(s->tags, s->n_tags, is_winner);
+    for (size_t i = 0; i < s->n_tags; i++)
+        tags[i] = &s->tags[i];
+    if (!keys_are_distinct(tags, s->n_tags))
+        return tw__last_by_key(s->tags, s->n_tags, is_winner);
+    memset(is_winner, 1, s->n_tags * sizeof *is_winner);
+    return true;
+}
+
+/* The members of the tags object, in order, one per key. */
+static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *text)
+{
+    size_t written = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].is_deleted)
+            continue;
+        bool is_first = written++ == 0;
+        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
+                  tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
+        if (ok) {
+            if (m[i].mode == VALUE_TRUE)
+                ok = PUT_LIT(out, "\"true\"");
+            else if (m[i].mode == VALUE_MESSAGE)
+                ok = tw__json_append_text(out, m[i].tag->v.str, m[i].tag->len);
+            else
+                ok = put_value(out, m[i].tag, text);
+        }
+        if (!ok)
+            return TAGS_FAILED;
+    }
+    return written && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
+}
+
+/* The tags object when none of tag_map's rules applies (most spans): every
+ * key plain (is_plain_key), no two alike, and no span `error` tag. Then the
+ * object is the process's tags and the span's winners in order, as they are.
+ * TAGS_GENERAL (nothing written) otherwise. The suite test_zipkin_text
+ * compares both paths with the reference encoder. */
+static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
+                                const size_t *local_used, const bool *is_winner,
+                                const bool *is_mapped, tw__buf *text)
+{
+    enum { MAX_PLAIN = 64 };
+    const tw__tag *tags[MAX_PLAIN];
+    member m[MAX_PLAIN];
+    size_t n = 0;
+    size_t n_process = p ? p->n_tags : 0;
+    for (size_t i = 0; i < n_process + s->n_tags; i++) {
+        bool is_span = i >= n_process;
+        const tw__tag *t = is_span ? &s->tags[i - n_process] : &p->tags[i];
+        if (is_span ? !is_winner[i - n_process] || is_mapped[i - n_process]
+                    : is_local_used(local_used, i))
+            continue;
+        if (n == MAX_PLAIN || !is_plain_key(t->key, t->key_len) ||
+            (is_span && tw__tag_key_is(t, "error")))
+            return TAGS_GENERAL;
+        tags[n] = t;
+        m[n++] = (member){t->key, t->key_len, t, VALUE_TAG, false, false};
+    }
+    if (!keys_are_distinct(tags, n))
+        return TAGS_GENERAL;
+    return put_members(out, m, n, text);
+}
+
+/* The tags object by tag_map's rules (the reference's tags): repeated keys,
+ * keys Jansson repairs or cuts, the error rule. */
+static tags_path put_tags_general(tw__buf *out, const tw__span_data *s, const tw__process *p,
+                                  const size_t *local_used, const bool *is_winner,
+                                  const bool *is_mapped, tag_map *tags, tw__buf *text)
+{
+    bool uses_description = false;
+    for (size_t i = 0; p && i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        if (is_local_used(local_used, i))
+            continue;
+        map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+    }
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (!is_winner[i] || is_mapped[i])
+            continue;
+        if (!tw__tag_key_is(t, "error")) {
+            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+            continue;
+        }
+        int truth = tw__error_truth(t);
+        if (truth < 0) {
+            map_del(tags, "error");
+            continue;
+        }
+        const tw__tag *message = truth > 0 ? tw__error_message(s) : NULL;
+        if (truth > 0 && !message) {
+            const tw__tag *d = tw__span_data_find_tag(s, "otel.status_description");
+            if (d && d->type == TW_VALUE_STRING) {
+                message = d;
+                uses_description = true;
+            }
+        }
+        if (message)
+            map_set(tags, t->key, t->key_len, message, VALUE_MESSAGE);
+        else if (truth > 0)
+            map_set(tags, t->key, t->key_len, NULL, VALUE_TRUE);
+        else
+            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
+    }
+    if (uses_description)
+        map_del(tags, "otel.status_description");
+    return tags->failed ? TAGS_FAILED : put_members(out, tags->m, tags->n, text);
+}
+
 /* The span; @text is scratch, @is_winner and @is_mapped hold n_tags flags
  * (is_mapped zeroed), @tags an empty map. */
 static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
@@ -420,7 +598,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     if (out->cap - out->len < 2048 &&
         !tw__buf_reserve(out, out->len + (out->cap > 2048 ? out->cap : 2048)))
         return false;
-    if (!tw__last_by_key(s->tags, s->n_tags, is_winner))
+    if (!find_winners(s, is_winner))
         return false;
 
     char hex[33];
@@ -470,17 +648,22 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
 
     /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
      */
-    enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT, N_LOCAL };
+    enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT };
     size_t local_used[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
     if (p) {
         endpoint local = {.n = 0};
         if (p->service_name && *p->service_name)
-            ep_text(&local, "serviceName", p->service_name, strlen(p->service_name));
-        static const char *const keys[N_LOCAL] = {"ip", "ipv6", "port"};
+            ep_text(&local, EP_SERVICE_NAME, p->service_name, strlen(p->service_name));
+        /* With their lengths: tw__tag_key_is would call strlen on each. */
+        static const struct {
+            const char *text;
+            size_t len;
+        } keys[N_LOCAL] = {{"ip", 2}, {"ipv6", 4}, {"port", 4}};
         for (int k = 0; k < N_LOCAL; k++) {
             for (size_t i = p->n_tags; i > 0; i--) {
                 const tw__tag *t = &p->tags[i - 1];
-                if (!tw__tag_key_is(t, keys[k]))
+                if (!t->key || t->key_len != keys[k].len ||
+                    memcmp(t->key, keys[k].text, keys[k].len) != 0)
                     continue;
                 if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
                     local_used[k] = i - 1;
@@ -495,13 +678,13 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     endpoint remote = {.n = 0};
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
-        if (!is_winner[i] || strncmp(t->key, "peer.", 5) != 0)
+        if (!is_winner[i] || t->key_len < 5 || memcmp(t->key, "peer.", 5) != 0)
             continue;
         bool is_used = false;
         if (tw__tag_key_is(t, "peer.service")) {
             is_used = t->type == TW_VALUE_STRING && t->len > 0;
             if (is_used)
-                ep_text(&remote, "serviceName", t->v.str, t->len);
+                ep_text(&remote, EP_SERVICE_NAME, t->v.str, t->len);
         } else if (tw__tag_key_is(t, "peer.ipv4")) {
             struct in_addr v4;
             is_used = (t->type == TW_VALUE_INT64 ||
@@ -540,68 +723,10 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         return false;
 
     /* tags: the process's, then the span's winners, the error rule applied. */
-    tag_map *tags = tags_map;
-    bool uses_description = false;
-    for (size_t i = 0; p && i < p->n_tags; i++) {
-        const tw__tag *t = &p->tags[i];
-        if (i == local_used[LOCAL_IP] || i == local_used[LOCAL_IPV6] || i == local_used[LOCAL_PORT])
-            continue;
-        map_set(tags, t->key, t->key_len, t, VALUE_TAG);
-    }
-    for (size_t i = 0; i < s->n_tags; i++) {
-        const tw__tag *t = &s->tags[i];
-        if (!is_winner[i] || is_mapped[i])
-            continue;
-        if (!tw__tag_key_is(t, "error")) {
-            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
-            continue;
-        }
-        int truth = tw__error_truth(t);
-        if (truth < 0) {
-            map_del(tags, "error");
-            continue;
-        }
-        const tw__tag *message = truth > 0 ? tw__error_message(s) : NULL;
-        if (truth > 0 && !message) {
-            const tw__tag *d = tw__span_data_find_tag(s, "otel.status_description");
-            if (d && d->type == TW_VALUE_STRING) {
-                message = d;
-                uses_description = true;
-            }
-        }
-        if (message)
-            map_set(tags, t->key, t->key_len, message, VALUE_MESSAGE);
-        else if (truth > 0)
-            map_set(tags, t->key, t->key_len, NULL, VALUE_TRUE);
-        else
-            map_set(tags, t->key, t->key_len, t, VALUE_TAG);
-    }
-    if (uses_description)
-        map_del(tags, "otel.status_description");
-    if (tags->failed)
-        return false;
-    size_t written = 0;
-    for (size_t i = 0; i < tags->n; i++) {
-        const member *m = &tags->m[i];
-        if (m->is_deleted)
-            continue;
-        bool is_first = written++ == 0;
-        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
-                  tw__json_append_text(out, m->key, m->key_len) && PUT_LIT(out, ":");
-        if (ok) {
-            if (m->mode == VALUE_TRUE)
-                ok = PUT_LIT(out, "\"true\"");
-            else if (m->mode == VALUE_MESSAGE)
-                ok = tw__json_append_text(out, m->tag->v.str, m->tag->len);
-            else
-                ok = put_value(out, m->tag, text);
-        }
-        if (!ok)
-            return false;
-    }
-    if (written && !PUT_LIT(out, "}"))
-        return false;
-    return PUT_LIT(out, "}");
+    tags_path path = put_tags_plain(out, s, p, local_used, is_winner, is_mapped, text);
+    if (path == TAGS_GENERAL)
+        path = put_tags_general(out, s, p, local_used, is_winner, is_mapped, tags_map, text);
+    return path == TAGS_WRITTEN && PUT_LIT(out, "}");
 }
 
 bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)

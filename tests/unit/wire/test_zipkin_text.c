@@ -128,6 +128,77 @@ static void test_rules_match_jansson(void)
     }
 }
 
+/* The tags object's plain path (zipkin_v2_json.c: plain ASCII keys, none
+ * alike, no span `error` tag, written in order without the ordered map)
+ * against the oracle, next to each thing that must send it to the general
+ * path: a process key the span repeats, a key repeated inside the process
+ * or the span, a span `error` tag, a key with bytes past ASCII, a key with
+ * a NUL or a control byte, more tags than the plain path holds. */
+static void test_plain_tags_match_jansson(void)
+{
+    static const char *const twists[] = {"none",        "process dup", "process pair",
+                                         "span dup",    "error",       "utf8 key",
+                                         "control key", "many",        "short nul key"};
+    for (size_t v = 0; v < sizeof twists / sizeof twists[0]; v++) {
+        tw__span_data *s = tw__span_data_new();
+        tw__process p;
+        tw__process_init(&p);
+        tw_value host = tw_test_str("host-1"), region = tw_test_str("eu"),
+                 ip = tw_test_str("10.0.0.1");
+        CU_ASSERT_FATAL(
+            s && tw__span_data_set_operation(s, "op", 2) && tw__process_set_service(&p, "svc") &&
+            tw__process_add_tag(&p, "host.name", &host) && tw__process_add_tag(&p, "ip", &ip) &&
+            tw__process_add_tag(&p, "region", &region));
+        s->trace_id_low = 1;
+        s->span_id = 2;
+        s->start_us = 1700000000000000;
+        s->duration_us = 5;
+        CU_ASSERT(tw_test_add_tag(s, "http.method", tw_test_str("GET")) &&
+                  tw_test_add_tag(s, "http.status_code", tw_test_i64(200)) &&
+                  tw_test_add_tag(s, "cache.hit", tw_test_bool(true)) &&
+                  tw_test_add_tag(s, "load", tw_test_dbl(0.5)) &&
+                  tw_test_add_tag(s, "peer.service", tw_test_str("db")));
+        if (v == 1)
+            CU_ASSERT(tw_test_add_tag(s, "region", tw_test_str("us")));
+        if (v == 2)
+            CU_ASSERT(tw__process_add_tag(&p, "host.name", &region));
+        if (v == 3)
+            CU_ASSERT(tw_test_add_tag(s, "http.method", tw_test_str("PUT")));
+        if (v == 4)
+            CU_ASSERT(tw_test_add_tag(s, "error", tw_test_bool(false)));
+        if (v == 5)
+            CU_ASSERT(tw_test_add_tag(s, "caf\xc3\xa9", tw_test_str("x")) &&
+                      tw_test_add_tag(s, "caf\xff", tw_test_str("y")));
+        if (v == 6) {
+            /* A NUL inside a key's first eight bytes (Jansson cuts the key
+             * there: "nul"; variant 8: in the tail of a short key), and a tab. */
+            tw__tag *t = tw__span_data_push_tag(s);
+            tw_value x = tw_test_str("x");
+            bool cut = false;
+            CU_ASSERT_FATAL(t &&
+                            tw__tag_set_n(&s->arena, t, "nul\0key-of-14b", 14, &x, SIZE_MAX, &cut));
+            s->n_tags++;
+            CU_ASSERT(tw_test_add_tag(s, "tab\tkey", tw_test_str("x")));
+        }
+        if (v == 8) {
+            tw__tag *t = tw__span_data_push_tag(s);
+            tw_value x = tw_test_str("x");
+            bool cut = false;
+            CU_ASSERT_FATAL(t && tw__tag_set_n(&s->arena, t, "nul\0key", 7, &x, SIZE_MAX, &cut));
+            s->n_tags++;
+        }
+        for (int i = 0; v == 7 && i < 70; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", i);
+            CU_ASSERT(tw_test_add_tag(s, key, tw_test_i64(i)));
+        }
+        CU_ASSERT(same_text(s, &p, twists[v], v));
+        CU_ASSERT(same_text(s, NULL, twists[v], v));
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+}
+
 /* Whether the span takes the plain-key path (zipkin_v2_json.c repairs and
  * cuts odd keys, indexes very many tags): only to report coverage. */
 static bool key_is_plain(const tw__tag *t)
@@ -281,6 +352,7 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("wire/zipkin_text", NULL, NULL);
     CU_add_test(suite, "builder_spans_match_jansson", test_builder_spans_match_jansson);
     CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
+    CU_add_test(suite, "plain_tags_match_jansson", test_plain_tags_match_jansson);
     CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
     CU_add_test(suite, "refuses_null", test_refuses_null);
     CU_add_test(suite, "ipv4_canonical_is_what_inet_ntop_writes",
