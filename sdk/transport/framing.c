@@ -22,7 +22,6 @@
  *
  * Locking: none (one thread per format instance).
  */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,39 +141,15 @@ const tw__http_format_vtable tw__http_jaeger_format = {
 /* ---- JSON items (Zipkin and OTLP): each span's text, written by its encoder --------------------
  */
 
-/*
- * JSON and protobuf items (jaeger_items too: a length and the bytes) are
- * written where they stay: the encoder appends
- * to a buffer that starts with the item's header, and that buffer becomes
- * the item, instead of the span being encoded into a scratch buffer and
- * copied into an item. @guess (the previous item's size) sizes the buffer
- * so that most spans need no realloc; one far smaller than its allocation
- * is shrunk, so an item never holds much more than its bytes.
- */
-#define ITEM_HEAD offsetof(jaeger_item, data)
-
-static bool item_begin(tw__buf *b, size_t guess)
+/* One span's encoding (a jaeger_item too: a length and the bytes). */
+static void *item_from(const tw__buf *text, size_t *size)
 {
-    tw__buf_init(b);
-    if (!tw__buf_reserve(b, ITEM_HEAD + guess + guess / 4 + 64))
-        return false;
-    b->len = ITEM_HEAD;
-    return true;
-}
-
-static void *item_end(tw__buf *b, bool ok, size_t *guess, size_t *size)
-{
-    if (!ok) {
-        tw__buf_free(b);
+    jaeger_item *item = malloc(sizeof(*item) + text->len);
+    if (!item)
         return NULL;
-    }
-    jaeger_item *item = (jaeger_item *)b->data;
-    item->len = b->len - ITEM_HEAD;
-    if (b->cap > 2 * b->len + 256) {
-        jaeger_item *shrunk = realloc(item, b->len);
-        item = shrunk ? shrunk : item;
-    }
-    *size = *guess = item->len;
+    item->len = text->len;
+    memcpy(item->data, text->data, text->len);
+    *size = item->len;
     return item;
 }
 
@@ -199,7 +174,7 @@ static bool join_items(void *const *items, size_t n, tw__buf *out)
 
 typedef struct {
     const tw__process *process; /* the tracer's, valid until free */
-    size_t guess;               /* the last item's size (item_begin) */
+    tw__buf text;               /* encode's scratch */
 } zipkin_format;
 
 static tw__http_format *zipkin_new(void)
@@ -209,6 +184,8 @@ static tw__http_format *zipkin_new(void)
 
 static void zipkin_free(tw__http_format *f)
 {
+    if (f)
+        tw__buf_free(&((zipkin_format *)f)->text);
     free(f);
 }
 
@@ -219,18 +196,23 @@ static tw_status zipkin_open(tw__http_format *f, const tw__process *process, tw_
     return TW_OK;
 }
 
+static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
+{
+    zipkin_format *z = (zipkin_format *)f;
+    tw__buf_reset(&z->text);
+    if (!tw__zipkin_encode_span(span, z->process, &z->text))
+        return NULL;
+    return item_from(&z->text, size);
+}
+
 static void *zipkin_encode_with(tw__http_format *f, const tw__process *process,
                                 const tw__span_data *span, size_t *size)
 {
     zipkin_format *z = (zipkin_format *)f;
-    tw__buf b;
-    bool ok = item_begin(&b, z->guess) && tw__zipkin_encode_span(span, process, &b);
-    return item_end(&b, ok, &z->guess, size);
-}
-
-static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
-{
-    return zipkin_encode_with(f, ((zipkin_format *)f)->process, span, size);
+    tw__buf_reset(&z->text);
+    if (!tw__zipkin_encode_span(span, process, &z->text))
+        return NULL;
+    return item_from(&z->text, size);
 }
 
 static size_t zipkin_body_size(const tw__http_format *f, size_t n, size_t items_size)
@@ -268,7 +250,7 @@ const tw__http_format_vtable tw__http_zipkin_format = {
 
 typedef struct {
     tw__buf head; /* the request up to its spans array: written once per tracer */
-    size_t guess; /* the last item's size (item_begin) */
+    tw__buf text; /* encode's scratch */
 } otlp_format;
 
 static tw__http_format *otlp_new(void)
@@ -282,6 +264,7 @@ static void otlp_free(tw__http_format *f)
     if (!o)
         return;
     tw__buf_free(&o->head);
+    tw__buf_free(&o->text);
     free(o);
 }
 
@@ -299,9 +282,10 @@ static tw_status otlp_open(tw__http_format *f, const tw__process *process, tw_er
 static void *otlp_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
     otlp_format *o = (otlp_format *)f;
-    tw__buf b;
-    bool ok = item_begin(&b, o->guess) && tw__otlp_encode_span(span, &b);
-    return item_end(&b, ok, &o->guess, size);
+    tw__buf_reset(&o->text);
+    if (!tw__otlp_encode_span(span, &o->text))
+        return NULL;
+    return item_from(&o->text, size);
 }
 
 /* The request's tail after the spans (tw__otlp_encode_request_end). */
@@ -341,7 +325,7 @@ const tw__http_format_vtable tw__http_otlp_format = {
 
 typedef struct {
     tw__otlp_proto_envelope envelope; /* the process's resource and our scope, encoded once */
-    size_t guess;                     /* the last item's size (item_begin) */
+    tw__buf scratch;                  /* encode's buffer, reused */
 } otlp_proto_format;
 
 static tw__http_format *otlp_proto_new(void)
@@ -350,6 +334,7 @@ static tw__http_format *otlp_proto_new(void)
     if (o) {
         tw__buf_init(&o->envelope.resource);
         tw__buf_init(&o->envelope.scope);
+        tw__buf_init(&o->scratch);
     }
     return (tw__http_format *)o;
 }
@@ -360,6 +345,7 @@ static void otlp_proto_free(tw__http_format *f)
     if (!o)
         return;
     tw__otlp_proto_envelope_clear(&o->envelope);
+    tw__buf_free(&o->scratch);
     free(o);
 }
 
@@ -378,9 +364,10 @@ static tw_status otlp_proto_open(tw__http_format *f, const tw__process *process,
 static void *otlp_proto_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
     otlp_proto_format *o = (otlp_proto_format *)f;
-    tw__buf b;
-    bool ok = item_begin(&b, o->guess) && tw__otlp_proto_encode_span(span, &b);
-    return item_end(&b, ok, &o->guess, size);
+    tw__buf_reset(&o->scratch);
+    if (!tw__otlp_proto_encode_span(span, &o->scratch))
+        return NULL;
+    return item_from(&o->scratch, size);
 }
 
 static size_t otlp_proto_body_size(const tw__http_format *f, size_t n, size_t items_size)
