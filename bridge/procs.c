@@ -107,9 +107,13 @@ static bool tag_equal(const tw__tag *a, const tw__tag *b)
 
 static bool process_equal(const tw__process *a, const tw__process *b)
 {
+    if (a == b)
+        return true;
     const char *sa = a->service_name ? a->service_name : "";
     const char *sb = b->service_name ? b->service_name : "";
-    if (strcmp(sa, sb) != 0 || a->n_tags != b->n_tags)
+    /* Most misses (a recent process of another service) differ in the tag
+     * count or the service's first byte: decided before strcmp. */
+    if (a->n_tags != b->n_tags || sa[0] != sb[0] || strcmp(sa, sb) != 0)
         return false;
     for (size_t i = 0; i < a->n_tags; i++) {
         if (!tag_equal(&a->tags[i], &b->tags[i]))
