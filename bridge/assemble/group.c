@@ -171,7 +171,10 @@ static bool records_equal(const twb_span *x, const twb_span *y)
     return processes_equal(x->process, y->process);
 }
 
-/* A cheap hash of scalar fields: a filter before records_equal. */
+/* A cheap hash of scalar fields: a filter before records_equal. The
+ * operation name is left to records_equal: parts of one span id that agree
+ * on start, duration, parent and counts almost always share it, and hashing
+ * it a byte at a time cost more than all the rest. */
 static uint64_t record_hash(const twb_span *sp)
 {
     const tw__span_data *d = sp->data;
@@ -179,8 +182,6 @@ static uint64_t record_hash(const twb_span *sp)
     h ^= (uint64_t)d->duration_us + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
     h ^= d->parent_id + (uint64_t)d->flags * 31u + (d->shared ? 7u : 0u) + (h << 6) + (h >> 2);
     h ^= (d->n_tags << 20) ^ (d->n_logs << 8) ^ d->n_refs;
-    for (const unsigned char *p = (const unsigned char *)d->operation; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
     return h;
 }
 
@@ -975,8 +976,11 @@ tw_status twb__assemble_group(twb__group_scratch *sc, const twb_assemble_options
      * another record (a merged part moved to the earlier arrival slot). */
     size_t alive = 0;
     for (size_t i = 0; i < n; i++) {
-        if (items[i].alive)
-            items[alive++] = items[i];
+        if (items[i].alive) {
+            if (i != alive) /* an item is large: no copy onto itself */
+                items[alive] = items[i];
+            alive++;
+        }
     }
     if (o->jaeger_ids) {
         bool changed = false;
