@@ -622,7 +622,7 @@ typedef struct proc_memo {
     tw__process process;
 } proc_memo;
 
-#define N_PROC_MEMOS 8 /* replaced round robin */
+#define N_PROC_MEMOS 32 /* replaced round robin */
 
 struct tw__zipkin_v1_procs {
     proc_memo memo[N_PROC_MEMOS];
