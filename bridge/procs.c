@@ -188,9 +188,13 @@ const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
 {
     if (!t || !p)
         return NULL;
+    const char *service = p->service_name ? p->service_name : "";
     for (size_t i = 0; i < N_RECENT; i++) {
-        if (t->recent[i] && process_equal(t->recent[i], p))
-            return t->recent[i];
+        const tw__process *r = t->recent[i];
+        /* process_equal's first tests inline: most recent ones miss there. */
+        if (r && r->n_tags == p->n_tags &&
+            (r->service_name ? r->service_name[0] : '\0') == service[0] && process_equal(r, p))
+            return r;
     }
     uint64_t h = process_hash(p);
     GSList *chain = g_hash_table_lookup(t->by_hash, &h);
