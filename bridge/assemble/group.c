@@ -352,17 +352,37 @@ static void normalise_logs(tw__span_data *m)
 
 static uint8_t kind_of(const tw__span_data *d)
 {
-    const tw__tag *t = tw__span_data_find_tag(d, "span.kind");
+    /* tw__span_data_find_tag(d, "span.kind") (the last such tag) with the
+     * key's first byte tested before strcmp: most keys differ there. */
+    const tw__tag *t = NULL;
+    for (size_t i = d->n_tags; i > 0; i--) {
+        const tw__tag *c = &d->tags[i - 1];
+        if (c->key[0] == 's' && strcmp(c->key, "span.kind") == 0) {
+            t = c;
+            break;
+        }
+    }
     if (!t || t->type != TW_VALUE_STRING)
         return KIND_NONE;
-    if (strcmp(t->v.str, "client") == 0)
-        return KIND_CLIENT;
-    if (strcmp(t->v.str, "server") == 0)
-        return KIND_SERVER;
-    if (strcmp(t->v.str, "producer") == 0)
-        return KIND_PRODUCER;
-    if (strcmp(t->v.str, "consumer") == 0)
-        return KIND_CONSUMER;
+    const char *v = t->v.str;
+    switch (v[0]) { /* the first byte before strcmp: most values are one of these */
+    case 'c':
+        if (strcmp(v, "client") == 0)
+            return KIND_CLIENT;
+        if (strcmp(v, "consumer") == 0)
+            return KIND_CONSUMER;
+        break;
+    case 's':
+        if (strcmp(v, "server") == 0)
+            return KIND_SERVER;
+        break;
+    case 'p':
+        if (strcmp(v, "producer") == 0)
+            return KIND_PRODUCER;
+        break;
+    default:
+        break;
+    }
     return KIND_OTHER;
 }
 
