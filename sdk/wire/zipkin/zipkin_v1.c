@@ -439,12 +439,20 @@ static int64_t be_signed(const uint8_t *p, size_t n)
     return (int64_t)x;
 }
 
-static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba)
+/* The length of a binary annotation's key as text: up to its first NUL
+ * (the Thrift decoder's keys point into the input, not NUL-terminated). */
+static size_t key_text_len(const tw__zipkin_binary_annotation *ba)
+{
+    const char *nul = memchr(ba->key, '\0', ba->key_len);
+    return nul ? (size_t)(nul - ba->key) : ba->key_len;
+}
+
+/* @key_len: key_text_len(ba). */
+static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba, size_t key_len)
 {
     static const uint8_t empty[1] = {0};
     /* `lc` stays `lc`, Zipkin's own v2 convention; the Jaeger targets rename it
      * `component` (sinks/jaeger_view.h), as Jaeger's Zipkin converter does. */
-    const char *key = ba->key;
     tw_value v = {.type = TW_VALUE_BINARY, .len = ba->value_len};
     v.as.bin = ba->value ? ba->value : empty;
     size_t want = 0;
@@ -481,17 +489,24 @@ static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba)
         break;
     default:
         tw__wire_warn(c->in, c->line_no,
-                      "binary annotation '%s': unknown annotation_type %d, kept as binary", ba->key,
-                      (int)ba->type);
+                      "binary annotation '%.*s': unknown annotation_type %d, kept as binary",
+                      (int)key_len, ba->key, (int)ba->type);
         break;
     }
     if (want && v.type == TW_VALUE_BINARY)
         tw__wire_warn(
             c->in, c->line_no,
-            "binary annotation '%s': %s value has %zu bytes, expected %zu; kept as binary", ba->key,
-            type_names[ba->type], ba->value_len, want);
-    if (!tw__span_data_add_tag(c->b[i].span, key, &v))
+            "binary annotation '%.*s': %s value has %zu bytes, expected %zu; kept as binary",
+            (int)key_len, ba->key, type_names[ba->type], ba->value_len, want);
+    /* tw__span_data_add_tag with the key's length known. */
+    tw__span_data *s = c->b[i].span;
+    tw__tag *t = tw__span_data_push_tag(s);
+    bool was_truncated = false;
+    if (!t || !tw__tag_set_n(&s->arena, t, ba->key, key_len, &v, SIZE_MAX, &was_truncated)) {
         c->is_nomem = true;
+        return;
+    }
+    s->n_tags++; /* commits the tag */
 }
 
 static void set_remote(conv *c, size_t i, const tw__zipkin_endpoint *e, bool without_service)
@@ -517,9 +532,10 @@ static void process_binary_annotations(conv *c)
             continue;
         }
         size_t cur = for_endpoint(c, ba->host);
-        if (strcmp(ba->key, "lc") == 0 && ba->value_len == 0)
+        size_t key_len = key_text_len(ba);
+        if (key_len == 2 && memcmp(ba->key, "lc", 2) == 0 && ba->value_len == 0)
             continue;
-        add_tag(c, cur, ba);
+        add_tag(c, cur, ba, key_len);
     }
 
     bool has_no_core = !c->cs && !c->cr && !c->ss && !c->sr;
