@@ -107,9 +107,13 @@ static bool tag_equal(const tw__tag *a, const tw__tag *b)
 
 static bool process_equal(const tw__process *a, const tw__process *b)
 {
+    if (a == b)
+        return true;
     const char *sa = a->service_name ? a->service_name : "";
     const char *sb = b->service_name ? b->service_name : "";
-    if (strcmp(sa, sb) != 0 || a->n_tags != b->n_tags)
+    /* Most misses (a recent process of another service) differ in the tag
+     * count or the service's first byte: decided before strcmp. */
+    if (a->n_tags != b->n_tags || sa[0] != sb[0] || strcmp(sa, sb) != 0)
         return false;
     for (size_t i = 0; i < a->n_tags; i++) {
         if (!tag_equal(&a->tags[i], &b->tags[i]))
@@ -184,9 +188,13 @@ const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
 {
     if (!t || !p)
         return NULL;
+    const char *service = p->service_name ? p->service_name : "";
     for (size_t i = 0; i < N_RECENT; i++) {
-        if (t->recent[i] && process_equal(t->recent[i], p))
-            return t->recent[i];
+        const tw__process *r = t->recent[i];
+        /* process_equal's first tests inline: most recent ones miss there. */
+        if (r && r->n_tags == p->n_tags &&
+            (r->service_name ? r->service_name[0] : '\0') == service[0] && process_equal(r, p))
+            return r;
     }
     uint64_t h = process_hash(p);
     GSList *chain = g_hash_table_lookup(t->by_hash, &h);

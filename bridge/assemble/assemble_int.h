@@ -18,6 +18,10 @@ typedef struct twb__group_scratch {
     size_t reids_cap;
     size_t *stack;
     size_t stack_cap;
+    struct twb__item *sorted; /* the items in order, swapped with items after a sort */
+    size_t sorted_cap;
+    struct twb__item **order; /* the insertion sort's pointers */
+    size_t order_cap;
 } twb__group_scratch;
 
 void twb__group_scratch_free(twb__group_scratch *sc);

@@ -57,6 +57,8 @@ void twb__group_scratch_free(twb__group_scratch *sc)
     free(sc->items);
     free(sc->reids);
     free(sc->stack);
+    free(sc->sorted);
+    free(sc->order);
     memset(sc, 0, sizeof(*sc));
 }
 
@@ -169,7 +171,10 @@ static bool records_equal(const twb_span *x, const twb_span *y)
     return processes_equal(x->process, y->process);
 }
 
-/* A cheap hash of scalar fields: a filter before records_equal. */
+/* A cheap hash of scalar fields: a filter before records_equal. The
+ * operation name is left to records_equal: parts of one span id that agree
+ * on start, duration, parent and counts almost always share it, and hashing
+ * it a byte at a time cost more than all the rest. */
 static uint64_t record_hash(const twb_span *sp)
 {
     const tw__span_data *d = sp->data;
@@ -177,8 +182,6 @@ static uint64_t record_hash(const twb_span *sp)
     h ^= (uint64_t)d->duration_us + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
     h ^= d->parent_id + (uint64_t)d->flags * 31u + (d->shared ? 7u : 0u) + (h << 6) + (h >> 2);
     h ^= (d->n_tags << 20) ^ (d->n_logs << 8) ^ d->n_refs;
-    for (const unsigned char *p = (const unsigned char *)d->operation; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
     return h;
 }
 
@@ -349,17 +352,37 @@ static void normalise_logs(tw__span_data *m)
 
 static uint8_t kind_of(const tw__span_data *d)
 {
-    const tw__tag *t = tw__span_data_find_tag(d, "span.kind");
+    /* tw__span_data_find_tag(d, "span.kind") (the last such tag) with the
+     * key's first byte tested before strcmp: most keys differ there. */
+    const tw__tag *t = NULL;
+    for (size_t i = d->n_tags; i > 0; i--) {
+        const tw__tag *c = &d->tags[i - 1];
+        if (c->key[0] == 's' && strcmp(c->key, "span.kind") == 0) {
+            t = c;
+            break;
+        }
+    }
     if (!t || t->type != TW_VALUE_STRING)
         return KIND_NONE;
-    if (strcmp(t->v.str, "client") == 0)
-        return KIND_CLIENT;
-    if (strcmp(t->v.str, "server") == 0)
-        return KIND_SERVER;
-    if (strcmp(t->v.str, "producer") == 0)
-        return KIND_PRODUCER;
-    if (strcmp(t->v.str, "consumer") == 0)
-        return KIND_CONSUMER;
+    const char *v = t->v.str;
+    switch (v[0]) { /* the first byte before strcmp: most values are one of these */
+    case 'c':
+        if (strcmp(v, "client") == 0)
+            return KIND_CLIENT;
+        if (strcmp(v, "consumer") == 0)
+            return KIND_CONSUMER;
+        break;
+    case 's':
+        if (strcmp(v, "server") == 0)
+            return KIND_SERVER;
+        break;
+    case 'p':
+        if (strcmp(v, "producer") == 0)
+            return KIND_PRODUCER;
+        break;
+    default:
+        break;
+    }
     return KIND_OTHER;
 }
 
@@ -448,9 +471,9 @@ static const tw__tag *host_of(twb__item *it)
 
 /* ---- sorting and lookup ---------------------------------------------------------------------- */
 
-static int item_cmp(const void *x, const void *y)
+/* The order of items: span id, then a bucket's precedence, then arrival. */
+static inline int item_order(const twb__item *a, const twb__item *b)
 {
-    const twb__item *a = x, *b = y;
     const tw__span_data *p = a->sp->data, *q = b->sp->data;
     if (p->span_id != q->span_id)
         return p->span_id < q->span_id ? -1 : 1;
@@ -462,6 +485,58 @@ static int item_cmp(const void *x, const void *y)
             return ca ? -1 : 1;
     }
     return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+    return item_order(x, y);
+}
+
+/* Groups up to this size are sorted here, larger ones by qsort. */
+#define SMALL_SORT 64u
+
+/*
+ * Sorts sc->items[0..n) by item_order. A trace's group is small (tens of
+ * parts), where qsort's indirect merge sort of these large items (pointers,
+ * comparisons through a function pointer, a permutation by memcpy) cost
+ * several times the work: an insertion sort of pointers with the comparison
+ * inlined, then one copy of each item into the other array, which becomes
+ * sc->items. item_order is a total order (arrival position last), so every
+ * sort gives the same order. Input already in order (the sort after new
+ * Jaeger ids often is) is left as it is. Allocation failure falls back to
+ * qsort, which needs none from us.
+ */
+static void sort_items(twb__group_scratch *sc, size_t n)
+{
+    twb__item *items = sc->items;
+    size_t i = 1;
+    while (i < n && item_order(&items[i - 1], &items[i]) < 0)
+        i++;
+    if (i >= n)
+        return;
+    if (n > SMALL_SORT || !ensure((void **)&sc->order, &sc->order_cap, n, sizeof(twb__item *)) ||
+        !ensure((void **)&sc->sorted, &sc->sorted_cap, n, sizeof(twb__item))) {
+        qsort(items, n, sizeof(twb__item), item_cmp);
+        return;
+    }
+    twb__item **order = sc->order;
+    for (size_t k = 0; k < n; k++) {
+        twb__item *x = &items[k];
+        size_t j = k;
+        while (j > 0 && item_order(order[j - 1], x) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    twb__item *sorted = sc->sorted;
+    for (size_t k = 0; k < n; k++)
+        sorted[k] = *order[k];
+    size_t cap = sc->items_cap;
+    sc->items = sorted;
+    sc->items_cap = sc->sorted_cap;
+    sc->sorted = items;
+    sc->sorted_cap = cap;
 }
 
 /* The first item with span id @id (items sorted), or NONE. */
@@ -906,7 +981,8 @@ tw_status twb__assemble_group(twb__group_scratch *sc, const twb_assemble_options
         items[i].kind = kind_of(spans[i].data);
         items[i].alive = true;
     }
-    qsort(items, n, sizeof(twb__item), item_cmp);
+    sort_items(sc, n);
+    items = sc->items;
     for (size_t b = 0; b < n;) {
         size_t e = bucket_end(items, n, b);
         if (e - b >= 2) {
@@ -920,16 +996,21 @@ tw_status twb__assemble_group(twb__group_scratch *sc, const twb_assemble_options
      * another record (a merged part moved to the earlier arrival slot). */
     size_t alive = 0;
     for (size_t i = 0; i < n; i++) {
-        if (items[i].alive)
-            items[alive++] = items[i];
+        if (items[i].alive) {
+            if (i != alive) /* an item is large: no copy onto itself */
+                items[alive] = items[i];
+            alive++;
+        }
     }
     if (o->jaeger_ids) {
         bool changed = false;
         tw_status s = jaeger_ids(sc, alive, st, &changed, err);
         if (s != TW_OK)
             return s;
-        if (changed)
-            qsort(items, alive, sizeof(twb__item), item_cmp);
+        if (changed) {
+            sort_items(sc, alive);
+            items = sc->items;
+        }
     }
     if (o->skew_adjust) {
         tw_status s = clock_skew(sc, alive, st, err);

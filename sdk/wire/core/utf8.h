@@ -39,14 +39,37 @@ static inline bool tw__utf8_is_valid(const char *s, size_t len)
     /* ASCII, the common case of names, keys and values, eight bytes at a
      * time; anything else through the full check. */
     uint64_t any = 0;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        any |= x;
+    if (len >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) {
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            any |= x;
+        }
+        /* The tail as the last eight bytes, overlapping ones already seen. */
+        if (i < len) {
+            uint64_t x;
+            memcpy(&x, s + len - 8, 8);
+            any |= x;
+        }
+    } else {
+        /* Short text (most keys): four, two and one bytes, no byte loop. */
+        size_t i = 0;
+        if (len & 4) {
+            uint32_t x;
+            memcpy(&x, s, 4);
+            any = x;
+            i = 4;
+        }
+        if (len & 2) {
+            uint16_t x;
+            memcpy(&x, s + i, 2);
+            any |= x;
+            i += 2;
+        }
+        if (len & 1)
+            any |= (unsigned char)s[i];
     }
-    for (; i < len; i++)
-        any |= (unsigned char)s[i];
     if (!(any & UINT64_C(0x8080808080808080)))
         return true;
     return tw__utf8_valid_prefix(s, len) == len;

@@ -455,77 +455,48 @@ static void direct_tag_list(tw__thrift_writer *w, int16_t id, const tw__tag *tag
  *
  * In the binary protocol every part of a Span has a size known before it
  * is written (a field header is 3 bytes, an integer 4 or 8, a string 4 and
- * its bytes), so direct_bin_span measures the span once, makes room once,
- * and writes through a cursor, where the generic writer checks for room at
- * every field. It takes a span only when every text is valid UTF-8 and
+ * its bytes), so direct_bin_span bounds the span's size from its lengths,
+ * makes room once, and writes through a cursor, where the generic writer
+ * checks for room at every field. It takes a span only when every text is valid UTF-8 and
  * every length fits Thrift's i32; anything else (text to repair, a huge
  * value, an unknown tag type, allocation failure) goes to the generic
  * writer, whose bytes it reproduces (tests/unit/wire/test_jaeger_thrift.c
  * compares both on spans of every shape). */
 
-/* Bytes of a text or binary field; SIZE_MAX when the fast path cannot
- * write it (too long, or text that is not valid UTF-8). */
-static size_t direct_bin_text_size(const char *text, size_t len, bool is_text)
-{
-    if (len > TW__THRIFT_MAX_LEN || (is_text && !tw__utf8_is_valid(text, len)))
-        return SIZE_MAX;
-    return 3 + 4 + len;
-}
-
-static size_t direct_bin_tag_size(const tw__tag *t)
-{
-    size_t key = direct_bin_text_size(t->key, t->key_len, true);
-    size_t value;
-    switch (t->type) {
-    case TW_VALUE_STRING:
-        value = direct_bin_text_size(t->v.str, t->len, true);
-        break;
-    case TW_VALUE_BINARY:
-        value = direct_bin_text_size((const char *)t->v.bin, t->len, false);
-        break;
-    case TW_VALUE_DOUBLE:
-    case TW_VALUE_INT64:
-        value = 3 + 8;
-        break;
-    case TW_VALUE_BOOL:
-        value = 3 + 1;
-        break;
-    default:
-        return SIZE_MAX;
-    }
-    if (key == SIZE_MAX || value == SIZE_MAX)
-        return SIZE_MAX;
-    return key + 7 /* vType */ + value + 1 /* stop */;
-}
-
-/* Bytes of a list<Tag> field of @n tags (its header included). */
-static size_t direct_bin_tags_size(const tw__tag *tags, size_t n)
+/* An upper bound of the bytes of a list<Tag> field of @n tags (its header
+ * included), from the lengths alone: a tag is at most its key and value
+ * bytes and 26 more (three field headers, two string lengths, the vType
+ * i32, a stop byte; an 8-byte value is no larger than a string's 4-byte
+ * length and its header). SIZE_MAX when a length is beyond Thrift's i32.
+ * The texts are checked as they are written (direct_bin_text). */
+static size_t direct_bin_tags_bound(const tw__tag *tags, size_t n)
 {
     if (n > TW__THRIFT_MAX_LEN)
         return SIZE_MAX;
     size_t total = 3 + 5;
     for (size_t i = 0; i < n; i++) {
-        size_t one = direct_bin_tag_size(&tags[i]);
-        if (one == SIZE_MAX)
+        const tw__tag *t = &tags[i];
+        size_t len = t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY ? t->len : 0;
+        if (t->key_len > TW__THRIFT_MAX_LEN || len > TW__THRIFT_MAX_LEN)
             return SIZE_MAX;
-        total += one;
+        total += (size_t)t->key_len + len + 26; /* n and each length < 2^31: no overflow */
     }
     return total;
 }
 
-/* Bytes of the Span's fields (the stop byte is the caller's); SIZE_MAX when
- * the fast path cannot write it. */
-static size_t direct_bin_span_size(const tw__span_data *s, size_t op_len)
+/* An upper bound of the Span's bytes (the stop byte is the caller's);
+ * SIZE_MAX when the fast path cannot write it. */
+static size_t direct_bin_span_bound(const tw__span_data *s, size_t op_len)
 {
     size_t total = 4 * 11 + 7 + 2 * 11; /* ids, flags, start, duration */
-    size_t part = direct_bin_text_size(s->operation ? s->operation : "", op_len, true);
-    if (part == SIZE_MAX || s->n_refs > TW__THRIFT_MAX_LEN || s->n_logs > TW__THRIFT_MAX_LEN)
+    if (op_len > TW__THRIFT_MAX_LEN || s->n_refs > TW__THRIFT_MAX_LEN ||
+        s->n_logs > TW__THRIFT_MAX_LEN)
         return SIZE_MAX;
-    total += part;
+    total += 3 + 4 + op_len;
     if (s->n_refs > 0)
         total += 3 + 5 + s->n_refs * (7 + 3 * 11 + 1);
     if (s->n_tags > 0) {
-        part = direct_bin_tags_size(s->tags, s->n_tags);
+        size_t part = direct_bin_tags_bound(s->tags, s->n_tags);
         if (part == SIZE_MAX)
             return SIZE_MAX;
         total += part;
@@ -533,8 +504,8 @@ static size_t direct_bin_span_size(const tw__span_data *s, size_t op_len)
     if (s->n_logs > 0) {
         total += 3 + 5;
         for (size_t i = 0; i < s->n_logs; i++) {
-            part = direct_bin_tags_size(s->logs[i].fields, s->logs[i].n_fields);
-            if (part == SIZE_MAX)
+            size_t part = direct_bin_tags_bound(s->logs[i].fields, s->logs[i].n_fields);
+            if (part == SIZE_MAX || part > SIZE_MAX - total - 12)
                 return SIZE_MAX;
             total += 11 + part + 1;
         }
@@ -607,7 +578,18 @@ TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_list(uint8_t *p, int16_t id, size_t 
     return direct_bin_be32(p + 1, (uint32_t)n);
 }
 
-static uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
+/* A text field when @text is valid UTF-8; NULL (for the generic writer,
+ * which repairs it) when not. */
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_text(uint8_t *p, int16_t id, const char *text,
+                                                 size_t len)
+{
+    if (!tw__utf8_is_valid(text, len))
+        return NULL;
+    return direct_bin_bytes(p, id, text, len);
+}
+
+/* A Tag struct; NULL when a text is not valid UTF-8 or the type unknown. */
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
 {
     static const uint8_t bin_types[] = {
         [TW_VALUE_STRING] = TWIRE_JAEGER_TAG_TYPE_STRING,
@@ -616,12 +598,26 @@ static uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
         [TW_VALUE_INT64] = TWIRE_JAEGER_TAG_TYPE_LONG,
         [TW_VALUE_BINARY] = TWIRE_JAEGER_TAG_TYPE_BINARY,
     };
-    p = direct_bin_bytes(p, 1, t->key, t->key_len);
-    p = direct_bin_i32(p, 2, bin_types[t->type]);
     uint64_t bits;
     switch (t->type) {
     case TW_VALUE_STRING:
-        p = direct_bin_bytes(p, 3, t->v.str, t->len);
+    case TW_VALUE_DOUBLE:
+    case TW_VALUE_BOOL:
+    case TW_VALUE_INT64:
+    case TW_VALUE_BINARY:
+        break;
+    default:
+        return NULL;
+    }
+    p = direct_bin_text(p, 1, t->key, t->key_len);
+    if (!p)
+        return NULL;
+    p = direct_bin_i32(p, 2, bin_types[t->type]);
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        p = direct_bin_text(p, 3, t->v.str, t->len);
+        if (!p)
+            return NULL;
         break;
     case TW_VALUE_DOUBLE:
         memcpy(&bits, &t->v.dbl, sizeof bits);
@@ -634,7 +630,7 @@ static uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
     case TW_VALUE_INT64:
         p = direct_bin_i64(p, 6, t->v.i64);
         break;
-    default: /* TW_VALUE_BINARY: the size pass let no other type through */
+    default: /* TW_VALUE_BINARY: the first switch let no other type through */
         p = direct_bin_bytes(p, 7, t->v.bin, t->len);
         break;
     }
@@ -645,25 +641,29 @@ static uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
 static uint8_t *direct_bin_tags(uint8_t *p, int16_t id, const tw__tag *tags, size_t n)
 {
     p = direct_bin_list(p, id, n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && p; i++)
         p = direct_bin_tag(p, &tags[i]);
     return p;
 }
 
-/* Writes the Span's fields as direct_span does; false (nothing written)
- * when the span needs the generic writer. */
+/* Writes the Span's fields as direct_span does; false (@out's length
+ * unchanged) when the span needs the generic writer. Room is made for an
+ * upper bound of the size, and the texts are checked as they are written:
+ * one pass over the tags, not a measuring one and a writing one. */
 static bool direct_bin_span(const tw__span_data *s, tw__buf *out)
 {
     size_t op_len = s->operation ? strlen(s->operation) : 0;
-    size_t size = direct_bin_span_size(s, op_len);
-    if (size == SIZE_MAX || !tw__buf_grow(out, size))
+    size_t bound = direct_bin_span_bound(s, op_len);
+    if (bound == SIZE_MAX || !tw__buf_grow(out, bound))
         return false;
     uint8_t *p = out->data + out->len;
     p = direct_bin_i64(p, 1, u64_bits(s->trace_id_low));
     p = direct_bin_i64(p, 2, u64_bits(s->trace_id_high));
     p = direct_bin_i64(p, 3, u64_bits(s->span_id));
     p = direct_bin_i64(p, 4, u64_bits(s->parent_id));
-    p = direct_bin_bytes(p, 5, s->operation ? s->operation : "", op_len);
+    p = direct_bin_text(p, 5, s->operation ? s->operation : "", op_len);
+    if (!p)
+        return false;
     if (s->n_refs > 0) {
         p = direct_bin_list(p, 6, s->n_refs);
         for (size_t i = 0; i < s->n_refs; i++) {
@@ -681,13 +681,18 @@ static bool direct_bin_span(const tw__span_data *s, tw__buf *out)
     p = direct_bin_i32(p, 7, u32_bits(s->flags));
     p = direct_bin_i64(p, 8, s->start_us);
     p = direct_bin_i64(p, 9, s->duration_us);
-    if (s->n_tags > 0)
+    if (s->n_tags > 0) {
         p = direct_bin_tags(p, 10, s->tags, s->n_tags);
+        if (!p)
+            return false;
+    }
     if (s->n_logs > 0) {
         p = direct_bin_list(p, 11, s->n_logs);
         for (size_t i = 0; i < s->n_logs; i++) {
             p = direct_bin_i64(p, 1, s->logs[i].timestamp_us);
             p = direct_bin_tags(p, 2, s->logs[i].fields, s->logs[i].n_fields);
+            if (!p)
+                return false;
             *p++ = 0;
         }
     }

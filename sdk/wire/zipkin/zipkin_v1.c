@@ -439,12 +439,20 @@ static int64_t be_signed(const uint8_t *p, size_t n)
     return (int64_t)x;
 }
 
-static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba)
+/* The length of a binary annotation's key as text: up to its first NUL
+ * (the Thrift decoder's keys point into the input, not NUL-terminated). */
+static size_t key_text_len(const tw__zipkin_binary_annotation *ba)
+{
+    const char *nul = memchr(ba->key, '\0', ba->key_len);
+    return nul ? (size_t)(nul - ba->key) : ba->key_len;
+}
+
+/* @key_len: key_text_len(ba). */
+static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba, size_t key_len)
 {
     static const uint8_t empty[1] = {0};
     /* `lc` stays `lc`, Zipkin's own v2 convention; the Jaeger targets rename it
      * `component` (sinks/jaeger_view.h), as Jaeger's Zipkin converter does. */
-    const char *key = ba->key;
     tw_value v = {.type = TW_VALUE_BINARY, .len = ba->value_len};
     v.as.bin = ba->value ? ba->value : empty;
     size_t want = 0;
@@ -481,17 +489,24 @@ static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba)
         break;
     default:
         tw__wire_warn(c->in, c->line_no,
-                      "binary annotation '%s': unknown annotation_type %d, kept as binary", ba->key,
-                      (int)ba->type);
+                      "binary annotation '%.*s': unknown annotation_type %d, kept as binary",
+                      (int)key_len, ba->key, (int)ba->type);
         break;
     }
     if (want && v.type == TW_VALUE_BINARY)
         tw__wire_warn(
             c->in, c->line_no,
-            "binary annotation '%s': %s value has %zu bytes, expected %zu; kept as binary", ba->key,
-            type_names[ba->type], ba->value_len, want);
-    if (!tw__span_data_add_tag(c->b[i].span, key, &v))
+            "binary annotation '%.*s': %s value has %zu bytes, expected %zu; kept as binary",
+            (int)key_len, ba->key, type_names[ba->type], ba->value_len, want);
+    /* tw__span_data_add_tag with the key's length known. */
+    tw__span_data *s = c->b[i].span;
+    tw__tag *t = tw__span_data_push_tag(s);
+    bool was_truncated = false;
+    if (!t || !tw__tag_set_n(&s->arena, t, ba->key, key_len, &v, SIZE_MAX, &was_truncated)) {
         c->is_nomem = true;
+        return;
+    }
+    s->n_tags++; /* commits the tag */
 }
 
 static void set_remote(conv *c, size_t i, const tw__zipkin_endpoint *e, bool without_service)
@@ -517,9 +532,10 @@ static void process_binary_annotations(conv *c)
             continue;
         }
         size_t cur = for_endpoint(c, ba->host);
-        if (strcmp(ba->key, "lc") == 0 && ba->value_len == 0)
+        size_t key_len = key_text_len(ba);
+        if (key_len == 2 && memcmp(ba->key, "lc", 2) == 0 && ba->value_len == 0)
             continue;
-        add_tag(c, cur, ba);
+        add_tag(c, cur, ba, key_len);
     }
 
     bool has_no_core = !c->cs && !c->cr && !c->ss && !c->sr;
@@ -622,11 +638,18 @@ typedef struct proc_memo {
     tw__process process;
 } proc_memo;
 
-#define N_PROC_MEMOS 8 /* replaced round robin */
+#define N_PROC_MEMOS 32 /* replaced round robin */
+
+#define N_HINTS 64 /* a power of two */
 
 struct tw__zipkin_v1_procs {
     proc_memo memo[N_PROC_MEMOS];
     unsigned next; /* the slot a new endpoint takes */
+    /* By a hash of the endpoint's scalars, the slot (+ 1; 0: none) that last
+     * matched one with that hash: tried first, so that a hit costs one
+     * comparison instead of a scan. Only a hint: the slot is still
+     * compared, and a miss scans every slot. */
+    uint8_t hint[N_HINTS];
 };
 
 tw__zipkin_v1_procs *tw__zipkin_v1_procs_new(void)
@@ -691,13 +714,32 @@ static const tw__process *proc_memo_add(tw__zipkin_v1_procs *procs, const builde
     return &m->process;
 }
 
+static unsigned hint_of(const tw__zipkin_endpoint *e)
+{
+    if (!e)
+        return 0;
+    uint32_t h = e->ipv4 * 0x9e3779b1u ^ (uint32_t)e->port * 0x85ebca6bu ^
+                 (uint32_t)e->service_len * 0xc2b2ae35u;
+    return (h >> 16) & (N_HINTS - 1);
+}
+
 static const tw__process *memo_process(tw__zipkin_v1_procs *procs, const builder *b)
 {
+    unsigned k = hint_of(b->local);
+    unsigned hinted = procs->hint[k];
+    if (hinted && proc_memo_matches(&procs->memo[hinted - 1], b->local))
+        return &procs->memo[hinted - 1].process;
     for (size_t i = 0; i < N_PROC_MEMOS; i++) {
-        if (proc_memo_matches(&procs->memo[i], b->local))
+        if (proc_memo_matches(&procs->memo[i], b->local)) {
+            procs->hint[k] = (uint8_t)(i + 1);
             return &procs->memo[i].process;
+        }
     }
-    return proc_memo_add(procs, b);
+    unsigned slot = procs->next;
+    const tw__process *p = proc_memo_add(procs, b);
+    if (p)
+        procs->hint[k] = (uint8_t)(slot + 1);
+    return p;
 }
 
 /* The process of @b's span: from @procs, else built in @scratch (an

@@ -395,10 +395,7 @@ static bool decode_binary_annotation(decoder *d)
                                    "more than %u annotations in one span", TW__ZIPKIN_MAX_ITEMS);
         return nomem(d);
     }
-    char *k = tw__zipkin_v1_strdup(d->span, (const char *)key, key_len);
-    if (!k)
-        return nomem(d);
-    b->key = k;
+    b->key = (const char *)key; /* into the input, as the value: no copy */
     b->key_len = key_len;
     b->value = value;
     b->value_len = value_len;

@@ -46,10 +46,10 @@
  * key (they carry nothing a converter can use). An ipv6 that is not 16
  * bytes is left out (has_ipv6 false) and counted in bad_ipv6.
  *
- * Ownership: a tw__zipkin_v1_span owns its arena (arrays, endpoints, keys
- * and service names, NUL-terminated copies). Annotation values, binary
- * annotation values and the name may point INTO the decoded input (the
- * Thrift decoder does not copy them): they are valid while those input
+ * Ownership: a tw__zipkin_v1_span owns its arena (arrays, endpoints and
+ * service names, NUL-terminated copies). Annotation values, binary
+ * annotation keys and values and the name may point INTO the decoded input
+ * (the Thrift decoder does not copy them): they are valid while those input
  * bytes are. Locking: none (one thread per span struct).
  */
 #ifndef TW_WIRE_ZIPKIN_THRIFT_H
@@ -90,7 +90,8 @@ typedef struct tw__zipkin_annotation {
 } tw__zipkin_annotation;
 
 typedef struct tw__zipkin_binary_annotation {
-    const char *key; /* NUL-terminated */
+    const char *key; /* key_len bytes, not necessarily NUL-terminated; as text it
+                      * ends at its first NUL, if any */
     size_t key_len;
     const uint8_t *value; /* value_len bytes (may be NULL when 0) */
     size_t value_len;

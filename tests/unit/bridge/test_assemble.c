@@ -323,6 +323,52 @@ static void test_exact_duplicates_are_dropped_and_counted(void)
     capture_clear(&c);
 }
 
+/* Groups of every size around the sort's limit (64: an insertion sort
+ * below, qsort above), with span ids in random and in ascending order and
+ * exact duplicates late in the group: the same survivors, in arrival order,
+ * whichever sort ran. */
+static void check_group_of(size_t n, bool ascending)
+{
+    capture c;
+    twb_assembler *a = new_asm(1000, false, false, 1.0, &c);
+    uint64_t ids[128];
+    CU_ASSERT_FATAL(n <= 128);
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ids[i] = ascending ? 0x1000 + i : (x | 1) ^ (uint64_t)i << 56; /* distinct */
+    }
+    size_t dups = 0;
+    for (size_t i = 0; i < n; i++) {
+        add_ok(a, sp(mk(0, 7, ids[i], 0, "server", "op", 100 + (int64_t)i, 5), &process_b));
+        if (i % 5 == 4) { /* an exact copy of an earlier record */
+            size_t j = i / 2;
+            add_ok(a, sp(mk(0, 7, ids[j], 0, "server", "op", 100 + (int64_t)j, 5), &process_b));
+            dups++;
+        }
+    }
+    flush_ok(a);
+    CU_ASSERT_EQUAL(c.n, n);
+    for (size_t i = 0; i < c.n && i < n; i++)
+        CU_ASSERT_EQUAL(c.spans[i].data->span_id, ids[i]);
+    twb_assemble_stats st;
+    twb_assembler_stats(a, &st);
+    CU_ASSERT_EQUAL(st.duplicates, dups);
+    twb_assembler_free(a);
+    capture_clear(&c);
+}
+
+static void test_groups_of_every_size_keep_arrival_order(void)
+{
+    static const size_t sizes[] = {2, 3, 17, 51, 52, 53, 54, 55, 64, 65, 100, 128};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        check_group_of(sizes[k], false);
+        check_group_of(sizes[k], true);
+    }
+}
+
 static void test_parts_of_one_span_merge(void)
 {
     capture c;
@@ -1044,6 +1090,8 @@ void tw_test_register(void)
     CU_add_test(suite, "free_releases_held_spans", test_free_releases_held_spans);
     CU_add_test(suite, "exact_duplicates_are_dropped_and_counted",
                 test_exact_duplicates_are_dropped_and_counted);
+    CU_add_test(suite, "groups_of_every_size_keep_arrival_order",
+                test_groups_of_every_size_keep_arrival_order);
     CU_add_test(suite, "parts_of_one_span_merge", test_parts_of_one_span_merge);
     CU_add_test(suite, "merge_takes_known_duration_in_either_order",
                 test_merge_takes_known_duration_in_either_order);

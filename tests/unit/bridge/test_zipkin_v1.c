@@ -690,6 +690,61 @@ static void test_thrift_raw_lists_stream_every_span(void)
     }
 }
 
+/* Binary annotation keys point into the input (no copy): as text a key ends
+ * at its first NUL, as it did when the decoder made NUL-terminated copies. */
+static void ba_raw(tbuf *b, const char *key, size_t key_len, const void *value, size_t value_len,
+                   int32_t type)
+{
+    field(b, 11, 1);
+    put_be(b, key_len, 4);
+    put(b, key, key_len);
+    field(b, 11, 2);
+    put_be(b, value_len, 4);
+    put(b, value, value_len);
+    field(b, 8, 3);
+    put_be(b, (uint32_t)type, 4);
+    endpoint(b, 4, "web", 0x0a000001, 8080);
+    stop(b);
+}
+
+static void test_thrift_keys_end_at_a_nul(void)
+{
+    tbuf b = {.len = 0};
+    list_header(&b, 1);
+    field(&b, 10, 1);
+    put_be(&b, 7, 8);
+    field(&b, 11, 3);
+    str(&b, "op");
+    field(&b, 10, 4);
+    put_be(&b, 8, 8);
+    field(&b, 10, 10);
+    put_be(&b, 1000, 8);
+    field(&b, 15, 8);
+    put_be(&b, 12, 1);
+    put_be(&b, 5, 4);
+    ba_raw(&b, "http.path", 9, "/x", 2, 6);     /* an ordinary key */
+    ba_raw(&b, "ab\0cd", 5, "v", 1, 6);         /* key "ab" */
+    ba_raw(&b, "lc\0z", 4, "", 0, 6);           /* "lc" with no value: left out */
+    ba_raw(&b, "n\0x", 3, "\0\0\0\x05", 4, 3);  /* "n": i32 5 */
+    ba_raw(&b, "bad\0tail", 8, "\0\x01", 2, 3); /* "bad": 2 bytes for an i32: a warning */
+    stop(&b);
+    read_capture c;
+    read_thrift(&c, b.data, b.len);
+    CU_ASSERT_EQUAL_FATAL(c.n_spans, 1);
+    const tw__span_data *s = c.spans[0].data;
+    CU_ASSERT_TRUE(tag_is(s, "http.path", "/x"));
+    const tw__tag *ab = capture_tag(s, "ab");
+    CU_ASSERT_TRUE(ab && ab->key_len == 2 && ab->type == TW_VALUE_STRING && ab->len == 1);
+    CU_ASSERT_PTR_NULL(capture_tag(s, "lc"));
+    CU_ASSERT_TRUE(tag_is_i64(capture_tag(s, "n"), 5));
+    const tw__tag *bad = capture_tag(s, "bad");
+    CU_ASSERT_TRUE(bad && bad->key_len == 3 && bad->type == TW_VALUE_BINARY);
+    CU_ASSERT_EQUAL(s->n_tags, 4);
+    CU_ASSERT_EQUAL(c.n_warnings, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "binary annotation 'bad': I32 value has 2"));
+    capture_free(&c);
+}
+
 /* ---- the memos against the general path ----------------------------------------------------
  *
  * The binary decoder reuses the decoding of an Endpoint whose bytes repeat a
@@ -1344,6 +1399,7 @@ void tw_test_register(void)
                 test_forced_time_unit_scales_every_time);
     CU_add_test(suite, "bad_records_rejected_naming_the_field",
                 test_bad_records_rejected_naming_the_field);
+    CU_add_test(suite, "thrift_keys_end_at_a_nul", test_thrift_keys_end_at_a_nul);
     CU_add_test(suite, "thrift_raw_lists_stream_every_span",
                 test_thrift_raw_lists_stream_every_span);
     CU_add_test(suite, "thrift_malformed_and_hostile_input",
