@@ -343,6 +343,31 @@ static inline bool read_tag_fast(decoder *d, tag_in *tag)
                                           : read_tag_fast_binary(c, tag);
 }
 
+/* The bytes of @key before its first NUL (the model's keys are C strings).
+ * Keys are short: for 4..16 bytes two overlapping words say that there is
+ * none without a call to memchr, which costs more than the test. A word
+ * has a zero byte exactly when (w - 0x01..01) & ~w & 0x80..80 is not 0. */
+static inline size_t key_to_nul(const uint8_t *key, size_t len)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, z;
+        memcpy(&a, key, 8);
+        memcpy(&z, key + len - 8, 8);
+        if (((((a - ones) & ~a) | ((z - ones) & ~z)) & highs) == 0)
+            return len;
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, z;
+        memcpy(&a, key, 4);
+        memcpy(&z, key + len - 4, 4);
+        uint64_t w = (uint64_t)a << 32 | z;
+        if ((((w - ones) & ~w) & highs) == 0)
+            return len;
+    }
+    const uint8_t *nul = len ? memchr(key, 0, len) : NULL;
+    return nul ? (size_t)(nul - key) : len;
+}
+
 /* Decodes a list<Tag> (its structs at nesting @depth) into span tags, log
  * fields or process tags. Returns false on error (d->why or cursor). */
 typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
@@ -364,8 +389,7 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
             ok = key && tw__process_add_tag(process, key, &tag.value);
         } else {
             /* The model's keys are C strings: a key ends at its first NUL. */
-            const uint8_t *nul = tag.key_len ? memchr(tag.key, 0, tag.key_len) : NULL;
-            size_t key_len = nul ? (size_t)(nul - tag.key) : tag.key_len;
+            size_t key_len = key_to_nul(tag.key, tag.key_len);
             tw__tag *slot =
                 dest == DEST_SPAN ? tw__span_data_push_tag(span) : &log->fields[log->n_fields];
             ok = slot && tw__tag_set_n(&span->arena, slot, (const char *)tag.key, key_len,

@@ -836,6 +836,49 @@ static void test_tag_fast_path_agrees_with_general_decoder(void)
     CU_ASSERT(checked > 20000);
 }
 
+/* A tag key ends at its first NUL (keys are C strings in the model): keys
+ * of 0..20 bytes with a NUL at each place, and none, in both protocols. */
+static void test_tag_keys_end_at_their_first_nul(void)
+{
+    for (size_t p = 0; p < N_PROTOCOLS; p++) {
+        tw__jaeger_encoder *enc = encoder_by_protocol[p];
+        tw__buf process = {0};
+        CU_ASSERT_FATAL(tw__jaeger_encode_process(enc, &process_bare, &process));
+        for (size_t len = 0; len <= 20; len++) {
+            for (size_t nul = 0; nul <= len; nul++) {
+                char key[24];
+                memset(key, 'k', sizeof key);
+                if (nul < len)
+                    key[nul] = '\0';
+                tw__span_data *s = tw__span_data_new();
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+                s->trace_id_low = 1, s->span_id = 2, s->start_us = 1700000000000000;
+                tw__tag *t = tw__span_data_push_tag(s);
+                tw_value v = {.type = TW_VALUE_INT64, .as.i64 = 7};
+                CU_ASSERT_FATAL(tw__tag_set_n(&s->arena, t, key, len, &v, SIZE_MAX, NULL));
+                s->n_tags++;
+                tw__buf spans = {0}, batch = {0};
+                CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &spans));
+                CU_ASSERT_FATAL(tw__jaeger_batch_struct(enc, process.data, process.len, spans.data,
+                                                        spans.len, 1, -1, NULL, &batch));
+                decoded d;
+                decode_with(false, batch.data, batch.len, all_protocols[p], false, &d);
+                CU_ASSERT_EQUAL(d.result, TW__THRIFT_OK);
+                CU_ASSERT_EQUAL_FATAL(d.n_spans, 1);
+                CU_ASSERT_EQUAL_FATAL(d.spans[0]->n_tags, 1);
+                CU_ASSERT_EQUAL(d.spans[0]->tags[0].key_len, nul);
+                CU_ASSERT_EQUAL(strlen(d.spans[0]->tags[0].key), nul);
+                CU_ASSERT(memcmp(d.spans[0]->tags[0].key, key, nul) == 0);
+                decoded_free(&d);
+                tw__buf_free(&spans);
+                tw__buf_free(&batch);
+                tw__span_data_unref(s);
+            }
+        }
+        tw__buf_free(&process);
+    }
+}
+
 static void test_empty_batch_and_negative_seq_id_decode(void)
 {
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -1110,6 +1153,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_binary_spans_of_random_shapes_match_generated_writer);
     CU_ADD_TEST(suite, test_empty_batch_and_negative_seq_id_decode);
     CU_ADD_TEST(suite, test_tag_fast_path_agrees_with_general_decoder);
+    CU_ADD_TEST(suite, test_tag_keys_end_at_their_first_nul);
     CU_ADD_TEST(suite, test_bare_batch_struct_decodes_with_and_without_optionals);
     CU_ADD_TEST(suite, test_emit_batch_size_is_exact);
     CU_ADD_TEST(suite, test_msg_seq_id_is_seq_no_modulo_2_31);
