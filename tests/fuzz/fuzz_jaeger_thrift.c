@@ -47,11 +47,13 @@ typedef struct outcome {
     size_t events_len;
 } outcome;
 
-static void event(outcome *o, const char *fmt, size_t a, size_t b, size_t c, const char *why)
+/* Appends one line about a bad span or a warning. */
+static void event(outcome *o, const char *kind, size_t index, size_t offset, size_t len,
+                  const char *why)
 {
     if (o->events_len < sizeof o->events) {
-        int n = snprintf(o->events + o->events_len, sizeof o->events - o->events_len, fmt, a, b, c,
-                         why);
+        int n = snprintf(o->events + o->events_len, sizeof o->events - o->events_len,
+                         "%s %zu %zu %zu %s\n", kind, index, offset, len, why);
         if (n > 0)
             o->events_len += (size_t)n;
     }
@@ -77,14 +79,14 @@ static bool on_bad(void *user_data, size_t index, size_t offset, size_t len, con
     outcome *o = user_data;
     if (offset > o->size || len > o->size - offset || len == 0 || !why || !why[0])
         fail("a bad span's bytes are outside the input or it has no reason");
-    event(o, "bad %zu %zu %zu %s\n", index, offset, len, why);
+    event(o, "bad", index, offset, len, why);
     o->bad++;
     return true;
 }
 
 static void on_warn(void *user_data, size_t index, const char *why)
 {
-    event(user_data, "warn %zu %zu %zu %s\n", index, 0, 0, why);
+    event(user_data, "warn", index, 0, 0, why);
 }
 
 static void outcome_free(outcome *o)
