@@ -91,13 +91,37 @@ static inline bool tw__pb_varint_field(tw__buf *b, uint32_t number, uint64_t v)
     return true;
 }
 
+/* @v's 8 bytes little-endian (fixed64) or big-endian (ids) at @p: one store
+ * where the host allows (a byte loop through b->data costs a reload of the
+ * buffer per byte, the stores being chars that may alias it). */
+static inline void tw__pb__store_le64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+static inline void tw__pb__store_be64(uint8_t *p, uint64_t v)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * (7 - i)));
+#endif
+}
+
 static inline bool tw__pb_fixed64_field(tw__buf *b, uint32_t number, uint64_t v)
 {
     if (!tw__pb_reserve(b, 13))
         return false;
     tw__pb_raw_varint(b, TW__PB_TAG(number, TW__PB_I64));
-    for (int i = 0; i < 8; i++)
-        b->data[b->len++] = (uint8_t)(v >> (8 * i));
+    tw__pb__store_le64(b->data + b->len, v);
+    b->len += 8;
     return true;
 }
 
@@ -131,12 +155,11 @@ static inline bool tw__pb_id_field(tw__buf *b, uint32_t number, uint64_t high, u
     *p++ = (uint8_t)TW__PB_TAG(number, TW__PB_LEN);
     *p++ = is_128 ? 16 : 8;
     if (is_128) {
-        for (int i = 7; i >= 0; i--)
-            *p++ = (uint8_t)(high >> (8 * i));
+        tw__pb__store_be64(p, high);
+        p += 8;
     }
-    for (int i = 7; i >= 0; i--)
-        *p++ = (uint8_t)(low >> (8 * i));
-    b->len = (size_t)(p - b->data);
+    tw__pb__store_be64(p, low);
+    b->len = (size_t)(p + 8 - b->data);
     return true;
 }
 

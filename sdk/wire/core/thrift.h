@@ -130,7 +130,7 @@ bool tw__thrift_read_bytes_any(tw__thrift_reader *r, const uint8_t **out, size_t
 bool tw__thrift_read_field_any(tw__thrift_reader *r, int *type, int16_t *id, int16_t *last_id);
 /* A list or set header; the size is checked against the bytes left (each
  * element takes at least one byte, or its fixed size). */
-bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size);
+bool tw__thrift_read_list_any(tw__thrift_reader *r, int *elem_type, size_t *size);
 bool tw__thrift_read_map(tw__thrift_reader *r, int *key_type, int *value_type, size_t *size);
 /* Skips one value of @type at nesting @depth (malformed beyond max_depth). */
 bool tw__thrift_skip(tw__thrift_reader *r, int type, int depth);
@@ -271,6 +271,36 @@ static inline bool tw__thrift_read_bytes(tw__thrift_reader *r, const uint8_t **o
         }
     }
     return tw__thrift_read_bytes_any(r, out, out_len);
+}
+
+/* A list header; inline for a list of structs (tags, spans, logs), the
+ * lists the decoders read per span: compact, a size below 15 in the header
+ * byte; binary, a non-negative i32 size. Each struct takes at least its
+ * stop byte, so the size must not exceed the bytes left. */
+static inline bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size)
+{
+    if (r->state == TW__THRIFT_OK && r->pos < r->len) {
+        size_t left = r->len - r->pos;
+        uint8_t b = r->data[r->pos];
+        if (r->proto == TW__THRIFT_COMPACT) {
+            size_t n = b >> 4;
+            if ((b & 0x0f) == 12 && n < 15 && n <= left - 1) { /* 12: compact struct */
+                r->pos++;
+                *elem_type = TW__T_STRUCT;
+                *size = n;
+                return true;
+            }
+        } else if (b == TW__T_STRUCT && left >= 5) {
+            uint32_t n = (uint32_t)tw__thrift__load_be(r->data + r->pos + 1, 4);
+            if (n <= (uint32_t)INT32_MAX && n <= left - 5) {
+                r->pos += 5;
+                *elem_type = TW__T_STRUCT;
+                *size = n;
+                return true;
+            }
+        }
+    }
+    return tw__thrift_read_list_any(r, elem_type, size);
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */

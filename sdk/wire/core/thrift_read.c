@@ -346,7 +346,7 @@ static bool room_for(tw__thrift_reader *r, size_t n, size_t each)
     return n <= (r->len - r->pos) / each || need(r, n * each);
 }
 
-bool tw__thrift_read_list(tw__thrift_reader *r, int *elem_type, size_t *size)
+bool tw__thrift_read_list_any(tw__thrift_reader *r, int *elem_type, size_t *size)
 {
     size_t start = r->pos;
     int64_t n;

@@ -57,6 +57,7 @@ typedef struct decoder {
     tw__buf scratch; /* NUL-terminated copies of keys and names */
     tw__thrift_result result;
     const tw__jaeger_sink *sink; /* nullable */
+    bool is_fast;                /* tags are tried with read_tag_fast first */
     char why[320];
 } decoder;
 
@@ -173,6 +174,200 @@ static bool read_tag(decoder *d, tag_in *tag, int depth)
     return true;
 }
 
+/* The layout of a Tag that Jaeger clients write (jaeger.thrift field ids:
+ * 1 key, 2 vType, 3 vStr, 4 vDouble, 5 vBool, 6 vLong, 7 vBinary): the key,
+ * vType (0..4), the one value field that vType names, the stop byte; in the
+ * compact protocol with one-byte string lengths and a varint of at most nine
+ * bytes. read_tag_fast reads exactly that, in one pass over the bytes and
+ * with no per-field dispatch (read_tag costs several times as much per tag,
+ * and tags are most of a span's bytes), and declines anything else, the
+ * reader untouched, so that read_tag reads it: a tag read either way is the
+ * same tag (tests/unit/wire/test_jaeger_thrift.c and
+ * tests/fuzz/fuzz_jaeger_thrift.c decode with and without it and compare). */
+
+/* 8 bytes little-endian (compact double) or big-endian (binary). */
+static inline uint64_t load_le64(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    uint64_t v = 0;
+    for (size_t i = 8; i > 0; i--)
+        v = (v << 8) | p[i - 1];
+    return v;
+#endif
+}
+
+/* Compact: 0x18 = field 1 (delta 1), string; 0x15 = field 2, i32; the value
+ * field's header is its delta from 2 and its compact type. */
+static bool read_tag_fast_compact(tw__thrift_reader *c, tag_in *tag)
+{
+    const uint8_t *p = c->data + c->pos, *end = c->data + c->len;
+    /* key header, key length, vType header, vType, value header */
+    if (end - p < 5 || p[0] != 0x18 || p[1] >= 0x80)
+        return false;
+    size_t key_len = p[1];
+    if ((size_t)(end - p) - 2 < key_len + 3)
+        return false;
+    const uint8_t *key = p + 2;
+    p += 2 + key_len;
+    if (p[0] != 0x15 || p[1] > 8 || (p[1] & 1))
+        return false;
+    int vtype = p[1] >> 1; /* zigzag 0, 2, 4, 6, 8 -> 0..4 */
+    p += 2;
+    tw_value v;
+    switch (vtype) {
+    case 0:   /* 0x18: field 3, string */
+    case 4: { /* 0x58: field 7, binary */
+        if (p[0] != (vtype == 0 ? 0x18 : 0x58) || end - p < 3 || p[1] >= 0x80)
+            return false;
+        size_t n = p[1];
+        if ((size_t)(end - p) - 2 < n + 1)
+            return false;
+        v = vtype == 0
+                ? (tw_value){.type = TW_VALUE_STRING, .len = n, .as.str = (const char *)p + 2}
+                : (tw_value){.type = TW_VALUE_BINARY, .len = n, .as.bin = p + 2};
+        p += 2 + n;
+        break;
+    }
+    case 1: { /* 0x27: field 4, double, 8 bytes little-endian */
+        if (p[0] != 0x27 || end - p < 10)
+            return false;
+        uint64_t bits = load_le64(p + 1);
+        v = (tw_value){.type = TW_VALUE_DOUBLE};
+        memcpy(&v.as.dbl, &bits, sizeof bits);
+        p += 9;
+        break;
+    }
+    case 2: /* 0x31 / 0x32: field 5, bool true / false in the header */
+        if ((p[0] != 0x31 && p[0] != 0x32) || end - p < 2)
+            return false;
+        v = (tw_value){.type = TW_VALUE_BOOL, .as.boolean = p[0] == 0x31};
+        p++;
+        break;
+    default: { /* 3, 0x46: field 6, i64, a zigzag varint */
+        if (p[0] != 0x46)
+            return false;
+        p++;
+        uint64_t u = 0;
+        size_t i = 0;
+        for (;; i++) {
+            if (i == 9 || end - p <= (ptrdiff_t)(i + 1))
+                return false; /* longer, or no stop byte after it: read_tag decides */
+            u |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (!(p[i] & 0x80))
+                break;
+        }
+        v = (tw_value){.type = TW_VALUE_INT64, .as.i64 = (int64_t)(u >> 1) ^ -(int64_t)(u & 1)};
+        p += i + 1;
+        break;
+    }
+    }
+    if (p >= end || p[0] != 0)
+        return false;
+    *tag = (tag_in){.key = key, .key_len = key_len, .vtype = vtype, .has_vtype = true, .value = v};
+    c->pos = (size_t)(p + 1 - c->data);
+    c->pending_bool = -1;
+    return true;
+}
+
+/* Binary: type byte, i16 id big-endian; lengths i32 big-endian. */
+static bool read_tag_fast_binary(tw__thrift_reader *c, tag_in *tag)
+{
+    const uint8_t *p = c->data + c->pos, *end = c->data + c->len;
+    /* key header and length, vType header and value, value header */
+    if (end - p < 7 || p[0] != TW__T_STRING || p[1] != 0 || p[2] != 1)
+        return false;
+    uint32_t key_len = (uint32_t)tw__thrift__load_be(p + 3, 4);
+    if (key_len > (uint32_t)INT32_MAX || (size_t)(end - p) - 7 < (size_t)key_len + 10)
+        return false;
+    const uint8_t *key = p + 7;
+    p += 7 + key_len;
+    if (p[0] != TW__T_I32 || p[1] != 0 || p[2] != 2)
+        return false;
+    uint32_t vtype = (uint32_t)tw__thrift__load_be(p + 3, 4);
+    if (vtype > 4)
+        return false;
+    p += 7;
+    /* the value's field header: type, 0, id */
+    static const uint8_t headers[5] = {TW__T_STRING, TW__T_DOUBLE, TW__T_BOOL, TW__T_I64,
+                                       TW__T_STRING};
+    if (end - p < 3 || p[0] != headers[vtype] || p[1] != 0 || p[2] != 3 + vtype)
+        return false;
+    p += 3;
+    tw_value v;
+    if (vtype == 0 || vtype == 4) {
+        if (end - p < 4)
+            return false;
+        uint32_t n = (uint32_t)tw__thrift__load_be(p, 4);
+        if (n > (uint32_t)INT32_MAX || (size_t)(end - p) - 4 < (size_t)n + 1)
+            return false;
+        v = vtype == 0
+                ? (tw_value){.type = TW_VALUE_STRING, .len = n, .as.str = (const char *)p + 4}
+                : (tw_value){.type = TW_VALUE_BINARY, .len = n, .as.bin = p + 4};
+        p += 4 + (size_t)n;
+    } else if (vtype == 2) {
+        if (end - p < 2)
+            return false;
+        v = (tw_value){.type = TW_VALUE_BOOL, .as.boolean = p[0] != 0};
+        p++;
+    } else {
+        if (end - p < 9)
+            return false;
+        uint64_t bits = tw__thrift__load_be(p, 8);
+        if (vtype == 1) {
+            v = (tw_value){.type = TW_VALUE_DOUBLE};
+            memcpy(&v.as.dbl, &bits, sizeof bits);
+        } else {
+            v = (tw_value){.type = TW_VALUE_INT64, .as.i64 = (int64_t)bits};
+        }
+        p += 8;
+    }
+    if (p[0] != 0)
+        return false;
+    *tag = (tag_in){
+        .key = key, .key_len = key_len, .vtype = (int64_t)vtype, .has_vtype = true, .value = v};
+    c->pos = (size_t)(p + 1 - c->data);
+    return true;
+}
+
+/* True when the tag at the cursor had the common layout and was read. */
+static inline bool read_tag_fast(decoder *d, tag_in *tag)
+{
+    tw__thrift_reader *c = &d->c;
+    if (!d->is_fast || c->state != TW__THRIFT_OK)
+        return false;
+    return c->proto == TW__THRIFT_COMPACT ? read_tag_fast_compact(c, tag)
+                                          : read_tag_fast_binary(c, tag);
+}
+
+/* The bytes of @key before its first NUL (the model's keys are C strings).
+ * Keys are short: for 4..16 bytes two overlapping words say that there is
+ * none without a call to memchr, which costs more than the test. A word
+ * has a zero byte exactly when (w - 0x01..01) & ~w & 0x80..80 is not 0. */
+static inline size_t key_to_nul(const uint8_t *key, size_t len)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, z;
+        memcpy(&a, key, 8);
+        memcpy(&z, key + len - 8, 8);
+        if (((((a - ones) & ~a) | ((z - ones) & ~z)) & highs) == 0)
+            return len;
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, z;
+        memcpy(&a, key, 4);
+        memcpy(&z, key + len - 4, 4);
+        uint64_t w = (uint64_t)a << 32 | z;
+        if ((((w - ones) & ~w) & highs) == 0)
+            return len;
+    }
+    const uint8_t *nul = len ? memchr(key, 0, len) : NULL;
+    return nul ? (size_t)(nul - key) : len;
+}
+
 /* Decodes a list<Tag> (its structs at nesting @depth) into span tags, log
  * fields or process tags. Returns false on error (d->why or cursor). */
 typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
@@ -185,7 +380,7 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
         return false;
     for (size_t i = 0; i < n; i++) {
         tag_in tag;
-        if (!read_tag(d, &tag, depth))
+        if (!read_tag_fast(d, &tag) && !read_tag(d, &tag, depth))
             return false;
         bool ok;
         bool cut = false;
@@ -194,8 +389,7 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
             ok = key && tw__process_add_tag(process, key, &tag.value);
         } else {
             /* The model's keys are C strings: a key ends at its first NUL. */
-            const uint8_t *nul = tag.key_len ? memchr(tag.key, 0, tag.key_len) : NULL;
-            size_t key_len = nul ? (size_t)(nul - tag.key) : tag.key_len;
+            size_t key_len = key_to_nul(tag.key, tag.key_len);
             tw__tag *slot =
                 dest == DEST_SPAN ? tw__span_data_push_tag(span) : &log->fields[log->n_fields];
             ok = slot && tw__tag_set_n(&span->arena, slot, (const char *)tag.key, key_len,
@@ -825,10 +1019,10 @@ int tw__jaeger_detect(const uint8_t *data, size_t len, tw__thrift_protocol *prot
     }
 }
 
-tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_protocol protocol,
-                                    bool is_message, const tw__jaeger_sink *sink,
-                                    tw__jaeger_record *info, size_t *need, size_t *err_offset,
-                                    char *why, size_t why_size)
+static tw__thrift_result decode(const uint8_t *data, size_t len, tw__thrift_protocol protocol,
+                                bool is_message, const tw__jaeger_sink *sink,
+                                tw__jaeger_record *info, size_t *need, size_t *err_offset,
+                                char *why, size_t why_size, bool is_fast)
 {
     if (protocol != TW__THRIFT_BINARY && protocol != TW__THRIFT_COMPACT) {
         if (why && why_size)
@@ -844,6 +1038,7 @@ tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_
     tw__buf_init(&d.scratch);
     d.result = TW__THRIFT_OK;
     d.sink = sink;
+    d.is_fast = is_fast;
     d.why[0] = '\0';
     batch b;
     batch_init(&b);
@@ -870,4 +1065,23 @@ tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_
     batch_free(&b);
     tw__buf_free(&d.scratch);
     return result;
+}
+
+tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_protocol protocol,
+                                    bool is_message, const tw__jaeger_sink *sink,
+                                    tw__jaeger_record *info, size_t *need, size_t *err_offset,
+                                    char *why, size_t why_size)
+{
+    return decode(data, len, protocol, is_message, sink, info, need, err_offset, why, why_size,
+                  true);
+}
+
+tw__thrift_result tw__jaeger_decode_general(const uint8_t *data, size_t len,
+                                            tw__thrift_protocol protocol, bool is_message,
+                                            const tw__jaeger_sink *sink, tw__jaeger_record *info,
+                                            size_t *need, size_t *err_offset, char *why,
+                                            size_t why_size)
+{
+    return decode(data, len, protocol, is_message, sink, info, need, err_offset, why, why_size,
+                  false);
 }

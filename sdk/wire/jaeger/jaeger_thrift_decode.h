@@ -109,4 +109,13 @@ tw__thrift_result tw__jaeger_decode(const uint8_t *data, size_t len, tw__thrift_
                                     tw__jaeger_record *info, size_t *need, size_t *err_offset,
                                     char *why, size_t why_size);
 
+/* The same without the fast path for the common Tag layout: every tag read
+ * field by field. For the tests and the fuzz target that hold both to the
+ * same results; the reference of what the fast path must do. */
+tw__thrift_result tw__jaeger_decode_general(const uint8_t *data, size_t len,
+                                            tw__thrift_protocol protocol, bool is_message,
+                                            const tw__jaeger_sink *sink, tw__jaeger_record *info,
+                                            size_t *need, size_t *err_offset, char *why,
+                                            size_t why_size);
+
 #endif /* TW_WIRE_JAEGER_THRIFT_DECODE_H */

@@ -35,11 +35,20 @@ bool tw__last_by_key(const tw__tag *tags, size_t n, bool *is_winner)
     if (n == 0)
         return true;
     if (n <= 8) {
-        /* Small spans (the common case): a scan is cheaper than a table. */
+        /* Small spans (the common case): a scan is cheaper than a table.
+         * The verdict stays in a register until the end of its scan (a
+         * store per comparison through is_winner, which may alias the tags,
+         * made each one twice as dear). */
         for (size_t i = 0; i < n; i++) {
-            is_winner[i] = true;
-            for (size_t j = i + 1; j < n && is_winner[i]; j++)
-                is_winner[i] = !same_key(&tags[i], &tags[j]);
+            bool is_last = true;
+            uint32_t len = tags[i].key_len;
+            for (size_t j = i + 1; j < n; j++) {
+                if (tags[j].key_len == len && memcmp(tags[i].key, tags[j].key, len) == 0) {
+                    is_last = false;
+                    break;
+                }
+            }
+            is_winner[i] = is_last;
         }
         return true;
     }

@@ -68,18 +68,47 @@ static uint32_t kind_number(tw__span_kind kind)
     return TW__OTLP_KIND_INTERNAL;
 }
 
-/* The status of @s (otlp_map.h), marking in @skip the tags it consumed. */
-static void plan_status(const tw__span_data *s, bool *skip, tw__otlp_span_plan *plan)
+/* Where the tags the kind and the status read are: the last tag of each
+ * key (SIZE_MAX: none), found in one pass over the tags by key length
+ * first (one search per key cost a pass each, and most tags have none of
+ * these lengths). */
+typedef struct convention_tags {
+    bool has_kind; /* a span.kind tag */
+    size_t error, code, description;
+} convention_tags;
+
+static void find_convention_tags(const tw__span_data *s, convention_tags *c)
 {
-    size_t error_index = SIZE_MAX, code_index = SIZE_MAX, description_index = SIZE_MAX;
+    *c = (convention_tags){false, SIZE_MAX, SIZE_MAX, SIZE_MAX};
     for (size_t i = 0; i < s->n_tags; i++) {
-        if (KEY_IS(&s->tags[i], "error"))
-            error_index = i;
-        else if (KEY_IS(&s->tags[i], "otel.status_code"))
-            code_index = i;
-        else if (KEY_IS(&s->tags[i], "otel.status_description"))
-            description_index = i;
+        const tw__tag *t = &s->tags[i];
+        switch (t->key_len) {
+        case sizeof("span.kind") - 1:
+            c->has_kind = c->has_kind || KEY_IS(t, "span.kind");
+            break;
+        case sizeof("error") - 1:
+            if (KEY_IS(t, "error"))
+                c->error = i;
+            break;
+        case sizeof("otel.status_code") - 1:
+            if (KEY_IS(t, "otel.status_code"))
+                c->code = i;
+            break;
+        case sizeof("otel.status_description") - 1:
+            if (KEY_IS(t, "otel.status_description"))
+                c->description = i;
+            break;
+        default:
+            break;
+        }
     }
+}
+
+/* The status of @s (otlp_map.h), marking in @skip the tags it consumed. */
+static void plan_status(const tw__span_data *s, const convention_tags *c, bool *skip,
+                        tw__otlp_span_plan *plan)
+{
+    size_t error_index = c->error, code_index = c->code, description_index = c->description;
     if (error_index == SIZE_MAX && code_index == SIZE_MAX)
         return; /* UNSET, nothing consumed */
     uint32_t code = TW__OTLP_STATUS_UNSET;
@@ -124,30 +153,35 @@ static void plan_status(const tw__span_data *s, bool *skip, tw__otlp_span_plan *
 bool tw__otlp_plan_span(const tw__span_data *s, tw__otlp_span_plan *plan)
 {
     plan->is_attribute = flags_new(plan->small, s->n_tags);
-    bool skip_small[16];
-    bool *skip = flags_new(skip_small, s->n_tags);
-    if (!plan->is_attribute || !skip || !tw__last_by_key(s->tags, s->n_tags, plan->is_attribute)) {
-        flags_free(skip, skip_small);
+    if (!plan->is_attribute || !tw__last_by_key(s->tags, s->n_tags, plan->is_attribute)) {
         flags_free(plan->is_attribute, plan->small);
         return false;
     }
-    bool has_kind_tag = false;
-    for (size_t i = 0; i < s->n_tags && !has_kind_tag; i++)
-        has_kind_tag = KEY_IS(&s->tags[i], "span.kind");
+    convention_tags c;
+    find_convention_tags(s, &c);
     size_t kind_index;
-    tw__span_kind kind = has_kind_tag ? tw__span_kind_of(s, &kind_index) : TW__KIND_NONE;
-    if (kind != TW__KIND_NONE) {
-        /* Every span.kind tag goes: the kind says it. */
-        for (size_t i = 0; i < s->n_tags; i++)
-            skip[i] = KEY_IS(&s->tags[i], "span.kind");
-    }
+    tw__span_kind kind = c.has_kind ? tw__span_kind_of(s, &kind_index) : TW__KIND_NONE;
     plan->kind = kind_number(kind);
     plan->status_code = TW__OTLP_STATUS_UNSET;
     plan->status_message = NULL;
-    plan_status(s, skip, plan);
-    for (size_t i = 0; i < s->n_tags; i++)
-        plan->is_attribute[i] = plan->is_attribute[i] && !skip[i];
-    flags_free(skip, skip_small);
+    /* Most spans carry no tag the kind or the status consume: no skip pass. */
+    if (kind != TW__KIND_NONE || c.error != SIZE_MAX || c.code != SIZE_MAX) {
+        bool skip_small[16];
+        bool *skip = flags_new(skip_small, s->n_tags);
+        if (!skip) {
+            flags_free(plan->is_attribute, plan->small);
+            return false;
+        }
+        if (kind != TW__KIND_NONE) {
+            /* Every span.kind tag goes: the kind says it. */
+            for (size_t i = 0; i < s->n_tags; i++)
+                skip[i] = KEY_IS(&s->tags[i], "span.kind");
+        }
+        plan_status(s, &c, skip, plan);
+        for (size_t i = 0; i < s->n_tags; i++)
+            plan->is_attribute[i] = plan->is_attribute[i] && !skip[i];
+        flags_free(skip, skip_small);
+    }
 
     plan->start_ns = tw__otlp_unix_nano(s->start_us);
     /* The end without signed overflow: the model keeps times far below

@@ -24,24 +24,15 @@
 #include "wire/otlp/otlp_map.h"
 #include "wire/otlp/otlp_proto_fields.h"
 
-/* A string field (proto3: written only when @is_always or not empty),
- * checked and copied in one pass: the text is copied eight bytes at a time
- * while the bytes are or-ed together, and only text that turns out not to
- * be ASCII (rare in span data) is written again by pb_write.h's writer,
- * which repairs it to valid UTF-8. Two passes (check, then memcpy) cost
- * twice as much on the short keys and values spans are made of (inlined:
- * a call's register saves cost as much as the copy). */
-static inline __attribute__((always_inline)) bool
-put_string(tw__buf *b, uint32_t number, const char *text, size_t len, bool is_always)
+/* Copies @len bytes of @text to @p eight bytes at a time while or-ing
+ * them together; true when they are all ASCII. Only text that turns out
+ * not to be ASCII (rare in span data) is written again by pb_write.h's
+ * writer, which repairs it to valid UTF-8. Two passes (check, then memcpy)
+ * cost twice as much on the short keys and values spans are made of
+ * (inlined: a call's register saves cost as much as the copy). */
+static inline __attribute__((always_inline)) bool copy_ascii(uint8_t *p, const char *text,
+                                                             size_t len)
 {
-    if (len == 0 && !is_always)
-        return true;
-    if (!tw__pb_reserve(b, 15 + len))
-        return false;
-    size_t before = b->len;
-    tw__pb_raw_varint(b, TW__PB_TAG(number, TW__PB_LEN));
-    tw__pb_raw_varint(b, len);
-    uint8_t *p = b->data + b->len;
     uint64_t high = 0, w;
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
@@ -69,7 +60,22 @@ put_string(tw__buf *b, uint32_t number, const char *text, size_t len, bool is_al
         p[len - 1] = z;
         high |= a | m | z;
     }
-    if (high & 0x8080808080808080u) {
+    return !(high & 0x8080808080808080u);
+}
+
+/* A string field (proto3: written only when @is_always or not empty),
+ * checked and copied in one pass (copy_ascii). */
+static inline __attribute__((always_inline)) bool
+put_string(tw__buf *b, uint32_t number, const char *text, size_t len, bool is_always)
+{
+    if (len == 0 && !is_always)
+        return true;
+    if (!tw__pb_reserve(b, 15 + len))
+        return false;
+    size_t before = b->len;
+    tw__pb_raw_varint(b, TW__PB_TAG(number, TW__PB_LEN));
+    tw__pb_raw_varint(b, len);
+    if (!copy_ascii(b->data + b->len, text, len)) {
         b->len = before;
         return tw__pb_string_field(b, number, text, len, is_always);
     }
@@ -77,9 +83,10 @@ put_string(tw__buf *b, uint32_t number, const char *text, size_t len, bool is_al
     return true;
 }
 
-/* One KeyValue field numbered @number, with @key (length @key_len). */
-static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t key_len,
-                          const tw__tag *t)
+/* One KeyValue field numbered @number, with @key (length @key_len), field
+ * by field: nested messages begun and ended (pb_write.h). */
+static bool put_key_value_general(tw__buf *b, uint32_t number, const char *key, size_t key_len,
+                                  const tw__tag *t)
 {
     size_t kv = tw__pb_begin(b, number);
     if (kv == SIZE_MAX || !put_string(b, KV_KEY, key, key_len, false))
@@ -104,6 +111,98 @@ static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t k
         break;
     }
     return ok && tw__pb_end(b, any) && tw__pb_end(b, kv);
+}
+
+/* One KeyValue field. Most attributes are short: when the whole KeyValue
+ * is under 128 bytes, every length is one byte and known before a byte is
+ * written, so the message is written in one pass with one room check (the
+ * field by field writer's begins, ends and checks cost twice the bytes).
+ * The same bytes as put_key_value_general, which writes everything else
+ * and text that is not ASCII (tests/unit/wire/test_otlp_proto.c compares
+ * the encoder with protobuf-c's packer on spans of every shape). */
+static bool put_key_value(tw__buf *b, uint32_t number, const char *key, size_t key_len,
+                          const tw__tag *t)
+{
+    _Static_assert(RESOURCE_ATTRIBUTES < 16 && SPAN_ATTRIBUTES < 16 && EVENT_ATTRIBUTES < 16 &&
+                       LINK_ATTRIBUTES < 16 && KV_VALUE < 16 && ANY_BYTES < 16,
+                   "one-byte field tags");
+    size_t any_len; /* the AnyValue message's bytes */
+    switch (t->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY:
+        any_len = t->len < 126 ? 2 + t->len : 128;
+        break;
+    case TW_VALUE_BOOL:
+        any_len = 2;
+        break;
+    case TW_VALUE_INT64:
+        any_len = 1 + tw__pb_varint_size((uint64_t)t->v.i64);
+        break;
+    case TW_VALUE_DOUBLE:
+        any_len = 1 + 8;
+        break;
+    default:
+        any_len = 128;
+        break;
+    }
+    size_t kv_len = (key_len ? 2 + key_len : 0) + 2 + any_len;
+    if (number >= 16 || key_len >= 128 || kv_len >= 128)
+        return put_key_value_general(b, number, key, key_len, t);
+    if (!tw__pb_reserve(b, 2 + kv_len))
+        return false;
+    uint8_t *p = b->data + b->len;
+    *p++ = (uint8_t)TW__PB_TAG(number, TW__PB_LEN);
+    *p++ = (uint8_t)kv_len;
+    bool is_ascii = true;
+    if (key_len) { /* proto3: an empty key is not written */
+        *p++ = (uint8_t)TW__PB_TAG(KV_KEY, TW__PB_LEN);
+        *p++ = (uint8_t)key_len;
+        is_ascii = copy_ascii(p, key, key_len);
+        p += key_len;
+    }
+    *p++ = (uint8_t)TW__PB_TAG(KV_VALUE, TW__PB_LEN);
+    *p++ = (uint8_t)any_len;
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        *p++ = (uint8_t)TW__PB_TAG(ANY_STRING, TW__PB_LEN);
+        *p++ = (uint8_t)t->len;
+        is_ascii = copy_ascii(p, t->v.str, t->len) && is_ascii;
+        p += t->len;
+        break;
+    case TW_VALUE_BINARY:
+        *p++ = (uint8_t)TW__PB_TAG(ANY_BYTES, TW__PB_LEN);
+        *p++ = (uint8_t)t->len;
+        if (t->len)
+            memcpy(p, t->v.bin, t->len);
+        p += t->len;
+        break;
+    case TW_VALUE_BOOL:
+        *p++ = (uint8_t)TW__PB_TAG(ANY_BOOL, TW__PB_VARINT);
+        *p++ = t->v.boolean ? 1 : 0;
+        break;
+    case TW_VALUE_INT64: {
+        *p++ = (uint8_t)TW__PB_TAG(ANY_INT, TW__PB_VARINT);
+        uint64_t v = (uint64_t)t->v.i64;
+        while (v >= 0x80) {
+            *p++ = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        *p++ = (uint8_t)v;
+        break;
+    }
+    case TW_VALUE_DOUBLE: {
+        *p++ = (uint8_t)TW__PB_TAG(ANY_DOUBLE, TW__PB_I64);
+        uint64_t bits;
+        memcpy(&bits, &t->v.dbl, sizeof bits);
+        tw__pb__store_le64(p, bits);
+        p += 8;
+        break;
+    }
+    }
+    if (!is_ascii) /* nothing committed: b->len is where it was */
+        return put_key_value_general(b, number, key, key_len, t);
+    b->len = (size_t)(p - b->data);
+    return true;
 }
 
 static bool put_tag(tw__buf *b, uint32_t number, const tw__tag *t)

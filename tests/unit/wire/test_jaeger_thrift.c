@@ -32,7 +32,9 @@
 #include "span_builder.h"
 #include "twire_jaeger_agent_types.h"
 #include "twire_jaeger_jaeger_types.h"
+#include "model_equal.h"
 #include "wire/jaeger/jaeger_thrift.h"
+#include "wire/jaeger/jaeger_thrift_decode.h"
 
 #define N_PROTOCOLS 2
 static const tw__thrift_protocol all_protocols[N_PROTOCOLS] = {TW__THRIFT_COMPACT,
@@ -694,6 +696,189 @@ static void test_binary_spans_of_random_shapes_match_generated_writer(void)
     }
 }
 
+/* ---- the decoder's fast path for tags against its general reading ---------------------------- */
+
+/* What one decode gave: the result, where it ended, the spans (kept) and
+ * the bad spans and warnings as text. */
+typedef struct decoded {
+    tw__thrift_result result;
+    tw__jaeger_record info;
+    size_t need, at;
+    char why[256];
+    tw__span_data *spans[64];
+    size_t n_spans;
+    char service[64];
+    tw__buf events;
+} decoded;
+
+static bool keep_decoded(void *user_data, tw__span_data *span, const tw__process *process)
+{
+    decoded *d = user_data;
+    snprintf(d->service, sizeof d->service, "%s", process->service_name);
+    if (d->n_spans < 64)
+        d->spans[d->n_spans++] = span;
+    else
+        tw__span_data_unref(span);
+    return true;
+}
+
+static bool note_bad(void *user_data, size_t index, size_t offset, size_t len, const char *why)
+{
+    decoded *d = user_data;
+    char line[512];
+    int n = snprintf(line, sizeof line, "bad %zu %zu %zu %s\n", index, offset, len, why);
+    return tw__buf_append(&d->events, line, (size_t)n);
+}
+
+static void note_warn(void *user_data, size_t index, const char *why)
+{
+    decoded *d = user_data;
+    char line[512];
+    int n = snprintf(line, sizeof line, "warn %zu %s\n", index, why);
+    CU_ASSERT(tw__buf_append(&d->events, line, (size_t)n));
+}
+
+static void decode_with(bool is_general, const uint8_t *data, size_t len, tw__thrift_protocol proto,
+                        bool is_message, decoded *d)
+{
+    memset(d, 0, sizeof *d);
+    tw__jaeger_sink sink = {keep_decoded, note_bad, note_warn, d, NULL};
+    d->result = (is_general ? tw__jaeger_decode_general : tw__jaeger_decode)(
+        data, len, proto, is_message, &sink, &d->info, &d->need, &d->at, d->why, sizeof d->why);
+}
+
+static void decoded_free(decoded *d)
+{
+    for (size_t i = 0; i < d->n_spans; i++)
+        tw__span_data_unref(d->spans[i]);
+    tw__buf_free(&d->events);
+}
+
+/* Both decoders on the same bytes; false when they differ in anything. */
+static bool decoders_agree(const uint8_t *data, size_t len, tw__thrift_protocol proto,
+                           bool is_message)
+{
+    decoded a, b;
+    decode_with(false, data, len, proto, is_message, &a);
+    decode_with(true, data, len, proto, is_message, &b);
+    bool same = a.result == b.result && strcmp(a.why, b.why) == 0 && a.need == b.need &&
+                a.at == b.at && a.n_spans == b.n_spans && strcmp(a.service, b.service) == 0 &&
+                a.events.len == b.events.len &&
+                (a.events.len == 0 || memcmp(a.events.data, b.events.data, a.events.len) == 0);
+    if (same && a.result == TW__THRIFT_OK)
+        same = a.info.size == b.info.size && a.info.n_spans == b.info.n_spans;
+    for (size_t i = 0; same && i < a.n_spans; i++)
+        same = tw_test_spans_equal(a.spans[i], b.spans[i]);
+    decoded_free(&a);
+    decoded_free(&b);
+    return same;
+}
+
+/* Random spans (every tag type, keys and binaries with NUL bytes, strings
+ * past one varint byte) in batches of both protocols, whole and then with
+ * bytes changed to the bytes the tag layout is made of, or cut short: the
+ * decoder with its fast path for tags and the general one give the same
+ * spans, bad spans, results, offsets and reasons. */
+static void test_tag_fast_path_agrees_with_general_decoder(void)
+{
+    static const uint8_t interesting[] = {0x00, 0x01, 0x02, 0x04, 0x08, 0x0a, 0x0b, 0x15,
+                                          0x18, 0x27, 0x31, 0x32, 0x46, 0x58, 0x7f, 0x80,
+                                          0x81, 0xff, 0x06, 0x03, 0x05, 0x07, 0x09, 0x0c};
+    size_t checked = 0, whole_ok = 0;
+    for (size_t p = 0; p < N_PROTOCOLS; p++) {
+        tw__jaeger_encoder *enc = encoder_by_protocol[p];
+        tw__buf process = {0};
+        CU_ASSERT_FATAL(tw__jaeger_encode_process(enc, &process_tagged, &process));
+        for (int round = 0; round < 60; round++) {
+            tw__buf spans = {0}, batch = {0};
+            size_t n = 1 + (size_t)(rnd() % 4);
+            for (size_t i = 0; i < n; i++) {
+                tw__span_data *s = rnd_span(false);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+                if (s->span_id == 0)
+                    s->span_id = 1;
+                s->start_us = (int64_t)(rnd() % 4000000000000000u);
+                s->duration_us = (int64_t)(rnd() % 1000000000u);
+                for (size_t k = 0; k < s->n_logs; k++)
+                    s->logs[k].timestamp_us = s->start_us + (int64_t)k;
+                CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &spans));
+                tw__span_data_unref(s);
+            }
+            CU_ASSERT_FATAL(tw__jaeger_batch_struct(enc, process.data, process.len, spans.data,
+                                                    spans.len, n, -1, NULL, &batch));
+            decoded whole;
+            decode_with(false, batch.data, batch.len, all_protocols[p], false, &whole);
+            whole_ok += whole.result == TW__THRIFT_OK && whole.n_spans == n;
+            decoded_free(&whole);
+            CU_ASSERT(decoders_agree(batch.data, batch.len, all_protocols[p], false));
+            checked++;
+            for (int m = 0; m < 200; m++) {
+                size_t at = (size_t)(rnd() % batch.len);
+                uint8_t old = batch.data[at];
+                batch.data[at] =
+                    rnd() % 4 ? interesting[rnd() % sizeof interesting] : (uint8_t)rnd();
+                size_t len = rnd() % 8 ? batch.len : at + (size_t)(rnd() % (batch.len - at));
+                if (!decoders_agree(batch.data, len, all_protocols[p], false)) {
+                    CU_FAIL("the fast path for tags and the general decoder differ");
+                    fprintf(stderr, "protocol %s, byte %zu: %02x -> %02x, %zu of %zu bytes\n",
+                            protocol_names[p], at, old, batch.data[at], len, batch.len);
+                }
+                checked++;
+                if (rnd() % 2)
+                    batch.data[at] = old;
+            }
+            tw__buf_free(&spans);
+            tw__buf_free(&batch);
+        }
+        tw__buf_free(&process);
+    }
+    CU_ASSERT_EQUAL(whole_ok, 2 * 60);
+    CU_ASSERT(checked > 20000);
+}
+
+/* A tag key ends at its first NUL (keys are C strings in the model): keys
+ * of 0..20 bytes with a NUL at each place, and none, in both protocols. */
+static void test_tag_keys_end_at_their_first_nul(void)
+{
+    for (size_t p = 0; p < N_PROTOCOLS; p++) {
+        tw__jaeger_encoder *enc = encoder_by_protocol[p];
+        tw__buf process = {0};
+        CU_ASSERT_FATAL(tw__jaeger_encode_process(enc, &process_bare, &process));
+        for (size_t len = 0; len <= 20; len++) {
+            for (size_t nul = 0; nul <= len; nul++) {
+                char key[24];
+                memset(key, 'k', sizeof key);
+                if (nul < len)
+                    key[nul] = '\0';
+                tw__span_data *s = tw__span_data_new();
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+                s->trace_id_low = 1, s->span_id = 2, s->start_us = 1700000000000000;
+                tw__tag *t = tw__span_data_push_tag(s);
+                tw_value v = {.type = TW_VALUE_INT64, .as.i64 = 7};
+                CU_ASSERT_FATAL(tw__tag_set_n(&s->arena, t, key, len, &v, SIZE_MAX, NULL));
+                s->n_tags++;
+                tw__buf spans = {0}, batch = {0};
+                CU_ASSERT_FATAL(tw__jaeger_encode_span(enc, s, &spans));
+                CU_ASSERT_FATAL(tw__jaeger_batch_struct(enc, process.data, process.len, spans.data,
+                                                        spans.len, 1, -1, NULL, &batch));
+                decoded d;
+                decode_with(false, batch.data, batch.len, all_protocols[p], false, &d);
+                CU_ASSERT_EQUAL(d.result, TW__THRIFT_OK);
+                CU_ASSERT_EQUAL_FATAL(d.n_spans, 1);
+                CU_ASSERT_EQUAL_FATAL(d.spans[0]->n_tags, 1);
+                CU_ASSERT_EQUAL(d.spans[0]->tags[0].key_len, nul);
+                CU_ASSERT_EQUAL(strlen(d.spans[0]->tags[0].key), nul);
+                CU_ASSERT(memcmp(d.spans[0]->tags[0].key, key, nul) == 0);
+                decoded_free(&d);
+                tw__buf_free(&spans);
+                tw__buf_free(&batch);
+                tw__span_data_unref(s);
+            }
+        }
+        tw__buf_free(&process);
+    }
+}
+
 static void test_empty_batch_and_negative_seq_id_decode(void)
 {
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -967,6 +1152,8 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_standalone_span_matches_generated_writer);
     CU_ADD_TEST(suite, test_binary_spans_of_random_shapes_match_generated_writer);
     CU_ADD_TEST(suite, test_empty_batch_and_negative_seq_id_decode);
+    CU_ADD_TEST(suite, test_tag_fast_path_agrees_with_general_decoder);
+    CU_ADD_TEST(suite, test_tag_keys_end_at_their_first_nul);
     CU_ADD_TEST(suite, test_bare_batch_struct_decodes_with_and_without_optionals);
     CU_ADD_TEST(suite, test_emit_batch_size_is_exact);
     CU_ADD_TEST(suite, test_msg_seq_id_is_seq_no_modulo_2_31);

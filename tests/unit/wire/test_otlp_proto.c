@@ -213,6 +213,50 @@ static bool has_nul_text(const tw__span_data *s, const tw__process *p)
     return false;
 }
 
+/* An attribute whose KeyValue is just under, at and over 128 bytes (where
+ * the encoder's one-pass KeyValue writer hands over to the field by field
+ * one), with keys of 0..128 bytes and values of every type, negative
+ * integers (ten-byte varints) among them: protobuf-c's bytes. */
+static void test_key_values_around_128_bytes_match_protobuf_c(void)
+{
+    static const size_t key_lens[] = {0, 1, 7, 60, 110, 119, 120, 121, 122, 123, 124, 127, 128};
+    char key[200], text[200];
+    memset(key, 'k', sizeof key);
+    memset(text, 'v', sizeof text);
+    size_t n_differ = 0;
+    for (size_t k = 0; k < sizeof key_lens / sizeof key_lens[0]; k++) {
+        for (size_t len = 0; len <= 130; len++) {
+            for (int type = 0; type < 5; type++) {
+                if (type > 1 && len > 0)
+                    continue; /* the scalar types once per key */
+                for (int variant = 0; variant < (type == 3 ? 4 : 1); variant++) {
+                    static const int64_t ints[] = {0, 127, -1, INT64_MIN};
+                    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = text};
+                    if (type == 1)
+                        v = (tw_value){
+                            .type = TW_VALUE_BINARY, .len = len, .as.bin = (const uint8_t *)text};
+                    else if (type == 2)
+                        v = (tw_value){.type = TW_VALUE_BOOL, .as.boolean = true};
+                    else if (type == 3)
+                        v = (tw_value){.type = TW_VALUE_INT64, .as.i64 = ints[variant]};
+                    else if (type == 4)
+                        v = (tw_value){.type = TW_VALUE_DOUBLE, .as.dbl = -2.5};
+                    tw__span_data *s = tw_test_span_root_64bit();
+                    CU_ASSERT_FATAL(s != NULL);
+                    CU_ASSERT_FATAL(tw__tag_set_n(&s->arena, tw__span_data_push_tag(s), key,
+                                                  key_lens[k], &v, SIZE_MAX, NULL));
+                    s->n_tags++;
+                    bool was_compared;
+                    n_differ += !same_request(&s, 1, NULL, "key value of key length", key_lens[k],
+                                              &was_compared);
+                    tw__span_data_unref(s);
+                }
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(n_differ, 0);
+}
+
 static void test_json_and_protobuf_read_back_equal(void)
 {
     size_t n_compared = 0, n_differ = 0;
@@ -769,6 +813,8 @@ void tw_test_register(void)
     CU_add_test(suite, "random_corpus_matches_protobuf_c", test_random_corpus_matches_protobuf_c);
     CU_add_test(suite, "length_prefixes_and_strings_match_protobuf_c",
                 test_length_prefixes_and_strings_match_protobuf_c);
+    CU_add_test(suite, "key_values_around_128_bytes_match_protobuf_c",
+                test_key_values_around_128_bytes_match_protobuf_c);
     CU_add_test(suite, "json_and_protobuf_read_back_equal", test_json_and_protobuf_read_back_equal);
     CU_add_test(suite, "reader_matches_protobuf_c_unpack", test_reader_matches_protobuf_c_unpack);
     CU_add_test(suite, "http_format_predicts_body_size", test_http_format_predicts_body_size);

@@ -3,7 +3,8 @@
  * tests/unit/wire/test_thrift_read.c: suite "wire/thrift_read", the one
  * Thrift reader (sdk/wire/core/thrift.h, thrift_read.c).
  *
- * The reads the decoders make most (field header, integer, string) have an
+ * The reads the decoders make most (field header, integer, string, list of
+ * structs) have an
  * inline fast path in the header and a general function (`_any`) that
  * handles every case. The contract tested here: on any bytes, at any
  * position, with any bytes left, both give the same answer: the same
@@ -65,6 +66,15 @@ static size_t compare_at(const uint8_t *data, size_t len, size_t pos, tw__thrift
         wrong += rf != ra || tf != ta || (rf && tf != TW__T_STOP && (idf != ida || lf != la)) ||
                  !same_reader(&fast, &any);
     }
+
+    tw__thrift_reader_init(&fast, data, len, proto, 8);
+    tw__thrift_reader_init(&any, data, len, proto, 8);
+    fast.pos = any.pos = pos;
+    int ef = -9, ea = -9;
+    size_t sf = 99, sa = 99;
+    rf = tw__thrift_read_list(&fast, &ef, &sf);
+    ra = tw__thrift_read_list_any(&any, &ea, &sa);
+    wrong += rf != ra || (rf && (ef != ea || sf != sa)) || !same_reader(&fast, &any);
     return wrong;
 }
 
@@ -106,6 +116,41 @@ static void test_fast_and_general_reads_agree_on_random_inputs(void)
         for (size_t cut = 1; cut <= len; cut++)
             for (size_t pos = 0; pos < cut; pos++)
                 wrong += compare_at(buf, cut, pos, TW__THRIFT_COMPACT);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
+/* List headers of every element type and of sizes around what the bytes
+ * left can hold (the fast path takes lists of structs), both protocols,
+ * cut at every length. */
+static void test_fast_and_general_list_headers_agree(void)
+{
+    static const int64_t sizes[] = {0, 1, 2, 3, 5, 14, 15, 16, 17, 20, 127, 128, INT32_MAX, -1};
+    size_t wrong = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (unsigned type = 0; type < 16; type++) {
+            uint8_t buf[24];
+            memset(buf, 0, sizeof buf);
+            /* binary: element type, i32 size big-endian */
+            buf[0] = (uint8_t)type;
+            uint32_t n = (uint32_t)sizes[k];
+            buf[1] = (uint8_t)(n >> 24), buf[2] = (uint8_t)(n >> 16);
+            buf[3] = (uint8_t)(n >> 8), buf[4] = (uint8_t)n;
+            for (size_t cut = 1; cut <= sizeof buf; cut++)
+                wrong += compare_at(buf, cut, 0, TW__THRIFT_BINARY);
+            /* compact: size in the high nibble (15: a varint follows) */
+            memset(buf, 0, sizeof buf);
+            if (sizes[k] >= 0 && sizes[k] < 15) {
+                buf[0] = (uint8_t)(sizes[k] << 4 | type);
+            } else {
+                buf[0] = (uint8_t)(0xf0 | type);
+                buf[1] = (uint8_t)(n | 0x80), buf[2] = (uint8_t)(n >> 7 | 0x80);
+                buf[3] = (uint8_t)(n >> 14 | 0x80), buf[4] = (uint8_t)(n >> 21 | 0x80);
+                buf[5] = (uint8_t)(n >> 28);
+            }
+            for (size_t cut = 1; cut <= sizeof buf; cut++)
+                wrong += compare_at(buf, cut, 0, TW__THRIFT_COMPACT);
+        }
     }
     CU_ASSERT_EQUAL(wrong, 0);
 }
@@ -531,6 +576,8 @@ void tw_test_register(void)
                 test_fast_and_general_reads_agree_on_random_inputs);
     CU_add_test(suite, "fast_and_general_reads_agree_on_random_binary_inputs",
                 test_fast_and_general_reads_agree_on_random_binary_inputs);
+    CU_add_test(suite, "fast_and_general_list_headers_agree",
+                test_fast_and_general_list_headers_agree);
     CU_add_test(suite, "skip_agrees_with_the_reference_on_random_structs",
                 test_skip_agrees_with_the_reference_on_random_structs);
     CU_add_test(suite, "integer_edges", test_integer_edges);
