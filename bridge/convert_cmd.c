@@ -324,6 +324,11 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "name an output format with --to, or a backend with --send");
         goto free_cli;
     }
+    if (c.output && strcmp(c.output, "-") == 0) {
+        /* "-o -" is standard output, as "-" is standard input and as the views read it. */
+        g_free(c.output);
+        c.output = NULL;
+    }
     if (c.send && c.output) {
         rc = usage_error(ctx, "--send ships to a backend: it takes no --output");
         goto free_cli;

@@ -245,6 +245,15 @@ for opt in ["-o", "--rejects"]:
           rc == 2 and "names the input" in err and
           open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
 
+# "-o -" is standard output, as "-" is standard input (it used to create a file named "-").
+rc_ref, out_ref, _ = run(["--to", "zipkin-v2-json", SKEW])
+p = subprocess.run(WRAP + [os.path.abspath(TW), "convert", "--to", "zipkin-v2-json", "-o", "-",
+                           os.path.abspath(SKEW)], cwd=WORK, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, timeout=600)
+check("-o - writes to standard output, no file named '-'",
+      p.returncode == rc_ref == 0 and p.stdout == out_ref and out_ref != b"" and
+      not os.path.exists(os.path.join(WORK, "-")), p.returncode, p.stderr)
+
 # --to with --send: accepted when it is what the destination takes, refused on a conflict.
 rc, out, err = run(["--to", "zipkin-v2-json", "--send", "http://127.0.0.1:1/api/v2/spans",
                     "--retries", "0", SKEW])
