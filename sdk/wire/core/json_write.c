@@ -102,43 +102,105 @@ bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
 
 /* ---- numbers -------------------------------------------------------------------------------- */
 
+#ifdef TW__JSON_SWAR
+/* The digit values of @v (below 10^8), zero-padded to eight, most
+ * significant first, one per byte of a little-endian word: the value split
+ * into two 4-digit halves (one per 32-bit lane), each half into two 2-digit
+ * quarters (16-bit lanes), each quarter into its two digits, every lane at
+ * once. x * 10486 >> 20 is x / 100 for x below 43,699 and x * 103 >> 10 is
+ * x / 10 below 179; no lane's product reaches the next lane's bits that the
+ * masks keep. (A division per two digits cost four times as much.) */
+static inline uint64_t eight_digits(uint32_t v)
+{
+    uint64_t x = (v / 10000) | (uint64_t)(v % 10000) << 32;
+    uint64_t hundreds = ((x * 10486) >> 20) & UINT64_C(0x0000007f0000007f);
+    x = hundreds | (x - hundreds * 100) << 16;
+    uint64_t tens = ((x * 103) >> 10) & UINT64_C(0x000f000f000f000f);
+    return tens | (x - tens * 10) << 8;
+}
+
+#define ASCII_ZEROS UINT64_C(0x3030303030303030)
+
+/* Writes the decimal digits of @v at @o, without leading zeros ("0" for
+ * 0); returns their end. Writes up to 24 bytes at @o whatever the length
+ * (the caller reserved them): each 8-digit group is one 8-byte store. */
+static inline uint8_t *write_decimal(uint8_t *o, uint64_t v)
+{
+    if (v < 10) {
+        *o = (uint8_t)('0' + v);
+        return o + 1;
+    }
+    uint64_t groups[3];
+    size_t n = 0;
+    if (v >= 100000000) {
+        uint64_t high = v / 100000000;
+        groups[2] = eight_digits((uint32_t)(v % 100000000));
+        n = 1;
+        if (high >= 100000000) {
+            groups[1] = eight_digits((uint32_t)(high % 100000000));
+            high /= 100000000;
+            n = 2;
+        }
+        v = high;
+    }
+    /* The leading group without its leading zeros: they are its lowest
+     * bytes (v is not 0), shifted out; the bytes shifted in past the
+     * digits are written and then written over or left past the end. */
+    uint64_t first = eight_digits((uint32_t)v);
+    unsigned zeros = (unsigned)__builtin_ctzll(first) >> 3;
+    first = (first >> (zeros * 8)) + ASCII_ZEROS;
+    memcpy(o, &first, 8);
+    o += 8 - zeros;
+    for (size_t i = 3 - n; i < 3; i++) {
+        uint64_t w = groups[i] + ASCII_ZEROS;
+        memcpy(o, &w, 8);
+        o += 8;
+    }
+    return o;
+}
+#else
 static const char digit_pairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233"
     "34353637383940414243444546474849505152535455565758596061626364656667"
     "6869707172737475767778798081828384858687888990919293949596979899";
 
-/* Writes the decimal digits of @mag ending at @end; returns their start. */
-static char *decimal(uint64_t mag, char *end)
+/* Writes the decimal digits of @v at @o (at most 20); returns their end. */
+static uint8_t *write_decimal(uint8_t *o, uint64_t v)
 {
-    char *p = end;
-    while (mag >= 100) { /* two digits per division */
-        unsigned r = (unsigned)(mag % 100);
-        mag /= 100;
+    char digits[20];
+    char *end = digits + sizeof digits, *p = end;
+    while (v >= 100) { /* two digits per division */
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
         p -= 2;
         memcpy(p, digit_pairs + 2 * r, 2);
     }
-    if (mag >= 10) {
+    if (v >= 10) {
         p -= 2;
-        memcpy(p, digit_pairs + 2 * mag, 2);
+        memcpy(p, digit_pairs + 2 * v, 2);
     } else {
-        *--p = (char)('0' + mag);
+        *--p = (char)('0' + v);
     }
-    return p;
+    memcpy(o, p, (size_t)(end - p));
+    return o + (end - p);
 }
+#endif
 
 /* @quote: 0, or '"' around the digits. */
 static bool put_number(tw__buf *out, bool negative, uint64_t mag, char quote)
 {
-    char digits[24];
-    char *end = digits + sizeof digits;
+    if (out->cap - out->len < 32 && !tw__buf_grow(out, 32))
+        return false;
+    uint8_t *o = out->data + out->len;
     if (quote)
-        *--end = quote;
-    char *p = decimal(mag, end);
+        *o++ = (uint8_t)quote;
     if (negative)
-        *--p = '-';
+        *o++ = '-';
+    o = write_decimal(o, mag);
     if (quote)
-        *--p = quote;
-    return tw__buf_put(out, p, (size_t)(digits + sizeof digits - p));
+        *o++ = (uint8_t)quote;
+    out->len = (size_t)(o - out->data);
+    return true;
 }
 
 static uint64_t magnitude(int64_t v)
