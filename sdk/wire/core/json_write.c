@@ -333,23 +333,30 @@ bool tw__json_put_double(tw__buf *out, double value)
 
 /* ---- ids ------------------------------------------------------------------------------------ */
 
+/* Ids are written straight into the buffer: one check, then stores. */
 bool tw__json_put_hex64(tw__buf *out, uint64_t id)
 {
-    char text[18];
-    text[0] = '"';
-    tw__hex_u64(text + 1, id);
-    text[17] = '"';
-    return tw__buf_put(out, text, sizeof text);
+    if (out->cap - out->len < 18 && !tw__buf_grow(out, 18))
+        return false;
+    char *o = (char *)out->data + out->len;
+    o[0] = '"';
+    tw__hex_u64(o + 1, id);
+    o[17] = '"';
+    out->len += 18;
+    return true;
 }
 
 bool tw__json_put_hex128(tw__buf *out, uint64_t high, uint64_t low)
 {
-    char text[34];
-    text[0] = '"';
-    tw__hex_u64(text + 1, high);
-    tw__hex_u64(text + 17, low);
-    text[33] = '"';
-    return tw__buf_put(out, text, sizeof text);
+    if (out->cap - out->len < 34 && !tw__buf_grow(out, 34))
+        return false;
+    char *o = (char *)out->data + out->len;
+    o[0] = '"';
+    tw__hex_u64(o + 1, high);
+    tw__hex_u64(o + 17, low);
+    o[33] = '"';
+    out->len += 34;
+    return true;
 }
 
 bool tw__json_put_trace_id(tw__buf *out, uint64_t high, uint64_t low)
