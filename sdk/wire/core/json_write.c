@@ -18,8 +18,8 @@
 /* The escaper's way past the first byte that is not plain: @o is where
  * the output goes on (the buffer has room for the worst case), s[i] that
  * byte. Apart so that the plain case stays a small function. */
-static __attribute__((noinline)) void escape_rest(tw__buf *out, uint8_t *o, const unsigned char *s,
-                                                  size_t i, size_t len)
+static __attribute__((noinline)) uint8_t *escape_rest(uint8_t *o, const unsigned char *s, size_t i,
+                                                      size_t len)
 {
     static const char hex_upper[] = "0123456789ABCDEF";
     for (;;) {
@@ -75,28 +75,27 @@ static __attribute__((noinline)) void escape_rest(tw__buf *out, uint8_t *o, cons
             break;
     }
     *o++ = '"';
-    out->len = (size_t)(o - out->data);
+    return o;
+}
+
+uint8_t *tw__json_write_text(uint8_t *o, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    *o++ = '"';
+    /* Usually the whole text is one plain run, copied with its scan. */
+    size_t run = len ? tw__json_run_copy(s, len, o) : 0;
+    if (run < len)
+        return escape_rest(o + run, s, run, len);
+    o += len;
+    *o++ = '"';
+    return o;
 }
 
 bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
 {
-    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. (No
-     * buffer holds SIZE_MAX / 8 bytes: the product cannot wrap.) */
-    if (len > SIZE_MAX / 8 ||
-        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
+    if (!tw__json_room(out, len, 0))
         return false;
-    const unsigned char *s = (const unsigned char *)(text ? text : "");
-    uint8_t *o = out->data + out->len;
-    *o++ = '"';
-    /* Usually the whole text is one plain run, copied with its scan. */
-    size_t run = len ? tw__json_run_copy(s, len, o) : 0;
-    if (run < len) {
-        escape_rest(out, o + run, s, run, len);
-        return true;
-    }
-    o += len;
-    *o++ = '"';
-    out->len = (size_t)(o - out->data);
+    out->len = (size_t)(tw__json_write_text(out->data + out->len, text, len) - out->data);
     return true;
 }
 
@@ -206,6 +205,13 @@ static bool put_number(tw__buf *out, bool negative, uint64_t mag, char quote)
 static uint64_t magnitude(int64_t v)
 {
     return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+uint8_t *tw__json_write_int(uint8_t *o, int64_t v)
+{
+    if (v < 0)
+        *o++ = '-';
+    return write_decimal(o, magnitude(v));
 }
 
 bool tw__json_put_int(tw__buf *out, int64_t v)
@@ -405,9 +411,53 @@ bool tw__json_put_typed_value(tw__buf *out, const tw__tag *t)
 
 bool tw__json_put_typed_tag(tw__buf *out, const tw__tag *t)
 {
-    const char *type = tw__json_type_name(t->type);
-    return TW__BUF_LIT(out, "{\"key\":") && tw__json_append_text(out, t->key, t->key_len) &&
-           TW__BUF_LIT(out, ",\"type\":\"") && tw__buf_put(out, type, strlen(type)) &&
-           TW__BUF_LIT(out, "\",\"value\":") && tw__json_put_typed_value(out, t) &&
-           tw__buf_put_byte(out, '}');
+    /* Everything but a double or binary value in one reserved write: the
+     * key, the type and the value (a string's text room with the key's). */
+    size_t text_len = t->type == TW_VALUE_STRING ? t->len : 0;
+    if (text_len > SIZE_MAX / 8 || !tw__json_room(out, t->key_len + text_len, 64))
+        return false;
+    uint8_t *o = out->data + out->len;
+    memcpy(o, "{\"key\":", 7);
+    o = tw__json_write_text(o + 7, t->key, t->key_len);
+#define MID(type) ",\"type\":\"" type "\",\"value\":"
+#define PUT_MID(type) (memcpy(o, MID(type), sizeof MID(type) - 1), o += sizeof MID(type) - 1)
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        PUT_MID("string");
+        o = tw__json_write_text(o, t->v.str, t->len);
+        break;
+    case TW_VALUE_BOOL:
+        PUT_MID("bool");
+        if (t->v.boolean) {
+            memcpy(o, "true", 4);
+            o += 4;
+        } else {
+            memcpy(o, "false", 5);
+            o += 5;
+        }
+        break;
+    case TW_VALUE_INT64:
+        PUT_MID("int64");
+        if (t->v.i64 >= -TW__JSON_MAX_SAFE_INTEGER && t->v.i64 <= TW__JSON_MAX_SAFE_INTEGER) {
+            o = tw__json_write_int(o, t->v.i64);
+            break;
+        }
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_quoted_int(out, t->v.i64) && tw__buf_put_byte(out, '}');
+    case TW_VALUE_DOUBLE:
+        PUT_MID("float64");
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_double(out, t->v.dbl) && tw__buf_put_byte(out, '}');
+    case TW_VALUE_BINARY:
+        PUT_MID("binary");
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_typed_value(out, t) && tw__buf_put_byte(out, '}');
+    default:
+        return false; /* no such type (tw__json_put_typed_value refuses it too) */
+    }
+#undef PUT_MID
+#undef MID
+    *o++ = '}';
+    out->len = (size_t)(o - out->data);
+    return true;
 }
