@@ -120,6 +120,26 @@ static inline uint64_t eight_digits(uint32_t v)
 
 #define ASCII_ZEROS UINT64_C(0x3030303030303030)
 
+/* Writes the digits of eight_digits(@v) (@v not 0) without their leading
+ * zeros at @o; returns their end. The zeros are the word's lowest bytes:
+ * shifted out, so that the bytes shifted in past the digits are written
+ * (the caller reserved 8 bytes) and then written over or left past the end. */
+static inline uint8_t *write_leading_group(uint8_t *o, uint32_t v)
+{
+    uint64_t w = eight_digits(v);
+    unsigned zeros = (unsigned)__builtin_ctzll(w) >> 3;
+    w = (w >> (zeros * 8)) + ASCII_ZEROS;
+    memcpy(o, &w, 8);
+    return o + 8 - zeros;
+}
+
+static inline uint8_t *write_group(uint8_t *o, uint32_t v)
+{
+    uint64_t w = eight_digits(v) + ASCII_ZEROS;
+    memcpy(o, &w, 8);
+    return o + 8;
+}
+
 /* Writes the decimal digits of @v at @o, without leading zeros ("0" for
  * 0); returns their end. Writes up to 24 bytes at @o whatever the length
  * (the caller reserved them): each 8-digit group is one 8-byte store. */
@@ -129,33 +149,17 @@ static inline uint8_t *write_decimal(uint8_t *o, uint64_t v)
         *o = (uint8_t)('0' + v);
         return o + 1;
     }
-    uint64_t groups[3];
-    size_t n = 0;
-    if (v >= 100000000) {
-        uint64_t high = v / 100000000;
-        groups[2] = eight_digits((uint32_t)(v % 100000000));
-        n = 1;
-        if (high >= 100000000) {
-            groups[1] = eight_digits((uint32_t)(high % 100000000));
-            high /= 100000000;
-            n = 2;
-        }
-        v = high;
+    if (v < 100000000)
+        return write_leading_group(o, (uint32_t)v);
+    uint64_t high = v / 100000000;
+    uint32_t low = (uint32_t)(v % 100000000);
+    if (high < 100000000) { /* 9 to 16 digits: microsecond times */
+        o = write_leading_group(o, (uint32_t)high);
+    } else { /* 17 to 20 digits: nanosecond times */
+        o = write_leading_group(o, (uint32_t)(high / 100000000));
+        o = write_group(o, (uint32_t)(high % 100000000));
     }
-    /* The leading group without its leading zeros: they are its lowest
-     * bytes (v is not 0), shifted out; the bytes shifted in past the
-     * digits are written and then written over or left past the end. */
-    uint64_t first = eight_digits((uint32_t)v);
-    unsigned zeros = (unsigned)__builtin_ctzll(first) >> 3;
-    first = (first >> (zeros * 8)) + ASCII_ZEROS;
-    memcpy(o, &first, 8);
-    o += 8 - zeros;
-    for (size_t i = 3 - n; i < 3; i++) {
-        uint64_t w = groups[i] + ASCII_ZEROS;
-        memcpy(o, &w, 8);
-        o += 8;
-    }
-    return o;
+    return write_group(o, low);
 }
 #else
 static const char digit_pairs[] =

@@ -473,16 +473,22 @@ static bool is_plain_key(const char *key, size_t len)
 static bool keys_are_distinct(const tw__tag *const *tags, size_t n_head, size_t n)
 {
     uint64_t seen = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n_head; i++) {
         uint64_t sign = key_sign(tags[i]->key, tags[i]->key_len);
-        size_t n_before = i < n_head ? i : n_head;
-        for (size_t j = 0; (seen & sign) && j < n_before; j++) {
+        for (size_t j = 0; (seen & sign) && j < i; j++) {
             if (tags[j]->key_len == tags[i]->key_len &&
                 memcmp(tags[j]->key, tags[i]->key, tags[i]->key_len) == 0)
                 return false;
         }
-        if (i < n_head)
-            seen |= sign;
+        seen |= sign;
+    }
+    for (size_t i = n_head; i < n; i++) {
+        uint64_t sign = key_sign(tags[i]->key, tags[i]->key_len);
+        for (size_t j = 0; (seen & sign) && j < n_head; j++) {
+            if (tags[j]->key_len == tags[i]->key_len &&
+                memcmp(tags[j]->key, tags[i]->key, tags[i]->key_len) == 0)
+                return false;
+        }
     }
     return true;
 }
@@ -698,7 +704,10 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         size_t last[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
         for (size_t i = 0; i < p->n_tags; i++) {
             const tw__tag *t = &p->tags[i];
-            for (int k = 0; t->key && k < N_LOCAL; k++) {
+            /* By length first: most keys are neither 2 nor 4 bytes long. */
+            if (!t->key || (t->key_len != 2 && t->key_len != 4))
+                continue;
+            for (int k = 0; k < N_LOCAL; k++) {
                 if (t->key_len == keys[k].len && memcmp(t->key, keys[k].text, keys[k].len) == 0)
                     last[k] = i;
             }
