@@ -130,6 +130,23 @@ static inline __attribute__((always_inline)) size_t tw__json_run_copy(const unsi
         size_t k = (size_t)__builtin_ctzll(m) >> 3;
         return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
     }
+    if (n <= 16) {
+        /* Most keys and values: the first and the last eight bytes (which
+         * may overlap), without the loop; past the first word's bytes, the
+         * lowest set bit of the second falls on the first byte that stops. */
+        uint64_t y;
+        memcpy(&x, p, 8);
+        memcpy(&y, p + n - 8, 8);
+        if (dst) {
+            memcpy(dst, &x, 8);
+            memcpy(dst + n - 8, &y, 8);
+        }
+        m = tw__json_special_mask(x);
+        if (m)
+            return (size_t)__builtin_ctzll(m) >> 3;
+        m = tw__json_special_mask(y);
+        return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
+    }
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
         memcpy(&x, p + i, 8);
