@@ -18,8 +18,8 @@
 /* The escaper's way past the first byte that is not plain: @o is where
  * the output goes on (the buffer has room for the worst case), s[i] that
  * byte. Apart so that the plain case stays a small function. */
-static __attribute__((noinline)) void escape_rest(tw__buf *out, uint8_t *o, const unsigned char *s,
-                                                  size_t i, size_t len)
+static __attribute__((noinline)) uint8_t *escape_rest(uint8_t *o, const unsigned char *s, size_t i,
+                                                      size_t len)
 {
     static const char hex_upper[] = "0123456789ABCDEF";
     for (;;) {
@@ -75,75 +75,147 @@ static __attribute__((noinline)) void escape_rest(tw__buf *out, uint8_t *o, cons
             break;
     }
     *o++ = '"';
-    out->len = (size_t)(o - out->data);
+    return o;
+}
+
+uint8_t *tw__json_write_text(uint8_t *o, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    *o++ = '"';
+    /* Usually the whole text is one plain run, copied with its scan. */
+    size_t run = len ? tw__json_run_copy(s, len, o) : 0;
+    if (run < len)
+        return escape_rest(o + run, s, run, len);
+    o += len;
+    *o++ = '"';
+    return o;
 }
 
 bool tw__json_append_text(tw__buf *out, const char *text, size_t len)
 {
-    /* Worst case: every byte a 6-byte \u00XX; plus the quotes. (No
-     * buffer holds SIZE_MAX / 8 bytes: the product cannot wrap.) */
-    if (len > SIZE_MAX / 8 ||
-        (out->cap - out->len < len * 6 + 2 && !tw__buf_grow(out, len * 6 + 2)))
+    if (!tw__json_room(out, len, 0))
         return false;
-    const unsigned char *s = (const unsigned char *)(text ? text : "");
-    uint8_t *o = out->data + out->len;
-    *o++ = '"';
-    /* Usually the whole text is one plain run, copied with its scan. */
-    size_t run = len ? tw__json_run_copy(s, len, o) : 0;
-    if (run < len) {
-        escape_rest(out, o + run, s, run, len);
-        return true;
-    }
-    o += len;
-    *o++ = '"';
-    out->len = (size_t)(o - out->data);
+    out->len = (size_t)(tw__json_write_text(out->data + out->len, text, len) - out->data);
     return true;
 }
 
 /* ---- numbers -------------------------------------------------------------------------------- */
 
+#ifdef TW__JSON_SWAR
+/* The digit values of @v (below 10^8), zero-padded to eight, most
+ * significant first, one per byte of a little-endian word: the value split
+ * into two 4-digit halves (one per 32-bit lane), each half into two 2-digit
+ * quarters (16-bit lanes), each quarter into its two digits, every lane at
+ * once. x * 10486 >> 20 is x / 100 for x below 43,699 and x * 103 >> 10 is
+ * x / 10 below 179; no lane's product reaches the next lane's bits that the
+ * masks keep. (A division per two digits cost four times as much.) */
+static inline uint64_t eight_digits(uint32_t v)
+{
+    uint64_t x = (v / 10000) | (uint64_t)(v % 10000) << 32;
+    uint64_t hundreds = ((x * 10486) >> 20) & UINT64_C(0x0000007f0000007f);
+    x = hundreds | (x - hundreds * 100) << 16;
+    uint64_t tens = ((x * 103) >> 10) & UINT64_C(0x000f000f000f000f);
+    return tens | (x - tens * 10) << 8;
+}
+
+#define ASCII_ZEROS UINT64_C(0x3030303030303030)
+
+/* Writes the digits of eight_digits(@v) (@v not 0) without their leading
+ * zeros at @o; returns their end. The zeros are the word's lowest bytes:
+ * shifted out, so that the bytes shifted in past the digits are written
+ * (the caller reserved 8 bytes) and then written over or left past the end. */
+static inline uint8_t *write_leading_group(uint8_t *o, uint32_t v)
+{
+    uint64_t w = eight_digits(v);
+    unsigned zeros = (unsigned)__builtin_ctzll(w) >> 3;
+    w = (w >> (zeros * 8)) + ASCII_ZEROS;
+    memcpy(o, &w, 8);
+    return o + 8 - zeros;
+}
+
+static inline uint8_t *write_group(uint8_t *o, uint32_t v)
+{
+    uint64_t w = eight_digits(v) + ASCII_ZEROS;
+    memcpy(o, &w, 8);
+    return o + 8;
+}
+
+/* Writes the decimal digits of @v at @o, without leading zeros ("0" for
+ * 0); returns their end. Writes up to 24 bytes at @o whatever the length
+ * (the caller reserved them): each 8-digit group is one 8-byte store. */
+static inline uint8_t *write_decimal(uint8_t *o, uint64_t v)
+{
+    if (v < 10) {
+        *o = (uint8_t)('0' + v);
+        return o + 1;
+    }
+    if (v < 100000000)
+        return write_leading_group(o, (uint32_t)v);
+    uint64_t high = v / 100000000;
+    uint32_t low = (uint32_t)(v % 100000000);
+    if (high < 100000000) { /* 9 to 16 digits: microsecond times */
+        o = write_leading_group(o, (uint32_t)high);
+    } else { /* 17 to 20 digits: nanosecond times */
+        o = write_leading_group(o, (uint32_t)(high / 100000000));
+        o = write_group(o, (uint32_t)(high % 100000000));
+    }
+    return write_group(o, low);
+}
+#else
 static const char digit_pairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233"
     "34353637383940414243444546474849505152535455565758596061626364656667"
     "6869707172737475767778798081828384858687888990919293949596979899";
 
-/* Writes the decimal digits of @mag ending at @end; returns their start. */
-static char *decimal(uint64_t mag, char *end)
+/* Writes the decimal digits of @v at @o (at most 20); returns their end. */
+static uint8_t *write_decimal(uint8_t *o, uint64_t v)
 {
-    char *p = end;
-    while (mag >= 100) { /* two digits per division */
-        unsigned r = (unsigned)(mag % 100);
-        mag /= 100;
+    char digits[20];
+    char *end = digits + sizeof digits, *p = end;
+    while (v >= 100) { /* two digits per division */
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
         p -= 2;
         memcpy(p, digit_pairs + 2 * r, 2);
     }
-    if (mag >= 10) {
+    if (v >= 10) {
         p -= 2;
-        memcpy(p, digit_pairs + 2 * mag, 2);
+        memcpy(p, digit_pairs + 2 * v, 2);
     } else {
-        *--p = (char)('0' + mag);
+        *--p = (char)('0' + v);
     }
-    return p;
+    memcpy(o, p, (size_t)(end - p));
+    return o + (end - p);
 }
+#endif
 
 /* @quote: 0, or '"' around the digits. */
 static bool put_number(tw__buf *out, bool negative, uint64_t mag, char quote)
 {
-    char digits[24];
-    char *end = digits + sizeof digits;
+    if (out->cap - out->len < 32 && !tw__buf_grow(out, 32))
+        return false;
+    uint8_t *o = out->data + out->len;
     if (quote)
-        *--end = quote;
-    char *p = decimal(mag, end);
+        *o++ = (uint8_t)quote;
     if (negative)
-        *--p = '-';
+        *o++ = '-';
+    o = write_decimal(o, mag);
     if (quote)
-        *--p = quote;
-    return tw__buf_put(out, p, (size_t)(digits + sizeof digits - p));
+        *o++ = (uint8_t)quote;
+    out->len = (size_t)(o - out->data);
+    return true;
 }
 
 static uint64_t magnitude(int64_t v)
 {
     return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+uint8_t *tw__json_write_int(uint8_t *o, int64_t v)
+{
+    if (v < 0)
+        *o++ = '-';
+    return write_decimal(o, magnitude(v));
 }
 
 bool tw__json_put_int(tw__buf *out, int64_t v)
@@ -271,23 +343,30 @@ bool tw__json_put_double(tw__buf *out, double value)
 
 /* ---- ids ------------------------------------------------------------------------------------ */
 
+/* Ids are written straight into the buffer: one check, then stores. */
 bool tw__json_put_hex64(tw__buf *out, uint64_t id)
 {
-    char text[18];
-    text[0] = '"';
-    tw__hex_u64(text + 1, id);
-    text[17] = '"';
-    return tw__buf_put(out, text, sizeof text);
+    if (out->cap - out->len < 18 && !tw__buf_grow(out, 18))
+        return false;
+    char *o = (char *)out->data + out->len;
+    o[0] = '"';
+    tw__hex_u64(o + 1, id);
+    o[17] = '"';
+    out->len += 18;
+    return true;
 }
 
 bool tw__json_put_hex128(tw__buf *out, uint64_t high, uint64_t low)
 {
-    char text[34];
-    text[0] = '"';
-    tw__hex_u64(text + 1, high);
-    tw__hex_u64(text + 17, low);
-    text[33] = '"';
-    return tw__buf_put(out, text, sizeof text);
+    if (out->cap - out->len < 34 && !tw__buf_grow(out, 34))
+        return false;
+    char *o = (char *)out->data + out->len;
+    o[0] = '"';
+    tw__hex_u64(o + 1, high);
+    tw__hex_u64(o + 17, low);
+    o[33] = '"';
+    out->len += 34;
+    return true;
 }
 
 bool tw__json_put_trace_id(tw__buf *out, uint64_t high, uint64_t low)
@@ -336,9 +415,53 @@ bool tw__json_put_typed_value(tw__buf *out, const tw__tag *t)
 
 bool tw__json_put_typed_tag(tw__buf *out, const tw__tag *t)
 {
-    const char *type = tw__json_type_name(t->type);
-    return TW__BUF_LIT(out, "{\"key\":") && tw__json_append_text(out, t->key, t->key_len) &&
-           TW__BUF_LIT(out, ",\"type\":\"") && tw__buf_put(out, type, strlen(type)) &&
-           TW__BUF_LIT(out, "\",\"value\":") && tw__json_put_typed_value(out, t) &&
-           tw__buf_put_byte(out, '}');
+    /* Everything but a double or binary value in one reserved write: the
+     * key, the type and the value (a string's text room with the key's). */
+    size_t text_len = t->type == TW_VALUE_STRING ? t->len : 0;
+    if (text_len > SIZE_MAX / 8 || !tw__json_room(out, t->key_len + text_len, 64))
+        return false;
+    uint8_t *o = out->data + out->len;
+    memcpy(o, "{\"key\":", 7);
+    o = tw__json_write_text(o + 7, t->key, t->key_len);
+#define MID(type) ",\"type\":\"" type "\",\"value\":"
+#define PUT_MID(type) (memcpy(o, MID(type), sizeof MID(type) - 1), o += sizeof MID(type) - 1)
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        PUT_MID("string");
+        o = tw__json_write_text(o, t->v.str, t->len);
+        break;
+    case TW_VALUE_BOOL:
+        PUT_MID("bool");
+        if (t->v.boolean) {
+            memcpy(o, "true", 4);
+            o += 4;
+        } else {
+            memcpy(o, "false", 5);
+            o += 5;
+        }
+        break;
+    case TW_VALUE_INT64:
+        PUT_MID("int64");
+        if (t->v.i64 >= -TW__JSON_MAX_SAFE_INTEGER && t->v.i64 <= TW__JSON_MAX_SAFE_INTEGER) {
+            o = tw__json_write_int(o, t->v.i64);
+            break;
+        }
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_quoted_int(out, t->v.i64) && tw__buf_put_byte(out, '}');
+    case TW_VALUE_DOUBLE:
+        PUT_MID("float64");
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_double(out, t->v.dbl) && tw__buf_put_byte(out, '}');
+    case TW_VALUE_BINARY:
+        PUT_MID("binary");
+        out->len = (size_t)(o - out->data);
+        return tw__json_put_typed_value(out, t) && tw__buf_put_byte(out, '}');
+    default:
+        return false; /* no such type (tw__json_put_typed_value refuses it too) */
+    }
+#undef PUT_MID
+#undef MID
+    *o++ = '}';
+    out->len = (size_t)(o - out->data);
+    return true;
 }

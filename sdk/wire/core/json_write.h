@@ -130,6 +130,23 @@ static inline __attribute__((always_inline)) size_t tw__json_run_copy(const unsi
         size_t k = (size_t)__builtin_ctzll(m) >> 3;
         return k == 0 ? 0 : k == 1 ? n >> 1 : n - 1;
     }
+    if (n <= 16) {
+        /* Most keys and values: the first and the last eight bytes (which
+         * may overlap), without the loop; past the first word's bytes, the
+         * lowest set bit of the second falls on the first byte that stops. */
+        uint64_t y;
+        memcpy(&x, p, 8);
+        memcpy(&y, p + n - 8, 8);
+        if (dst) {
+            memcpy(dst, &x, 8);
+            memcpy(dst + n - 8, &y, 8);
+        }
+        m = tw__json_special_mask(x);
+        if (m)
+            return (size_t)__builtin_ctzll(m) >> 3;
+        m = tw__json_special_mask(y);
+        return m ? n - 8 + ((size_t)__builtin_ctzll(m) >> 3) : n;
+    }
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
         memcpy(&x, p + i, 8);
@@ -171,9 +188,30 @@ static inline size_t tw__json_plain_run(const unsigned char *p, size_t n)
  * written as they are. @text may hold NUL bytes (written \u0000). */
 bool tw__json_append_text(tw__buf *out, const char *text, size_t len);
 
+/* Makes room in @out for a JSON string of @len bytes of text (the worst
+ * case, every byte a 6-byte escape, and the quotes) and @extra more bytes:
+ * writers that reserve once, then write with tw__json_write_text and
+ * plain stores. False on allocation failure or a size beyond any buffer
+ * (len above SIZE_MAX / 8, which also keeps len * 6 + extra from wrapping
+ * for the small @extra callers pass). */
+static inline bool tw__json_room(tw__buf *out, size_t len, size_t extra)
+{
+    if (len > SIZE_MAX / 8 || extra > SIZE_MAX / 8)
+        return false;
+    size_t need = len * 6 + 2 + extra;
+    return out->cap - out->len >= need || tw__buf_grow(out, need);
+}
+
+/* Writes what tw__json_append_text appends at @o, which has room for it
+ * (tw__json_room); returns the end of what it wrote. */
+uint8_t *tw__json_write_text(uint8_t *o, const char *text, size_t len);
+
 /* A JSON integer, as Jansson dumps one ("%lld"). */
 bool tw__json_put_int(tw__buf *out, int64_t v);
 bool tw__json_put_uint(tw__buf *out, uint64_t v);
+/* Writes tw__json_put_int's digits at @o, which has room for 32 bytes
+ * (the digits are stored eight at a time); returns their end. */
+uint8_t *tw__json_write_int(uint8_t *o, int64_t v);
 /* The same inside quotes: "123" (proto3 JSON's 64-bit integers). */
 bool tw__json_put_quoted_int(tw__buf *out, int64_t v);
 bool tw__json_put_quoted_uint(tw__buf *out, uint64_t v);

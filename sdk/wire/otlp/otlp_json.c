@@ -64,8 +64,42 @@ static bool put_any_value(tw__buf *out, const tw__tag *t)
  * JSON object keys of the reference encoder are). */
 static bool put_attribute(tw__buf *out, const char *key, size_t key_len, const tw__tag *t)
 {
-    return PUT_LIT(out, "{\"key\":") && tw__json_append_text(out, key, strnlen(key, key_len)) &&
-           PUT_LIT(out, ",\"value\":") && put_any_value(out, t) && tw__buf_put_byte(out, '}');
+    /* A string, bool or int64 attribute in one reserved write (the room
+     * for a string's text is reserved with the key's). */
+    key_len = strnlen(key, key_len);
+    size_t text_len = t->type == TW_VALUE_STRING ? t->len : 0;
+    if (text_len > SIZE_MAX / 8 || !tw__json_room(out, key_len + text_len, 64))
+        return false;
+    uint8_t *o = out->data + out->len;
+    memcpy(o, "{\"key\":", 7);
+    o = tw__json_write_text(o + 7, key, key_len);
+#define PUT_RAW(lit) (memcpy(o, (lit), sizeof(lit) - 1), o += sizeof(lit) - 1)
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        PUT_RAW(",\"value\":{\"stringValue\":");
+        o = tw__json_write_text(o, t->v.str, t->len);
+        PUT_RAW("}}");
+        break;
+    case TW_VALUE_BOOL:
+        if (t->v.boolean)
+            PUT_RAW(",\"value\":{\"boolValue\":true}}");
+        else
+            PUT_RAW(",\"value\":{\"boolValue\":false}}");
+        break;
+    case TW_VALUE_INT64:
+        PUT_RAW(",\"value\":{\"intValue\":\"");
+        o = tw__json_write_int(o, t->v.i64);
+        PUT_RAW("\"}}");
+        break;
+    case TW_VALUE_DOUBLE:
+    case TW_VALUE_BINARY:
+    default:
+        out->len = (size_t)(o - out->data);
+        return PUT_LIT(out, ",\"value\":") && put_any_value(out, t) && tw__buf_put_byte(out, '}');
+    }
+#undef PUT_RAW
+    out->len = (size_t)(o - out->data);
+    return true;
 }
 
 /* ,"attributes":[...] of the tags of @tags that @is_attribute (a plan's

@@ -44,8 +44,9 @@ typedef struct {
     size_t key_len;
     const tw__tag *tag; /* the value (VALUE_TAG) or the message (VALUE_MESSAGE) */
     value_mode mode;
-    bool is_deleted; /* json_object_del: gone; a later set appends the key again */
-    bool owns_key;   /* key is a repaired copy (malloc) */
+    bool is_deleted;    /* json_object_del: gone; a later set appends the key again */
+    bool owns_key;      /* key is a repaired copy (malloc) */
+    bool is_json_plain; /* the key needs no escaping (tw__json_plain_run): copied as it is */
 } member;
 
 #define MAP_INLINE 32
@@ -213,7 +214,7 @@ static void map_set(tag_map *map, const char *raw_key, size_t raw_len, const tw_
         map->cap = cap;
     }
     i = map->n++;
-    map->m[i] = (member){key, len, tag, mode, false, owned};
+    map->m[i] = (member){key, len, tag, mode, false, owned, false};
     map->seen |= key_sign(key, len);
     if (map->n > MAP_INLINE && map->n * 2 > map->index_cap) {
         if (!index_build(map, map->index_cap ? map->index_cap * 2 : 4 * MAP_INLINE))
@@ -376,7 +377,16 @@ static bool put_value(tw__buf *out, const tw__tag *t, tw__buf *text)
     if (t->type == TW_VALUE_STRING)
         return tw__json_append_text(out, t->v.str, t->len);
     if (t->type == TW_VALUE_INT64) /* decimal digits need no escaping */
-        return PUT_LIT(out, "\"") && tw__json_put_int(out, t->v.i64) && PUT_LIT(out, "\"");
+        return tw__json_put_quoted_int(out, t->v.i64);
+    /* tw__value_text's text of a bool or a double, without the scratch
+     * buffer (whose first use per span was a malloc). */
+    if (t->type == TW_VALUE_BOOL)
+        return t->v.boolean ? PUT_LIT(out, "\"true\"") : PUT_LIT(out, "\"false\"");
+    if (t->type == TW_VALUE_DOUBLE) {
+        char num[40];
+        size_t n = tw__double_text(t->v.dbl, num, sizeof num);
+        return tw__json_append_text(out, num, n);
+    }
     tw__buf_reset(text);
     return tw__value_text(t, text) &&
            tw__json_append_text(out, (const char *)text->data, text->len);
@@ -457,11 +467,13 @@ static bool is_plain_key(const char *key, size_t len)
 }
 
 /* Whether no two of @tags share a raw key (tw__last_by_key's notion): then
- * each is its own winner. key_sign rules most pairs out without a compare. */
-static bool keys_are_distinct(const tw__tag *const *tags, size_t n)
+ * each is its own winner. Those from @n_head on are known to differ from
+ * each other (a span's winners): only the first @n_head are compared with
+ * all the others. key_sign rules most pairs out without a compare. */
+static bool keys_are_distinct(const tw__tag *const *tags, size_t n_head, size_t n)
 {
     uint64_t seen = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n_head; i++) {
         uint64_t sign = key_sign(tags[i]->key, tags[i]->key_len);
         for (size_t j = 0; (seen & sign) && j < i; j++) {
             if (tags[j]->key_len == tags[i]->key_len &&
@@ -469,6 +481,14 @@ static bool keys_are_distinct(const tw__tag *const *tags, size_t n)
                 return false;
         }
         seen |= sign;
+    }
+    for (size_t i = n_head; i < n; i++) {
+        uint64_t sign = key_sign(tags[i]->key, tags[i]->key_len);
+        for (size_t j = 0; (seen & sign) && j < n_head; j++) {
+            if (tags[j]->key_len == tags[i]->key_len &&
+                memcmp(tags[j]->key, tags[i]->key, tags[i]->key_len) == 0)
+                return false;
+        }
     }
     return true;
 }
@@ -482,7 +502,7 @@ static bool find_winners(const tw__span_data *s, bool *is_winner)
         return tw__last_by_key(s->tags, s->n_tags, is_winner);
     for (size_t i = 0; i < s->n_tags; i++)
         tags[i] = &s->tags[i];
-    if (!keys_are_distinct(tags, s->n_tags))
+    if (!keys_are_distinct(tags, s->n_tags, s->n_tags))
         return tw__last_by_key(s->tags, s->n_tags, is_winner);
     memset(is_winner, 1, s->n_tags * sizeof *is_winner);
     return true;
@@ -496,8 +516,28 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
         if (m[i].is_deleted)
             continue;
         bool is_first = written++ == 0;
-        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
-                  tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
+        bool ok;
+        if (m[i].is_json_plain) {
+            /* ,"key": in one reserved write. */
+            size_t len = m[i].key_len;
+            ok = out->cap - out->len >= len + 16 || tw__buf_grow(out, len + 16);
+            if (ok) {
+                uint8_t *o = out->data + out->len;
+                if (is_first) {
+                    memcpy(o, ",\"tags\":{\"", 10);
+                    o += 10;
+                } else {
+                    memcpy(o, ",\"", 2);
+                    o += 2;
+                }
+                memcpy(o, m[i].key, len);
+                memcpy(o + len, "\":", 2);
+                out->len = (size_t)(o + len + 2 - out->data);
+            }
+        } else {
+            ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
+                 tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
+        }
         if (ok) {
             if (m[i].mode == VALUE_TRUE)
                 ok = PUT_LIT(out, "\"true\"");
@@ -524,7 +564,7 @@ static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__
     enum { MAX_PLAIN = 64 };
     const tw__tag *tags[MAX_PLAIN];
     member m[MAX_PLAIN];
-    size_t n = 0;
+    size_t n = 0, n_head = 0;
     size_t n_process = p ? p->n_tags : 0;
     for (size_t i = 0; i < n_process + s->n_tags; i++) {
         bool is_span = i >= n_process;
@@ -532,13 +572,20 @@ static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__
         if (is_span ? !is_winner[i - n_process] || is_mapped[i - n_process]
                     : is_local_used(local_used, i))
             continue;
-        if (n == MAX_PLAIN || !is_plain_key(t->key, t->key_len) ||
+        /* A key that needs no escaping is plain (its bytes are 0x20-0x7f). */
+        bool is_json_plain =
+            tw__json_plain_run((const unsigned char *)t->key, t->key_len) == t->key_len;
+        if (n == MAX_PLAIN || (!is_json_plain && !is_plain_key(t->key, t->key_len)) ||
             (is_span && tw__tag_key_is(t, "error")))
             return TAGS_GENERAL;
         tags[n] = t;
-        m[n++] = (member){t->key, t->key_len, t, VALUE_TAG, false, false};
+        m[n++] = (member){t->key, t->key_len, t, VALUE_TAG, false, false, is_json_plain};
+        if (!is_span)
+            n_head = n;
     }
-    if (!keys_are_distinct(tags, n))
+    /* The span's winners differ from each other: only the process's tags
+     * can repeat a key. */
+    if (!keys_are_distinct(tags, n_head, n))
         return TAGS_GENERAL;
     return put_members(out, m, n, text);
 }
@@ -601,20 +648,13 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     if (!find_winners(s, is_winner))
         return false;
 
-    char hex[33];
-    if (s->trace_id_high)
-        tw__hex128(s->trace_id_high, s->trace_id_low, hex);
-    else
-        tw__hex64(s->trace_id_low, hex);
-    if (!PUT_LIT(out, "{\"traceId\":\"") || !put(out, hex, strlen(hex)) || !PUT_LIT(out, "\""))
+    if (!PUT_LIT(out, "{\"traceId\":") ||
+        !tw__json_put_trace_id(out, s->trace_id_high, s->trace_id_low))
         return false;
-    if (s->parent_id && s->parent_id != s->span_id) {
-        tw__hex64(s->parent_id, hex);
-        if (!PUT_LIT(out, ",\"parentId\":\"") || !put(out, hex, 16) || !PUT_LIT(out, "\""))
-            return false;
-    }
-    tw__hex64(s->span_id, hex);
-    if (!PUT_LIT(out, ",\"id\":\"") || !put(out, hex, 16) || !PUT_LIT(out, "\""))
+    if (s->parent_id && s->parent_id != s->span_id &&
+        (!PUT_LIT(out, ",\"parentId\":") || !tw__json_put_hex64(out, s->parent_id)))
+        return false;
+    if (!PUT_LIT(out, ",\"id\":") || !tw__json_put_hex64(out, s->span_id))
         return false;
 
     size_t kind_index;
@@ -651,7 +691,8 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT };
     size_t local_used[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
     if (p) {
-        endpoint local = {.n = 0};
+        endpoint local;
+        local.n = 0; /* (not an initializer: zeroing four address buffers cost more) */
         if (p->service_name && *p->service_name)
             ep_text(&local, EP_SERVICE_NAME, p->service_name, strlen(p->service_name));
         /* With their lengths: tw__tag_key_is would call strlen on each. */
@@ -659,23 +700,32 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             const char *text;
             size_t len;
         } keys[N_LOCAL] = {{"ip", 2}, {"ipv6", 4}, {"port", 4}};
-        for (int k = 0; k < N_LOCAL; k++) {
-            for (size_t i = p->n_tags; i > 0; i--) {
-                const tw__tag *t = &p->tags[i - 1];
-                if (!t->key || t->key_len != keys[k].len ||
-                    memcmp(t->key, keys[k].text, keys[k].len) != 0)
-                    continue;
-                if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
-                    local_used[k] = i - 1;
-                break;
+        /* The last tag of each key, found in one pass. */
+        size_t last[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+        for (size_t i = 0; i < p->n_tags; i++) {
+            const tw__tag *t = &p->tags[i];
+            /* By length first: most keys are neither 2 nor 4 bytes long. */
+            if (!t->key || (t->key_len != 2 && t->key_len != 4))
+                continue;
+            for (int k = 0; k < N_LOCAL; k++) {
+                if (t->key_len == keys[k].len && memcmp(t->key, keys[k].text, keys[k].len) == 0)
+                    last[k] = i;
             }
+        }
+        for (int k = 0; k < N_LOCAL; k++) {
+            if (last[k] == SIZE_MAX)
+                continue;
+            const tw__tag *t = &p->tags[last[k]];
+            if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
+                local_used[k] = last[k];
         }
         if (local.n && (!PUT_LIT(out, ",\"localEndpoint\":") || !put_endpoint(out, &local)))
             return false;
     }
 
     /* remoteEndpoint (the reference's remote_endpoint). */
-    endpoint remote = {.n = 0};
+    endpoint remote;
+    remote.n = 0;
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
         if (!is_winner[i] || t->key_len < 5 || memcmp(t->key, "peer.", 5) != 0)
@@ -708,14 +758,26 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
     bool has_annotations = false;
     for (size_t i = 0; i < s->n_logs; i++) {
         const tw__log *log = &s->logs[i];
-        if (!annotation_text(log, text))
-            return false;
-        if (text->len == 0)
+        /* The common log, a lone string `event` field, is its own text:
+         * no copy into the scratch buffer. */
+        const char *value;
+        size_t value_len;
+        if (log->n_fields == 1 && log->fields[0].type == TW_VALUE_STRING &&
+            tw__tag_key_is(&log->fields[0], "event")) {
+            value = log->fields[0].v.str;
+            value_len = log->fields[0].len;
+        } else {
+            if (!annotation_text(log, text))
+                return false;
+            value = (const char *)text->data;
+            value_len = text->len;
+        }
+        if (value_len == 0)
             continue;
         if (!put(out, has_annotations ? ",{\"timestamp\":" : ",\"annotations\":[{\"timestamp\":",
                  has_annotations ? 14 : 29) ||
             !tw__json_put_int(out, log->timestamp_us) || !PUT_LIT(out, ",\"value\":") ||
-            !tw__json_append_text(out, (const char *)text->data, text->len) || !PUT_LIT(out, "}"))
+            !tw__json_append_text(out, value, value_len) || !PUT_LIT(out, "}"))
             return false;
         has_annotations = true;
     }

@@ -7,7 +7,9 @@
  * tw__json_append_text itself, the record splitter tw__json_stream
  * (wire/core/json_stream.c, whose word-at-a-time state machine must cut
  * exactly where its byte loop would), and the scanner's exact decimal
- * conversion (wire/core/json_scan.c) against strtod.
+ * conversion (wire/core/json_scan.c) against strtod; and the writers'
+ * and readers' word-at-a-time integers and ids (wire/core/json_write.c,
+ * wire/core/hex.[ch]) against printf and the table-driven hex parser.
  *
  * Inputs are random and adversarial: the bytes that stop a run at every
  * position of buffers of every length up to 40 (so at 8-byte boundaries
@@ -17,6 +19,7 @@
  * block of exactly its length, so that ASan sees any read past its end.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 
 #include "harness.h"
 #include "wire/core/buf.h"
+#include "wire/core/hex.h"
 #include "wire/core/json_scan.h"
 #include "wire/core/json_stream.h"
 #include "wire/core/json_write.h"
@@ -615,6 +619,164 @@ static void test_pick_matches_memcmp_search(void)
     tw__json_scan_free(&s);
 }
 
+/* ---- integers and ids ------------------------------------------------------------------------ */
+
+/* Values at every digit-count edge, then random ones of every magnitude. */
+static uint64_t number_sample(size_t i)
+{
+    static const uint64_t edges[] = {0,
+                                     1,
+                                     9,
+                                     10,
+                                     99,
+                                     100,
+                                     9999,
+                                     10000,
+                                     99999999,
+                                     100000000,
+                                     9999999999999999u,
+                                     10000000000000000u,
+                                     (uint64_t)INT64_MAX,
+                                     (uint64_t)INT64_MAX + 1,
+                                     UINT64_MAX};
+    if (i < sizeof edges / sizeof edges[0])
+        return edges[i];
+    uint64_t v = (uint64_t)rnd() << 32 | rnd();
+    return v >> (rnd() % 64);
+}
+
+static void test_integers_equal_printf(void)
+{
+    tw__buf b = {0};
+    char expect[48];
+    size_t wrong = 0;
+    for (size_t i = 0; i < 400000; i++) {
+        uint64_t v = number_sample(i);
+        for (int k = 0; k < 4; k++) {
+            tw__buf_reset(&b);
+            int n;
+            bool ok;
+            switch (k) {
+            case 0:
+                ok = tw__json_put_uint(&b, v);
+                n = snprintf(expect, sizeof expect, "%" PRIu64, v);
+                break;
+            case 1:
+                ok = tw__json_put_int(&b, (int64_t)v);
+                n = snprintf(expect, sizeof expect, "%" PRId64, (int64_t)v);
+                break;
+            case 2:
+                ok = tw__json_put_quoted_uint(&b, v);
+                n = snprintf(expect, sizeof expect, "\"%" PRIu64 "\"", v);
+                break;
+            default:
+                ok = tw__json_put_quoted_int(&b, (int64_t)v);
+                n = snprintf(expect, sizeof expect, "\"%" PRId64 "\"", (int64_t)v);
+                break;
+            }
+            wrong += !ok || b.len != (size_t)n || memcmp(b.data, expect, b.len) != 0;
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    tw__buf_free(&b);
+}
+
+static void test_hex_ids_equal_printf(void)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < 400000; i++) {
+        uint64_t v = number_sample(i);
+        char got[17], expect[17];
+        tw__hex64(v, got);
+        snprintf(expect, sizeof expect, "%016" PRIx64, v);
+        wrong += memcmp(got, expect, 17) != 0;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
+/* tw__parse_hex as it was before its eight-digit path: a table lookup per
+ * digit, the first bad or refused digit located by a second loop. */
+static tw__hex_error parse_hex_reference(const char *s, size_t n, size_t max_digits,
+                                         bool lower_only, uint64_t *hi, uint64_t *lo,
+                                         size_t *bad_at)
+{
+    if (n == 0)
+        return TW__HEX_EMPTY;
+    if (n > max_digits)
+        return TW__HEX_TOO_LONG;
+    uint64_t h = 0, l = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = tw__hex_value[(unsigned char)s[i]];
+        if (v < 0 || (lower_only && (v & 0x10))) {
+            *bad_at = i;
+            return v < 0 ? TW__HEX_BAD_DIGIT : TW__HEX_UPPER;
+        }
+        if (n - i > 16)
+            h = (h << 4) | (uint64_t)(v & 0xf);
+        else
+            l = (l << 4) | (uint64_t)(v & 0xf);
+    }
+    *hi = h;
+    *lo = l;
+    return TW__HEX_OK;
+}
+
+/* Both parsers on @s[0..n) (a heap block of exactly n bytes) in the four
+ * modes; true when every result, output and bad index agrees. */
+static bool hex_parsers_agree(const char *s, size_t n)
+{
+    bool same = true;
+    for (int mode = 0; mode < 4; mode++) {
+        size_t max_digits = mode & 1 ? 32 : 16;
+        bool lower_only = mode & 2;
+        uint64_t hi[2] = {7, 7}, lo[2] = {7, 7};
+        size_t bad[2] = {99, 99};
+        tw__hex_error e0 = tw__parse_hex(s, n, max_digits, lower_only, &hi[0], &lo[0], &bad[0]);
+        tw__hex_error e1 =
+            parse_hex_reference(s, n, max_digits, lower_only, &hi[1], &lo[1], &bad[1]);
+        same = same && e0 == e1 && hi[0] == hi[1] && lo[0] == lo[1] && bad[0] == bad[1];
+    }
+    return same;
+}
+
+/* Every byte value at every position of every length 0..33, in a field of
+ * random hex digits of both cases (one case only, and mixed); then random
+ * fields with several bad bytes. */
+static void test_hex_parse_matches_byte_reference(void)
+{
+    static const char digits[] = "0123456789abcdefABCDEF";
+    size_t wrong = 0;
+    for (size_t n = 0; n <= 33; n++) {
+        char *s = malloc(n ? n : 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        for (int field = 0; field < 3; field++) {
+            /* field 0: lower case only, 1: upper case only, 2: mixed. */
+            for (size_t i = 0; i < n; i++) {
+                uint32_t r = rnd();
+                s[i] = field == 0   ? digits[r % 16]
+                       : field == 1 ? digits[r % 16 < 10 ? r % 16 : r % 16 + 6]
+                                    : digits[r % 22];
+            }
+            wrong += !hex_parsers_agree(s, n);
+            for (size_t at = 0; at < n; at++) {
+                char keep = s[at];
+                for (int c = 0; c < 256; c++) {
+                    s[at] = (char)c;
+                    wrong += !hex_parsers_agree(s, n);
+                }
+                s[at] = keep;
+            }
+        }
+        for (int round = 0; round < 2000; round++) {
+            for (size_t i = 0; i < n; i++)
+                s[i] = rnd() % 8 ? digits[rnd() % 22] : (char)rnd();
+            wrong += !hex_parsers_agree(s, n);
+        }
+        free(s);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/json_swar", NULL, NULL);
@@ -629,6 +791,9 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_scanned_reals_equal_strtod);
     CU_ADD_TEST(suite, test_scanned_integers_equal_strtoll);
     CU_ADD_TEST(suite, test_pick_matches_memcmp_search);
+    CU_ADD_TEST(suite, test_integers_equal_printf);
+    CU_ADD_TEST(suite, test_hex_ids_equal_printf);
+    CU_ADD_TEST(suite, test_hex_parse_matches_byte_reference);
 #ifdef TW__JSON_SWAR
     CU_ADD_TEST(suite, test_eight_digits_match_byte_reference);
 #endif
