@@ -30,6 +30,7 @@
  * Memory: one record at a time (MAX_RECORD_BYTES). Locking: none.
  */
 #include "wire/core/error.h"
+#include "wire/core/hex.h"
 #include "wire/core/input.h"
 #include "wire/core/json_common.h"
 #include "wire/core/json_scan.h"
@@ -52,6 +53,7 @@
 /* Per-record state: where messages point and what the input can do. */
 typedef struct {
     tw__wire_input *in;
+    tw__process process; /* reset per record: its arena block is reused */
     size_t line_no;
     tw__time_unit unit; /* the unit of timestamps and durations */
     tw__id_base base;
@@ -184,6 +186,53 @@ static bool read_time(record_ctx *rc, const tw__jtok *v, const char *name, long 
     return false;
 }
 
+/* ---- ids ---------------------------------------------------------------------------------- */
+
+/* Sixteen hex digits of either case at @p into *v: the ids Zipkin writes
+ * (16 or 32 digits). Unrolled, a table look-up per digit with no branch
+ * (tw__hex_value is -1 for a non-digit, which sets `seen`'s sign bit);
+ * false for anything but hex digits, which the general parser then
+ * explains. Same value as tw__parse_hex for the same text. */
+static inline bool hex16(const char *p, uint64_t *v)
+{
+    uint64_t x = 0;
+    int seen = 0;
+    for (int i = 0; i < 16; i += 4) {
+        int a = tw__hex_value[(unsigned char)p[i]], b = tw__hex_value[(unsigned char)p[i + 1]];
+        int c = tw__hex_value[(unsigned char)p[i + 2]], d = tw__hex_value[(unsigned char)p[i + 3]];
+        seen |= a | b | c | d;
+        x = x << 16 | (uint64_t)(a & 0xf) << 12 | (uint64_t)(b & 0xf) << 8 |
+            (uint64_t)(c & 0xf) << 4 | (uint64_t)(d & 0xf);
+    }
+    *v = x;
+    return seen >= 0;
+}
+
+/* A trace id by tw__parse_trace_id's rules: the common 16 or 32 hex digits
+ * (not all zero) here, anything else there (with its reason). */
+static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi, uint64_t *lo,
+                          char *why, size_t why_size)
+{
+    if (rc->base != TW__ID_DEC) { /* hex: a digit, never '-', comes first */
+        if (v->len == 32 && hex16(v->v.str, hi) && hex16(v->v.str + 16, lo) && (*hi | *lo))
+            return true;
+        if (v->len == 16 && hex16(v->v.str, lo) && *lo) {
+            *hi = 0;
+            return true;
+        }
+    }
+    return tw__parse_trace_id(v->v.str, v->len, rc->base, hi, lo, why, why_size);
+}
+
+/* A span or parent id by tw__parse_span_id's rules, the same way. */
+static bool read_span_id(const record_ctx *rc, const tw__jtok *v, bool allow_zero, uint64_t *id,
+                         char *why, size_t why_size)
+{
+    if (rc->base != TW__ID_DEC && v->len == 16 && hex16(v->v.str, id) && (*id || allow_zero))
+        return true;
+    return tw__parse_span_id(v->v.str, v->len, rc->base, allow_zero, id, why, why_size);
+}
+
 /* ---- endpoints ----------------------------------------------------------------------------- */
 
 /* An address as Zipkin's Endpoint parses it: IPv4 text, or IPv6 text in
@@ -218,6 +267,7 @@ static bool parse_ip(const char *text, char out[INET6_ADDRSTRLEN], bool *is_v4)
 typedef struct {
     const char *service; /* borrowed from the JSON; NULL when absent or empty */
     size_t service_len;
+    bool service_has_nul;
     char ipv4[INET6_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN]; /* "" when absent */
     int64_t port;                                        /* 0 when absent */
 } endpoint;
@@ -231,6 +281,7 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
     enum { K_SERVICE, K_IPV4, K_IPV6, K_PORT, N_KEYS };
     ep->service = NULL;
     ep->service_len = 0;
+    ep->service_has_nul = false;
     ep->ipv4[0] = ep->ipv6[0] = '\0';
     ep->port = 0;
     const tw__jtok *obj = tok(s, at);
@@ -246,6 +297,7 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
     if (IS_STRING(service) && service->len > 0) {
         ep->service = service->v.str;
         ep->service_len = service->len;
+        ep->service_has_nul = service->has_nul;
     } else if (service && !IS_NULL(service) && !IS_STRING(service)) {
         tw__wire_warn(rc->in, rc->line_no, "%s.serviceName: not a string, ignored", name);
     }
@@ -280,7 +332,9 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
 static bool set_local(const endpoint *ep, tw__process *p)
 {
     /* A service holding a NUL byte is cut there (service names are C strings). */
-    if (ep->service && !tw__process_set_service(p, ep->service))
+    if (ep->service &&
+        !(ep->service_has_nul ? tw__process_set_service(p, ep->service)
+                              : tw__process_set_service_n(p, ep->service, ep->service_len)))
         return false;
     tw_value v = {.type = TW_VALUE_STRING};
     if (ep->ipv4[0] || ep->ipv6[0]) {
@@ -305,11 +359,14 @@ static bool set_local(const endpoint *ep, tw__process *p)
 
 static bool set_remote(const endpoint *ep, tw__span_data *s)
 {
-    if (ep->service && !tw__span_data_add_str_tag(s, "peer.service", ep->service, ep->service_len))
+    if (ep->service && !tw__span_data_add_str_tag_n(s, "peer.service", sizeof "peer.service" - 1,
+                                                    ep->service, ep->service_len))
         return false;
-    if (ep->ipv4[0] && !tw__span_data_add_str_tag(s, "peer.ipv4", ep->ipv4, strlen(ep->ipv4)))
+    if (ep->ipv4[0] && !tw__span_data_add_str_tag_n(s, "peer.ipv4", sizeof "peer.ipv4" - 1,
+                                                    ep->ipv4, strlen(ep->ipv4)))
         return false;
-    if (ep->ipv6[0] && !tw__span_data_add_str_tag(s, "peer.ipv6", ep->ipv6, strlen(ep->ipv6)))
+    if (ep->ipv6[0] && !tw__span_data_add_str_tag_n(s, "peer.ipv6", sizeof "peer.ipv6" - 1,
+                                                    ep->ipv6, strlen(ep->ipv6)))
         return false;
     tw_value port = {.type = TW_VALUE_INT64, .as.i64 = ep->port};
     return !ep->port || tw__span_data_add_tag(s, "peer.port", &port);
@@ -331,15 +388,18 @@ static int read_kind(record_ctx *rc, const tw__jtok *kind, tw__span_data *s)
         return -1;
     }
     for (int k = 0; k < 4; k++) {
-        if (strcasecmp(kind->v.str, kinds[k]) == 0) {
-            if (!tw__span_data_add_str_tag(s, "span.kind", kinds_lower[k], strlen(kinds_lower[k])))
+        size_t len = strlen(kinds[k]); /* folded: the names are literals */
+        if (kind->len == len && strcasecmp(kind->v.str, kinds[k]) == 0) {
+            if (!tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1, kinds_lower[k],
+                                             len))
                 rc->is_nomem = true;
             return k;
         }
     }
     tw__wire_warn(rc->in, rc->line_no, "kind: unknown value \"%.40s\", kept as tag span.kind",
                   kind->v.str);
-    if (!tw__span_data_add_str_tag(s, "span.kind", kind->v.str, kind->len))
+    if (!tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1, kind->v.str,
+                                     kind->len))
         rc->is_nomem = true;
     return -2;
 }
@@ -412,7 +472,8 @@ static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__sp
         }
         if (!IS_STRING(value))
             tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
-        bool ok = tw__span_data_add_str_tag(s, key, text, len);
+        /* A key holds no NUL (the scanner refuses one): its length is the token's. */
+        bool ok = tw__span_data_add_str_tag_n(s, key, js->tok[k].len, text, len);
         free(to_free);
         if (!ok) {
             rc->is_nomem = true;
@@ -464,7 +525,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
         snprintf(why, why_size, "traceId: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_trace_id(v->v.str, v->len, rc->base, &hi, &lo, reason, sizeof reason)) {
+    if (!read_trace_id(rc, v, &hi, &lo, reason, sizeof reason)) {
         snprintf(why, why_size, "traceId: %s", reason);
         return NULL;
     }
@@ -473,7 +534,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
         snprintf(why, why_size, "id: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_span_id(v->v.str, v->len, rc->base, false, &id, reason, sizeof reason)) {
+    if (!read_span_id(rc, v, false, &id, reason, sizeof reason)) {
         snprintf(why, why_size, "id: %s", reason);
         return NULL;
     }
@@ -483,8 +544,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
             snprintf(why, why_size, "parentId: not a string");
             return NULL;
         }
-        if (!tw__parse_span_id(pv->v.str, pv->len, rc->base, true, &parent, reason,
-                               sizeof reason)) {
+        if (!read_span_id(rc, pv, true, &parent, reason, sizeof reason)) {
             snprintf(why, why_size, "parentId: %s", reason);
             return NULL;
         }
@@ -606,20 +666,18 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
     rc->line_no = line_no;
     char why[256];
     tw__span_data *span = NULL;
-    tw__process process;
-    tw__process_init(&process);
+    /* The emit copies what it keeps of the process (the bridge interns it). */
+    tw__process_reset(&rc->process);
     if (!js)
         snprintf(why, sizeof why, "not valid JSON: %s", parse_error);
     else
-        span = decode_span(rc, js, &process, why, sizeof why);
+        span = decode_span(rc, js, &rc->process, why, sizeof why);
     if (rc->is_nomem) {
-        tw__process_clear(&process);
         tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, line_no);
         return TW_E_NOMEM;
     }
-    bool go_on = span ? tw__wire_emit(in, line_no, span, &process, rec, len)
+    bool go_on = span ? tw__wire_emit(in, line_no, span, &rc->process, rec, len)
                       : in->reject(in, line_no, rec, len, why);
-    tw__process_clear(&process);
     return go_on ? TW_OK : TW_E_STATE;
 }
 
@@ -630,7 +688,10 @@ static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err
         rc.unit = in->opts->time_unit;
     if (in->opts && in->opts->id_base != TW__ID_AUTO)
         rc.base = in->opts->id_base;
-    return tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
+    tw__process_init(&rc.process);
+    tw_status status = tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
+    tw__process_clear(&rc.process);
+    return status;
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */
