@@ -718,14 +718,44 @@ bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *va
 bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
                                  const char *value, size_t len)
 {
-    tw__tag *t = tw__span_data_push_tag(s);
+    /* tw__tag_set_n's string case, straight: a decoder adds a dozen string
+     * tags per span, and the general path (a tw_value, the type switch, the
+     * cap) cost as much as the copies. */
+    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
+        return false;
+    if (!value)
+        len = 0;
+    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
     if (!t)
         return false;
-    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
-    bool was_truncated = false;
-    if (!tw__tag_set_n(&s->arena, t, key, key_len, &v, SIZE_MAX, &was_truncated))
+    char *k = tw__arena_alloc(&s->arena, key_len + len + 2);
+    if (!k)
         return false;
+    copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    char *copy = k + key_len + 1;
+    copy_short(copy, value, len);
+    copy[len] = '\0';
+    *t = (tw__tag){
+        .key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = TW_VALUE_STRING};
     s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
+{
+    if (n <= s->cap_tags - s->n_tags)
+        return true;
+    if (n > (SIZE_MAX / sizeof(tw__tag)) - s->n_tags)
+        return false;
+    size_t cap = s->n_tags + n;
+    tw__tag *tags = tw__arena_alloc(&s->arena, cap * sizeof(tw__tag));
+    if (!tags)
+        return false;
+    if (s->n_tags)
+        memcpy(tags, s->tags, s->n_tags * sizeof(tw__tag));
+    s->tags = tags;
+    s->cap_tags = cap;
     return true;
 }
 

@@ -241,6 +241,10 @@ bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *va
 /* The same with the key's length given (@key_len bytes, no NUL among them). */
 bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
                                  const char *value, size_t len);
+/* Makes room for @n more tags at once (a decoder that knows how many it
+ * will add), so the array is not grown and copied on the way. False on
+ * allocation failure, the record unchanged. */
+bool tw__span_data_reserve_tags(tw__span_data *s, size_t n);
 /* Adds a log with one field `event` = @value (a Zipkin annotation). */
 bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len);
 
