@@ -188,54 +188,16 @@ static bool read_time(record_ctx *rc, const tw__jtok *v, const char *name, long 
 
 /* ---- ids ---------------------------------------------------------------------------------- */
 
-/* Eight hex digits of either case at @p into *v (the first digit the
- * highest), eight bytes at a time: false when any byte is not a hex digit.
- * Each byte b < 0x80 is a digit when b - '0' < 10 and a letter when
- * (b | 0x20) - 'a' < 6, both tested on all bytes at once with additions
- * that cannot carry across bytes (b + 0x50 <= 0xcf, b + 0x46 <= 0xc5);
- * a digit's value is its low nibble, a letter's that plus 9. The nibbles
- * are then gathered pairwise into bytes, words and the result. */
-static inline bool hex8(const char *p, uint32_t *v)
-{
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
-    uint64_t x;
-    memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    uint64_t y = x | ones * 0x20;
-    uint64_t digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x7f - '9'));
-    uint64_t letter = (y + ones * (0x80 - 'a')) & ~(y + ones * (0x7f - 'f'));
-    if ((x & highs) || ((digit | letter) & highs) != highs)
-        return false;
-    uint64_t n = (x & ones * 0x0f) + ((letter & highs) >> 7) * 9;
-    n = ((n << 4) | (n >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
-    n = ((n << 8) | (n >> 16)) & UINT64_C(0x0000ffff0000ffff);
-    *v = (uint32_t)((n << 16) | (n >> 32));
-    return true;
-}
-
-/* Sixteen hex digits: the ids Zipkin writes (16 or 32 digits). Same value
- * as tw__parse_hex for the same text; false for anything but hex digits,
- * which the general parser then explains. */
-static inline bool hex16(const char *p, uint64_t *v)
-{
-    uint32_t hi, lo;
-    if (!hex8(p, &hi) || !hex8(p + 8, &lo))
-        return false;
-    *v = (uint64_t)hi << 32 | lo;
-    return true;
-}
-
 /* A trace id by tw__parse_trace_id's rules: the common 16 or 32 hex digits
  * (not all zero) here, anything else there (with its reason). */
 static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi, uint64_t *lo,
                           char *why, size_t why_size)
 {
     if (rc->base != TW__ID_DEC) { /* hex: a digit, never '-', comes first */
-        if (v->len == 32 && hex16(v->v.str, hi) && hex16(v->v.str + 16, lo) && (*hi | *lo))
+        if (v->len == 32 && tw__zipkin_hex16(v->v.str, hi) && tw__zipkin_hex16(v->v.str + 16, lo) &&
+            (*hi | *lo))
             return true;
-        if (v->len == 16 && hex16(v->v.str, lo) && *lo) {
+        if (v->len == 16 && tw__zipkin_hex16(v->v.str, lo) && *lo) {
             *hi = 0;
             return true;
         }
@@ -247,7 +209,8 @@ static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi,
 static bool read_span_id(const record_ctx *rc, const tw__jtok *v, bool allow_zero, uint64_t *id,
                          char *why, size_t why_size)
 {
-    if (rc->base != TW__ID_DEC && v->len == 16 && hex16(v->v.str, id) && (*id || allow_zero))
+    if (rc->base != TW__ID_DEC && v->len == 16 && tw__zipkin_hex16(v->v.str, id) &&
+        (*id || allow_zero))
         return true;
     return tw__parse_span_id(v->v.str, v->len, rc->base, allow_zero, id, why, why_size);
 }
@@ -478,6 +441,15 @@ static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__sp
     for (size_t k = at + 1; k < tags->end; k = js->tok[k + 1].end) {
         const char *key = js->tok[k].v.str;
         const tw__jtok *value = &js->tok[k + 1];
+        /* A key holds no NUL (the scanner refuses one): its length is the
+         * token's. A string value, the usual tag, is added straight. */
+        if (value->type == TW__J_STRING) {
+            if (!tw__span_data_add_str_tag_n(s, key, js->tok[k].len, value->v.str, value->len)) {
+                rc->is_nomem = true;
+                return;
+            }
+            continue;
+        }
         if (IS_NULL(value)) {
             tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: null value, dropped", key);
             continue;
@@ -489,9 +461,7 @@ static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__sp
             rc->is_nomem = true;
             return;
         }
-        if (!IS_STRING(value))
-            tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
-        /* A key holds no NUL (the scanner refuses one): its length is the token's. */
+        tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
         bool ok = tw__span_data_add_str_tag_n(s, key, js->tok[k].len, text, len);
         free(to_free);
         if (!ok) {

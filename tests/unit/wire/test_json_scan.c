@@ -15,6 +15,9 @@
  *   repeated key is read by both.
  * - tw__json_scan_pick: against a linear search per key, for members in
  *   any order and keys absent or not asked for.
+ * - The Zipkin v2 JSON decoder's 16-digit id reader (tw__zipkin_hex16, its
+ *   fast path over these tokens' strings) against tw__parse_hex: every
+ *   byte value at every position, and random ids of either case.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,9 @@
 
 #include "harness.h"
 #include "wire/core/buf.h"
+#include "wire/core/hex.h"
 #include "wire/core/json_scan.h"
+#include "wire/zipkin/zipkin_v2_json_decode.h"
 
 static void put(tw__buf *b, const char *s)
 {
@@ -333,10 +338,49 @@ static void test_pick_matches_linear_search(void)
     tw__json_scan_free(&s);
 }
 
+/* ---- the decoder's id reader ----------------------------------------------------------------- */
+
+static void check_hex16(const char *text, size_t *checked)
+{
+    uint64_t fast = 0, slow = 0;
+    bool is_fast = tw__zipkin_hex16(text, &fast);
+    bool is_slow = tw__parse_hex(text, 16, 16, false, NULL, &slow, NULL) == TW__HEX_OK;
+    if (is_fast != is_slow || (is_fast && fast != slow))
+        fprintf(stderr, "hex16 %.16s: %d %016llx, parse_hex %d %016llx\n", text, is_fast,
+                (unsigned long long)fast, is_slow, (unsigned long long)slow);
+    CU_ASSERT_EQUAL(is_fast, is_slow);
+    if (is_fast && is_slow)
+        CU_ASSERT_EQUAL(fast, slow);
+    (*checked)++;
+}
+
+static void test_zipkin_hex16_matches_parse_hex(void)
+{
+    static const char digits[] = "0123456789abcdefABCDEF";
+    char text[17];
+    size_t checked = 0;
+    for (size_t pos = 0; pos < 16; pos++) {
+        for (int c = 0; c < 256; c++) {
+            memcpy(text, "0123456789aBcDeF", 17);
+            text[pos] = (char)c;
+            check_hex16(text, &checked);
+        }
+    }
+    for (size_t r = 0; r < tw_test_rounds(200000); r++) {
+        for (size_t i = 0; i < 16; i++)
+            text[i] = digits[rnd(sizeof digits - 1)];
+        if (rnd(4) == 0)
+            text[rnd(16)] = (char)rnd(256);
+        check_hex16(text, &checked);
+    }
+    CU_ASSERT(checked > 4096);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/json_scan", NULL, NULL);
     CU_add_test(suite, "depth_limit_is_exact", test_depth_limit_is_exact);
     CU_add_test(suite, "random_texts_agree_with_jansson", test_random_texts_agree_with_jansson);
     CU_add_test(suite, "pick_matches_linear_search", test_pick_matches_linear_search);
+    CU_add_test(suite, "zipkin_hex16_matches_parse_hex", test_zipkin_hex16_matches_parse_hex);
 }
