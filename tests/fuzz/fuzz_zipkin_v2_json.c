@@ -14,6 +14,9 @@
  * array, and then with the same values (the tokens of Jansson's compact
  * dump, scanned again, equal the scanner's own).
  *
+ * The decoder's 16-digit id reader (tw__zipkin_hex16) is held to
+ * tw__parse_hex on the input's first 16 bytes: the same verdict and value.
+ *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
  * tests/fuzz/corpus/zipkin_v2_json/.
  */
@@ -23,8 +26,10 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
+#include "wire/core/hex.h"
 #include "wire/core/json_scan.h"
 #include "wire/core/json_stream.h"
+#include "wire/zipkin/zipkin_v2_json_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -92,8 +97,22 @@ static void check_scanner(const uint8_t *data, size_t size)
     free(dumped);
 }
 
+/* The decoder's id fast path against the general hex parser. */
+static void check_hex16(const uint8_t *data, size_t size)
+{
+    if (size < 16)
+        return;
+    uint64_t fast = 0, slow = 0;
+    bool is_fast = tw__zipkin_hex16((const char *)data, &fast);
+    bool is_slow =
+        tw__parse_hex((const char *)data, 16, 16, false, NULL, &slow, NULL) == TW__HEX_OK;
+    if (is_fast != is_slow || (is_fast && fast != slow))
+        fail("tw__zipkin_hex16 and tw__parse_hex disagree");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_hex16(data, size);
     check_scanner(data, size);
     read_capture c;
     capture_init(&c);

@@ -474,42 +474,59 @@ static bool parse(tw__json_scan *s, const char *text, size_t len, size_t *used)
     char *o = s->scratch;
     const unsigned char *p = (const unsigned char *)text;
     const unsigned char *e = p + len;
+    /* The open containers: the innermost one's token, member count and
+     * key set in locals (cur, cur_n, cur_seen), the enclosing ones' saved
+     * here while it is open. cur_seen: a 64-bit set of an object's keys'
+     * fingerprints (hashed), so that the linear duplicate check runs only
+     * for a key whose bit is already set; arrays leave it unused. */
     uint32_t stack[TW__JSON_SCAN_DEEPEST];
-    /* Per open object: a 64-bit set of its keys' fingerprints (hashed), so
-     * that the linear duplicate check runs only for a key whose bit is
-     * already set. Set when the object opens; arrays leave it unused. */
-    uint64_t seen[TW__JSON_SCAN_DEEPEST];
+    uint32_t saved_n[TW__JSON_SCAN_DEEPEST];
+    uint64_t saved_seen[TW__JSON_SCAN_DEEPEST];
     size_t max_depth = s->max_depth < TW__JSON_SCAN_DEEPEST ? s->max_depth : TW__JSON_SCAN_DEEPEST;
     size_t depth = 0;
     size_t idx;
+    size_t cur = 0;
+    uint32_t cur_n = 0;
+    uint64_t cur_seen = 0;
+    bool cur_is_object = false;
 
     SKIP_WS(p, e);
-    if (p == e || (*p != '{' && *p != '['))
+    if (p == e || (*p != '{' && *p != '[') || max_depth == 0)
         return false; /* Jansson's default: an object or an array at the top */
 
 value:
     /* Compact JSON has no blanks: each step below tests the byte it
-     * expects first and skips blanks only when that fails. */
+     * expects first and skips blanks only when that fails. The depth was
+     * checked when the container holding this value opened. */
     if (p < e && *p <= ' ')
         SKIP_WS(p, e);
-    if (p == e || depth == max_depth)
-        return false; /* Jansson counts every value, a scalar too, against its depth */
+    if (p == e)
+        return false;
     switch (*p) {
     case '{':
     case '[': {
         bool is_object = *p == '{';
-        if (depth == max_depth || !push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
+        if (!push(s, is_object ? TW__J_OBJECT : TW__J_ARRAY, &idx))
             return false;
-        seen[depth] = 0;
-        stack[depth++] = (uint32_t)idx;
         p++;
         SKIP_WS(p, e);
         if (p < e && *p == (is_object ? '}' : ']')) {
             p++;
-            s->tok[idx].end = (uint32_t)s->n_tok;
-            depth--;
-            goto after_value;
+            goto after_value; /* empty: n 0 and end set by push */
         }
+        /* Jansson counts every value, a scalar too, against its depth:
+         * the members of a container at the deepest level are too deep. */
+        if (depth + 1 >= max_depth)
+            return false;
+        if (depth > 0) {
+            saved_n[depth - 1] = cur_n;
+            saved_seen[depth - 1] = cur_seen;
+        }
+        stack[depth++] = (uint32_t)idx;
+        cur = idx;
+        cur_n = 0;
+        cur_seen = 0;
+        cur_is_object = is_object;
         if (is_object)
             goto key;
         goto value;
@@ -551,7 +568,6 @@ value:
 key : {
     if (p < e && *p <= ' ')
         SKIP_WS(p, e);
-    size_t obj = stack[depth - 1];
     if (p == e || *p != '"' || !push(s, TW__J_STRING, &idx))
         return false;
     tw__jtok *t = &s->tok[idx];
@@ -560,11 +576,11 @@ key : {
     if (!scan_string(&p, e, &o, t) || t->has_nul)
         return false;
     t->n = key_fingerprint(t);
-    if (s->tok[obj].n < SMALL_OBJECT) {
+    if (cur_n < SMALL_OBJECT) {
         uint64_t bit = UINT64_C(1) << ((t->n * UINT32_C(0x9e3779b1)) >> 26);
-        if ((seen[depth - 1] & bit) && is_duplicate(s, obj, idx))
+        if ((cur_seen & bit) && is_duplicate(s, cur, idx))
             return false;
-        seen[depth - 1] |= bit;
+        cur_seen |= bit;
     }
     if (p < e && *p == ':') {
         p++;
@@ -588,30 +604,36 @@ after_value:
     }
     if (p < e && *p <= ' ')
         SKIP_WS(p, e);
-    {
-        tw__jtok *parent = &s->tok[stack[depth - 1]];
-        parent->n++;
-        if (p == e)
-            return false;
-        bool is_object = parent->type == TW__J_OBJECT;
-        if (*p == ',') {
-            p++;
-            if (is_object)
-                goto key;
-            goto value;
-        }
-        if (*p != (is_object ? '}' : ']'))
-            return false;
+    cur_n++;
+    if (p == e)
+        return false;
+    if (*p == ',') {
         p++;
-        parent->end = (uint32_t)s->n_tok;
-        depth--;
-        if (is_object && parent->n > SMALL_OBJECT) {
+        if (cur_is_object)
+            goto key;
+        goto value;
+    }
+    if (*p != (cur_is_object ? '}' : ']'))
+        return false;
+    p++;
+    {
+        tw__jtok *closed = &s->tok[cur];
+        closed->n = cur_n;
+        closed->end = (uint32_t)s->n_tok;
+        if (cur_is_object && cur_n > SMALL_OBJECT) {
             bool is_nomem = false;
-            if (has_duplicate_keys(s, stack[depth], &is_nomem))
+            if (has_duplicate_keys(s, cur, &is_nomem))
                 return false;
         }
-        goto after_value;
     }
+    depth--;
+    if (depth > 0) {
+        cur = stack[depth - 1];
+        cur_n = saved_n[depth - 1];
+        cur_seen = saved_seen[depth - 1];
+        cur_is_object = s->tok[cur].type == TW__J_OBJECT;
+    }
+    goto after_value;
 }
 
 bool tw__json_scan_parse(tw__json_scan *s, const char *text, size_t len)
@@ -667,23 +689,26 @@ bool tw__json_scan_pick(const tw__json_scan *s, size_t obj, const tw__json_key *
         out[k] = 0;
     if (o->type != TW__J_OBJECT)
         return false;
-    /* Members usually come in the order of @keys (the writer's order), so
-     * the key after the last one found is tried first. */
+    /* Members usually come in the order of @keys (the writer's order), some
+     * left out: the keys from the one after the last found are tried
+     * first, then those before it. */
     size_t next = 0;
     for (size_t j = obj + 1; j < o->end; j = s->tok[j + 1].end) {
         const tw__jtok *key = &s->tok[j];
-        if (next < n && keys[next].len == key->len &&
-            same_bytes(keys[next].name, key->v.str, key->len)) {
-            out[next++] = j + 1;
-            continue;
-        }
-        for (size_t k = 0; k < n; k++) {
-            if (keys[k].len == key->len && same_bytes(keys[k].name, key->v.str, key->len)) {
-                out[k] = j + 1;
-                next = k + 1;
-                break;
+        size_t k = next;
+        while (k < n &&
+               (keys[k].len != key->len || !same_bytes(keys[k].name, key->v.str, key->len)))
+            k++;
+        if (k == n) {
+            for (k = 0; k < next; k++) {
+                if (keys[k].len == key->len && same_bytes(keys[k].name, key->v.str, key->len))
+                    break;
             }
+            if (k == next)
+                continue; /* a member not asked for */
         }
+        out[k] = j + 1;
+        next = k + 1;
     }
     return true;
 }

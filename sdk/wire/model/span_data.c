@@ -74,17 +74,6 @@ void *tw__arena_alloc_block(tw__arena *a, size_t size)
     return b->data;
 }
 
-char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
-{
-    char *p = tw__arena_alloc(a, len + 1);
-    if (!p)
-        return NULL;
-    if (len)
-        memcpy(p, str, len);
-    p[len] = '\0';
-    return p;
-}
-
 void tw__arena_release(tw__arena *a)
 {
     tw__arena_block *b = a->extra;
@@ -508,6 +497,45 @@ bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *va
     return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
 }
 
+/* memcpy of @n bytes without a libc call for the short keys and values of
+ * a span (most under 32 bytes): whole words, the last one overlapping, no
+ * load or store outside [src, src + n) and [dst, dst + n). Longer copies
+ * go to memcpy, which is faster there. */
+static inline void copy_short(char *dst, const char *src, size_t n)
+{
+    if (n > 32) {
+        memcpy(dst, src, n);
+    } else if (n >= 8) {
+        uint64_t x;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, src + i, 8);
+            memcpy(dst + i, &x, 8);
+        }
+        memcpy(&x, src + n - 8, 8);
+        memcpy(dst + n - 8, &x, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, src, 4);
+        memcpy(&y, src + n - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + n - 4, &y, 4);
+    } else if (n > 0) {
+        dst[0] = src[0];
+        dst[n >> 1] = src[n >> 1];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
+char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
+{
+    char *p = tw__arena_alloc(a, len + 1);
+    if (!p)
+        return NULL;
+    copy_short(p, str, len);
+    p[len] = '\0';
+    return p;
+}
+
 bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
                    const tw_value *value, size_t value_cap, bool *was_truncated)
 {
@@ -553,13 +581,12 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
     char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
     if (!k)
         return false;
-    memcpy(k, key, key_len);
+    copy_short(k, key, key_len);
     k[key_len] = '\0';
     t.key = k;
     if (has_bytes) {
         char *copy = k + key_len + 1;
-        if (len)
-            memcpy(copy, src, len);
+        copy_short(copy, src, len);
         copy[len] = '\0'; /* a string's NUL; harmless after a binary */
         t.v.str = copy;
         t.len = len;
@@ -570,9 +597,13 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
 
 const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key)
 {
+    /* Tags carry their key's length: only a key of the same length is
+     * compared (a key holds no NUL, so equal bytes mean equal keys). */
+    size_t len = strlen(key);
     for (size_t i = s->n_tags; i > 0; i--) {
-        if (strcmp(s->tags[i - 1].key, key) == 0)
-            return &s->tags[i - 1];
+        const tw__tag *t = &s->tags[i - 1];
+        if (t->key_len == len && memcmp(t->key, key, len) == 0)
+            return t;
     }
     return NULL;
 }
@@ -590,11 +621,34 @@ void tw__process_clear(tw__process *p)
     tw__process_init(p);
 }
 
+void tw__process_reset(tw__process *p)
+{
+    tw__arena_block *b = p->arena.extra;
+    if (!b || b->next) {
+        tw__process_clear(p); /* none, or several blocks: start over */
+        return;
+    }
+    /* One heap block: kept, emptied (a reader's next record reuses it). */
+    b->used = 0;
+    p->arena.head = b;
+    p->service_name = "";
+    p->tags = NULL;
+    p->n_tags = 0;
+    p->cap_tags = 0;
+}
+
 bool tw__process_set_service(tw__process *p, const char *name)
 {
-    char *copy = tw__arena_strndup(&p->arena, name, strlen(name));
+    return tw__process_set_service_n(p, name, strlen(name));
+}
+
+bool tw__process_set_service_n(tw__process *p, const char *name, size_t len)
+{
+    char *copy = tw__arena_alloc(&p->arena, len + 1);
     if (!copy)
         return false;
+    copy_short(copy, name, len);
+    copy[len] = '\0';
     p->service_name = copy;
     return true;
 }
@@ -658,6 +712,50 @@ bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *va
     if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
         return false;
     s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                                 const char *value, size_t len)
+{
+    /* tw__tag_set_n's string case, straight: a decoder adds a dozen string
+     * tags per span, and the general path (a tw_value, the type switch, the
+     * cap) cost as much as the copies. */
+    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
+        return false;
+    if (!value)
+        len = 0;
+    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
+    if (!t)
+        return false;
+    char *k = tw__arena_alloc(&s->arena, key_len + len + 2);
+    if (!k)
+        return false;
+    copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    char *copy = k + key_len + 1;
+    copy_short(copy, value, len);
+    copy[len] = '\0';
+    *t = (tw__tag){
+        .key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = TW_VALUE_STRING};
+    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
+{
+    if (n <= s->cap_tags - s->n_tags)
+        return true;
+    if (n > (SIZE_MAX / sizeof(tw__tag)) - s->n_tags)
+        return false;
+    size_t cap = s->n_tags + n;
+    tw__tag *tags = tw__arena_alloc(&s->arena, cap * sizeof(tw__tag));
+    if (!tags)
+        return false;
+    if (s->n_tags)
+        memcpy(tags, s->tags, s->n_tags * sizeof(tw__tag));
+    s->tags = tags;
+    s->cap_tags = cap;
     return true;
 }
 

@@ -223,6 +223,12 @@ const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key);
 void tw__process_init(tw__process *p);
 void tw__process_clear(tw__process *p);
 bool tw__process_set_service(tw__process *p, const char *name);
+/* The same with the name's length given (@len bytes, no NUL among them). */
+bool tw__process_set_service_n(tw__process *p, const char *name, size_t len);
+/* Empties @p for the next record of a reader, keeping its arena's block
+ * when it has one (tw__process_clear frees it): a reader that describes a
+ * process per span then allocates nothing per span. */
+void tw__process_reset(tw__process *p);
 bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value);
 const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
 
@@ -232,6 +238,13 @@ const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
  * cap). False on allocation failure. */
 bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value);
 bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len);
+/* The same with the key's length given (@key_len bytes, no NUL among them). */
+bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                                 const char *value, size_t len);
+/* Makes room for @n more tags at once (a decoder that knows how many it
+ * will add), so the array is not grown and copied on the way. False on
+ * allocation failure, the record unchanged. */
+bool tw__span_data_reserve_tags(tw__span_data *s, size_t n);
 /* Adds a log with one field `event` = @value (a Zipkin annotation). */
 bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len);
 

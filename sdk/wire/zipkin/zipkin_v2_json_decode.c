@@ -30,6 +30,7 @@
  * Memory: one record at a time (MAX_RECORD_BYTES). Locking: none.
  */
 #include "wire/core/error.h"
+#include "wire/core/hex.h"
 #include "wire/core/input.h"
 #include "wire/core/json_common.h"
 #include "wire/core/json_scan.h"
@@ -52,6 +53,7 @@
 /* Per-record state: where messages point and what the input can do. */
 typedef struct {
     tw__wire_input *in;
+    tw__process process; /* reset per record: its arena block is reused */
     size_t line_no;
     tw__time_unit unit; /* the unit of timestamps and durations */
     tw__id_base base;
@@ -184,6 +186,35 @@ static bool read_time(record_ctx *rc, const tw__jtok *v, const char *name, long 
     return false;
 }
 
+/* ---- ids ---------------------------------------------------------------------------------- */
+
+/* A trace id by tw__parse_trace_id's rules: the common 16 or 32 hex digits
+ * (not all zero) here, anything else there (with its reason). */
+static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi, uint64_t *lo,
+                          char *why, size_t why_size)
+{
+    if (rc->base != TW__ID_DEC) { /* hex: a digit, never '-', comes first */
+        if (v->len == 32 && tw__zipkin_hex16(v->v.str, hi) && tw__zipkin_hex16(v->v.str + 16, lo) &&
+            (*hi | *lo))
+            return true;
+        if (v->len == 16 && tw__zipkin_hex16(v->v.str, lo) && *lo) {
+            *hi = 0;
+            return true;
+        }
+    }
+    return tw__parse_trace_id(v->v.str, v->len, rc->base, hi, lo, why, why_size);
+}
+
+/* A span or parent id by tw__parse_span_id's rules, the same way. */
+static bool read_span_id(const record_ctx *rc, const tw__jtok *v, bool allow_zero, uint64_t *id,
+                         char *why, size_t why_size)
+{
+    if (rc->base != TW__ID_DEC && v->len == 16 && tw__zipkin_hex16(v->v.str, id) &&
+        (*id || allow_zero))
+        return true;
+    return tw__parse_span_id(v->v.str, v->len, rc->base, allow_zero, id, why, why_size);
+}
+
 /* ---- endpoints ----------------------------------------------------------------------------- */
 
 /* An address as Zipkin's Endpoint parses it: IPv4 text, or IPv6 text in
@@ -218,6 +249,7 @@ static bool parse_ip(const char *text, char out[INET6_ADDRSTRLEN], bool *is_v4)
 typedef struct {
     const char *service; /* borrowed from the JSON; NULL when absent or empty */
     size_t service_len;
+    bool service_has_nul;
     char ipv4[INET6_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN]; /* "" when absent */
     int64_t port;                                        /* 0 when absent */
 } endpoint;
@@ -231,6 +263,7 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
     enum { K_SERVICE, K_IPV4, K_IPV6, K_PORT, N_KEYS };
     ep->service = NULL;
     ep->service_len = 0;
+    ep->service_has_nul = false;
     ep->ipv4[0] = ep->ipv6[0] = '\0';
     ep->port = 0;
     const tw__jtok *obj = tok(s, at);
@@ -246,6 +279,7 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
     if (IS_STRING(service) && service->len > 0) {
         ep->service = service->v.str;
         ep->service_len = service->len;
+        ep->service_has_nul = service->has_nul;
     } else if (service && !IS_NULL(service) && !IS_STRING(service)) {
         tw__wire_warn(rc->in, rc->line_no, "%s.serviceName: not a string, ignored", name);
     }
@@ -280,7 +314,9 @@ static void read_endpoint(record_ctx *rc, const tw__json_scan *s, size_t at, con
 static bool set_local(const endpoint *ep, tw__process *p)
 {
     /* A service holding a NUL byte is cut there (service names are C strings). */
-    if (ep->service && !tw__process_set_service(p, ep->service))
+    if (ep->service &&
+        !(ep->service_has_nul ? tw__process_set_service(p, ep->service)
+                              : tw__process_set_service_n(p, ep->service, ep->service_len)))
         return false;
     tw_value v = {.type = TW_VALUE_STRING};
     if (ep->ipv4[0] || ep->ipv6[0]) {
@@ -305,11 +341,14 @@ static bool set_local(const endpoint *ep, tw__process *p)
 
 static bool set_remote(const endpoint *ep, tw__span_data *s)
 {
-    if (ep->service && !tw__span_data_add_str_tag(s, "peer.service", ep->service, ep->service_len))
+    if (ep->service && !tw__span_data_add_str_tag_n(s, "peer.service", sizeof "peer.service" - 1,
+                                                    ep->service, ep->service_len))
         return false;
-    if (ep->ipv4[0] && !tw__span_data_add_str_tag(s, "peer.ipv4", ep->ipv4, strlen(ep->ipv4)))
+    if (ep->ipv4[0] && !tw__span_data_add_str_tag_n(s, "peer.ipv4", sizeof "peer.ipv4" - 1,
+                                                    ep->ipv4, strlen(ep->ipv4)))
         return false;
-    if (ep->ipv6[0] && !tw__span_data_add_str_tag(s, "peer.ipv6", ep->ipv6, strlen(ep->ipv6)))
+    if (ep->ipv6[0] && !tw__span_data_add_str_tag_n(s, "peer.ipv6", sizeof "peer.ipv6" - 1,
+                                                    ep->ipv6, strlen(ep->ipv6)))
         return false;
     tw_value port = {.type = TW_VALUE_INT64, .as.i64 = ep->port};
     return !ep->port || tw__span_data_add_tag(s, "peer.port", &port);
@@ -331,15 +370,18 @@ static int read_kind(record_ctx *rc, const tw__jtok *kind, tw__span_data *s)
         return -1;
     }
     for (int k = 0; k < 4; k++) {
-        if (strcasecmp(kind->v.str, kinds[k]) == 0) {
-            if (!tw__span_data_add_str_tag(s, "span.kind", kinds_lower[k], strlen(kinds_lower[k])))
+        size_t len = strlen(kinds[k]); /* folded: the names are literals */
+        if (kind->len == len && strcasecmp(kind->v.str, kinds[k]) == 0) {
+            if (!tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1, kinds_lower[k],
+                                             len))
                 rc->is_nomem = true;
             return k;
         }
     }
     tw__wire_warn(rc->in, rc->line_no, "kind: unknown value \"%.40s\", kept as tag span.kind",
                   kind->v.str);
-    if (!tw__span_data_add_str_tag(s, "span.kind", kind->v.str, kind->len))
+    if (!tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1, kind->v.str,
+                                     kind->len))
         rc->is_nomem = true;
     return -2;
 }
@@ -399,6 +441,15 @@ static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__sp
     for (size_t k = at + 1; k < tags->end; k = js->tok[k + 1].end) {
         const char *key = js->tok[k].v.str;
         const tw__jtok *value = &js->tok[k + 1];
+        /* A key holds no NUL (the scanner refuses one): its length is the
+         * token's. A string value, the usual tag, is added straight. */
+        if (value->type == TW__J_STRING) {
+            if (!tw__span_data_add_str_tag_n(s, key, js->tok[k].len, value->v.str, value->len)) {
+                rc->is_nomem = true;
+                return;
+            }
+            continue;
+        }
         if (IS_NULL(value)) {
             tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: null value, dropped", key);
             continue;
@@ -410,9 +461,8 @@ static void read_tags(record_ctx *rc, const tw__json_scan *js, size_t at, tw__sp
             rc->is_nomem = true;
             return;
         }
-        if (!IS_STRING(value))
-            tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
-        bool ok = tw__span_data_add_str_tag(s, key, text, len);
+        tw__wire_warn(rc->in, rc->line_no, "tags.%.60s: not a string, stringified", key);
+        bool ok = tw__span_data_add_str_tag_n(s, key, js->tok[k].len, text, len);
         free(to_free);
         if (!ok) {
             rc->is_nomem = true;
@@ -464,7 +514,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
         snprintf(why, why_size, "traceId: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_trace_id(v->v.str, v->len, rc->base, &hi, &lo, reason, sizeof reason)) {
+    if (!read_trace_id(rc, v, &hi, &lo, reason, sizeof reason)) {
         snprintf(why, why_size, "traceId: %s", reason);
         return NULL;
     }
@@ -473,7 +523,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
         snprintf(why, why_size, "id: missing or not a string");
         return NULL;
     }
-    if (!tw__parse_span_id(v->v.str, v->len, rc->base, false, &id, reason, sizeof reason)) {
+    if (!read_span_id(rc, v, false, &id, reason, sizeof reason)) {
         snprintf(why, why_size, "id: %s", reason);
         return NULL;
     }
@@ -483,8 +533,7 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
             snprintf(why, why_size, "parentId: not a string");
             return NULL;
         }
-        if (!tw__parse_span_id(pv->v.str, pv->len, rc->base, true, &parent, reason,
-                               sizeof reason)) {
+        if (!read_span_id(rc, pv, true, &parent, reason, sizeof reason)) {
             snprintf(why, why_size, "parentId: %s", reason);
             return NULL;
         }
@@ -527,7 +576,13 @@ static tw__span_data *decode_span(record_ctx *rc, const tw__json_scan *js, tw__p
     endpoint local, remote;
     read_endpoint(rc, js, m[M_LOCAL], "localEndpoint", &local);
     read_endpoint(rc, js, m[M_REMOTE], "remoteEndpoint", &remote);
-    if (rc->is_nomem || !set_local(&local, process) || !set_remote(&remote, s))
+    /* The tags still to come, room made at once: the remote endpoint's and
+     * the tags object's members (the array is not grown on the way). */
+    const tw__jtok *tags = tok(js, m[M_TAGS]);
+    size_t n_more = (remote.service != NULL) + (remote.ipv4[0] != '\0') + (remote.ipv6[0] != '\0') +
+                    (remote.port != 0) + (IS_OBJECT(tags) ? tags->n : 0);
+    if (rc->is_nomem || !set_local(&local, process) || !tw__span_data_reserve_tags(s, n_more) ||
+        !set_remote(&remote, s))
         goto nomem;
     read_tags(rc, js, m[M_TAGS], s);
     read_annotations(rc, js, m[M_ANNOTATIONS], s);
@@ -606,20 +661,18 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
     rc->line_no = line_no;
     char why[256];
     tw__span_data *span = NULL;
-    tw__process process;
-    tw__process_init(&process);
+    /* The emit copies what it keeps of the process (the bridge interns it). */
+    tw__process_reset(&rc->process);
     if (!js)
         snprintf(why, sizeof why, "not valid JSON: %s", parse_error);
     else
-        span = decode_span(rc, js, &process, why, sizeof why);
+        span = decode_span(rc, js, &rc->process, why, sizeof why);
     if (rc->is_nomem) {
-        tw__process_clear(&process);
         tw__set_error(err, TW_E_NOMEM, "%s:%zu: out of memory", in->name, line_no);
         return TW_E_NOMEM;
     }
-    bool go_on = span ? tw__wire_emit(in, line_no, span, &process, rec, len)
+    bool go_on = span ? tw__wire_emit(in, line_no, span, &rc->process, rec, len)
                       : in->reject(in, line_no, rec, len, why);
-    tw__process_clear(&process);
     return go_on ? TW_OK : TW_E_STATE;
 }
 
@@ -630,7 +683,10 @@ static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err
         rc.unit = in->opts->time_unit;
     if (in->opts && in->opts->id_base != TW__ID_AUTO)
         rc.base = in->opts->id_base;
-    return tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
+    tw__process_init(&rc.process);
+    tw_status status = tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
+    tw__process_clear(&rc.process);
+    return status;
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */
