@@ -591,10 +591,12 @@ tw_status tw__dapper_log_decode(const char *line, size_t len, size_t line_no,
              (size_t)((const char *)memchr(line, '\0', len) - line) + 1);
         return d.status;
     }
-    /* Most lines are the SDK's own: the scanner-based decoder reads them
-     * without a Jansson tree (dapper_log_fast.c); it declines every line it
-     * cannot prove it reads as the code below does, errors included. */
-    if (tw__dapper_log_decode_fast(line, len, span_out, process_out))
+    /* Most lines are the SDK's own: the direct decoder reads them in place
+     * (dapper_log_direct.c), the scanner-based one any other valid shape
+     * without a Jansson tree (dapper_log_fast.c); each declines every line
+     * it cannot prove it reads as the code below does, errors included. */
+    if (tw__dapper_log_decode_direct(line, len, span_out, process_out) ||
+        tw__dapper_log_decode_fast(line, len, span_out, process_out))
         return TW_OK;
     return tw__dapper_log_decode_jansson(line, len, line_no, span_out, process_out, err);
 }
