@@ -15,8 +15,8 @@
  *   - strings: valid UTF-8 (utf8.h, as Jansson's utf.c), no raw byte below
  *     0x20, the eight short escapes and \uXXXX (a surrogate only as a
  *     high-low pair); \u0000 is declined (callers keep C strings);
- *   - integers: -?(0|[1-9][0-9]*) with at most 18 digits (always within
- *     strtoll's range; longer ones are declined);
+ *   - integers: -?(0|[1-9][0-9]*) within strtoll's range (Jansson fails
+ *     beyond it; declined);
  *   - reals: as strtod reads them (Jansson's reading), the simple ones
  *     without calling it; longer than 63 bytes they are declined;
  *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them.
@@ -296,8 +296,8 @@ static inline __attribute__((always_inline)) bool tw__jd_string(tw__jd *c, tw__j
     return true;
 }
 
-/* The digits of an integer after its optional '-' (at most 18, no leading
- * zero): their value, c->p past them. */
+/* The digits of an integer after its optional '-' (at most 19, no leading
+ * zero): their value (below 10^19 < 2^64), c->p past them. */
 static inline __attribute__((always_inline)) bool tw__jd_digits(tw__jd *c, uint64_t *out)
 {
     const char *p = c->p;
@@ -314,30 +314,33 @@ static inline __attribute__((always_inline)) bool tw__jd_digits(tw__jd *c, uint6
         p += 8;
     }
 #endif
-    while (p < c->e && (unsigned char)(*p - '0') < 10 && p - first < 19) {
+    while (p < c->e && (unsigned char)(*p - '0') < 10 && p - first < 20) {
         v = v * 10 + (uint64_t)(*p - '0');
         p++;
     }
     size_t n = (size_t)(p - first);
-    if (n == 0 || n > 18 || (n > 1 && *first == '0'))
+    if (n == 0 || n > 19 || (n > 1 && *first == '0'))
         return false;
     *out = v;
     c->p = p;
     return true;
 }
 
-/* A JSON integer (what Jansson reads as json_integer, within 18 digits).
- * A following '.', 'e' or 'E' (a real) is declined. */
+/* A JSON integer (what Jansson reads as json_integer: strtoll's range;
+ * beyond it Jansson fails, so it is declined). A following '.', 'e' or 'E'
+ * (a real) is declined. */
 static inline __attribute__((always_inline)) bool tw__jd_int64(tw__jd *c, int64_t *out)
 {
     const char *at = c->p;
     bool is_negative = tw__jd_byte(c, '-');
     uint64_t v;
-    if (!tw__jd_digits(c, &v) || (c->p < c->e && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
+    if (!tw__jd_digits(c, &v) || v > (uint64_t)INT64_MAX + is_negative ||
+        (c->p < c->e && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
         c->p = at;
         return false;
     }
-    *out = is_negative ? -(int64_t)v : (int64_t)v;
+    /* -(v - 1) - 1: INT64_MIN without an overflow. */
+    *out = is_negative ? (v ? -(int64_t)(v - 1) - 1 : 0) : (int64_t)v;
     return true;
 }
 
@@ -392,7 +395,9 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
             goto decline;
     }
     if (!is_real) {
-        int64_t i = is_negative ? -(int64_t)mant : (int64_t)mant;
+        if (mant > (uint64_t)INT64_MAX + is_negative)
+            goto decline; /* Jansson: "too big integer" */
+        int64_t i = is_negative ? (mant ? -(int64_t)(mant - 1) - 1 : 0) : (int64_t)mant;
         *out = (double)i;
         return true;
     }
