@@ -12,7 +12,8 @@
  *
  * Input: the whole input is one line, prepared as tw__dapper_log_decode
  * prepares it (a final "\n" or "\r\n" dropped; a line with a NUL byte is
- * refused before either decoder runs, so it is skipped here). The public
+ * refused by the public decoder after the direct decoder declined it: only
+ * that decline is checked here). The public
  * decoder gets the raw input and prepares it itself.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
@@ -51,8 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         len--;
     if (len && line[len - 1] == '\r')
         len--;
-    if (memchr(line, '\0', len))
+    if (memchr(line, '\0', len)) {
+        /* The public decoder gives the direct decoder such lines: it must
+         * decline them. */
+        tw__span_data *ds = NULL;
+        tw__process dp;
+        if (tw__dapper_log_decode_direct(line, len, &ds, &dp) || ds)
+            fail("the direct decoder accepted a line with a NUL byte");
         return 0;
+    }
     tw__span_data *fs = NULL, *js = NULL, *ds = NULL;
     tw__process fp, jp, dp;
     tw_error *je = NULL;

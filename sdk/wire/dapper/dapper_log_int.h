@@ -55,7 +55,9 @@ bool tw__dapper_log_decode_fast(const char *line, size_t len, tw__span_data **sp
 
 /* The direct decoder (dapper_log_direct.c), tried before the fast one: the
  * same contract, for lines in the shape the SDK's encoder writes; it
- * declines every other line, which then goes to the fast decoder. */
+ * declines every other line, which then goes to the fast decoder. It may
+ * be given a line with NUL bytes (tw__dapper_log_decode checks for them
+ * only after it): it declines those. */
 bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
                                   tw__process *process_out);
 

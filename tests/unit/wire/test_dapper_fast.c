@@ -558,6 +558,24 @@ static void test_direct_decoder_on_mutated_lines(void)
             if (!memchr(variant.data, '\0', variant.len)) /* the caller refuses NUL bytes */
                 check_line((const char *)variant.data, variant.len, &t);
         }
+        /* A NUL byte anywhere: tw__dapper_log_decode gives such a line to
+         * the direct decoder before it looks for NULs; it must decline. */
+        for (int k = 0; k < 4; k++) {
+            tw__buf_reset(&variant);
+            size_t at = corpus_below(&r, len);
+            put(&variant, text, len);
+            variant.data[at] = '\0';
+            tw__span_data *ds = NULL;
+            tw__process dp;
+            CU_ASSERT_FALSE(
+                tw__dapper_log_decode_direct((const char *)variant.data, len, &ds, &dp));
+            CU_ASSERT_PTR_NULL(ds);
+            tw_error *e = NULL;
+            CU_ASSERT_EQUAL(tw__dapper_log_decode((const char *)variant.data, len, 1, &ds, &dp, &e),
+                            TW_E_MALFORMED);
+            CU_ASSERT(e && strstr(tw_error_message(e), "a NUL byte at column") != NULL);
+            tw_error_free(e);
+        }
         tw__dapper_log_encoder_free(enc);
         tw__span_data_unref(s);
         tw__process_clear(&p);
