@@ -344,14 +344,72 @@ static inline __attribute__((always_inline)) bool tw__jd_int64(tw__jd *c, int64_
     return true;
 }
 
+#ifdef __SIZEOF_INT128__
+/* @mant / 10^@frac (mant not 0, frac 1..19) correctly rounded to a double
+ * (to nearest, ties to even: what strtod gives), in integer arithmetic:
+ * q = floor(mant * 2^k / 10^frac) is taken with 55 bits or more, so its
+ * bits beyond the 53 kept, with the division's remainder as a sticky bit,
+ * decide the rounding exactly. The result, m * 2^e with e in -120..8, is a
+ * normal double: the product is exact. */
+static inline double tw__jd_decimal(uint64_t mant, unsigned frac)
+{
+    static const uint64_t pow10[20] = {UINT64_C(1),
+                                       UINT64_C(10),
+                                       UINT64_C(100),
+                                       UINT64_C(1000),
+                                       UINT64_C(10000),
+                                       UINT64_C(100000),
+                                       UINT64_C(1000000),
+                                       UINT64_C(10000000),
+                                       UINT64_C(100000000),
+                                       UINT64_C(1000000000),
+                                       UINT64_C(10000000000),
+                                       UINT64_C(100000000000),
+                                       UINT64_C(1000000000000),
+                                       UINT64_C(10000000000000),
+                                       UINT64_C(100000000000000),
+                                       UINT64_C(1000000000000000),
+                                       UINT64_C(10000000000000000),
+                                       UINT64_C(100000000000000000),
+                                       UINT64_C(1000000000000000000),
+                                       UINT64_C(10000000000000000000)};
+    __extension__ typedef unsigned __int128 u128;
+    uint64_t d = pow10[frac];
+    int bits_mant = 64 - __builtin_clzll(mant), bits_d = 64 - __builtin_clzll(d);
+    /* bits(mant << k) = 55 + bits(d) <= 119: q has 55 or 56 bits (more,
+     * at most 61, when k would be negative and is 0). */
+    int k = 55 + bits_d - bits_mant;
+    if (k < 0)
+        k = 0;
+    u128 n = (u128)mant << k;
+    uint64_t q = (uint64_t)(n / d);
+    bool is_inexact = (uint64_t)(n % d) != 0;
+    int s = (64 - __builtin_clzll(q)) - 53; /* 2..8 bits below the kept ones */
+    uint64_t m = q >> s;
+    uint64_t rest = q & ((UINT64_C(1) << s) - 1), half = UINT64_C(1) << (s - 1);
+    if (rest > half || (rest == half && (is_inexact || (m & 1))))
+        m++;
+    int e = s - k;
+    if (m == UINT64_C(1) << 53) {
+        m >>= 1;
+        e++;
+    }
+    uint64_t scale_bits = (uint64_t)(1023 + e) << 52;
+    double scale;
+    memcpy(&scale, &scale_bits, sizeof scale);
+    return (double)m * scale;
+}
+#endif
+
 /* A JSON number as a double: an integer as json_number_value gives it
- * ((double) of the integer, within 18 digits), a real as strtod reads it
- * (Jansson's reading: the text with '.' as the locale's decimal point;
- * declined when that is not '.', as wire/core/json_scan.c does). A real of
- * at most 15 significant and 22 fraction digits without an exponent needs
- * no strtod: the digits as an integer below 2^53 and a power of ten up to
+ * ((double) of the integer), a real as strtod reads it (Jansson's
+ * reading: the text with '.' as the locale's decimal point; declined when
+ * that is not '.', as wire/core/json_scan.c does). Reals without an
+ * exponent need no strtod: with at most 15 significant and 22 fraction
+ * digits, the digits as an integer below 2^53 and a power of ten up to
  * 10^22 are exact doubles, so their correctly rounded quotient is the
- * correctly rounded value of the text (Clinger's fast path). */
+ * correctly rounded value of the text (Clinger's fast path); with at
+ * most 19 of each, tw__jd_decimal. */
 static inline bool tw__jd_number(tw__jd *c, double *out)
 {
     static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -362,7 +420,7 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
     uint64_t mant;
     if (!tw__jd_digits(c, &mant))
         goto decline;
-    bool is_real = false;
+    bool is_real = false, is_long = false;
     /* Significant digits: those from the first non-zero one on (the
      * integer part has no leading zero). */
     size_t digits = 0, frac = 0;
@@ -372,11 +430,12 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
         is_real = true;
         const char *f = ++c->p;
         for (; c->p < c->e && (unsigned char)(*c->p - '0') < 10; c->p++) {
-            if (digits <= 15) {
-                if (mant || *c->p != '0')
-                    digits++;
+            if (mant || *c->p != '0')
+                digits++;
+            if (digits > 19)
+                is_long = true; /* mant no longer holds them all */
+            else
                 mant = mant * 10 + (uint64_t)(*c->p - '0');
-            }
             frac++;
         }
         if (c->p == f)
@@ -401,11 +460,18 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
         *out = (double)i;
         return true;
     }
-    if (!has_exponent && digits <= 15 && frac <= 22) {
+    if (!has_exponent && !is_long && digits <= 15 && frac <= 22) {
         double v = (double)mant / pow10[frac];
         *out = is_negative ? -v : v;
         return true;
     }
+#ifdef __SIZEOF_INT128__
+    if (!has_exponent && !is_long && frac <= 19) {
+        double v = mant ? tw__jd_decimal(mant, (unsigned)frac) : 0.0;
+        *out = is_negative ? -v : v;
+        return true;
+    }
+#endif
     char buf[64];
     size_t n = (size_t)(c->p - at);
     const char *point = localeconv()->decimal_point;

@@ -14,6 +14,8 @@
  * NUL in keys, depth, ...) must either decode equal or be declined, and a
  * declined line must give exactly the Jansson path's result and message.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "span_corpus.h"
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
+#include "wire/core/json_direct.h"
 
 /* Under AddressSanitizer every decode costs several times more: the
  * loops are shortened there (CI's asan stage), the plain build runs them
@@ -928,6 +931,110 @@ static void test_direct_decoder_edge_lines(void)
     CU_ASSERT_EQUAL(t.mismatched, 0);
 }
 
+/* ---- numbers: json_direct.h against strtod (Jansson's reading) ----------------------------- */
+
+static size_t n_number_mismatches;
+
+/* tw__jd_number on @text must give strtod's double (bit for bit) or, for
+ * an integer text, (double) of its int64; or decline. */
+static void check_number(const char *text)
+{
+    tw__jd c = {text, text + strlen(text)};
+    double got;
+    if (!tw__jd_number(&c, &got))
+        return;
+    double want;
+    if (strpbrk(text, ".eE")) {
+        want = strtod(text, NULL);
+    } else {
+        errno = 0;
+        long long i = strtoll(text, NULL, 10);
+        want = errno ? NAN : (double)i;
+    }
+    if (c.p != c.e || memcmp(&got, &want, sizeof got) != 0) {
+        if (n_number_mismatches++ < 10)
+            fprintf(stderr, "tw__jd_number(\"%s\") = %.17g, strtod: %.17g\n", text, got, want);
+    }
+}
+
+/* "@hi.@lo" with @lo written with @frac digits (leading zeros kept). */
+static void check_fixed(uint64_t hi, uint64_t lo, int frac, bool is_negative)
+{
+    char text[64];
+    if (frac == 0)
+        snprintf(text, sizeof text, "%s%llu", is_negative ? "-" : "", (unsigned long long)hi);
+    else
+        snprintf(text, sizeof text, "%s%llu.%0*llu", is_negative ? "-" : "", (unsigned long long)hi,
+                 frac, (unsigned long long)lo);
+    check_number(text);
+}
+
+static void test_direct_numbers_read_as_strtod(void)
+{
+    corpus_rng r = {99};
+    char text[64];
+    n_number_mismatches = 0;
+    for (size_t i = 0; i < 200000; i++) {
+        /* Random doubles as writers print them: %.15g to %.19g. */
+        uint64_t bits = corpus_next(&r);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        if (!isfinite(d))
+            continue;
+        snprintf(text, sizeof text, "%.*g", 15 + (int)(i % 5), d);
+        check_number(text);
+        /* Random digits around the integer/fraction sizes each path takes. */
+        int frac = (int)corpus_below(&r, 21);
+        uint64_t lo = 1;
+        for (int k = 0; k < frac && k < 19; k++)
+            lo *= 10;
+        uint64_t hi = corpus_next(&r) >> corpus_below(&r, 64);
+        check_fixed(hi, frac ? corpus_next(&r) % lo : 0, frac > 19 ? 19 : frac, i & 1);
+        check_fixed(hi % 100000, corpus_next(&r) % lo, frac > 19 ? 19 : frac, i & 2);
+        /* Exact halfway points between doubles, and one unit off in their
+         * last digit: (2m+1) / 2^(j+1) = (2m+1) * 5^(j+1) / 10^(j+1). */
+        int j = (int)corpus_below(&r, 12);
+        uint64_t m = (corpus_next(&r) >> (10 + corpus_below(&r, 24))) | (UINT64_C(1) << 30);
+        __extension__ unsigned __int128 v = (unsigned __int128)(2 * m + 1);
+        uint64_t p10 = 1;
+        for (int k = 0; k <= j; k++) {
+            v *= 5;
+            p10 *= 10;
+        }
+        if (v / p10 <= UINT64_MAX) {
+            uint64_t ip = (uint64_t)(v / p10), fp = (uint64_t)(v % p10);
+            check_fixed(ip, fp, j + 1, false);
+            if (fp + 1 < p10)
+                check_fixed(ip, fp + 1, j + 1, false);
+            if (fp > 0)
+                check_fixed(ip, fp - 1, j + 1, true);
+        }
+    }
+    static const char *const edges[] = {"0.0",
+                                        "-0.0",
+                                        "0.5",
+                                        "9007199254740993.0",
+                                        "9007199254740993.5",
+                                        "9007199254740992.5",
+                                        "18014398509481985.0",
+                                        "0.20000000000000001",
+                                        "0.1000000000000000055511151231257827",
+                                        "1234567890123456789.5",
+                                        "9999999999999999999.9",
+                                        "0.9999999999999999999",
+                                        "0.0000000000000000001",
+                                        "0.00000000000000000001",
+                                        "1.7976931348623157e308",
+                                        "4.9e-324",
+                                        "2.2250738585072011e-308",
+                                        "123456789012345678",
+                                        "-9223372036854775808",
+                                        "9223372036854775807"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        check_number(edges[i]);
+    CU_ASSERT_EQUAL(n_number_mismatches, 0);
+}
+
 /* Deeper than the scanner goes: declined, and the Jansson path still reads
  * it. An object of many members (whose repeated keys the scanner finds with
  * a hash) is read by the fast path, with the same result as Jansson's. */
@@ -990,6 +1097,7 @@ void tw_test_register(void)
     CU_add_test(suite, "edge_lines", test_edge_lines);
     CU_add_test(suite, "direct_decoder_on_mutated_lines", test_direct_decoder_on_mutated_lines);
     CU_add_test(suite, "direct_decoder_edge_lines", test_direct_decoder_edge_lines);
+    CU_add_test(suite, "direct_numbers_read_as_strtod", test_direct_numbers_read_as_strtod);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
 }
