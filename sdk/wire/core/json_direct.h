@@ -35,6 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "wire/core/hex.h"
 #include "wire/core/json_write.h" /* tw__json_plain_run, the SWAR digit helpers */
 #include "wire/core/utf8.h"
@@ -228,10 +232,27 @@ tw__jd_unescape(tw__jd *c, tw__jd_scratch *sc, const char *start, const char **s
 }
 
 /* The plain run at @p: up to the first byte that needs a look ('"', '\\',
- * a control byte, a non-ASCII one) or @e. Eight bytes at a time
- * (tw__json_special_mask: its lowest set bit is exact). */
+ * a control byte, a non-ASCII one) or @e. Sixteen bytes at a time with
+ * SSE2 (x86-64's baseline: a signed compare with 0x20 finds the control
+ * and the non-ASCII bytes at once), else eight at a time
+ * (tw__json_special_mask: its lowest set bit is exact); the bytes left at
+ * the end one by one. */
 static inline __attribute__((always_inline)) const char *tw__jd_run(const char *p, const char *e)
 {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stop =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                         _mm_cmplt_epi8(x, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(stop);
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
 #ifdef TW__JSON_SWAR
     while (e - p >= 8) {
         uint64_t x;
