@@ -156,7 +156,8 @@ static bool span_tags(reader *r)
         bool ok =
             slot && tag(r, &t) &&
             tw__tag_set_n(&s->arena, slot, t.key, t.key_len, &t.value, SIZE_MAX, &was_truncated);
-        free(t.bin);
+        if (t.bin) /* binary values only: free(NULL) is a call per tag */
+            free(t.bin);
         if (!ok)
             return false;
         s->n_tags++;
@@ -398,7 +399,8 @@ static bool process(reader *r)
         do {
             decoded_tag t;
             bool ok = tag(r, &t) && add_process_tag(r, &t);
-            free(t.bin);
+            if (t.bin)
+                free(t.bin);
             if (!ok)
                 return false;
             has_hostname = has_hostname || key_is(&t, "hostname", 8);
