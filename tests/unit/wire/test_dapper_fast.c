@@ -43,9 +43,11 @@
 #ifdef UNDER_ASAN
 #define N_RANDOM 1200
 #define N_MUTATED 150
+#define N_NUMBERS 40000
 #else
 #define N_RANDOM 6000
 #define N_MUTATED 800
+#define N_NUMBERS 200000
 #endif
 
 static bool processes_equal(const tw__process *a, const tw__process *b)
@@ -974,7 +976,7 @@ static void test_direct_numbers_read_as_strtod(void)
     corpus_rng r = {99};
     char text[64];
     n_number_mismatches = 0;
-    for (size_t i = 0; i < 200000; i++) {
+    for (size_t i = 0; i < N_NUMBERS; i++) {
         /* Random doubles as writers print them: %.15g to %.19g. */
         uint64_t bits = corpus_next(&r);
         double d;
