@@ -11,10 +11,11 @@
  * int64 as string or number, records without "kind" whose annotations say
  * it, a process "host"/"ip" without the matching tags) and rejects anything
  * that would be misread, with "line N: <json path> <reason>". A line is
- * first offered to the fast decoder (dapper_log_fast.c: no Jansson tree,
- * about a tenth of the cost), which decodes exactly as decode_record()
- * below or declines; everything it declines, every error included, is
- * decoded here, so the messages are this file's.
+ * first offered to the direct decoder (dapper_log_direct.c: the encoder's
+ * own line shape, read in place), then to the fast one (dapper_log_fast.c:
+ * no Jansson tree), each of which decodes exactly as decode_record() below
+ * or declines; everything both decline, every error included, is decoded
+ * here, so the messages are this file's.
  *
  * Locking: none.
  */
