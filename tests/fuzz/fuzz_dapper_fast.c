@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/fuzz_dapper_fast.c: libFuzzer target for the fast Dapper log
- * decoder (sdk/wire/dapper/dapper_log_fast.c on wire/json_scan.c). Its one
- * promise: for any line, when it accepts, the Jansson decoder
- * (tw__dapper_log_decode_jansson) accepts too and gives an equal record
- * (every model field, shared, is_duration_unknown) and an equal process;
- * when it declines, nothing is set and nothing leaks (ASan's leak check),
- * and the public decoder gives exactly the Jansson decoder's result.
+ * decoders: the direct one (sdk/wire/dapper/dapper_log_direct.c on
+ * wire/core/json_direct.h) and the scanner one (dapper_log_fast.c on
+ * wire/core/json_scan.c). Their one promise: for any line, when one
+ * accepts, the Jansson decoder (tw__dapper_log_decode_jansson) accepts too
+ * and gives an equal record (every model field, shared,
+ * is_duration_unknown) and an equal process; when it declines, nothing is
+ * set and nothing leaks (ASan's leak check), and the public decoder gives
+ * exactly the Jansson decoder's result.
  *
  * Input: the whole input is one line, prepared as tw__dapper_log_decode
  * prepares it (a final "\n" or "\r\n" dropped; a line with a NUL byte is
- * refused before either decoder runs, so it is skipped here). The public
+ * refused by the public decoder after the direct decoder declined it: only
+ * that decline is checked here). The public
  * decoder gets the raw input and prepares it itself.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
@@ -49,13 +52,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         len--;
     if (len && line[len - 1] == '\r')
         len--;
-    if (memchr(line, '\0', len))
+    if (memchr(line, '\0', len)) {
+        /* The public decoder gives the direct decoder such lines: it must
+         * decline them. */
+        tw__span_data *ds = NULL;
+        tw__process dp;
+        if (tw__dapper_log_decode_direct(line, len, &ds, &dp) || ds)
+            fail("the direct decoder accepted a line with a NUL byte");
         return 0;
-    tw__span_data *fs = NULL, *js = NULL;
-    tw__process fp, jp;
+    }
+    tw__span_data *fs = NULL, *js = NULL, *ds = NULL;
+    tw__process fp, jp, dp;
     tw_error *je = NULL;
+    bool direct_ok = tw__dapper_log_decode_direct(line, len, &ds, &dp);
     bool fast_ok = tw__dapper_log_decode_fast(line, len, &fs, &fp);
     tw_status jst = tw__dapper_log_decode_jansson(line, len, 1, &js, &jp, &je);
+    if (direct_ok) {
+        if (jst != TW_OK)
+            fail("the direct decoder accepted a line the Jansson decoder rejects");
+        if (!tw_test_spans_equal(ds, js) || ds->shared != js->shared ||
+            ds->is_duration_unknown != js->is_duration_unknown)
+            fail("the direct and Jansson decoders give different records");
+        if (!processes_equal(&dp, &jp))
+            fail("the direct and Jansson decoders give different processes");
+        tw__span_data_unref(ds);
+        tw__process_clear(&dp);
+    } else if (ds) {
+        fail("the direct decoder declined a line and set its output");
+    }
     if (fast_ok) {
         if (jst != TW_OK)
             fail("the fast decoder accepted a line the Jansson decoder rejects");

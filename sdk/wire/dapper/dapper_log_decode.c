@@ -11,10 +11,11 @@
  * int64 as string or number, records without "kind" whose annotations say
  * it, a process "host"/"ip" without the matching tags) and rejects anything
  * that would be misread, with "line N: <json path> <reason>". A line is
- * first offered to the fast decoder (dapper_log_fast.c: no Jansson tree,
- * about a tenth of the cost), which decodes exactly as decode_record()
- * below or declines; everything it declines, every error included, is
- * decoded here, so the messages are this file's.
+ * first offered to the direct decoder (dapper_log_direct.c: the encoder's
+ * own line shape, read in place), then to the fast one (dapper_log_fast.c:
+ * no Jansson tree), each of which decodes exactly as decode_record() below
+ * or declines; everything both decline, every error included, is decoded
+ * here, so the messages are this file's.
  *
  * Locking: none.
  */
@@ -585,15 +586,21 @@ tw_status tw__dapper_log_decode(const char *line, size_t len, size_t line_no,
         len--;
     if (len && line[len - 1] == '\r')
         len--;
+    /* Most lines are the SDK's own: the direct decoder reads them in place
+     * (dapper_log_direct.c), the scanner-based one any other valid shape
+     * without a Jansson tree (dapper_log_fast.c); each declines every line
+     * it cannot prove it reads as the code below does, errors included.
+     * The direct one reads every byte of a line it accepts and none of its
+     * rules takes a NUL byte, so it declines those lines itself and the
+     * check below is paid only by the others. */
+    if (tw__dapper_log_decode_direct(line, len, span_out, process_out))
+        return TW_OK;
     /* Jansson skips a raw NUL byte between tokens; it is no JSON text. */
     if (memchr(line, '\0', len)) {
         fail(&d, "not a JSON object: a NUL byte at column %zu",
              (size_t)((const char *)memchr(line, '\0', len) - line) + 1);
         return d.status;
     }
-    /* Most lines are the SDK's own: the scanner-based decoder reads them
-     * without a Jansson tree (dapper_log_fast.c); it declines every line it
-     * cannot prove it reads as the code below does, errors included. */
     if (tw__dapper_log_decode_fast(line, len, span_out, process_out))
         return TW_OK;
     return tw__dapper_log_decode_jansson(line, len, line_no, span_out, process_out, err);

@@ -4,8 +4,10 @@
  * to wire/): the general decoder on a Jansson tree (dapper_log.c), which
  * gives every error message, and the fast one on wire/core/json_scan.h tokens
  * (dapper_log_fast.c), which decodes the lines it can prove it reads the
- * same way and declines every other line. tw__dapper_log_decode() tries the
- * fast one first. The value rules live here once so both apply the same.
+ * same way and declines every other line, and the direct one
+ * (dapper_log_direct.c), which reads the encoder's own line shape in place
+ * and declines the rest. tw__dapper_log_decode() tries the direct one, then
+ * the fast one, then Jansson. The value rules live here once so both apply the same.
  *
  * Locking: none (pure functions; the tables are constant).
  */
@@ -50,5 +52,13 @@ tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t lin
  * to Jansson) with nothing set and nothing leaked. */
 bool tw__dapper_log_decode_fast(const char *line, size_t len, tw__span_data **span_out,
                                 tw__process *process_out);
+
+/* The direct decoder (dapper_log_direct.c), tried before the fast one: the
+ * same contract, for lines in the shape the SDK's encoder writes; it
+ * declines every other line, which then goes to the fast decoder. It may
+ * be given a line with NUL bytes (tw__dapper_log_decode checks for them
+ * only after it): it declines those. */
+bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
+                                  tw__process *process_out);
 
 #endif /* TW_WIRE_DAPPER_LOG_INT_H */

@@ -14,6 +14,8 @@
  * NUL in keys, depth, ...) must either decode equal or be declined, and a
  * declined line must give exactly the Jansson path's result and message.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,27 @@
 #include "span_corpus.h"
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
+#include "wire/core/json_direct.h"
 
+/* Under AddressSanitizer every decode costs several times more: the
+ * loops are shortened there (CI's asan stage), the plain build runs them
+ * whole; every kind of line and mutation is still covered. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifdef UNDER_ASAN
+#define N_RANDOM 1200
+#define N_MUTATED 150
+#define N_NUMBERS 40000
+#else
 #define N_RANDOM 6000
+#define N_MUTATED 800
+#define N_NUMBERS 200000
+#endif
 
 static bool processes_equal(const tw__process *a, const tw__process *b)
 {
@@ -43,35 +64,52 @@ static bool records_equal(const tw__span_data *a, const tw__span_data *b)
 
 typedef struct {
     size_t accepted, declined, mismatched;
+    size_t direct_accepted; /* by the direct decoder (dapper_log_direct.c) */
 } tally;
 
-/* Decodes one line both ways. A fast result must equal Jansson's; a
- * declined line must decode through tw__dapper_log_decode exactly as the
- * Jansson path alone decodes it (status and message). Returns whether the
- * fast path accepted. */
+/* Decodes one line every way. The direct decoder, when it accepts, must
+ * give Jansson's record (and so the fast decoder's, when that accepts too);
+ * a fast result must equal Jansson's; a line both decline must decode
+ * through tw__dapper_log_decode exactly as the Jansson path alone decodes
+ * it (status and message). Returns whether the fast path accepted. */
 static bool check_line(const char *line, size_t len, tally *t)
 {
-    tw__span_data *fs = NULL, *js = NULL, *ps = NULL;
-    tw__process fp, jp, pp;
+    tw__span_data *fs = NULL, *js = NULL, *ps = NULL, *ds = NULL;
+    tw__process fp, jp, pp, dp;
     tw_error *je = NULL, *pe = NULL;
+    bool direct_ok = tw__dapper_log_decode_direct(line, len, &ds, &dp);
     bool fast_ok = tw__dapper_log_decode_fast(line, len, &fs, &fp);
     tw_status jst = tw__dapper_log_decode_jansson(line, len, 3, &js, &jp, &je);
-    bool ok;
+    bool ok = true;
+    if (direct_ok) {
+        t->direct_accepted++;
+        ok = jst == TW_OK && records_equal(ds, js) && processes_equal(&dp, &jp);
+        if (!ok)
+            fprintf(stderr, "the direct decoder disagrees with Jansson:\n");
+        tw__span_data_unref(ds);
+        tw__process_clear(&dp);
+    } else if (ds) {
+        ok = false;
+        fprintf(stderr, "the direct decoder declined and set its output:\n");
+    }
     if (fast_ok) {
         t->accepted++;
-        ok = jst == TW_OK && records_equal(fs, js) && processes_equal(&fp, &jp);
+        ok = ok && jst == TW_OK && records_equal(fs, js) && processes_equal(&fp, &jp);
         tw__span_data_unref(fs);
         tw__process_clear(&fp);
     } else {
         t->declined++;
         tw_status pst = tw__dapper_log_decode(line, len, 3, &ps, &pp, &pe);
-        ok = pst == jst;
+        ok = ok && pst == jst;
         if (ok && pst == TW_OK) {
             ok = records_equal(ps, js) && processes_equal(&pp, &jp);
             tw__span_data_unref(ps);
             tw__process_clear(&pp);
         } else if (ok) {
             ok = strcmp(tw_error_message(pe), tw_error_message(je)) == 0;
+        } else if (pst == TW_OK) {
+            tw__span_data_unref(ps);
+            tw__process_clear(&pp);
         }
     }
     if (jst == TW_OK) {
@@ -80,9 +118,9 @@ static bool check_line(const char *line, size_t len, tally *t)
     }
     if (!ok) {
         t->mismatched++;
-        fprintf(stderr, "fast and Jansson decoders disagree (fast %s, Jansson %s%s%s) on:\n%.*s\n",
-                fast_ok ? "accepted" : "declined", tw_status_str(jst), je ? ": " : "",
-                je ? tw_error_message(je) : "", (int)len, line);
+        fprintf(stderr, "decoders disagree (direct %s, fast %s, Jansson %s%s%s) on:\n%.*s\n",
+                direct_ok ? "accepted" : "declined", fast_ok ? "accepted" : "declined",
+                tw_status_str(jst), je ? ": " : "", je ? tw_error_message(je) : "", (int)len, line);
     }
     tw_error_free(je);
     tw_error_free(pe);
@@ -272,7 +310,15 @@ static void test_sdk_lines_and_rewrites_decode_equal(void)
         CU_ASSERT_FATAL(tw__dapper_log_encode_span(enc, s, &line));
         const char *text = (const char *)line.data;
         size_t len = line.len - 1; /* without "\n" */
+        size_t direct_before = sdk.direct_accepted;
         CU_ASSERT(check_line(text, len, &sdk));
+        /* The direct decoder reads every line of the encoder but those
+         * with a NUL in a string (corpus_span makes many on purpose). */
+        if (!memmem(text, len, "\\u0000", 6)) {
+            if (sdk.direct_accepted == direct_before)
+                fprintf(stderr, "the direct decoder declined an SDK line: %.*s\n", (int)len, text);
+            CU_ASSERT_EQUAL(sdk.direct_accepted, direct_before + 1);
+        }
         for (int v = 0; v < 5; v++) {
             tw__buf_reset(&variant);
             switch (v) {
@@ -300,12 +346,249 @@ static void test_sdk_lines_and_rewrites_decode_equal(void)
         tw__span_data_unref(s);
         tw__process_clear(&p);
     }
-    printf(
-        "\n  SDK lines: %zu accepted, %zu declined; rewritten lines: %zu accepted, %zu declined ",
-        sdk.accepted, sdk.declined, rewrites.accepted, rewrites.declined);
+    printf("\n  SDK lines: %zu accepted, %zu declined (direct decoder: %zu accepted); rewritten "
+           "lines: %zu accepted, %zu declined (direct: %zu accepted) ",
+           sdk.accepted, sdk.declined, sdk.direct_accepted, rewrites.accepted, rewrites.declined,
+           rewrites.direct_accepted);
     CU_ASSERT_EQUAL(sdk.declined, 0);
     CU_ASSERT_EQUAL(rewrites.declined, 0);
     CU_ASSERT_EQUAL(sdk.mismatched + rewrites.mismatched, 0);
+    tw__buf_free(&line);
+    tw__buf_free(&variant);
+}
+
+/* ---- mutations of the encoder's lines (the direct decoder's shape) ------------------------- */
+
+/* The members of the object at text[from] ('{'): *n ranges [start, end). */
+static size_t object_members(const char *text, size_t len, size_t from, size_t *start, size_t *end,
+                             size_t max)
+{
+    size_t n = 0, depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = from; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth == 1 && n < max)
+                start[n] = i + 1;
+        } else if (c == '}' || c == ']') {
+            if (depth-- == 1) {
+                if (n < max && start[n] < i)
+                    end[n++] = i;
+                return n;
+            }
+        } else if (c == ',' && depth == 1 && n < max) {
+            end[n++] = i;
+            if (n < max)
+                start[n] = i + 1;
+        }
+    }
+    return n;
+}
+
+/* @text with its members [start[i], end[i]) dropped (@how 0), repeated (1)
+ * or swapped with the next one (2). */
+static void mutate_member(const char *text, size_t len, const size_t *start, const size_t *end,
+                          size_t n, size_t i, int how, tw__buf *out)
+{
+    size_t a = start[i], b = end[i];
+    if (how == 0) { /* with the comma before it, or after it for the first */
+        size_t cut_from = i > 0 ? start[i] - 1 : a, cut_to = i > 0 ? b : (i + 1 < n ? b + 1 : b);
+        put(out, text, cut_from);
+        put(out, text + cut_to, len - cut_to);
+    } else if (how == 1) {
+        put(out, text, b);
+        put(out, ",", 1);
+        put(out, text + a, len - a);
+    } else if (i + 1 < n) {
+        size_t c = start[i + 1], d = end[i + 1];
+        put(out, text, a);
+        put(out, text + c, d - c);
+        put(out, ",", 1);
+        put(out, text + a, b - a);
+        put(out, text + d, len - d);
+    } else {
+        put(out, text, len);
+    }
+}
+
+/* Bytes and snippets that make a line valid in another way, or invalid. */
+static const char *const snippets[] = {"\"",
+                                       "\\",
+                                       ",",
+                                       ":",
+                                       "{",
+                                       "}",
+                                       "[",
+                                       "]",
+                                       "0",
+                                       "9",
+                                       "-",
+                                       ".",
+                                       "e",
+                                       "E",
+                                       "a",
+                                       "A",
+                                       "F",
+                                       "g",
+                                       " ",
+                                       "\t",
+                                       "\x7f",
+                                       "\xc3",
+                                       "\xff",
+                                       "\x01",
+                                       "\xed\xa0\x80",
+                                       "\xf4\x90\x80\x80",
+                                       "\\u0000",
+                                       "\\ud800",
+                                       "\\udc00",
+                                       "\\ud83d\\ude00",
+                                       "\\u00e9",
+                                       "\\n",
+                                       "\\\"",
+                                       "\\/",
+                                       "\\x",
+                                       "1e5",
+                                       ".5",
+                                       "00",
+                                       "-0",
+                                       "999999999999999999",
+                                       "9223372036854775808",
+                                       "\"x\":1,",
+                                       ",\"v\":1",
+                                       "true",
+                                       "false",
+                                       "null",
+                                       "\"\"",
+                                       "0.20000000000000001",
+                                       "1.5e-7",
+                                       "\\u0041",
+                                       "\xe2\x82\xac"};
+
+static void mutate_bytes(const char *text, size_t len, corpus_rng *r, tw__buf *out)
+{
+    size_t at = corpus_below(r, len + 1);
+    const char *sn = snippets[corpus_below(r, sizeof snippets / sizeof snippets[0])];
+    switch (corpus_below(r, 5)) {
+    case 0: /* replace a byte */
+        put(out, text, at);
+        put(out, sn, strlen(sn));
+        if (at < len)
+            put(out, text + at + 1, len - at - 1);
+        break;
+    case 1: /* insert */
+        put(out, text, at);
+        put(out, sn, strlen(sn));
+        put(out, text + at, len - at);
+        break;
+    case 2: /* delete a few bytes */
+    {
+        size_t n = 1 + corpus_below(r, 4);
+        put(out, text, at);
+        if (at + n < len)
+            put(out, text + at + n, len - at - n);
+        break;
+    }
+    case 3: /* cut */
+        put(out, text, at);
+        break;
+    default: /* repeat a piece */
+    {
+        size_t n = corpus_below(r, 24);
+        put(out, text, at);
+        put(out, text + (at > n ? at - n : 0), at > n ? n : at);
+        put(out, text + at, len - at);
+        break;
+    }
+    }
+}
+
+/* The encoder's lines with members dropped, repeated, swapped (at the top
+ * and in the process), and bytes replaced, inserted, deleted: the direct
+ * decoder accepts only what it reads as Jansson does (check_line). */
+static void test_direct_decoder_on_mutated_lines(void)
+{
+    tally t = {0};
+    tw__buf line, variant;
+    tw__buf_init(&line);
+    tw__buf_init(&variant);
+    corpus_rng r = {7};
+    for (size_t i = 0; i < N_MUTATED; i++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(23, i, &p, &has_process, CORPUS_EMPTY_KEYS);
+        CU_ASSERT_FATAL(s != NULL);
+        tw__dapper_log_encoder *enc = tw__dapper_log_encoder_new(&p);
+        CU_ASSERT_FATAL(enc != NULL);
+        tw__buf_reset(&line);
+        CU_ASSERT_FATAL(tw__dapper_log_encode_span(enc, s, &line));
+        const char *text = (const char *)line.data;
+        size_t len = line.len - 1;
+        check_line(text, len, &t);
+        size_t start[32], end[32];
+        size_t n = object_members(text, len, 0, start, end, 32);
+        for (size_t m = 0; m < n; m++) {
+            for (int how = 0; how < 3; how++) {
+                tw__buf_reset(&variant);
+                mutate_member(text, len, start, end, n, m, how, &variant);
+                check_line((const char *)variant.data, variant.len, &t);
+            }
+        }
+        /* The process object: the last member's value. */
+        if (n > 0 && end[n - 1] - start[n - 1] > 11 &&
+            memcmp(text + start[n - 1], "\"process\":{", 11) == 0) {
+            size_t ps[16], pe[16];
+            size_t pn = object_members(text, len, start[n - 1] + 10, ps, pe, 16);
+            for (size_t m = 0; m < pn; m++) {
+                for (int how = 0; how < 3; how++) {
+                    tw__buf_reset(&variant);
+                    mutate_member(text, len, ps, pe, pn, m, how, &variant);
+                    check_line((const char *)variant.data, variant.len, &t);
+                }
+            }
+        }
+        for (int k = 0; k < 24; k++) {
+            tw__buf_reset(&variant);
+            mutate_bytes(text, len, &r, &variant);
+            if (!memchr(variant.data, '\0', variant.len)) /* the caller refuses NUL bytes */
+                check_line((const char *)variant.data, variant.len, &t);
+        }
+        /* A NUL byte anywhere: tw__dapper_log_decode gives such a line to
+         * the direct decoder before it looks for NULs; it must decline. */
+        for (int k = 0; k < 4; k++) {
+            tw__buf_reset(&variant);
+            size_t at = corpus_below(&r, len);
+            put(&variant, text, len);
+            variant.data[at] = '\0';
+            tw__span_data *ds = NULL;
+            tw__process dp;
+            CU_ASSERT_FALSE(
+                tw__dapper_log_decode_direct((const char *)variant.data, len, &ds, &dp));
+            CU_ASSERT_PTR_NULL(ds);
+            tw_error *e = NULL;
+            CU_ASSERT_EQUAL(tw__dapper_log_decode((const char *)variant.data, len, 1, &ds, &dp, &e),
+                            TW_E_MALFORMED);
+            CU_ASSERT(e && strstr(tw_error_message(e), "a NUL byte at column") != NULL);
+            tw_error_free(e);
+        }
+        tw__dapper_log_encoder_free(enc);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    printf("\n  %zu mutated lines: the direct decoder accepted %zu, the fast one %zu ",
+           t.accepted + t.declined, t.direct_accepted, t.accepted);
+    CU_ASSERT(t.direct_accepted > 0);
+    CU_ASSERT_EQUAL(t.mismatched, 0);
     tw__buf_free(&line);
     tw__buf_free(&variant);
 }
@@ -430,6 +713,330 @@ static void test_edge_lines(void)
     CU_ASSERT_EQUAL(t.declined, declined_before);
 }
 
+/* ---- the direct decoder's own edges ------------------------------------------------------- */
+
+/* Lines in the encoder's shape (the direct decoder's), with one value each. */
+#define DH                                                                                         \
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2"
+#define DT ",\"process\":{\"service\":\"s\"}}"
+#define DTAG(type, value) ",\"tags\":[{\"key\":\"k\",\"type\":\"" type "\",\"value\":" value "}]"
+
+/* The direct decoder must read these (and as Jansson does). */
+static const char *const direct_reads[] = {
+    DH DT,
+    DH DTAG("int64", "999999999999999999") DT,
+    DH DTAG("int64", "-999999999999999999") DT,
+    DH DTAG("int64", "-0") DT,
+    DH DTAG("int64", "9223372036854775807") DT,
+    DH DTAG("int64", "-9223372036854775808") DT,
+    DH DTAG("float64", "-9223372036854775808") DT,
+    DH DTAG("float64", "9223372036854775807") DT,
+    DH DTAG("int64", "\"9223372036854775807\"") DT,
+    DH DTAG("int64", "\"-9223372036854775808\"") DT,
+    DH DTAG("float64", "0.20000000000000001") DT,
+    DH DTAG("float64", "0.1") DT,
+    DH DTAG("float64", "-0.0") DT,
+    DH DTAG("float64", "123456789012345.5") DT,
+    DH DTAG("float64", "0.000000000000000000000001") DT,
+    DH DTAG("float64", "1.7976931348623157e308") DT,
+    DH DTAG("float64", "4.9E-324") DT,
+    DH DTAG("float64", "1e-400") DT, /* underflow: Jansson reads 0 */
+    DH DTAG("float64", "5") DT,
+    DH DTAG("float64", "-999999999999999999") DT,
+    DH DTAG("float64", "\"NaN\"") DT,
+    DH DTAG("float64", "\"Infinity\"") DT,
+    DH DTAG("float64", "\"-Infinity\"") DT,
+    DH DTAG("string", "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\u20AC\\ud83d\\ude00\\u0041\"") DT,
+    DH DTAG("string", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\x7f\xf4\x8f\xbf\xbf\"") DT,
+    DH DTAG("string", "\"\"") DT,
+    DH DTAG("binary", "\"AAEC\"") DT,
+    DH DTAG("binary", "\"\"") DT,
+    DH DTAG("bool", "false") DT,
+    DH DTAG("bool", "true") DT,
+    "{\"v\":1,\"trace_id\":\"0123456789ABCDEFabcdef0123456789\",\"span_id\":\"FFFFFFFFFFFFFFFF\","
+    "\"parent_id\":\"1\",\"name\":\"a\\tb\\u00e9\",\"start_us\":0,\"end_us\":0" DT,
+    "{\"v\":1,\"trace_id\":\"00000000000000000000000000000001\",\"span_id\":\"0000000000000002\","
+    "\"name\":\"n\",\"start_us\":1,\"end_us\":9007199254740993" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"kind\":\"server\",\"start_us\":"
+    "1,"
+    "\"end_us\":2,\"flags\":4294967295,\"shared\":true,\"duration_unknown\":false,"
+    "\"annotations\":[{\"ts_us\":1,\"value\":\"sr\"},{\"ts_us\":-1,\"value\":\"custom\"}],"
+    "\"tags\":[{\"key\":\"span.kind\",\"type\":\"string\",\"value\":\"SERVER\"}],"
+    "\"logs\":[{\"ts_us\":5,\"fields\":[]},{\"ts_us\":6,\"fields\":[{\"key\":\"e\",\"type\":"
+    "\"binary\",\"value\":\"AA==\"}]}],\"refs\":[{\"type\":\"follows_from\",\"trace_id\":\"abc\","
+    "\"span_id\":\"9\"},{\"type\":\"child_of\",\"trace_id\":\"1\",\"span_id\":\"2\"}]"
+    ",\"process\":{\"service\":\"s\",\"host\":\"h\",\"ip\":\"1.2.3.4\",\"tags\":[{\"key\":\"ip\","
+    "\"type\":\"int64\",\"value\":5},{\"key\":\"b\",\"type\":\"binary\",\"value\":\"AQ==\"}]}}",
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2,"
+    "\"duration_unknown\":true,\"annotations\":[{\"ts_us\":1,\"value\":\"mr\"}]"
+    ",\"process\":{\"service\":\"s\",\"host\":\"h\",\"tags\":[{\"key\":\"hostname\",\"type\":"
+    "\"string\",\"value\":\"other\"}]}}",
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2,"
+    "\"annotations\":[]" DTAG("string",
+                              "\"v\"") ",\"logs\":[],\"refs\":[]"
+                                       ",\"process\":{\"service\":\"\",\"ip\":\"\",\"tags\":[]}}",
+};
+
+/* The direct decoder must decline these (the others read them, or reject
+ * them, with their own results). */
+static const char *const direct_declines[] = {
+    DH DTAG("int64", "9223372036854775808") DT, /* Jansson: too big */
+    DH DTAG("int64", "-9223372036854775809") DT,
+    DH DTAG("int64", "12345678901234567890") DT,
+    DH DTAG("float64", "9223372036854775808") DT,
+    DH DTAG("int64", "01") DT,
+    DH DTAG("int64", "1.0") DT,
+    DH DTAG("int64", "\"+1\"") DT,
+    DH DTAG("float64", "1e400") DT,
+    DH DTAG("float64", "1.") DT,
+    DH DTAG("float64", ".5") DT,
+    DH DTAG("float64", "-") DT,
+    DH DTAG("float64", "+1") DT,
+    DH DTAG("float64", "1e") DT,
+    DH DTAG("float64", "0.10000000000000000000000000000000000000000000000000000000000001") DT,
+    DH DTAG("float64", "\"nan\"") DT,
+    DH DTAG("string", "\"a\\u0000b\"") DT,
+    DH DTAG("string", "\"\\ud800\"") DT,
+    DH DTAG("string", "\"\\udc00\"") DT,
+    DH DTAG("string", "\"\\ud800\\u0041\"") DT,
+    DH DTAG("string", "\"\\ud800x\"") DT,
+    DH DTAG("string", "\"\\x\"") DT,
+    DH DTAG("string", "\"\\u12g4\"") DT,
+    DH DTAG("string", "\"\\u12\"") DT,
+    DH DTAG("string", "\"a\tb\"") DT,
+    DH DTAG("string", "\"\xc3\x28\"") DT,
+    DH DTAG("string", "\"\xed\xa0\x80\"") DT,
+    DH DTAG("string", "\"\xc0\xaf\"") DT,
+    DH DTAG("string", "\"\xf4\x90\x80\x80\"") DT,
+    DH DTAG("string", "\"\xe2\x82\"") DT,
+    DH DTAG("string", "1") DT,
+    DH DTAG("bool", "1") DT,
+    DH DTAG("other", "1") DT,
+    DH DTAG("binary", "\"abc\"") DT,
+    DH ",\"tags\":[{\"key\":\"\",\"type\":\"string\",\"value\":\"v\"}]" DT,
+    DH ",\"tags\":[{\"type\":\"string\",\"key\":\"k\",\"value\":\"v\"}]" DT,
+    DH ",\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\"v\",\"x\":1}]" DT,
+    DH ",\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\"v\"},]" DT,
+    DH ",\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\"v\"}" DT,
+    DH ",\"tags\":{}" DT,
+    DH ",\"flags\":1,\"flags\":1" DT,
+    DH ",\"flags\":-1" DT,
+    DH ",\"flags\":4294967296" DT,
+    DH ",\"shared\":1" DT,
+    DH ",\"zz\":1" DT,
+    DH DT " ",
+    " " DH DT,
+    DH " " DT,
+    DH DT "\n",
+    DH DT "}",
+    DH,
+    "{\"v\":1, \"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":2,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"0\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"0\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"parent_id\":\"2\",\"name\":\"n\","
+    "\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1g\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"123456789012345678901234567890123\",\"span_id\":\"2\",\"name\":\"n\","
+    "\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"12345678901234567\",\"name\":\"n\",\"start_us\":1,"
+    "\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"a\\u0000\",\"start_us\":1,"
+    "\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":-1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":3,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"kind\":\"CLIENT\","
+    "\"start_us\":1,\"end_us\":2" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"kind\":\"client\","
+    "\"start_us\":1,\"end_us\":2,\"annotations\":[{\"ts_us\":1,\"value\":\"sr\"}]" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"start_us\":1,\"end_us\":2,"
+    "\"annotations\":[{\"ts_us\":1,\"value\":\"cs\"},{\"ts_us\":1,\"value\":\"sr\"}]" DT,
+    "{\"v\":1,\"trace_id\":\"1\",\"span_id\":\"2\",\"name\":\"n\",\"kind\":\"client\","
+    "\"start_us\":1,\"end_us\":2,\"tags\":[{\"key\":\"span.kind\",\"type\":\"string\","
+    "\"value\":\"server\"}]" DT,
+    DH ",\"refs\":[{\"type\":\"parent\",\"trace_id\":\"1\",\"span_id\":\"2\"}]" DT,
+    DH ",\"logs\":[{\"ts_us\":1}]" DT,
+    DH ",\"process\":{\"host\":\"h\",\"service\":\"s\"}}",
+    DH ",\"process\":{\"service\":\"s\",\"service\":\"t\"}}",
+    DH
+    ",\"process\":{\"service\":\"s\",\"tags\":[{\"key\":\"\",\"type\":\"bool\",\"value\":true}]}}",
+    DH ",\"process\":{\"service\":\"s\"}",
+    DH ",\"process\":{\"service\":\"s\"}}}",
+};
+
+/* A line of @n log fields, annotations or escapes (beyond the direct
+ * decoder's stack room, or within it), checked every way. */
+static void check_generated(int what, size_t n, tally *t)
+{
+    tw__buf b;
+    tw__buf_init(&b);
+    put(&b, DH, strlen(DH));
+    if (what == 0) {
+        put(&b, ",\"logs\":[{\"ts_us\":1,\"fields\":[",
+            strlen(",\"logs\":[{\"ts_us\":1,\"fields\":["));
+        for (size_t i = 0; i < n; i++) {
+            char f[64];
+            snprintf(f, sizeof f, "%s{\"key\":\"k%zu\",\"type\":\"int64\",\"value\":%zu}",
+                     i ? "," : "", i, i);
+            put(&b, f, strlen(f));
+        }
+        put(&b, "]}]", 3);
+    } else if (what == 1) {
+        put(&b, ",\"annotations\":[", strlen(",\"annotations\":["));
+        for (size_t i = 0; i < n; i++) {
+            char f[64];
+            snprintf(f, sizeof f, "%s{\"ts_us\":%zu,\"value\":\"a%zu\"}", i ? "," : "", i, i);
+            put(&b, f, strlen(f));
+        }
+        put(&b, "]", 1);
+    } else {
+        put(&b, ",\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\"",
+            strlen(",\"tags\":[{\"key\":\"k\",\"type\":\"string\",\"value\":\""));
+        for (size_t i = 0; i < n; i++)
+            put(&b, "\\n", 2);
+        put(&b, "\"}]", 3);
+    }
+    put(&b, DT, strlen(DT));
+    check_line((const char *)b.data, b.len, t);
+    tw__buf_free(&b);
+}
+
+static void test_direct_decoder_edge_lines(void)
+{
+    tally t = {0};
+    for (size_t i = 0; i < sizeof direct_reads / sizeof direct_reads[0]; i++) {
+        size_t before = t.direct_accepted;
+        check_line(direct_reads[i], strlen(direct_reads[i]), &t);
+        if (t.direct_accepted == before)
+            fprintf(stderr, "the direct decoder declined: %s\n", direct_reads[i]);
+        CU_ASSERT_EQUAL(t.direct_accepted, before + 1);
+    }
+    for (size_t i = 0; i < sizeof direct_declines / sizeof direct_declines[0]; i++) {
+        size_t before = t.direct_accepted;
+        check_line(direct_declines[i], strlen(direct_declines[i]), &t);
+        if (t.direct_accepted != before)
+            fprintf(stderr, "the direct decoder accepted: %s\n", direct_declines[i]);
+        CU_ASSERT_EQUAL(t.direct_accepted, before);
+    }
+    /* Its stack room: 32 fields per log, 8 annotations, 4 KiB of unescaped
+     * text; one more is declined (the fast decoder reads those lines). */
+    size_t before = t.direct_accepted;
+    check_generated(0, 32, &t);
+    check_generated(1, 8, &t);
+    check_generated(2, 2047, &t);
+    CU_ASSERT_EQUAL(t.direct_accepted, before + 3);
+    check_generated(0, 33, &t);
+    check_generated(1, 9, &t);
+    check_generated(2, 2048, &t);
+    CU_ASSERT_EQUAL(t.direct_accepted, before + 3);
+    CU_ASSERT_EQUAL(t.mismatched, 0);
+}
+
+/* ---- numbers: json_direct.h against strtod (Jansson's reading) ----------------------------- */
+
+static size_t n_number_mismatches;
+
+/* tw__jd_number on @text must give strtod's double (bit for bit) or, for
+ * an integer text, (double) of its int64; or decline. */
+static void check_number(const char *text)
+{
+    tw__jd c = {text, text + strlen(text)};
+    double got;
+    if (!tw__jd_number(&c, &got))
+        return;
+    double want;
+    if (strpbrk(text, ".eE")) {
+        want = strtod(text, NULL);
+    } else {
+        errno = 0;
+        long long i = strtoll(text, NULL, 10);
+        want = errno ? NAN : (double)i;
+    }
+    if (c.p != c.e || memcmp(&got, &want, sizeof got) != 0) {
+        if (n_number_mismatches++ < 10)
+            fprintf(stderr, "tw__jd_number(\"%s\") = %.17g, strtod: %.17g\n", text, got, want);
+    }
+}
+
+/* "@hi.@lo" with @lo written with @frac digits (leading zeros kept). */
+static void check_fixed(uint64_t hi, uint64_t lo, int frac, bool is_negative)
+{
+    char text[64];
+    if (frac == 0)
+        snprintf(text, sizeof text, "%s%llu", is_negative ? "-" : "", (unsigned long long)hi);
+    else
+        snprintf(text, sizeof text, "%s%llu.%0*llu", is_negative ? "-" : "", (unsigned long long)hi,
+                 frac, (unsigned long long)lo);
+    check_number(text);
+}
+
+static void test_direct_numbers_read_as_strtod(void)
+{
+    corpus_rng r = {99};
+    char text[64];
+    n_number_mismatches = 0;
+    for (size_t i = 0; i < N_NUMBERS; i++) {
+        /* Random doubles as writers print them: %.15g to %.19g. */
+        uint64_t bits = corpus_next(&r);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        if (!isfinite(d))
+            continue;
+        snprintf(text, sizeof text, "%.*g", 15 + (int)(i % 5), d);
+        check_number(text);
+        /* Random digits around the integer/fraction sizes each path takes. */
+        int frac = (int)corpus_below(&r, 21);
+        uint64_t lo = 1;
+        for (int k = 0; k < frac && k < 19; k++)
+            lo *= 10;
+        uint64_t hi = corpus_next(&r) >> corpus_below(&r, 64);
+        check_fixed(hi, frac ? corpus_next(&r) % lo : 0, frac > 19 ? 19 : frac, i & 1);
+        check_fixed(hi % 100000, corpus_next(&r) % lo, frac > 19 ? 19 : frac, i & 2);
+        /* Exact halfway points between doubles, and one unit off in their
+         * last digit: (2m+1) / 2^(j+1) = (2m+1) * 5^(j+1) / 10^(j+1). */
+        int j = (int)corpus_below(&r, 12);
+        uint64_t m = (corpus_next(&r) >> (10 + corpus_below(&r, 24))) | (UINT64_C(1) << 30);
+        __extension__ unsigned __int128 v = (unsigned __int128)(2 * m + 1);
+        uint64_t p10 = 1;
+        for (int k = 0; k <= j; k++) {
+            v *= 5;
+            p10 *= 10;
+        }
+        if (v / p10 <= UINT64_MAX) {
+            uint64_t ip = (uint64_t)(v / p10), fp = (uint64_t)(v % p10);
+            check_fixed(ip, fp, j + 1, false);
+            if (fp + 1 < p10)
+                check_fixed(ip, fp + 1, j + 1, false);
+            if (fp > 0)
+                check_fixed(ip, fp - 1, j + 1, true);
+        }
+    }
+    static const char *const edges[] = {"0.0",
+                                        "-0.0",
+                                        "0.5",
+                                        "9007199254740993.0",
+                                        "9007199254740993.5",
+                                        "9007199254740992.5",
+                                        "18014398509481985.0",
+                                        "0.20000000000000001",
+                                        "0.1000000000000000055511151231257827",
+                                        "1234567890123456789.5",
+                                        "9999999999999999999.9",
+                                        "0.9999999999999999999",
+                                        "0.0000000000000000001",
+                                        "0.00000000000000000001",
+                                        "1.7976931348623157e308",
+                                        "4.9e-324",
+                                        "2.2250738585072011e-308",
+                                        "123456789012345678",
+                                        "-9223372036854775808",
+                                        "9223372036854775807"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        check_number(edges[i]);
+    CU_ASSERT_EQUAL(n_number_mismatches, 0);
+}
+
 /* Deeper than the scanner goes: declined, and the Jansson path still reads
  * it. An object of many members (whose repeated keys the scanner finds with
  * a hash) is read by the fast path, with the same result as Jansson's. */
@@ -490,6 +1097,9 @@ void tw_test_register(void)
     CU_add_test(suite, "sdk_lines_and_rewrites_decode_equal",
                 test_sdk_lines_and_rewrites_decode_equal);
     CU_add_test(suite, "edge_lines", test_edge_lines);
+    CU_add_test(suite, "direct_decoder_on_mutated_lines", test_direct_decoder_on_mutated_lines);
+    CU_add_test(suite, "direct_decoder_edge_lines", test_direct_decoder_edge_lines);
+    CU_add_test(suite, "direct_numbers_read_as_strtod", test_direct_numbers_read_as_strtod);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
 }

@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/json_direct.h: inline primitives for schema-directed JSON
+ * readers: decoders that know the exact text a writer produces for a
+ * record (its keys in order, no blanks) and read it straight from the
+ * input instead of scanning it into tokens first (first user: the Dapper
+ * log's direct decoder, wire/dapper/dapper_log_direct.c).
+ *
+ * Contract: every primitive reads only c->p .. c->e - 1 and either
+ * consumes what it recognises and returns true, or returns false. A false
+ * means "not the shape this reader handles" (the text may still be valid
+ * JSON): the caller then gives the whole text to a general parser. What a
+ * primitive accepts, it reads with Jansson's values (json_loadb with
+ * JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, as wire/core/json_scan.h does):
+ *   - strings: valid UTF-8 (utf8.h, as Jansson's utf.c), no raw byte below
+ *     0x20, the eight short escapes and \uXXXX (a surrogate only as a
+ *     high-low pair); \u0000 is declined (callers keep C strings). Plain
+ *     runs are scanned 16 bytes at a time with SSE2 where the target has
+ *     it (x86-64), else 8 at a time (SWAR);
+ *   - integers: -?(0|[1-9][0-9]*) within strtoll's range (Jansson fails
+ *     beyond it; declined);
+ *   - reals: as strtod reads them (Jansson's reading), the simple ones
+ *     without calling it; longer than 63 bytes they are declined;
+ *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them.
+ *
+ * No state, no locks: any thread.
+ */
+#ifndef TW_WIRE_CORE_JSON_DIRECT_H
+#define TW_WIRE_CORE_JSON_DIRECT_H
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "wire/core/hex.h"
+#include "wire/core/json_write.h" /* the SWAR masks and digit helpers, tw__json_plain_run */
+#include "wire/core/utf8.h"
+
+/* A read position in a text. */
+typedef struct tw__jd {
+    const char *p; /* next byte */
+    const char *e; /* end of the text */
+} tw__jd;
+
+/* Room for the strings that had escapes (their unescaped bytes, each
+ * followed by a NUL): the caller's buffer, never grown, so the pointers
+ * handed out stay valid while the record is built. */
+typedef struct tw__jd_scratch {
+    char *buf;
+    size_t used, cap;
+} tw__jd_scratch;
+
+/* Whether the @n bytes at @p are those of @lit: with @n and @lit constant
+ * (TW__JD_LIT), a few word compares (libc's memcmp is not inlined). */
+static inline __attribute__((always_inline)) bool tw__jd_same(const char *p, const char *lit,
+                                                              size_t n)
+{
+    uint64_t a, b, diff = 0;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&a, p + i, 8);
+            memcpy(&b, lit + i, 8);
+            diff |= a ^ b;
+        }
+        if (i < n) { /* the last eight bytes, overlapping */
+            memcpy(&a, p + n - 8, 8);
+            memcpy(&b, lit + n - 8, 8);
+            diff |= a ^ b;
+        }
+        return diff == 0;
+    }
+    if (n >= 4) {
+        uint32_t x, y, z, w;
+        memcpy(&x, p, 4);
+        memcpy(&y, lit, 4);
+        memcpy(&z, p + n - 4, 4);
+        memcpy(&w, lit + n - 4, 4);
+        return ((x ^ y) | (z ^ w)) == 0;
+    }
+    if (n >= 2) {
+        uint16_t x, y, z, w;
+        memcpy(&x, p, 2);
+        memcpy(&y, lit, 2);
+        memcpy(&z, p + n - 2, 2);
+        memcpy(&w, lit + n - 2, 2);
+        return ((x ^ y) | (z ^ w)) == 0;
+    }
+    return n == 0 || *p == *lit;
+}
+
+/* Consumes the @n bytes of @lit when the text continues with them. */
+static inline __attribute__((always_inline)) bool tw__jd_lit(tw__jd *c, const char *lit, size_t n)
+{
+    if ((size_t)(c->e - c->p) < n || !tw__jd_same(c->p, lit, n))
+        return false;
+    c->p += n;
+    return true;
+}
+#define TW__JD_LIT(c, lit) tw__jd_lit((c), (lit), sizeof(lit) - 1)
+
+/* Consumes one byte @b when it is next. */
+static inline bool tw__jd_byte(tw__jd *c, char b)
+{
+    if (c->p == c->e || *c->p != b)
+        return false;
+    c->p++;
+    return true;
+}
+
+static inline int32_t tw__jd_hex4(const char *p)
+{
+    int32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int8_t d = tw__hex_value[(unsigned char)p[i]];
+        if (d < 0)
+            return -1;
+        v = v << 4 | (d & 0xf);
+    }
+    return v;
+}
+
+/* The string whose content starts at @start (just after its opening quote)
+ * and whose first escape is at c->p, unescaped into @sc. */
+/* Out of line and cold: the plain scan below stays small (few registers
+ * to save) for the common string, which has no escape. */
+static __attribute__((noinline, cold, unused)) bool
+tw__jd_unescape(tw__jd *c, tw__jd_scratch *sc, const char *start, const char **s, size_t *len)
+{
+    const char *p = start;
+    const char *e = c->e;
+    /* Unescaped text is never longer than its source (a \uXXXX gives at
+     * most 3 bytes, a pair 4 for 12): the source up to the closing quote
+     * (the first one not after a backslash) bounds the room it needs. */
+    const char *q = start;
+    while (q < e && *q != '"')
+        q += *q == '\\' ? 2 : 1;
+    if (q >= e || sc->cap - sc->used < (size_t)(q - start) + 1)
+        return false;
+    char *o = sc->buf + sc->used;
+    char *out = o;
+    for (;;) {
+        size_t run = tw__json_plain_run((const unsigned char *)p, (size_t)(e - p));
+        memcpy(o, p, run);
+        o += run;
+        p += run;
+        if (p == e)
+            return false;
+        unsigned char b = (unsigned char)*p;
+        if (b == '"')
+            break;
+        if (b >= 0x80) {
+            size_t n = tw__utf8_sequence((const unsigned char *)p, (size_t)(e - p));
+            if (n == 0)
+                return false;
+            memcpy(o, p, n);
+            o += n;
+            p += n;
+            continue;
+        }
+        if (b != '\\' || e - p < 2)
+            return false; /* a raw control byte, or a text cut after '\' */
+        char x = p[1];
+        p += 2;
+        switch (x) {
+        case '"':
+        case '\\':
+        case '/':
+            *o++ = x;
+            break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
+        case 'u': {
+            int32_t cp = e - p >= 4 ? tw__jd_hex4(p) : -1;
+            if (cp <= 0 || (cp >= 0xdc00 && cp <= 0xdfff))
+                return false; /* \u0000 (callers keep C strings), a lone low surrogate */
+            p += 4;
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                int32_t low = e - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tw__jd_hex4(p + 2) : -1;
+                if (low < 0xdc00 || low > 0xdfff)
+                    return false;
+                p += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+            }
+            if (cp < 0x80) {
+                *o++ = (char)cp;
+            } else if (cp < 0x800) {
+                *o++ = (char)(0xc0 | cp >> 6);
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                *o++ = (char)(0xe0 | cp >> 12);
+                *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            } else {
+                *o++ = (char)(0xf0 | cp >> 18);
+                *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
+                *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            }
+            break;
+        }
+        default:
+            return false;
+        }
+    }
+    *o = '\0';
+    *s = out;
+    *len = (size_t)(o - out);
+    sc->used += *len + 1;
+    c->p = p + 1;
+    return true;
+}
+
+/* The plain run at @p: up to the first byte that needs a look ('"', '\\',
+ * a control byte, a non-ASCII one) or @e. Sixteen bytes at a time with
+ * SSE2 (x86-64's baseline: a signed compare with 0x20 finds the control
+ * and the non-ASCII bytes at once), else eight at a time
+ * (tw__json_special_mask: its lowest set bit is exact); the bytes left at
+ * the end one by one. */
+static inline __attribute__((always_inline)) const char *tw__jd_run(const char *p, const char *e)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stop =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                         _mm_cmplt_epi8(x, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(stop);
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#endif
+#ifdef TW__JSON_SWAR
+    while (e - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t m = tw__json_special_mask(x);
+        if (m)
+            return p + ((size_t)__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < e && !tw__json_is_special((unsigned char)*p))
+        p++;
+    return p;
+}
+
+/* The rest of a string that is not one plain run (tw__jd_string): @p is at
+ * its first byte that needs a look. Out of line and cold, so that the
+ * plain scan stays small and saves few registers. */
+static __attribute__((noinline, cold, unused)) bool
+tw__jd_string_rest(tw__jd *c, tw__jd_scratch *sc, const char *start, const char *p, const char **s,
+                   size_t *len)
+{
+    const char *e = c->e;
+    for (;;) {
+        if (p == e)
+            return false;
+        unsigned char b = (unsigned char)*p;
+        if (b == '"')
+            break;
+        if (b >= 0x80) {
+            size_t n = tw__utf8_sequence((const unsigned char *)p, (size_t)(e - p));
+            if (n == 0)
+                return false;
+            p = tw__jd_run(p + n, e);
+            continue;
+        }
+        if (b != '\\')
+            return false; /* a raw control byte */
+        c->p = p;
+        return tw__jd_unescape(c, sc, start, s, len);
+    }
+    *s = start;
+    *len = (size_t)(p - start);
+    c->p = p + 1;
+    return true;
+}
+
+/* A string's content, c->p just after its opening quote; consumes the
+ * closing quote. Plain strings (the common case) are handed out in place
+ * (@len bytes, not NUL-terminated: the closing quote follows); strings
+ * with escapes are unescaped into @sc (NUL-terminated). */
+static inline __attribute__((always_inline)) bool tw__jd_string(tw__jd *c, tw__jd_scratch *sc,
+                                                                const char **s, size_t *len)
+{
+    const char *start = c->p;
+    const char *p = tw__jd_run(start, c->e);
+    if (p == c->e || *p != '"')
+        return tw__jd_string_rest(c, sc, start, p, s, len);
+    *s = start;
+    *len = (size_t)(p - start);
+    c->p = p + 1;
+    return true;
+}
+
+/* The digits of an integer after its optional '-' (at most 19, no leading
+ * zero): their value (below 10^19 < 2^64), c->p past them. */
+static inline __attribute__((always_inline)) bool tw__jd_digits(tw__jd *c, uint64_t *out)
+{
+    const char *p = c->p;
+    const char *first = p;
+    uint64_t v = 0;
+#ifdef TW__JSON_SWAR
+    /* Timestamps have 16 digits: eight at a time. */
+    while (c->e - p >= 8 && p - first < 16) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        if (!tw__json_eight_digits(x))
+            break;
+        v = v * 100000000 + tw__json_eight_digits_value(x);
+        p += 8;
+    }
+#endif
+    while (p < c->e && (unsigned char)(*p - '0') < 10 && p - first < 20) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        p++;
+    }
+    size_t n = (size_t)(p - first);
+    if (n == 0 || n > 19 || (n > 1 && *first == '0'))
+        return false;
+    *out = v;
+    c->p = p;
+    return true;
+}
+
+/* A JSON integer (what Jansson reads as json_integer: strtoll's range;
+ * beyond it Jansson fails, so it is declined). A following '.', 'e' or 'E'
+ * (a real) is declined. */
+static inline __attribute__((always_inline)) bool tw__jd_int64(tw__jd *c, int64_t *out)
+{
+    const char *at = c->p;
+    bool is_negative = tw__jd_byte(c, '-');
+    uint64_t v;
+    if (!tw__jd_digits(c, &v) || v > (uint64_t)INT64_MAX + is_negative ||
+        (c->p < c->e && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
+        c->p = at;
+        return false;
+    }
+    /* -(v - 1) - 1: INT64_MIN without an overflow. */
+    *out = is_negative ? (v ? -(int64_t)(v - 1) - 1 : 0) : (int64_t)v;
+    return true;
+}
+
+#ifdef __SIZEOF_INT128__
+/* @mant / 10^@frac (mant not 0, frac 1..19) correctly rounded to a double
+ * (to nearest, ties to even: what strtod gives), in integer arithmetic:
+ * q = floor(mant * 2^k / 10^frac) is taken with 55 bits or more, so its
+ * bits beyond the 53 kept, with the division's remainder as a sticky bit,
+ * decide the rounding exactly. The result, m * 2^e with e in -120..8, is a
+ * normal double: the product is exact. */
+static inline double tw__jd_decimal(uint64_t mant, unsigned frac)
+{
+    static const uint64_t pow10[20] = {UINT64_C(1),
+                                       UINT64_C(10),
+                                       UINT64_C(100),
+                                       UINT64_C(1000),
+                                       UINT64_C(10000),
+                                       UINT64_C(100000),
+                                       UINT64_C(1000000),
+                                       UINT64_C(10000000),
+                                       UINT64_C(100000000),
+                                       UINT64_C(1000000000),
+                                       UINT64_C(10000000000),
+                                       UINT64_C(100000000000),
+                                       UINT64_C(1000000000000),
+                                       UINT64_C(10000000000000),
+                                       UINT64_C(100000000000000),
+                                       UINT64_C(1000000000000000),
+                                       UINT64_C(10000000000000000),
+                                       UINT64_C(100000000000000000),
+                                       UINT64_C(1000000000000000000),
+                                       UINT64_C(10000000000000000000)};
+    __extension__ typedef unsigned __int128 u128;
+    uint64_t d = pow10[frac];
+    int bits_mant = 64 - __builtin_clzll(mant), bits_d = 64 - __builtin_clzll(d);
+    /* bits(mant << k) = 55 + bits(d) <= 119: q has 55 or 56 bits (more,
+     * at most 61, when k would be negative and is 0). */
+    int k = 55 + bits_d - bits_mant;
+    if (k < 0)
+        k = 0;
+    u128 n = (u128)mant << k;
+    uint64_t q = (uint64_t)(n / d);
+    bool is_inexact = (uint64_t)(n % d) != 0;
+    int s = (64 - __builtin_clzll(q)) - 53; /* 2..8 bits below the kept ones */
+    uint64_t m = q >> s;
+    uint64_t rest = q & ((UINT64_C(1) << s) - 1), half = UINT64_C(1) << (s - 1);
+    if (rest > half || (rest == half && (is_inexact || (m & 1))))
+        m++;
+    int e = s - k;
+    if (m == UINT64_C(1) << 53) {
+        m >>= 1;
+        e++;
+    }
+    uint64_t scale_bits = (uint64_t)(1023 + e) << 52;
+    double scale;
+    memcpy(&scale, &scale_bits, sizeof scale);
+    return (double)m * scale;
+}
+#endif
+
+/* A JSON number as a double: an integer as json_number_value gives it
+ * ((double) of the integer), a real as strtod reads it (Jansson's
+ * reading: the text with '.' as the locale's decimal point; declined when
+ * that is not '.', as wire/core/json_scan.c does). Reals without an
+ * exponent need no strtod: with at most 15 significant and 22 fraction
+ * digits, the digits as an integer below 2^53 and a power of ten up to
+ * 10^22 are exact doubles, so their correctly rounded quotient is the
+ * correctly rounded value of the text (Clinger's fast path); with at
+ * most 19 of each, tw__jd_decimal. */
+static inline bool tw__jd_number(tw__jd *c, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *at = c->p;
+    bool is_negative = tw__jd_byte(c, '-');
+    uint64_t mant;
+    if (!tw__jd_digits(c, &mant))
+        goto decline;
+    bool is_real = false, is_long = false;
+    /* Significant digits: those from the first non-zero one on (the
+     * integer part has no leading zero). */
+    size_t digits = 0, frac = 0;
+    for (uint64_t m = mant; m; m /= 10)
+        digits++;
+    if (c->p < c->e && *c->p == '.') {
+        is_real = true;
+        const char *f = ++c->p;
+        for (; c->p < c->e && (unsigned char)(*c->p - '0') < 10; c->p++) {
+            if (mant || *c->p != '0')
+                digits++;
+            if (digits > 19)
+                is_long = true; /* mant no longer holds them all */
+            else
+                mant = mant * 10 + (uint64_t)(*c->p - '0');
+            frac++;
+        }
+        if (c->p == f)
+            goto decline;
+    }
+    bool has_exponent = false;
+    if (c->p < c->e && (*c->p == 'e' || *c->p == 'E')) {
+        is_real = has_exponent = true;
+        c->p++;
+        if (c->p < c->e && (*c->p == '+' || *c->p == '-'))
+            c->p++;
+        const char *x = c->p;
+        while (c->p < c->e && (unsigned char)(*c->p - '0') < 10)
+            c->p++;
+        if (c->p == x)
+            goto decline;
+    }
+    if (!is_real) {
+        if (mant > (uint64_t)INT64_MAX + is_negative)
+            goto decline; /* Jansson: "too big integer" */
+        int64_t i = is_negative ? (mant ? -(int64_t)(mant - 1) - 1 : 0) : (int64_t)mant;
+        *out = (double)i;
+        return true;
+    }
+    if (!has_exponent && !is_long && digits <= 15 && frac <= 22) {
+        double v = (double)mant / pow10[frac];
+        *out = is_negative ? -v : v;
+        return true;
+    }
+#ifdef __SIZEOF_INT128__
+    if (!has_exponent && !is_long && frac <= 19) {
+        double v = mant ? tw__jd_decimal(mant, (unsigned)frac) : 0.0;
+        *out = is_negative ? -v : v;
+        return true;
+    }
+#endif
+    char buf[64];
+    size_t n = (size_t)(c->p - at);
+    const char *point = localeconv()->decimal_point;
+    if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
+        goto decline;
+    memcpy(buf, at, n);
+    buf[n] = '\0';
+    errno = 0;
+    char *end;
+    double d = strtod(buf, &end);
+    if (end != buf + n || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE))
+        goto decline; /* Jansson: "real number overflow" */
+    *out = d;
+    return true;
+decline:
+    c->p = at;
+    return false;
+}
+
+#ifdef TW__JSON_SWAR
+/* The value of eight hex digits of either case @x (the first in the lowest
+ * byte), or false when a byte is not one. Per byte, with no carry between
+ * bytes (all below 0x80): b + 0x50 sets 0x80 when b >= '0', b + 0x46 when
+ * b > '9'; for l = b | 0x20 (upper to lower case, which maps nothing else
+ * into 'a'..'f'), l + 0x1f when l >= 'a', l + 0x19 when l > 'f'. */
+static inline bool tw__jd_eight_hex(uint64_t x, uint32_t *out)
+{
+    const uint64_t ones = TW__SWAR_ONES, highs = TW__SWAR_HIGHS;
+    uint64_t l = x | ones * 0x20;
+    uint64_t digit = (x + ones * 0x50) & ~(x + ones * 0x46);
+    uint64_t letter = (l + ones * 0x1f) & ~(l + ones * 0x19);
+    if ((x & highs) || ((digit | letter) & highs) != highs)
+        return false;
+    uint64_t v = (x & ones * 0x0f) + ((letter & highs) >> 7) * 9;
+    v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+    v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
+    *out = (uint32_t)((v << 16) | (v >> 32));
+    return true;
+}
+#endif
+
+/* A hex id's digits, c->p just after its opening quote, through its closing
+ * quote: 1..@max_digits (at most 32) of either case, left-padded; the last
+ * 16 are the low word (tw__parse_hex's reading). */
+static inline __attribute__((always_inline)) bool tw__jd_hex_id(tw__jd *c, size_t max_digits,
+                                                                uint64_t *high, uint64_t *low)
+{
+    const unsigned char *p = (const unsigned char *)c->p;
+    const unsigned char *e = (const unsigned char *)c->e;
+#ifdef TW__JSON_SWAR
+    /* The encoder's ids: 16 digits (and 32 for a 128-bit trace id). */
+    if (e - p > 16 && p[16] == '"') {
+        uint64_t w0, w1;
+        uint32_t a, b;
+        memcpy(&w0, p, 8);
+        memcpy(&w1, p + 8, 8);
+        if (tw__jd_eight_hex(w0, &a) && tw__jd_eight_hex(w1, &b)) {
+            *high = 0;
+            *low = (uint64_t)a << 32 | b;
+            c->p += 17;
+            return true;
+        }
+    } else if (max_digits >= 32 && e - p > 32 && p[32] == '"') {
+        uint64_t w0, w1, w2, w3;
+        uint32_t a, b, x, y;
+        memcpy(&w0, p, 8);
+        memcpy(&w1, p + 8, 8);
+        memcpy(&w2, p + 16, 8);
+        memcpy(&w3, p + 24, 8);
+        if (tw__jd_eight_hex(w0, &a) && tw__jd_eight_hex(w1, &b) && tw__jd_eight_hex(w2, &x) &&
+            tw__jd_eight_hex(w3, &y)) {
+            *high = (uint64_t)a << 32 | b;
+            *low = (uint64_t)x << 32 | y;
+            c->p += 33;
+            return true;
+        }
+    }
+#endif
+    size_t n = (size_t)(e - p) < max_digits ? (size_t)(e - p) : max_digits;
+    uint64_t h = 0, l = 0;
+    size_t i = 0;
+    for (; i < n; i++) {
+        int v = tw__hex_value[p[i]];
+        if (v < 0)
+            break;
+        h = h << 4 | l >> 60;
+        l = l << 4 | (uint64_t)(v & 0xf);
+    }
+    if (i == 0 || p + i == e || p[i] != '"')
+        return false;
+    *high = h;
+    *low = l;
+    c->p += i + 1;
+    return true;
+}
+
+#endif /* TW_WIRE_CORE_JSON_DIRECT_H */

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/dapper/dapper_log_direct.c: the direct decoder of Dapper log lines,
+ * the first one tw__dapper_log_decode() tries. It reads the line shape the
+ * SDK's encoder writes (dapper_log.c: compact, the members in the
+ * encoder's order, tags as {"key","type","value"}) straight from the
+ * input with wire/core/json_direct.h: each `"key":` is one literal
+ * compare, ids and integers are parsed in place, and each string is
+ * copied once, into the record's arena. The token scanner of the fast
+ * decoder (dapper_log_fast.c) cost about 125 instructions per token and
+ * copied every string twice.
+ *
+ * Contract (dapper_log_int.h): it accepts only lines it reads exactly as
+ * the fast decoder and the Jansson decoder do, and then builds the record
+ * with the same model builders called in the same order with the same
+ * values (so records are equal field by field, arena layout included). On
+ * any deviation (an unknown, missing or reordered key, whitespace, a
+ * number or escape json_direct.h does not take, more log fields or
+ * annotations than it keeps on the stack, an empty tag key) it declines
+ * with nothing set and nothing leaked, and the line goes to the fast
+ * decoder. tests/unit/wire/test_dapper_fast.c and
+ * tests/fuzz/fuzz_dapper_fast.c check that all three decoders agree.
+ *
+ * Memory: bounded stack state (escaped strings unescape into a 4 KiB stack
+ * buffer; a line that needs more is declined). Locking: none.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/dapper/dapper_log.h"
+#include "wire/dapper/dapper_log_int.h"
+#include "wire/core/base64.h"
+#include "wire/core/json_direct.h"
+
+/* Per log and per record: more are declined (the fast decoder reads them). */
+#define MAX_FIELDS 32
+#define MAX_ANNOTATIONS 8
+#define SCRATCH_BYTES 4096
+
+typedef struct {
+    tw__jd c;
+    tw__jd_scratch sc;
+    tw__span_data *span;
+    tw__process *process;
+} reader;
+
+#define LIT(r, lit) TW__JD_LIT(&(r)->c, lit)
+
+static inline __attribute__((always_inline)) bool string(reader *r, const char **s, size_t *len)
+{
+    return tw__jd_string(&r->c, &r->sc, s, len);
+}
+
+/* true or false. */
+static bool boolean(reader *r, bool *out)
+{
+    if (LIT(r, "true")) {
+        *out = true;
+        return true;
+    }
+    *out = false;
+    return LIT(r, "false");
+}
+
+/* A tag or log field, its strings in the line (or the scratch buffer). */
+typedef struct {
+    const char *key;
+    size_t key_len;
+    tw_value value;
+    uint8_t *bin; /* a binary value's bytes: the caller frees them */
+} decoded_tag;
+
+/* {"key":K,"type":T,"value":V} in the encoder's order (dapper_log.c
+ * decode_tag's rules). An empty key is declined, as the fast decoder does. */
+static bool tag(reader *r, decoded_tag *t)
+{
+    t->bin = NULL;
+    if (!LIT(r, "{\"key\":\"") || !string(r, &t->key, &t->key_len) || !t->key_len ||
+        !LIT(r, ",\"type\":\""))
+        return false;
+    tw_value *v = &t->value;
+    memset(v, 0, sizeof(*v));
+    const char *s;
+    size_t len;
+    /* One compare per tag: the type's first byte picks its literal. */
+    switch (r->c.p < r->c.e ? *r->c.p : 0) {
+    case 's':
+        if (!LIT(r, "string\",\"value\":\"") || !string(r, &s, &len))
+            return false;
+        v->type = TW_VALUE_STRING;
+        v->as.str = s;
+        v->len = len;
+        break;
+    case 'i':
+        if (!LIT(r, "int64\",\"value\":"))
+            return false;
+        v->type = TW_VALUE_INT64;
+        if (tw__jd_byte(&r->c, '"')) {
+            /* The closing quote (or the scratch NUL) ends the digits for
+             * tw__dapper_int64_text's strspn and strtoll. */
+            if (!string(r, &s, &len) || !tw__dapper_int64_text(s, len, &v->as.i64))
+                return false;
+        } else if (!tw__jd_int64(&r->c, &v->as.i64)) {
+            return false;
+        }
+        break;
+    case 'b':
+        if (LIT(r, "bool\",\"value\":")) {
+            v->type = TW_VALUE_BOOL;
+            if (!boolean(r, &v->as.boolean))
+                return false;
+        } else {
+            bool is_nomem = false;
+            if (!LIT(r, "binary\",\"value\":\"") || !string(r, &s, &len) ||
+                !tw__base64_decode(s, len, true, &t->bin, &v->len, &is_nomem))
+                return false;
+            v->type = TW_VALUE_BINARY;
+            v->as.bin = t->bin;
+        }
+        break;
+    case 'f':
+        if (!LIT(r, "float64\",\"value\":"))
+            return false;
+        v->type = TW_VALUE_DOUBLE;
+        if (tw__jd_byte(&r->c, '"')) {
+            if (!string(r, &s, &len))
+                return false;
+            if (len == 3 && memcmp(s, "NaN", 3) == 0)
+                tw__dapper_float64_text("NaN", &v->as.dbl);
+            else if (len == 8 && memcmp(s, "Infinity", 8) == 0)
+                tw__dapper_float64_text("Infinity", &v->as.dbl);
+            else if (len == 9 && memcmp(s, "-Infinity", 9) == 0)
+                tw__dapper_float64_text("-Infinity", &v->as.dbl);
+            else
+                return false;
+        } else if (!tw__jd_number(&r->c, &v->as.dbl)) {
+            return false;
+        }
+        break;
+    default:
+        return false;
+    }
+    return LIT(r, "}");
+}
+
+static bool span_tags(reader *r)
+{
+    if (LIT(r, "]"))
+        return true;
+    tw__span_data *s = r->span;
+    do {
+        /* The fast decoder's order: the slot, then the tag, then its copy. */
+        tw__tag *slot = tw__span_data_push_tag(s);
+        decoded_tag t = {.bin = NULL};
+        bool was_truncated = false;
+        bool ok =
+            slot && tag(r, &t) &&
+            tw__tag_set_n(&s->arena, slot, t.key, t.key_len, &t.value, SIZE_MAX, &was_truncated);
+        if (t.bin) /* binary values only: free(NULL) is a call per tag */
+            free(t.bin);
+        if (!ok)
+            return false;
+        s->n_tags++;
+    } while (LIT(r, ","));
+    return LIT(r, "]");
+}
+
+static void free_bins(decoded_tag *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(t[i].bin);
+}
+
+/* One log: its fields are read first, since the fast decoder sizes the
+ * log's field array (tw__span_data_push_log) before it copies them. */
+static bool log_entry(reader *r)
+{
+    decoded_tag fields[MAX_FIELDS];
+    size_t n = 0;
+    int64_t ts;
+    if (!LIT(r, "{\"ts_us\":") || !tw__jd_int64(&r->c, &ts) || !LIT(r, ",\"fields\":["))
+        return false;
+    bool ok = true;
+    if (!LIT(r, "]")) {
+        do {
+            ok = n < MAX_FIELDS && tag(r, &fields[n]);
+            if (n < MAX_FIELDS)
+                n++; /* its bin (NULL or owned) is freed below */
+        } while (ok && LIT(r, ","));
+        ok = ok && LIT(r, "]");
+    }
+    ok = ok && LIT(r, "}");
+    tw__span_data *s = r->span;
+    tw__log *log = ok ? tw__span_data_push_log(s, n) : NULL;
+    ok = log != NULL;
+    if (ok)
+        log->timestamp_us = ts;
+    for (size_t k = 0; ok && k < n; k++) {
+        bool was_truncated = false;
+        ok = tw__tag_set_n(&s->arena, &log->fields[k], fields[k].key, fields[k].key_len,
+                           &fields[k].value, SIZE_MAX, &was_truncated);
+        log->n_fields += ok;
+    }
+    free_bins(fields, n);
+    if (ok)
+        s->n_logs++;
+    return ok;
+}
+
+static bool logs(reader *r)
+{
+    if (LIT(r, "]"))
+        return true;
+    do {
+        if (!log_entry(r))
+            return false;
+    } while (LIT(r, ","));
+    return LIT(r, "]");
+}
+
+typedef struct {
+    int64_t ts;
+    const char *value;
+    size_t len;
+} annotation;
+
+typedef struct {
+    annotation a[MAX_ANNOTATIONS];
+    size_t n;
+} annotations;
+
+/* Read where they stand (before the tags) but applied after the logs, in
+ * the fast decoder's order. */
+static bool read_annotations(reader *r, annotations *out)
+{
+    if (LIT(r, "]"))
+        return true;
+    do {
+        annotation *a = &out->a[out->n];
+        if (out->n == MAX_ANNOTATIONS || !LIT(r, "{\"ts_us\":") || !tw__jd_int64(&r->c, &a->ts) ||
+            !LIT(r, ",\"value\":\"") || !string(r, &a->value, &a->len) || !LIT(r, "}"))
+            return false;
+        out->n++;
+    } while (LIT(r, ","));
+    return LIT(r, "]");
+}
+
+/* What tw__dapper_kind_of_annotation computes on a C string: the kind
+ * whose begin or end annotation (cs cr, sr ss, ms ws, wr mr: dapper_log.c's
+ * tables) @s is. */
+static tw__span_kind kind_of_annotation(const char *s, size_t len)
+{
+    if (len != 2)
+        return TW__KIND_NONE;
+    for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
+        const char *b = tw__dapper_kind_begin[k], *e = tw__dapper_kind_end[k];
+        if ((s[0] == b[0] && s[1] == b[1]) || (s[0] == e[0] && s[1] == e[1]))
+            return (tw__span_kind)k;
+    }
+    return TW__KIND_NONE;
+}
+
+/* What tw__dapper_kind_from_name computes on a C string. */
+static tw__span_kind kind_from_name(const char *s, size_t len)
+{
+    for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
+        const char *name = tw__dapper_kind_names[k];
+        if (strlen(name) == len && memcmp(name, s, len) == 0)
+            return (tw__span_kind)k;
+    }
+    return TW__KIND_NONE;
+}
+
+static bool apply_annotations(reader *r, const annotations *an, tw__span_kind *kind)
+{
+    *kind = TW__KIND_NONE;
+    tw__span_data *s = r->span;
+    for (size_t i = 0; i < an->n; i++) {
+        const annotation *a = &an->a[i];
+        tw__span_kind k = kind_of_annotation(a->value, a->len);
+        if (k != TW__KIND_NONE) {
+            if (*kind != TW__KIND_NONE && *kind != k)
+                return false;
+            *kind = k;
+            continue;
+        }
+        tw__log *log = tw__span_data_push_log(s, 1);
+        if (!log)
+            return false;
+        log->timestamp_us = a->ts;
+        tw_value v = {.type = TW_VALUE_STRING, .as.str = a->value, .len = a->len};
+        bool was_truncated = false;
+        if (!tw__tag_set_n(&s->arena, &log->fields[0], "event", 5, &v, SIZE_MAX, &was_truncated))
+            return false;
+        log->n_fields = 1;
+        s->n_logs++;
+    }
+    return true;
+}
+
+/* dapper_log_fast.c reconcile_kind(), @name NULL when the member is absent. */
+static bool reconcile_kind(reader *r, const char *name, size_t name_len,
+                           tw__span_kind from_annotations)
+{
+    tw__span_kind kind = TW__KIND_NONE;
+    if (name) {
+        kind = kind_from_name(name, name_len);
+        if (kind == TW__KIND_NONE)
+            return false;
+    }
+    if (from_annotations != TW__KIND_NONE) {
+        if (kind != TW__KIND_NONE && kind != from_annotations)
+            return false;
+        kind = from_annotations;
+    }
+    if (kind == TW__KIND_NONE)
+        return true;
+    size_t index;
+    tw__span_kind tagged = tw__span_kind_of(r->span, &index);
+    if (index != SIZE_MAX)
+        return tagged == kind;
+    const char *text = tw__dapper_kind_names[kind];
+    tw__tag *slot = tw__span_data_push_tag(r->span);
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = text, .len = strlen(text)};
+    bool was_truncated = false;
+    if (!slot ||
+        !tw__tag_set_n(&r->span->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
+        return false;
+    r->span->n_tags++;
+    return true;
+}
+
+static bool refs(reader *r)
+{
+    if (LIT(r, "]"))
+        return true;
+    do {
+        tw__ref_type type;
+        if (LIT(r, "{\"type\":\"child_of\",\"trace_id\":\""))
+            type = TW__REF_CHILD_OF;
+        else if (LIT(r, "{\"type\":\"follows_from\",\"trace_id\":\""))
+            type = TW__REF_FOLLOWS_FROM;
+        else
+            return false;
+        uint64_t th, tl, sh, sl;
+        if (!tw__jd_hex_id(&r->c, 32, &th, &tl) || !LIT(r, ",\"span_id\":\"") ||
+            !tw__jd_hex_id(&r->c, 16, &sh, &sl) || !LIT(r, "}") ||
+            !tw__span_data_add_ref(r->span, type, th, tl, sl))
+            return false;
+    } while (LIT(r, ","));
+    return LIT(r, "]");
+}
+
+/* A process tag key as the C string tw__process_add_tag takes. */
+#define MAX_PROCESS_KEY 128
+
+static bool add_process_tag(reader *r, const decoded_tag *t)
+{
+    char key[MAX_PROCESS_KEY];
+    if (t->key_len >= sizeof key)
+        return false;
+    memcpy(key, t->key, t->key_len);
+    key[t->key_len] = '\0';
+    return tw__process_add_tag(r->process, key, &t->value);
+}
+
+/* The hostname or ip tag from "host" or "ip", unless a tag has that key
+ * (@is_tagged: tw__process_find_tag's answer, known from the keys read). */
+static bool add_process_str_tag(reader *r, const char *key, bool is_tagged, const char *value,
+                                size_t len)
+{
+    if (!value || is_tagged)
+        return true;
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = value, .len = len};
+    return tw__process_add_tag(r->process, key, &v);
+}
+
+static bool key_is(const decoded_tag *t, const char *key, size_t len)
+{
+    return t->key_len == len && memcmp(t->key, key, len) == 0;
+}
+
+/* {"service":S[,"host":H][,"ip":I][,"tags":[...]]} and the record's end. */
+static bool process(reader *r)
+{
+    const char *service, *host = NULL, *ip = NULL;
+    size_t service_len, host_len = 0, ip_len = 0;
+    if (!LIT(r, ",\"process\":{\"service\":\"") || !string(r, &service, &service_len) ||
+        (LIT(r, ",\"host\":\"") && !string(r, &host, &host_len)) ||
+        (LIT(r, ",\"ip\":\"") && !string(r, &ip, &ip_len)))
+        return false;
+    /* tw__process_set_service, without the strlen: the service has no NUL. */
+    char *copy = tw__arena_strndup(&r->process->arena, service, service_len);
+    if (!copy)
+        return false;
+    r->process->service_name = copy;
+    bool has_hostname = false, has_ip = false;
+    if (LIT(r, ",\"tags\":[") && !LIT(r, "]")) {
+        do {
+            decoded_tag t;
+            bool ok = tag(r, &t) && add_process_tag(r, &t);
+            if (t.bin)
+                free(t.bin);
+            if (!ok)
+                return false;
+            has_hostname = has_hostname || key_is(&t, "hostname", 8);
+            has_ip = has_ip || key_is(&t, "ip", 2);
+        } while (LIT(r, ","));
+        if (!LIT(r, "]"))
+            return false;
+    }
+    return LIT(r, "}}") && r->c.p == r->c.e &&
+           add_process_str_tag(r, "hostname", has_hostname, host, host_len) &&
+           add_process_str_tag(r, "ip", has_ip, ip, ip_len);
+}
+
+/* dapper_log_fast.c decode_record(), on the encoder's member order:
+ * v trace_id span_id [parent_id] name [kind] start_us end_us [flags]
+ * [shared] [duration_unknown] [annotations] [tags] [logs] [refs] process. */
+static bool decode_record(reader *r)
+{
+    tw__span_data *s = r->span;
+    uint64_t unused_high;
+    if (!LIT(r, "{\"v\":1,\"trace_id\":\"") ||
+        !tw__jd_hex_id(&r->c, 32, &s->trace_id_high, &s->trace_id_low) ||
+        !LIT(r, ",\"span_id\":\"") || !tw__jd_hex_id(&r->c, 16, &unused_high, &s->span_id) ||
+        (LIT(r, ",\"parent_id\":\"") && !tw__jd_hex_id(&r->c, 16, &unused_high, &s->parent_id)))
+        return false;
+    if ((!s->trace_id_high && !s->trace_id_low) || !s->span_id || s->parent_id == s->span_id)
+        return false;
+    const char *name, *kind = NULL;
+    size_t name_len, kind_len = 0;
+    if (!LIT(r, ",\"name\":\"") || !string(r, &name, &name_len) ||
+        !tw__span_data_set_operation(s, name, name_len) ||
+        (LIT(r, ",\"kind\":\"") && !string(r, &kind, &kind_len)))
+        return false;
+    int64_t start_us, end_us;
+    if (!LIT(r, ",\"start_us\":") || !tw__jd_int64(&r->c, &start_us) || !LIT(r, ",\"end_us\":") ||
+        !tw__jd_int64(&r->c, &end_us) || start_us < 0 || end_us < start_us)
+        return false;
+    s->start_us = start_us;
+    s->duration_us = end_us - start_us;
+    s->flags = TW__FLAG_SAMPLED;
+    if (LIT(r, ",\"flags\":")) {
+        int64_t v;
+        if (!tw__jd_int64(&r->c, &v) || v < 0 || v > (int64_t)UINT32_MAX)
+            return false;
+        s->flags = (uint32_t)v;
+    }
+    if ((LIT(r, ",\"shared\":") && !boolean(r, &s->shared)) ||
+        (LIT(r, ",\"duration_unknown\":") && !boolean(r, &s->is_duration_unknown)))
+        return false;
+    annotations an = {.n = 0};
+    tw__span_kind annotated;
+    return (!LIT(r, ",\"annotations\":[") || read_annotations(r, &an)) &&
+           (!LIT(r, ",\"tags\":[") || span_tags(r)) && (!LIT(r, ",\"logs\":[") || logs(r)) &&
+           apply_annotations(r, &an, &annotated) && reconcile_kind(r, kind, kind_len, annotated) &&
+           (!LIT(r, ",\"refs\":[") || refs(r)) && process(r);
+}
+
+bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
+                                  tw__process *process_out)
+{
+    /* Not the encoder's line: no record is started. */
+    if (len < 2 || line[0] != '{' || line[1] != '"')
+        return false;
+    char scratch[SCRATCH_BYTES];
+    reader r = {.c = {line, line + len},
+                .sc = {scratch, 0, sizeof scratch},
+                .span = tw__span_data_new(),
+                .process = process_out};
+    if (!r.span)
+        return false;
+    tw__process_init(process_out);
+    if (!decode_record(&r)) {
+        tw__span_data_unref(r.span);
+        tw__process_clear(process_out);
+        return false;
+    }
+    *span_out = r.span;
+    return true;
+}
