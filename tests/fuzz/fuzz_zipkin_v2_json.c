@@ -14,7 +14,7 @@
  * array, and then with the same values (the tokens of Jansson's compact
  * dump, scanned again, equal the scanner's own).
  *
- * The decoder's 16-digit id reader (tw__zipkin_hex16) is held to
+ * The decoder's 16-digit id reader (tw__hex16) is held to
  * tw__parse_hex on the input's first 16 bytes: the same verdict and value.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
@@ -103,11 +103,11 @@ static void check_hex16(const uint8_t *data, size_t size)
     if (size < 16)
         return;
     uint64_t fast = 0, slow = 0;
-    bool is_fast = tw__zipkin_hex16((const char *)data, &fast);
+    bool is_fast = tw__hex16((const char *)data, &fast);
     bool is_slow =
         tw__parse_hex((const char *)data, 16, 16, false, NULL, &slow, NULL) == TW__HEX_OK;
     if (is_fast != is_slow || (is_fast && fast != slow))
-        fail("tw__zipkin_hex16 and tw__parse_hex disagree");
+        fail("tw__hex16 and tw__parse_hex disagree");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

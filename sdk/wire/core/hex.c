@@ -46,40 +46,6 @@ const int8_t tw__hex_value[256] = {
 
 const char tw__hex_digits[16] = "0123456789abcdef";
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* The value of the eight hex digits at @s (SWAR: the ids of every span the
- * JSON readers read are 16 and 32 digits, and a table lookup per digit
- * cost twice as much). Returns 0, or not 0 when a byte is not a hex
- * digit, or is an upper-case one and @lower_only (the caller then
- * locates it; *out is then meaningless).
- *
- * Per byte, on its low seven bits y (no sum below carries out of a byte):
- * y + 0x80 - c has bit 7 set exactly when y >= c, so a digit is in
- * '0'..'9' and a letter, once bit 0x20 is set (lower case), in 'a'..'f';
- * a byte with bit 7 set is neither. A digit's value is its low nibble, a
- * letter's its low nibble + 9. The nibbles (first digit in the lowest
- * byte) are then joined pairwise: bytes, 16-bit halves, the word. */
-static inline uint64_t hex8(const char *s, bool lower_only, uint32_t *out)
-{
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
-    uint64_t x;
-    memcpy(&x, s, 8);
-    uint64_t y = x & ~highs, z = y | ones * 0x20;
-    uint64_t is_ascii = ~x & highs;
-    uint64_t digit = (y + ones * (0x80 - '0')) & ~(y + ones * (0x80 - '9' - 1)) & is_ascii;
-    uint64_t letter = (z + ones * (0x80 - 'a')) & ~(z + ones * (0x80 - 'f' - 1)) & is_ascii;
-    uint64_t bad = (digit | letter) ^ highs;
-    /* x << 2 puts each byte's bit 0x20 (lower case) at its bit 0x80. */
-    if (lower_only)
-        bad |= letter & ~(x << 2);
-    uint64_t v = (x & ones * 0x0f) + (letter >> 7) * 9;
-    v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
-    v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
-    *out = (uint32_t)((v << 16) | (v >> 32));
-    return bad;
-}
-#endif
-
 tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool lower_only,
                             uint64_t *hi, uint64_t *lo, size_t *bad_at)
 {
@@ -88,7 +54,7 @@ tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool low
     if (n > max_digits)
         return TW__HEX_TOO_LONG;
     uint64_t h = 0, l = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#ifdef TW__HEX8_SWAR
     /* Ids of 8, 16, 24 or 32 digits (nearly all: 16 and 32) eight digits
      * at a time, each group shifted into the 128-bit value, one test for
      * them all; any bad digit goes to the byte loops below, which locate
@@ -98,16 +64,16 @@ tw__hex_error tw__parse_hex(const char *s, size_t n, size_t max_digits, bool low
         uint64_t bad = 0;
         size_t groups = n / 8;
         if (groups == 2) { /* unrolled: span ids and 64-bit trace ids */
-            bad = hex8(s, lower_only, &v[0]) | hex8(s + 8, lower_only, &v[1]);
+            bad = tw__hex8(s, lower_only, &v[0]) | tw__hex8(s + 8, lower_only, &v[1]);
             l = (uint64_t)v[0] << 32 | v[1];
         } else if (groups == 4) { /* 128-bit trace ids */
-            bad = hex8(s, lower_only, &v[0]) | hex8(s + 8, lower_only, &v[1]) |
-                  hex8(s + 16, lower_only, &v[2]) | hex8(s + 24, lower_only, &v[3]);
+            bad = tw__hex8(s, lower_only, &v[0]) | tw__hex8(s + 8, lower_only, &v[1]) |
+                  tw__hex8(s + 16, lower_only, &v[2]) | tw__hex8(s + 24, lower_only, &v[3]);
             h = (uint64_t)v[0] << 32 | v[1];
             l = (uint64_t)v[2] << 32 | v[3];
         } else {
             for (size_t g = 0; g < groups; g++) {
-                bad |= hex8(s + 8 * g, lower_only, &v[g]);
+                bad |= tw__hex8(s + 8 * g, lower_only, &v[g]);
                 h = (h << 32) | (l >> 32);
                 l = (l << 32) | v[g];
             }

@@ -80,6 +80,62 @@ typedef enum tw__hex_error {
     TW__HEX_UPPER      /* an A-F digit where only lower case is allowed */
 } tw__hex_error;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TW__HEX8_SWAR 1
+/* The value of the eight hex digits at @s (SWAR: the ids of every span the
+ * JSON readers read are 16 and 32 digits, and a table lookup per digit
+ * cost twice as much): the one such reader, used by tw__parse_hex, tw__hex16
+ * and the readers that find an id's bytes themselves. Returns 0, or not 0 when a byte is not a hex
+ * digit, or is an upper-case one and @lower_only (the caller then
+ * locates it; *out is then meaningless).
+ *
+ * Per byte, on its low seven bits y (no sum below carries out of a byte):
+ * y + 0x80 - c has bit 7 set exactly when y >= c, so a digit is in
+ * '0'..'9' and a letter, once bit 0x20 is set (lower case), in 'a'..'f';
+ * a byte with bit 7 set is neither. A digit's value is its low nibble, a
+ * letter's its low nibble + 9. The nibbles (first digit in the lowest
+ * byte) are then joined pairwise: bytes, 16-bit halves, the word. */
+static inline uint64_t tw__hex8(const char *s, bool lower_only, uint32_t *out)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+    uint64_t x;
+    memcpy(&x, s, 8);
+    uint64_t y = x & ~highs, z = y | ones * 0x20;
+    uint64_t is_ascii = ~x & highs;
+    uint64_t digit = (y + ones * (0x80 - '0')) & ~(y + ones * (0x80 - '9' - 1)) & is_ascii;
+    uint64_t letter = (z + ones * (0x80 - 'a')) & ~(z + ones * (0x80 - 'f' - 1)) & is_ascii;
+    uint64_t bad = (digit | letter) ^ highs;
+    /* x << 2 puts each byte's bit 0x20 (lower case) at its bit 0x80. */
+    if (lower_only)
+        bad |= letter & ~(x << 2);
+    uint64_t v = (x & ones * 0x0f) + (letter >> 7) * 9;
+    v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+    v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
+    *out = (uint32_t)((v << 16) | (v >> 32));
+    return bad;
+}
+#endif
+
+/* Exactly sixteen hex digits of either case at @p (the caller checked the
+ * length) into *v, the first digit the highest: the ids JSON writers write,
+ * read before the general parser. Same value as tw__parse_hex for the same
+ * text; false when a byte is not a hex digit (or where there is no SWAR
+ * reader), and the caller then asks tw__parse_hex, which explains. */
+static inline bool tw__hex16(const char *p, uint64_t *v)
+{
+#ifdef TW__HEX8_SWAR
+    uint32_t a, b;
+    if (tw__hex8(p, false, &a) | tw__hex8(p + 8, false, &b))
+        return false;
+    *v = (uint64_t)a << 32 | b;
+    return true;
+#else
+    (void)p;
+    (void)v;
+    return false;
+#endif
+}
+
 /* Parses 1..@max_digits (at most 32) hex digits of @s[0..n) into a 128-bit
  * value (@hi, which may be NULL, is 0 for up to 16 digits; shorter input is
  * left-padded, as Jaeger's receivers must). Either case unless @lower_only.

@@ -514,28 +514,6 @@ decline:
     return false;
 }
 
-#ifdef TW__JSON_SWAR
-/* The value of eight hex digits of either case @x (the first in the lowest
- * byte), or false when a byte is not one. Per byte, with no carry between
- * bytes (all below 0x80): b + 0x50 sets 0x80 when b >= '0', b + 0x46 when
- * b > '9'; for l = b | 0x20 (upper to lower case, which maps nothing else
- * into 'a'..'f'), l + 0x1f when l >= 'a', l + 0x19 when l > 'f'. */
-static inline bool tw__jd_eight_hex(uint64_t x, uint32_t *out)
-{
-    const uint64_t ones = TW__SWAR_ONES, highs = TW__SWAR_HIGHS;
-    uint64_t l = x | ones * 0x20;
-    uint64_t digit = (x + ones * 0x50) & ~(x + ones * 0x46);
-    uint64_t letter = (l + ones * 0x1f) & ~(l + ones * 0x19);
-    if ((x & highs) || ((digit | letter) & highs) != highs)
-        return false;
-    uint64_t v = (x & ones * 0x0f) + ((letter & highs) >> 7) * 9;
-    v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
-    v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
-    *out = (uint32_t)((v << 16) | (v >> 32));
-    return true;
-}
-#endif
-
 /* A hex id's digits, c->p just after its opening quote, through its closing
  * quote: 1..@max_digits (at most 32) of either case, left-padded; the last
  * 16 are the low word (tw__parse_hex's reading). */
@@ -544,30 +522,21 @@ static inline __attribute__((always_inline)) bool tw__jd_hex_id(tw__jd *c, size_
 {
     const unsigned char *p = (const unsigned char *)c->p;
     const unsigned char *e = (const unsigned char *)c->e;
-#ifdef TW__JSON_SWAR
+#ifdef TW__HEX8_SWAR
     /* The encoder's ids: 16 digits (and 32 for a 128-bit trace id). */
     if (e - p > 16 && p[16] == '"') {
-        uint64_t w0, w1;
-        uint32_t a, b;
-        memcpy(&w0, p, 8);
-        memcpy(&w1, p + 8, 8);
-        if (tw__jd_eight_hex(w0, &a) && tw__jd_eight_hex(w1, &b)) {
+        uint64_t l;
+        if (tw__hex16((const char *)p, &l)) {
             *high = 0;
-            *low = (uint64_t)a << 32 | b;
+            *low = l;
             c->p += 17;
             return true;
         }
     } else if (max_digits >= 32 && e - p > 32 && p[32] == '"') {
-        uint64_t w0, w1, w2, w3;
-        uint32_t a, b, x, y;
-        memcpy(&w0, p, 8);
-        memcpy(&w1, p + 8, 8);
-        memcpy(&w2, p + 16, 8);
-        memcpy(&w3, p + 24, 8);
-        if (tw__jd_eight_hex(w0, &a) && tw__jd_eight_hex(w1, &b) && tw__jd_eight_hex(w2, &x) &&
-            tw__jd_eight_hex(w3, &y)) {
-            *high = (uint64_t)a << 32 | b;
-            *low = (uint64_t)x << 32 | y;
+        uint64_t h, l;
+        if (tw__hex16((const char *)p, &h) && tw__hex16((const char *)p + 16, &l)) {
+            *high = h;
+            *low = l;
             c->p += 33;
             return true;
         }

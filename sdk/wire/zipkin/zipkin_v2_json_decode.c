@@ -194,10 +194,9 @@ static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi,
                           char *why, size_t why_size)
 {
     if (rc->base != TW__ID_DEC) { /* hex: a digit, never '-', comes first */
-        if (v->len == 32 && tw__zipkin_hex16(v->v.str, hi) && tw__zipkin_hex16(v->v.str + 16, lo) &&
-            (*hi | *lo))
+        if (v->len == 32 && tw__hex16(v->v.str, hi) && tw__hex16(v->v.str + 16, lo) && (*hi | *lo))
             return true;
-        if (v->len == 16 && tw__zipkin_hex16(v->v.str, lo) && *lo) {
+        if (v->len == 16 && tw__hex16(v->v.str, lo) && *lo) {
             *hi = 0;
             return true;
         }
@@ -209,8 +208,7 @@ static bool read_trace_id(const record_ctx *rc, const tw__jtok *v, uint64_t *hi,
 static bool read_span_id(const record_ctx *rc, const tw__jtok *v, bool allow_zero, uint64_t *id,
                          char *why, size_t why_size)
 {
-    if (rc->base != TW__ID_DEC && v->len == 16 && tw__zipkin_hex16(v->v.str, id) &&
-        (*id || allow_zero))
+    if (rc->base != TW__ID_DEC && v->len == 16 && tw__hex16(v->v.str, id) && (*id || allow_zero))
         return true;
     return tw__parse_span_id(v->v.str, v->len, rc->base, allow_zero, id, why, why_size);
 }

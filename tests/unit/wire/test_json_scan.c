@@ -15,7 +15,7 @@
  *   repeated key is read by both.
  * - tw__json_scan_pick: against a linear search per key, for members in
  *   any order and keys absent or not asked for.
- * - The Zipkin v2 JSON decoder's 16-digit id reader (tw__zipkin_hex16, its
+ * - The Zipkin v2 JSON decoder's 16-digit id reader (tw__hex16, its
  *   fast path over these tokens' strings) against tw__parse_hex: every
  *   byte value at every position, and random ids of either case.
  */
@@ -343,7 +343,7 @@ static void test_pick_matches_linear_search(void)
 static void check_hex16(const char *text, size_t *checked)
 {
     uint64_t fast = 0, slow = 0;
-    bool is_fast = tw__zipkin_hex16(text, &fast);
+    bool is_fast = tw__hex16(text, &fast);
     bool is_slow = tw__parse_hex(text, 16, 16, false, NULL, &slow, NULL) == TW__HEX_OK;
     if (is_fast != is_slow || (is_fast && fast != slow))
         fprintf(stderr, "hex16 %.16s: %d %016llx, parse_hex %d %016llx\n", text, is_fast,
@@ -354,7 +354,7 @@ static void check_hex16(const char *text, size_t *checked)
     (*checked)++;
 }
 
-static void test_zipkin_hex16_matches_parse_hex(void)
+static void test_hex16_matches_parse_hex(void)
 {
     static const char digits[] = "0123456789abcdefABCDEF";
     char text[17];
@@ -382,5 +382,5 @@ void tw_test_register(void)
     CU_add_test(suite, "depth_limit_is_exact", test_depth_limit_is_exact);
     CU_add_test(suite, "random_texts_agree_with_jansson", test_random_texts_agree_with_jansson);
     CU_add_test(suite, "pick_matches_linear_search", test_pick_matches_linear_search);
-    CU_add_test(suite, "zipkin_hex16_matches_parse_hex", test_zipkin_hex16_matches_parse_hex);
+    CU_add_test(suite, "hex16_matches_parse_hex", test_hex16_matches_parse_hex);
 }
