@@ -42,6 +42,7 @@
 #endif
 
 #include "wire/core/hex.h"
+#include "wire/core/json_unescape.h"
 #include "wire/core/json_write.h" /* the SWAR masks and digit helpers, tw__json_plain_run */
 #include "wire/core/utf8.h"
 
@@ -117,18 +118,6 @@ static inline bool tw__jd_byte(tw__jd *c, char b)
     return true;
 }
 
-static inline int32_t tw__jd_hex4(const char *p)
-{
-    int32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        int8_t d = tw__hex_value[(unsigned char)p[i]];
-        if (d < 0)
-            return -1;
-        v = v << 4 | (d & 0xf);
-    }
-    return v;
-}
-
 /* The string whose content starts at @start (just after its opening quote)
  * and whose first escape is at c->p, unescaped into @sc. */
 /* Out of line and cold: the plain scan below stays small (few registers
@@ -167,63 +156,13 @@ tw__jd_unescape(tw__jd *c, tw__jd_scratch *sc, const char *start, const char **s
             p += n;
             continue;
         }
-        if (b != '\\' || e - p < 2)
-            return false; /* a raw control byte, or a text cut after '\' */
-        char x = p[1];
-        p += 2;
-        switch (x) {
-        case '"':
-        case '\\':
-        case '/':
-            *o++ = x;
-            break;
-        case 'b':
-            *o++ = '\b';
-            break;
-        case 'f':
-            *o++ = '\f';
-            break;
-        case 'n':
-            *o++ = '\n';
-            break;
-        case 'r':
-            *o++ = '\r';
-            break;
-        case 't':
-            *o++ = '\t';
-            break;
-        case 'u': {
-            int32_t cp = e - p >= 4 ? tw__jd_hex4(p) : -1;
-            if (cp <= 0 || (cp >= 0xdc00 && cp <= 0xdfff))
-                return false; /* \u0000 (callers keep C strings), a lone low surrogate */
-            p += 4;
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                int32_t low = e - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tw__jd_hex4(p + 2) : -1;
-                if (low < 0xdc00 || low > 0xdfff)
-                    return false;
-                p += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-            }
-            if (cp < 0x80) {
-                *o++ = (char)cp;
-            } else if (cp < 0x800) {
-                *o++ = (char)(0xc0 | cp >> 6);
-                *o++ = (char)(0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                *o++ = (char)(0xe0 | cp >> 12);
-                *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
-                *o++ = (char)(0x80 | (cp & 0x3f));
-            } else {
-                *o++ = (char)(0xf0 | cp >> 18);
-                *o++ = (char)(0x80 | (cp >> 12 & 0x3f));
-                *o++ = (char)(0x80 | (cp >> 6 & 0x3f));
-                *o++ = (char)(0x80 | (cp & 0x3f));
-            }
-            break;
-        }
-        default:
+        if (b != '\\')
+            return false; /* a raw control byte */
+        /* \u0000 (0) is declined: callers keep C strings. */
+        const unsigned char *u = (const unsigned char *)p;
+        if (tw__json_unescape(&u, (const unsigned char *)e, &o) <= 0)
             return false;
-        }
+        p = (const char *)u;
     }
     *o = '\0';
     *s = out;

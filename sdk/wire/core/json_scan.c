@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire/core/json_unescape.h"
 #include "wire/core/json_write.h" /* tw__json_special_mask, TW__JSON_SWAR */
 #include "wire/core/utf8.h"
 
@@ -102,50 +103,6 @@ static inline bool is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Four hex digits at p (p + 4 <= e checked by the caller); -1 when not. */
-static int32_t hex4(const unsigned char *p)
-{
-    int32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        int d = hex_value(p[i]);
-        if (d < 0)
-            return -1;
-        v = v << 4 | d;
-    }
-    return v;
-}
-
-static char *put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        *o++ = (char)cp;
-    } else if (cp < 0x800) {
-        *o++ = (char)(0xc0 | cp >> 6);
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-        *o++ = (char)(0xe0 | cp >> 12);
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    } else {
-        *o++ = (char)(0xf0 | cp >> 18);
-        *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-        *o++ = (char)(0x80 | (cp & 0x3f));
-    }
-    return o;
-}
-
 /* The string whose opening quote is at *pp, unescaped into *op with a NUL
  * after it. Jansson's rules: no raw byte below 0x20, valid UTF-8 (utf.c),
  * the eight short escapes, \uXXXX in either case with surrogates only as a
@@ -201,57 +158,11 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
             continue;
         }
         /* A backslash. */
-        if (e - p < 2)
+        int32_t cp = tw__json_unescape(&p, e, &o);
+        if (cp < 0)
             return false;
-        c = p[1];
-        p += 2;
-        switch (c) {
-        case '"':
-        case '\\':
-        case '/':
-            *o++ = (char)c;
-            break;
-        case 'b':
-            *o++ = '\b';
-            break;
-        case 'f':
-            *o++ = '\f';
-            break;
-        case 'n':
-            *o++ = '\n';
-            break;
-        case 'r':
-            *o++ = '\r';
-            break;
-        case 't':
-            *o++ = '\t';
-            break;
-        case 'u': {
-            if (e - p < 4)
-                return false;
-            int32_t cp = hex4(p);
-            if (cp < 0)
-                return false;
-            p += 4;
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                if (e - p < 6 || p[0] != '\\' || p[1] != 'u')
-                    return false;
-                int32_t low = hex4(p + 2);
-                if (low < 0xdc00 || low > 0xdfff)
-                    return false;
-                p += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-            } else if (cp >= 0xdc00 && cp <= 0xdfff) {
-                return false;
-            } else if (cp == 0) {
-                t->has_nul = 1;
-            }
-            o = put_utf8(o, (uint32_t)cp);
-            break;
-        }
-        default:
-            return false;
-        }
+        if (cp == 0)
+            t->has_nul = 1;
     }
     t->len = (uint32_t)(o - start);
     *o++ = '\0';

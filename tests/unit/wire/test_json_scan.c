@@ -112,8 +112,10 @@ static void random_string(tw__buf *b, bool is_key, bool *has_repeat_risk)
     static const char *const keys[] = {"a",    "b",     "id",  "name",    "k\\u0041", "kA",
                                        "tags", "x\\/y", "x/y", "\\u00e9", "\xc3\xa9"};
     static const char *const parts[] = {
-        "abc",          "\\n",        "\\\"", "\\\\",    "\\u0000", "\\ud83d\\ude00",
-        "\xe2\x82\xac", "0123456789", "\\t",  "\\u001f", " ",       "longer text here"};
+        "abc",          "\\n",        "\\\"",   "\\\\",    "\\u0000", "\\ud83d\\ude00",
+        "\xe2\x82\xac", "0123456789", "\\t",    "\\u001f", " ",       "longer text here",
+        "\\b",          "\\f",        "\\r",    "\\/",     "\\u20AC", "\\uDBFF\\uDFFF",
+        "\\u0080",      "\\u07ff",    "\\u0800"};
     put(b, "\"");
     if (is_key && rnd(2)) {
         put(b, keys[rnd(sizeof keys / sizeof keys[0])]);
@@ -276,6 +278,84 @@ static void test_random_texts_agree_with_jansson(void)
     free(s);
 }
 
+/* Every escape form, valid or not, alone in a string, whole and cut short:
+ * the scanner reads the text exactly when Jansson does, with its value. */
+static void test_every_escape_agrees_with_jansson(void)
+{
+    static const char *const escapes[] = {"\\\"",
+                                          "\\\\",
+                                          "\\/",
+                                          "\\b",
+                                          "\\f",
+                                          "\\n",
+                                          "\\r",
+                                          "\\t",
+                                          "\\a",
+                                          "\\x41",
+                                          "\\'",
+                                          "\\0",
+                                          "\\U0041",
+                                          "\\",
+                                          "\\u",
+                                          "\\u0",
+                                          "\\u00",
+                                          "\\u004",
+                                          "\\u0000",
+                                          "\\u0041",
+                                          "\\u00e9",
+                                          "\\u00E9",
+                                          "\\u07ff",
+                                          "\\u0800",
+                                          "\\uffff",
+                                          "\\uFFFF",
+                                          "\\u12G4",
+                                          "\\ug000",
+                                          "\\ud83d\\ude00",
+                                          "\\uD83D\\uDE00",
+                                          "\\udbff\\udfff",
+                                          "\\ud800\\udc00",
+                                          "\\ud800",
+                                          "\\udc00",
+                                          "\\udfff",
+                                          "\\ud800\\u0041",
+                                          "\\ud800\\ud800",
+                                          "\\ud800\\n",
+                                          "\\ud800x",
+                                          "\\ud83d\\ude0",
+                                          "\\ud83d\\u",
+                                          "\\ud83d\\"};
+    tw__json_scan *s = malloc(sizeof *s);
+    CU_ASSERT_FATAL(s != NULL);
+    tw__json_scan_init(s);
+    size_t checked = 0;
+    for (size_t k = 0; k < sizeof escapes / sizeof escapes[0]; k++) {
+        for (int shape = 0; shape < 3; shape++) {
+            char text[64];
+            /* whole, with text around it; alone; as a key */
+            int n = snprintf(text, sizeof text,
+                             shape == 0   ? "[\"a%sb\"]"
+                             : shape == 1 ? "[\"%s\"]"
+                                          : "{\"%s\":1}",
+                             escapes[k]);
+            CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof text);
+            json_error_t err;
+            json_t *v = json_loadb(text, (size_t)n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+            bool ok = tw__json_scan_parse(s, text, (size_t)n);
+            CU_ASSERT_EQUAL(ok, v != NULL);
+            if (ok && v && !same_value(s, 0, v))
+                CU_FAIL("a different value");
+            if (ok != (v != NULL))
+                fprintf(stderr, "escape %s, shape %d: scanner %d, Jansson %d\n", escapes[k], shape,
+                        ok, v != NULL);
+            json_decref(v);
+            checked++;
+        }
+    }
+    CU_ASSERT_EQUAL(checked, 3 * sizeof escapes / sizeof escapes[0]);
+    tw__json_scan_free(s);
+    free(s);
+}
+
 /* ---- pick ------------------------------------------------------------------------------------ */
 
 static void test_pick_matches_linear_search(void)
@@ -381,6 +461,7 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("wire/json_scan", NULL, NULL);
     CU_add_test(suite, "depth_limit_is_exact", test_depth_limit_is_exact);
     CU_add_test(suite, "random_texts_agree_with_jansson", test_random_texts_agree_with_jansson);
+    CU_add_test(suite, "every_escape_agrees_with_jansson", test_every_escape_agrees_with_jansson);
     CU_add_test(suite, "pick_matches_linear_search", test_pick_matches_linear_search);
     CU_add_test(suite, "hex16_matches_parse_hex", test_hex16_matches_parse_hex);
 }
