@@ -258,54 +258,6 @@ static inline __attribute__((always_inline)) bool tw__jd_string(tw__jd *c, tw__j
     return true;
 }
 
-/* The digits of an integer after its optional '-' (at most 19, no leading
- * zero): their value (below 10^19 < 2^64), c->p past them. */
-static inline __attribute__((always_inline)) bool tw__jd_digits(tw__jd *c, uint64_t *out)
-{
-    const char *p = c->p;
-    const char *first = p;
-    uint64_t v = 0;
-#ifdef TW__JSON_SWAR
-    /* Timestamps have 16 digits: eight at a time. */
-    while (c->e - p >= 8 && p - first < 16) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        if (!tw__json_eight_digits(x))
-            break;
-        v = v * 100000000 + tw__json_eight_digits_value(x);
-        p += 8;
-    }
-#endif
-    while (p < c->e && (unsigned char)(*p - '0') < 10 && p - first < 20) {
-        v = v * 10 + (uint64_t)(*p - '0');
-        p++;
-    }
-    size_t n = (size_t)(p - first);
-    if (n == 0 || n > 19 || (n > 1 && *first == '0'))
-        return false;
-    *out = v;
-    c->p = p;
-    return true;
-}
-
-/* A JSON integer (what Jansson reads as json_integer: strtoll's range;
- * beyond it Jansson fails, so it is declined). A following '.', 'e' or 'E'
- * (a real) is declined. */
-static inline __attribute__((always_inline)) bool tw__jd_int64(tw__jd *c, int64_t *out)
-{
-    const char *at = c->p;
-    bool is_negative = tw__jd_byte(c, '-');
-    uint64_t v;
-    if (!tw__jd_digits(c, &v) || v > (uint64_t)INT64_MAX + is_negative ||
-        (c->p < c->e && (*c->p == '.' || *c->p == 'e' || *c->p == 'E'))) {
-        c->p = at;
-        return false;
-    }
-    /* -(v - 1) - 1: INT64_MIN without an overflow. */
-    *out = is_negative ? (v ? -(int64_t)(v - 1) - 1 : 0) : (int64_t)v;
-    return true;
-}
-
 #ifdef __SIZEOF_INT128__
 /* @mant / 10^@frac (mant not 0, frac 1..19) correctly rounded to a double
  * (to nearest, ties to even: what strtod gives), in integer arithmetic:
@@ -363,40 +315,71 @@ static inline double tw__jd_decimal(uint64_t mant, unsigned frac)
 }
 #endif
 
-/* A JSON number as a double: an integer as json_number_value gives it
- * ((double) of the integer), a real as strtod reads it (Jansson's
- * reading: the text with '.' as the locale's decimal point; declined when
- * that is not '.', as wire/core/json_scan.c does). Reals without an
- * exponent need no strtod: with at most 15 significant and 22 fraction
- * digits, the digits as an integer below 2^53 and a power of ten up to
- * 10^22 are exact doubles, so their correctly rounded quotient is the
- * correctly rounded value of the text (Clinger's fast path); with at
- * most 19 of each, tw__jd_decimal. */
-static inline bool tw__jd_number(tw__jd *c, double *out)
+/* A JSON number at c->p as Jansson reads it (load.c, lex_scan_number):
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?. Without '.', 'e' or 'E'
+ * it is an integer (json_integer): *is_real false, *i its value, declined
+ * beyond strtoll's range (Jansson: "too big integer"). Otherwise a real
+ * (json_real): *is_real true, *d as strtod reads the text (Jansson's
+ * reading, with '.' as the locale's decimal point: declined when that is
+ * not '.'), declined when it overflows (Jansson: "real number overflow")
+ * or is longer than 63 bytes. Reals without an exponent need no strtod:
+ * with at most 15 significant and 22 fraction digits, the digits as an
+ * integer below 2^53 and a power of ten up to 10^22 are exact doubles, so
+ * their correctly rounded quotient is the correctly rounded value of the
+ * text (Clinger's fast path); with at most 19 of each, tw__jd_decimal.
+ * Declined: c->p unchanged. The one reader of JSON numbers: the token
+ * scanner (wire/core/json_scan.c) reads its numbers here too. */
+static inline __attribute__((always_inline)) bool tw__jd_scan_number(tw__jd *c, bool *is_real,
+                                                                     int64_t *i, double *d)
 {
     static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char *at = c->p;
     bool is_negative = tw__jd_byte(c, '-');
-    uint64_t mant;
-    if (!tw__jd_digits(c, &mant))
+    /* The integer part: its first 19 digits kept (below 10^19 < 2^64). */
+    const char *p = c->p;
+    const char *first = p;
+    uint64_t mant = 0;
+#ifdef TW__JSON_SWAR
+    /* Timestamps have 16 digits: eight at a time. */
+    while (c->e - p >= 8 && p - first < 16) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        if (!tw__json_eight_digits(x))
+            break;
+        mant = mant * 100000000 + tw__json_eight_digits_value(x);
+        p += 8;
+    }
+#endif
+    for (; p < c->e && (unsigned char)(*p - '0') < 10; p++) {
+        if (p - first < 19)
+            mant = mant * 10 + (uint64_t)(*p - '0');
+    }
+    size_t n = (size_t)(p - first);
+    if (n == 0 || (n > 1 && *first == '0'))
         goto decline;
-    bool is_real = false, is_long = false;
+    c->p = p;
+    if (p == c->e || (*p != '.' && *p != 'e' && *p != 'E')) {
+        if (n > 19 || mant > (uint64_t)INT64_MAX + is_negative)
+            goto decline; /* Jansson: "too big integer" */
+        *is_real = false;
+        /* -(v - 1) - 1: INT64_MIN without an overflow. */
+        *i = is_negative ? (mant ? -(int64_t)(mant - 1) - 1 : 0) : (int64_t)mant;
+        return true;
+    }
     /* Significant digits: those from the first non-zero one on (the
      * integer part has no leading zero). */
-    size_t digits = 0, frac = 0;
-    for (uint64_t m = mant; m; m /= 10)
-        digits++;
-    if (c->p < c->e && *c->p == '.') {
-        is_real = true;
+    size_t digits = *first == '0' ? 0 : n, frac = 0;
+    bool is_long = n > 19; /* mant no longer holds them all */
+    if (*c->p == '.') {
         const char *f = ++c->p;
         for (; c->p < c->e && (unsigned char)(*c->p - '0') < 10; c->p++) {
             if (mant || *c->p != '0')
                 digits++;
             if (digits > 19)
-                is_long = true; /* mant no longer holds them all */
-            else
+                is_long = true;
+            else if (!is_long)
                 mant = mant * 10 + (uint64_t)(*c->p - '0');
             frac++;
         }
@@ -405,7 +388,7 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
     }
     bool has_exponent = false;
     if (c->p < c->e && (*c->p == 'e' || *c->p == 'E')) {
-        is_real = has_exponent = true;
+        has_exponent = true;
         c->p++;
         if (c->p < c->e && (*c->p == '+' || *c->p == '-'))
             c->p++;
@@ -415,42 +398,65 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
         if (c->p == x)
             goto decline;
     }
-    if (!is_real) {
-        if (mant > (uint64_t)INT64_MAX + is_negative)
-            goto decline; /* Jansson: "too big integer" */
-        int64_t i = is_negative ? (mant ? -(int64_t)(mant - 1) - 1 : 0) : (int64_t)mant;
-        *out = (double)i;
-        return true;
-    }
+    *is_real = true;
     if (!has_exponent && !is_long && digits <= 15 && frac <= 22) {
         double v = (double)mant / pow10[frac];
-        *out = is_negative ? -v : v;
+        *d = is_negative ? -v : v;
         return true;
     }
 #ifdef __SIZEOF_INT128__
     if (!has_exponent && !is_long && frac <= 19) {
         double v = mant ? tw__jd_decimal(mant, (unsigned)frac) : 0.0;
-        *out = is_negative ? -v : v;
+        *d = is_negative ? -v : v;
         return true;
     }
 #endif
     char buf[64];
-    size_t n = (size_t)(c->p - at);
+    size_t len = (size_t)(c->p - at);
     const char *point = localeconv()->decimal_point;
-    if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
+    if (len >= sizeof buf || point[0] != '.' || point[1] != '\0')
         goto decline;
-    memcpy(buf, at, n);
-    buf[n] = '\0';
+    memcpy(buf, at, len);
+    buf[len] = '\0';
     errno = 0;
     char *end;
-    double d = strtod(buf, &end);
-    if (end != buf + n || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE))
+    double v = strtod(buf, &end);
+    if (end != buf + len || ((v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE))
         goto decline; /* Jansson: "real number overflow" */
-    *out = d;
+    *d = v;
     return true;
 decline:
     c->p = at;
     return false;
+}
+
+/* A JSON integer (what Jansson reads as json_integer: strtoll's range;
+ * beyond it Jansson fails, so it is declined). A real is declined. */
+static inline __attribute__((always_inline)) bool tw__jd_int64(tw__jd *c, int64_t *out)
+{
+    const char *at = c->p;
+    bool is_real;
+    double d;
+    if (!tw__jd_scan_number(c, &is_real, out, &d))
+        return false;
+    if (is_real) {
+        c->p = at;
+        return false;
+    }
+    return true;
+}
+
+/* A JSON number as a double: an integer as json_number_value gives it
+ * ((double) of the integer), a real as tw__jd_scan_number reads it. */
+static inline bool tw__jd_number(tw__jd *c, double *out)
+{
+    bool is_real;
+    int64_t i;
+    if (!tw__jd_scan_number(c, &is_real, &i, out))
+        return false;
+    if (!is_real)
+        *out = (double)i;
+    return true;
 }
 
 /* A hex id's digits, c->p just after its opening quote, through its closing

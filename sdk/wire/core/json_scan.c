@@ -14,12 +14,10 @@
  */
 #include "wire/core/json_scan.h"
 
-#include <errno.h>
-#include <locale.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire/core/json_direct.h" /* tw__jd_scan_number */
 #include "wire/core/json_unescape.h"
 #include "wire/core/json_write.h" /* tw__json_special_mask, TW__JSON_SWAR */
 #include "wire/core/utf8.h"
@@ -171,136 +169,16 @@ scan_string(const unsigned char **pp, const unsigned char *e, char **op, tw__jto
     return true;
 }
 
-/* The value of the real number text [start, end) when it is d.ddd without
- * an exponent, with at most 15 digits after leading zeros and at most 22
- * after the point: the digits as an integer below 2^53 and a power of ten
- * up to 10^22 are both exact doubles, so their correctly rounded quotient
- * is the correctly rounded value of the text, which is what strtod
- * returns (Clinger's fast path). False for any other text (strtod then). */
-static bool exact_decimal(const unsigned char *start, const unsigned char *end, bool is_negative,
-                          double *out)
+/* A number at *pp, by Jansson's grammar and values: json_direct.h's
+ * reader, the one the direct decoders use. */
+static inline bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jtok *t)
 {
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    const unsigned char *p = start + (is_negative ? 1 : 0);
-    uint64_t mant = 0;
-    size_t digits = 0, frac = 0;
-    bool is_after_point = false;
-    for (; p < end; p++) {
-        if (*p == '.') {
-            is_after_point = true;
-            continue;
-        }
-        if (!is_digit(*p))
-            return false; /* an exponent */
-        if (mant || *p != '0')
-            digits++;
-        mant = mant * 10 + (uint64_t)(*p - '0');
-        frac += is_after_point;
-        if (digits > 15 || frac > 22)
-            return false;
-    }
-    double v = (double)mant / pow10[frac];
-    *out = is_negative ? -v : v;
-    return true;
-}
-
-/* A number at *pp by Jansson's grammar (lex_scan_number): integers through
- * strtoll's range (larger ones are errors there), reals through strtod
- * (an overflow to infinity is an error there). */
-static bool scan_number(const unsigned char **pp, const unsigned char *e, tw__jtok *t)
-{
-    const unsigned char *p = *pp;
-    const unsigned char *start = p;
-    bool is_negative = false;
-    uint64_t mag = 0; /* the integer's magnitude, when it is one */
-    if (*p == '-') {
-        is_negative = true;
-        p++;
-    }
-    if (p == e)
+    tw__jd c = {(const char *)*pp, (const char *)e};
+    bool is_real;
+    if (!tw__jd_scan_number(&c, &is_real, &t->v.i, &t->v.d))
         return false;
-    if (*p == '0') {
-        p++;
-        if (p < e && is_digit(*p))
-            return false;
-    } else if (is_digit(*p)) {
-        /* Digits eight at a time while the value cannot wrap (16 digits),
-         * then one at a time, the value kept up to 19 digits. */
-        const unsigned char *first = p;
-#ifdef TW__JSON_SWAR
-        while (e - p >= 8 && p - first < 16) {
-            uint64_t x;
-            memcpy(&x, p, 8);
-            if (!tw__json_eight_digits(x))
-                break;
-            mag = mag * 100000000 + tw__json_eight_digits_value(x);
-            p += 8;
-        }
-#endif
-        for (; p < e && is_digit(*p); p++) {
-            if (p - first < 19)
-                mag = mag * 10 + (uint64_t)(*p - '0');
-        }
-    } else {
-        return false;
-    }
-    const unsigned char *int_end = p;
-    bool is_real = false;
-    if (p < e && *p == '.') {
-        is_real = true;
-        p++;
-        if (p == e || !is_digit(*p))
-            return false;
-        while (p < e && is_digit(*p))
-            p++;
-    }
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        is_real = true;
-        p++;
-        if (p < e && (*p == '+' || *p == '-'))
-            p++;
-        if (p == e || !is_digit(*p))
-            return false;
-        while (p < e && is_digit(*p))
-            p++;
-    }
-    if (!is_real) {
-        if (int_end - (start + (is_negative ? 1 : 0)) > 19)
-            return false; /* 19 digits cannot wrap */
-        uint64_t limit = (uint64_t)INT64_MAX + (is_negative ? 1 : 0);
-        if (mag > limit)
-            return false;
-        t->type = TW__J_INTEGER;
-        if (is_negative)
-            t->v.i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
-        else
-            t->v.i = (int64_t)mag;
-    } else {
-        /* Jansson swaps '.' for the locale's decimal point before strtod;
-         * with '.' the texts are the same, so strtod gives the same value. */
-        char buf[64];
-        size_t n = (size_t)(p - start);
-        const char *point = localeconv()->decimal_point;
-        if (n >= sizeof buf || point[0] != '.' || point[1] != '\0')
-            return false;
-        if (exact_decimal(start, p, is_negative, &t->v.d)) {
-            t->type = TW__J_REAL;
-            *pp = p;
-            return true;
-        }
-        memcpy(buf, start, n);
-        buf[n] = '\0';
-        errno = 0;
-        char *end;
-        double d = strtod(buf, &end);
-        if (end != buf + n || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE))
-            return false;
-        t->type = TW__J_REAL;
-        t->v.d = d;
-    }
-    *pp = p;
+    t->type = is_real ? TW__J_REAL : TW__J_INTEGER;
+    *pp = (const unsigned char *)c.p;
     return true;
 }
 
