@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/core/json_direct.h" /* tw__jd_scan_number */
+#include "wire/core/json_direct.h" /* tw__jd_scan_number, tw__jd_same */
 #include "wire/core/json_unescape.h"
 #include "wire/core/json_write.h" /* tw__json_special_mask, TW__JSON_SWAR */
 #include "wire/core/utf8.h"
@@ -435,41 +435,6 @@ bool tw__json_scan_parse_prefix(tw__json_scan *s, const char *text, size_t len, 
     return parse(s, text, len, used);
 }
 
-/* memcmp for the short keys of a record, without a call: whole words,
- * the last one overlapping, every load inside the @n bytes. */
-static inline bool same_bytes(const char *a, const char *b, size_t n)
-{
-    if (n >= 8) {
-        uint64_t x, y;
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&x, a + i, 8);
-            memcpy(&y, b + i, 8);
-            if (x != y)
-                return false;
-        }
-        memcpy(&x, a + n - 8, 8);
-        memcpy(&y, b + n - 8, 8);
-        return x == y;
-    }
-    if (n >= 4) {
-        uint32_t x1, y1, x2, y2;
-        memcpy(&x1, a, 4);
-        memcpy(&y1, b, 4);
-        memcpy(&x2, a + n - 4, 4);
-        memcpy(&y2, b + n - 4, 4);
-        return x1 == y1 && x2 == y2;
-    }
-    if (n >= 2) {
-        uint16_t x1, y1, x2, y2;
-        memcpy(&x1, a, 2);
-        memcpy(&y1, b, 2);
-        memcpy(&x2, a + n - 2, 2);
-        memcpy(&y2, b + n - 2, 2);
-        return x1 == y1 && x2 == y2;
-    }
-    return n == 0 || a[0] == b[0];
-}
-
 bool tw__json_scan_pick(const tw__json_scan *s, size_t obj, const tw__json_key *keys, size_t n,
                         size_t *out)
 {
@@ -486,11 +451,11 @@ bool tw__json_scan_pick(const tw__json_scan *s, size_t obj, const tw__json_key *
         const tw__jtok *key = &s->tok[j];
         size_t k = next;
         while (k < n &&
-               (keys[k].len != key->len || !same_bytes(keys[k].name, key->v.str, key->len)))
+               (keys[k].len != key->len || !tw__jd_same(key->v.str, keys[k].name, key->len)))
             k++;
         if (k == n) {
             for (k = 0; k < next; k++) {
-                if (keys[k].len == key->len && same_bytes(keys[k].name, key->v.str, key->len))
+                if (keys[k].len == key->len && tw__jd_same(key->v.str, keys[k].name, key->len))
                     break;
             }
             if (k == next)
