@@ -298,7 +298,8 @@ static bool apply_annotations(reader *r, const annotations *an, tw__span_kind *k
     return true;
 }
 
-/* dapper_log_fast.c reconcile_kind(), @name NULL when the member is absent. */
+/* The kind member (@name NULL when absent) settled with the annotations
+ * and the span.kind tag as the fast decoder does. */
 static bool reconcile_kind(reader *r, const char *name, size_t name_len,
                            tw__span_kind from_annotations)
 {
@@ -308,26 +309,7 @@ static bool reconcile_kind(reader *r, const char *name, size_t name_len,
         if (kind == TW__KIND_NONE)
             return false;
     }
-    if (from_annotations != TW__KIND_NONE) {
-        if (kind != TW__KIND_NONE && kind != from_annotations)
-            return false;
-        kind = from_annotations;
-    }
-    if (kind == TW__KIND_NONE)
-        return true;
-    size_t index;
-    tw__span_kind tagged = tw__span_kind_of(r->span, &index);
-    if (index != SIZE_MAX)
-        return tagged == kind;
-    const char *text = tw__dapper_kind_names[kind];
-    tw__tag *slot = tw__span_data_push_tag(r->span);
-    tw_value v = {.type = TW_VALUE_STRING, .as.str = text, .len = strlen(text)};
-    bool was_truncated = false;
-    if (!slot ||
-        !tw__tag_set_n(&r->span->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
-        return false;
-    r->span->n_tags++;
-    return true;
+    return tw__dapper_settle_kind(r->span, kind, from_annotations);
 }
 
 static bool refs(reader *r)

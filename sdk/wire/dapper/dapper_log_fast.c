@@ -210,6 +210,31 @@ static bool decode_annotations(fast *f, size_t annotations, tw__span_kind *kind)
     return true;
 }
 
+bool tw__dapper_settle_kind(tw__span_data *span, tw__span_kind member,
+                            tw__span_kind from_annotations)
+{
+    tw__span_kind kind = member;
+    if (from_annotations != TW__KIND_NONE) {
+        if (kind != TW__KIND_NONE && kind != from_annotations)
+            return false;
+        kind = from_annotations;
+    }
+    if (kind == TW__KIND_NONE)
+        return true;
+    size_t index;
+    tw__span_kind tagged = tw__span_kind_of(span, &index);
+    if (index != SIZE_MAX)
+        return tagged == kind;
+    const char *name = tw__dapper_kind_names[kind];
+    tw__tag *slot = tw__span_data_push_tag(span);
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};
+    bool was_truncated = false;
+    if (!slot || !tw__tag_set_n(&span->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
+        return false;
+    span->n_tags++;
+    return true;
+}
+
 static bool reconcile_kind(fast *f, size_t kind_member, tw__span_kind from_annotations)
 {
     tw__span_kind kind = TW__KIND_NONE;
@@ -221,26 +246,7 @@ static bool reconcile_kind(fast *f, size_t kind_member, tw__span_kind from_annot
         if (kind == TW__KIND_NONE)
             return false;
     }
-    if (from_annotations != TW__KIND_NONE) {
-        if (kind != TW__KIND_NONE && kind != from_annotations)
-            return false;
-        kind = from_annotations;
-    }
-    if (kind == TW__KIND_NONE)
-        return true;
-    size_t index;
-    tw__span_kind tagged = tw__span_kind_of(f->span, &index);
-    if (index == SIZE_MAX) {
-        const char *name = tw__dapper_kind_names[kind];
-        tw__tag *slot = tw__span_data_push_tag(f->span);
-        tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};
-        bool was_truncated = false;
-        if (!slot || !tw__tag_set(&f->span->arena, slot, "span.kind", &v, SIZE_MAX, &was_truncated))
-            return false;
-        f->span->n_tags++;
-        return true;
-    }
-    return tagged == kind;
+    return tw__dapper_settle_kind(f->span, kind, from_annotations);
 }
 
 static bool id_member(const fast *f, size_t v, size_t max_digits, bool is_required, uint64_t *high,

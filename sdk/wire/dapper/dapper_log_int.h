@@ -35,6 +35,13 @@ bool tw__dapper_parse_hex_id(const char *s, size_t len, size_t max_digits, uint6
 tw__span_kind tw__dapper_kind_from_name(const char *s);
 /* The kind an RPC annotation value (cs cr sr ss ms ws wr mr) belongs to. */
 tw__span_kind tw__dapper_kind_of_annotation(const char *s);
+/* For the fast decoders (they decline where the Jansson path explains):
+ * the kind the member named (@member, TW__KIND_NONE when absent) and the
+ * one the RPC annotations imply must agree with each other and with a
+ * span.kind tag; a kind known only from them becomes a span.kind tag.
+ * False when they disagree or memory runs out. */
+bool tw__dapper_settle_kind(tw__span_data *span, tw__span_kind member,
+                            tw__span_kind from_annotations);
 /* An int64 tag written as a decimal string (C string @s of @len bytes). */
 bool tw__dapper_int64_text(const char *s, size_t len, int64_t *out);
 /* A float64 tag written as "NaN", "Infinity" or "-Infinity" (C string). */
