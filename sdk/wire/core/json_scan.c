@@ -4,9 +4,11 @@
  * sits in front of Jansson on the bridge's hot input path (a Dapper log
  * line is scanned here; only a line the scanner refuses goes to Jansson).
  * Every rule below is Jansson 2.x's (load.c, utf.c), restated so that a
- * text accepted here is one Jansson accepts with the same values; the
- * differential tests (tests/unit/wire/test_dapper_fast.c) and the fuzz
- * target tests/fuzz/fuzz_dapper_fast.c hold it to that.
+ * text accepted here is one Jansson accepts with the same values; escapes
+ * and numbers are read by the code the direct decoders use too
+ * (json_unescape.h, tw__jd_scan_number in json_direct.h). The differential
+ * tests (tests/unit/wire/test_json_scan.c, test_dapper_fast.c) and the
+ * fuzz targets fuzz_dapper_fast.c and fuzz_zipkin_v2_json.c hold it to that.
  *
  * Memory: the scanner's inline arrays, or heap arrays it grows (see
  * json_scan.h). No recursion: an explicit stack bounded by
