@@ -44,9 +44,8 @@ typedef struct {
     size_t key_len;
     const tw__tag *tag; /* the value (VALUE_TAG) or the message (VALUE_MESSAGE) */
     value_mode mode;
-    bool is_deleted;    /* json_object_del: gone; a later set appends the key again */
-    bool owns_key;      /* key is a repaired copy (malloc) */
-    bool is_json_plain; /* the key needs no escaping (tw__json_plain_run): copied as it is */
+    bool is_deleted; /* json_object_del: gone; a later set appends the key again */
+    bool owns_key;   /* key is a repaired copy (malloc) */
 } member;
 
 #define MAP_INLINE 32
@@ -214,7 +213,7 @@ static void map_set(tag_map *map, const char *raw_key, size_t raw_len, const tw_
         map->cap = cap;
     }
     i = map->n++;
-    map->m[i] = (member){key, len, tag, mode, false, owned, false};
+    map->m[i] = (member){key, len, tag, mode, false, owned};
     map->seen |= key_sign(key, len);
     if (map->n > MAP_INLINE && map->n * 2 > map->index_cap) {
         if (!index_build(map, map->index_cap ? map->index_cap * 2 : 4 * MAP_INLINE))
@@ -516,28 +515,8 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
         if (m[i].is_deleted)
             continue;
         bool is_first = written++ == 0;
-        bool ok;
-        if (m[i].is_json_plain) {
-            /* ,"key": in one reserved write. */
-            size_t len = m[i].key_len;
-            ok = out->cap - out->len >= len + 16 || tw__buf_grow(out, len + 16);
-            if (ok) {
-                uint8_t *o = out->data + out->len;
-                if (is_first) {
-                    memcpy(o, ",\"tags\":{\"", 10);
-                    o += 10;
-                } else {
-                    memcpy(o, ",\"", 2);
-                    o += 2;
-                }
-                memcpy(o, m[i].key, len);
-                memcpy(o + len, "\":", 2);
-                out->len = (size_t)(o + len + 2 - out->data);
-            }
-        } else {
-            ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
-                 tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
-        }
+        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
+                  tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
         if (ok) {
             if (m[i].mode == VALUE_TRUE)
                 ok = PUT_LIT(out, "\"true\"");
@@ -552,42 +531,146 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
     return written && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
 }
 
+/* Writes @len bytes of @text as a JSON string at @o, which has room for it
+ * (tw__json_room), as tw__json_write_text does: the plain run (nearly
+ * every text) scanned and copied inline, without a call; a text with a byte
+ * to escape is written again from its start by tw__json_write_text. */
+static inline __attribute__((always_inline)) uint8_t *write_text(uint8_t *o, const char *text,
+                                                                 size_t len)
+{
+    *o = '"';
+    if (tw__json_run_copy((const unsigned char *)text, len, o + 1) < len)
+        return tw__json_write_text(o, text, len);
+    o[len + 1] = '"';
+    return o + len + 2;
+}
+
+/* The text length write_value needs room for (tw__json_room): a string's,
+ * else 40, more than any number's text. */
+static inline size_t value_room(const tw__tag *t)
+{
+    return t->type == TW_VALUE_STRING ? t->len : 40;
+}
+
+/* Writes what put_value appends at @o, which has room for value_room(@t);
+ * returns its end, or NULL for a binary value (its text needs the scratch
+ * buffer: put_value writes it). */
+static inline uint8_t *write_value(uint8_t *o, const tw__tag *t)
+{
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        return write_text(o, t->v.str, t->len);
+    case TW_VALUE_INT64: /* decimal digits need no escaping */
+        *o++ = '"';
+        o = tw__json_write_int(o, t->v.i64);
+        *o++ = '"';
+        return o;
+    case TW_VALUE_BOOL:
+        if (t->v.boolean) {
+            memcpy(o, "\"true\"", 6);
+            return o + 6;
+        }
+        memcpy(o, "\"false\"", 7);
+        return o + 7;
+    case TW_VALUE_DOUBLE: {
+        char num[40];
+        size_t n = tw__double_text(t->v.dbl, num, sizeof num);
+        return write_text(o, num, n);
+    }
+    case TW_VALUE_BINARY:
+        break;
+    }
+    return NULL;
+}
+
+/* One bit of 256 for a key, from its length and its first, middle and last
+ * bytes: put_tags_plain's filter of the keys it has seen, in which most
+ * keys of a span find their bit clear and need no comparison. */
+static inline unsigned key_bit(const char *key, size_t len)
+{
+    uint32_t x = (uint32_t)len;
+    if (len)
+        x ^= (uint32_t)(unsigned char)key[0] << 8 | (uint32_t)(unsigned char)key[len >> 1] << 16 |
+             (uint32_t)(unsigned char)key[len - 1] << 24;
+    return (x * 0x9e3779b1u) >> 24;
+}
+
 /* The tags object when none of tag_map's rules applies (most spans): every
  * key plain (is_plain_key), no two alike, and no span `error` tag. Then the
  * object is the process's tags and the span's winners in order, as they are.
- * TAGS_GENERAL (nothing written) otherwise. The suite test_zipkin_text
- * compares both paths with the reference encoder. */
+ * Written in one pass that checks those conditions as it goes: on the first
+ * that fails, what it wrote is taken back and it returns TAGS_GENERAL. The
+ * keys compared are those of the members and of every span winner (the
+ * mapped ones too), which lets encode() assume distinct span keys and check
+ * them here (a process tag with the key of a mapped span tag then takes
+ * the general way, which writes the same object). The suite
+ * test_zipkin_text compares both ways with the reference encoder. */
 static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
                                 const size_t *local_used, const bool *is_winner,
                                 const bool *is_mapped, tw__buf *text)
 {
     enum { MAX_PLAIN = 64 };
-    const tw__tag *tags[MAX_PLAIN];
-    member m[MAX_PLAIN];
-    size_t n = 0, n_head = 0;
+    const tw__tag *seen[MAX_PLAIN];
+    uint64_t bloom[4] = {0, 0, 0, 0};
+    size_t n_seen = 0, start = out->len;
+    bool is_first = true;
     size_t n_process = p ? p->n_tags : 0;
     for (size_t i = 0; i < n_process + s->n_tags; i++) {
         bool is_span = i >= n_process;
         const tw__tag *t = is_span ? &s->tags[i - n_process] : &p->tags[i];
-        if (is_span ? !is_winner[i - n_process] || is_mapped[i - n_process]
-                    : is_local_used(local_used, i))
+        if (is_span ? !is_winner[i - n_process] : is_local_used(local_used, i))
             continue;
-        /* A key that needs no escaping is plain (its bytes are 0x20-0x7f). */
-        bool is_json_plain =
-            tw__json_plain_run((const unsigned char *)t->key, t->key_len) == t->key_len;
-        if (n == MAX_PLAIN || (!is_json_plain && !is_plain_key(t->key, t->key_len)) ||
-            (is_span && tw__tag_key_is(t, "error")))
-            return TAGS_GENERAL;
-        tags[n] = t;
-        m[n++] = (member){t->key, t->key_len, t, VALUE_TAG, false, false, is_json_plain};
-        if (!is_span)
-            n_head = n;
+        size_t key_len = t->key_len;
+        unsigned bit = key_bit(t->key, key_len);
+        if ((bloom[bit >> 6] >> (bit & 63)) & 1) {
+            for (size_t j = 0; j < n_seen; j++) {
+                if (seen[j]->key_len == key_len && memcmp(seen[j]->key, t->key, key_len) == 0)
+                    goto general;
+            }
+        }
+        if (n_seen == MAX_PLAIN)
+            goto general;
+        bloom[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        seen[n_seen++] = t;
+        if (is_span && is_mapped[i - n_process])
+            continue;
+        if (is_span && key_len == 5 && memcmp(t->key, "error", 5) == 0)
+            goto general;
+        /* ,"key": and the value in one reserved write. */
+        if (!tw__json_room(out, key_len + value_room(t), 16))
+            return TAGS_FAILED;
+        uint8_t *o = out->data + out->len;
+        if (is_first) {
+            memcpy(o, ",\"tags\":{", 9);
+            o += 9;
+            is_first = false;
+        } else {
+            *o++ = ',';
+        }
+        *o = '"';
+        if (tw__json_run_copy((const unsigned char *)t->key, key_len, o + 1) < key_len) {
+            /* Bytes to escape: fine in 0x01-0x7f (Jansson keeps such a key as it is). */
+            if (!is_plain_key(t->key, key_len))
+                goto general;
+            o = tw__json_write_text(o, t->key, key_len);
+        } else {
+            o[key_len + 1] = '"';
+            o += key_len + 2;
+        }
+        *o++ = ':';
+        uint8_t *end = write_value(o, t);
+        if (end) {
+            out->len = (size_t)(end - out->data);
+        } else {
+            out->len = (size_t)(o - out->data);
+            if (!put_value(out, t, text))
+                return TAGS_FAILED;
+        }
     }
-    /* The span's winners differ from each other: only the process's tags
-     * can repeat a key. */
-    if (!keys_are_distinct(tags, n_head, n))
-        return TAGS_GENERAL;
-    return put_members(out, m, n, text);
+    return !is_first && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
+general:
+    out->len = start;
+    return TAGS_GENERAL;
 }
 
 /* The tags object by tag_map's rules (the reference's tags): repeated keys,
@@ -636,26 +719,35 @@ static tags_path put_tags_general(tw__buf *out, const tw__span_data *s, const tw
     return tags->failed ? TAGS_FAILED : put_members(out, tags->m, tags->n, text);
 }
 
+typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
+
 /* The span; @text is scratch, @is_winner and @is_mapped hold n_tags flags
- * (is_mapped zeroed), @tags an empty map. */
-static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
-                   bool *is_winner, bool *is_mapped, tag_map *tags_map)
+ * (is_mapped zeroed), @tags an empty map. With @is_hopeful, the span's
+ * keys are taken to be distinct (every tag its key's winner: nearly every
+ * span), which put_tags_plain checks at the end without the cost of
+ * find_winners up front; SPAN_AGAIN when that or any other condition of
+ * the plain tags fails (the caller then takes back what was written and
+ * encodes the span again without @is_hopeful, the general way). */
+static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
+                        bool *is_winner, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
     /* Room for a typical span, so that put() rarely has to grow. */
     if (out->cap - out->len < 2048 &&
         !tw__buf_reserve(out, out->len + (out->cap > 2048 ? out->cap : 2048)))
-        return false;
-    if (!find_winners(s, is_winner))
-        return false;
+        return SPAN_FAILED;
+    if (is_hopeful)
+        memset(is_winner, 1, s->n_tags * sizeof *is_winner);
+    else if (!find_winners(s, is_winner))
+        return SPAN_FAILED;
 
     if (!PUT_LIT(out, "{\"traceId\":") ||
         !tw__json_put_trace_id(out, s->trace_id_high, s->trace_id_low))
-        return false;
+        return SPAN_FAILED;
     if (s->parent_id && s->parent_id != s->span_id &&
         (!PUT_LIT(out, ",\"parentId\":") || !tw__json_put_hex64(out, s->parent_id)))
-        return false;
+        return SPAN_FAILED;
     if (!PUT_LIT(out, ",\"id\":") || !tw__json_put_hex64(out, s->span_id))
-        return false;
+        return SPAN_FAILED;
 
     size_t kind_index;
     const char *kind = kind_name(tw__span_kind_of(s, &kind_index));
@@ -663,28 +755,28 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         for (size_t i = 0; i < s->n_tags; i++)
             is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
         if (!PUT_LIT(out, ",\"kind\":\"") || !put(out, kind, strlen(kind)) || !PUT_LIT(out, "\""))
-            return false;
+            return SPAN_FAILED;
     }
     if (s->operation && *s->operation &&
         (!PUT_LIT(out, ",\"name\":") ||
          !tw__json_append_text(out, s->operation, strlen(s->operation))))
-        return false;
+        return SPAN_FAILED;
     if (s->start_us > 0) {
         if (!PUT_LIT(out, ",\"timestamp\":") || !tw__json_put_int(out, s->start_us))
-            return false;
+            return SPAN_FAILED;
         if (!s->is_duration_unknown &&
             (!PUT_LIT(out, ",\"duration\":") ||
              !tw__json_put_int(out, s->duration_us > 0 ? s->duration_us : 1)))
-            return false;
+            return SPAN_FAILED;
     } else if (s->duration_us > 0 && !s->is_duration_unknown &&
                (!PUT_LIT(out, ",\"duration\":") || !tw__json_put_int(out, s->duration_us))) {
-        return false;
+        return SPAN_FAILED;
     }
     if ((s->flags & TW__FLAG_DEBUG) && !PUT_LIT(out, ",\"debug\":true"))
-        return false;
+        return SPAN_FAILED;
     /* Zipkin's model clears `shared` on a CLIENT span only. */
     if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
-        return false;
+        return SPAN_FAILED;
 
     /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
      */
@@ -720,7 +812,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
                 local_used[k] = last[k];
         }
         if (local.n && (!PUT_LIT(out, ",\"localEndpoint\":") || !put_endpoint(out, &local)))
-            return false;
+            return SPAN_FAILED;
     }
 
     /* remoteEndpoint (the reference's remote_endpoint). */
@@ -752,7 +844,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         is_mapped[i] = is_used;
     }
     if (remote.n && (!PUT_LIT(out, ",\"remoteEndpoint\":") || !put_endpoint(out, &remote)))
-        return false;
+        return SPAN_FAILED;
 
     /* annotations (the reference's add_annotations). */
     bool has_annotations = false;
@@ -768,7 +860,7 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             value_len = log->fields[0].len;
         } else {
             if (!annotation_text(log, text))
-                return false;
+                return SPAN_FAILED;
             value = (const char *)text->data;
             value_len = text->len;
         }
@@ -778,17 +870,19 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
                  has_annotations ? 14 : 29) ||
             !tw__json_put_int(out, log->timestamp_us) || !PUT_LIT(out, ",\"value\":") ||
             !tw__json_append_text(out, value, value_len) || !PUT_LIT(out, "}"))
-            return false;
+            return SPAN_FAILED;
         has_annotations = true;
     }
     if (has_annotations && !PUT_LIT(out, "]"))
-        return false;
+        return SPAN_FAILED;
 
     /* tags: the process's, then the span's winners, the error rule applied. */
     tags_path path = put_tags_plain(out, s, p, local_used, is_winner, is_mapped, text);
+    if (path == TAGS_GENERAL && is_hopeful)
+        return SPAN_AGAIN;
     if (path == TAGS_GENERAL)
         path = put_tags_general(out, s, p, local_used, is_winner, is_mapped, tags_map, text);
-    return path == TAGS_WRITTEN && PUT_LIT(out, "}");
+    return path == TAGS_WRITTEN && PUT_LIT(out, "}") ? SPAN_WRITTEN : SPAN_FAILED;
 }
 
 bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
@@ -809,10 +903,17 @@ bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__bu
     bool ok = is_winner && is_mapped;
     if (ok) {
         memset(is_mapped, 0, s->n_tags * sizeof(bool));
-        ok = encode(s, p, out, &text, is_winner, is_mapped, &tags);
+        span_path path = encode(s, p, out, &text, is_winner, is_mapped, &tags, true);
+        if (path == SPAN_AGAIN) {
+            out->len = before;
+            memset(is_mapped, 0, s->n_tags * sizeof(bool));
+            path = encode(s, p, out, &text, is_winner, is_mapped, &tags, false);
+        }
+        ok = path == SPAN_WRITTEN;
     }
     map_free(&tags);
-    tw__buf_free(&text);
+    if (text.data) /* (most spans never use it) */
+        tw__buf_free(&text);
     if (is_winner != small[0]) {
         free(is_winner);
         free(is_mapped);
