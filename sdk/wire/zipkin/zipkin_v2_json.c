@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "wire/core/hex.h"
 #include "wire/core/json_write.h"
@@ -287,6 +288,20 @@ static void ep_copy(endpoint *ep, ep_key key, const char *text)
     m->len = len;
 }
 
+/* Sets ipv4 of @ep from a string tag that is IPv4 text; false when it is not. */
+static bool ep_ipv4_text(endpoint *ep, const tw__tag *t)
+{
+    size_t len = tw__ipv4_canonical_len(t->v.str);
+    if (!len) {
+        struct in_addr v4;
+        if (inet_pton(AF_INET, t->v.str, &v4) != 1)
+            return false;
+        len = strlen(t->v.str);
+    }
+    ep_text(ep, EP_IPV4, t->v.str, len);
+    return true;
+}
+
 /* Sets ipv4 or ipv6 of @ep from an address tag: IPv4/IPv6 text, a packed
  * big-endian IPv4 int64 (as Jaeger's Java client writes the process ip), or
  * 16 raw IPv6 bytes. False when the value is none of these. */
@@ -296,10 +311,8 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
     struct in_addr v4;
     struct in6_addr v6;
     if (t->type == TW_VALUE_STRING) {
-        if (tw__ipv4_is_canonical(t->v.str) || inet_pton(AF_INET, t->v.str, &v4) == 1) {
-            ep_text(ep, EP_IPV4, t->v.str, strlen(t->v.str));
+        if (ep_ipv4_text(ep, t))
             return true;
-        }
         if (inet_pton(AF_INET6, t->v.str, &v6) == 1 &&
             inet_ntop(AF_INET6, &v6, text, sizeof text)) {
             ep_copy(ep, EP_IPV6, text);
@@ -342,6 +355,20 @@ static bool ep_port(endpoint *ep, const tw__tag *t)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
+/* Writes @len bytes of @text as a JSON string at @o, which has room for it
+ * (tw__json_room), as tw__json_write_text does: the plain run (nearly
+ * every text) scanned and copied inline, without a call; a text with a byte
+ * to escape is written again from its start by tw__json_write_text. */
+static inline __attribute__((always_inline)) uint8_t *write_text(uint8_t *o, const char *text,
+                                                                 size_t len)
+{
+    *o = '"';
+    if (tw__json_run_copy((const unsigned char *)text, len, o + 1) < len)
+        return tw__json_write_text(o, text, len);
+    o[len + 1] = '"';
+    return o + len + 2;
+}
+
 /* Appends; the common case (room left: encode() reserves ahead) inline,
  * always: the literals' lengths are constants, and their copies then
  * become a few stores instead of a call to memcpy. */
@@ -356,18 +383,30 @@ static inline __attribute__((always_inline)) bool put(tw__buf *out, const char *
 
 #define PUT_LIT(out, lit) put((out), (lit), sizeof(lit) - 1)
 
-static bool put_endpoint(tw__buf *out, const endpoint *ep)
+/* Writes @name (",\"localEndpoint\":" or the remote one, @name_len bytes)
+ * and the endpoint's object in one reserved write. */
+static bool put_endpoint(tw__buf *out, const char *name, size_t name_len, const endpoint *ep)
 {
+    size_t text_len = 0;
+    for (size_t i = 0; i < ep->n; i++)
+        text_len += ep->m[i].key == EP_PORT ? 0 : ep->m[i].len;
+    /* Each text's worst case fits in tw__json_room's for their sum (and its
+     * quotes in the extra); then the names, the port's 32 bytes, braces. */
+    if (text_len > SIZE_MAX / 8 || !tw__json_room(out, text_len, name_len + 96))
+        return false;
+    uint8_t *o = out->data + out->len;
+    memcpy(o, name, name_len);
+    o += name_len;
     for (size_t i = 0; i < ep->n; i++) {
         const ep_member *m = &ep->m[i];
-        if (!put(out, i ? "," : "{", 1) || !put(out, ep_names[m->key].text, ep_names[m->key].len))
-            return false;
-        bool ok = m->key == EP_PORT ? tw__json_put_int(out, m->port)
-                                    : tw__json_append_text(out, m->text, m->len);
-        if (!ok)
-            return false;
+        *o++ = i ? ',' : '{';
+        memcpy(o, ep_names[m->key].text, ep_names[m->key].len);
+        o += ep_names[m->key].len;
+        o = m->key == EP_PORT ? tw__json_write_int(o, m->port) : write_text(o, m->text, m->len);
     }
-    return PUT_LIT(out, "}");
+    *o++ = '}';
+    out->len = (size_t)(o - out->data);
+    return true;
 }
 
 /* A JSON string of the text of a typed value (Zipkin tags are strings). */
@@ -414,22 +453,65 @@ static bool annotation_text(const tw__log *log, tw__buf *text)
     return true;
 }
 
-static const char *kind_name(tw__span_kind kind)
+/* A Zipkin kind's name, padded to 8 bytes (copied as one word), and its length. */
+struct kind_text {
+    tw__span_kind kind;
+    char text[8];
+    size_t len;
+};
+
+/* The kind of the last `span.kind` tag as tw__span_kind_of reads it (its
+ * value matched case-insensitively), or NULL when Zipkin has none for it;
+ * when there is one, sets is_mapped for every `span.kind` tag (the value
+ * that maps is not repeated as a tag). One pass over the keys, by their
+ * length first. */
+static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped)
 {
-    switch (kind) {
-    case TW__KIND_CLIENT:
-        return "CLIENT";
-    case TW__KIND_SERVER:
-        return "SERVER";
-    case TW__KIND_PRODUCER:
-        return "PRODUCER";
-    case TW__KIND_CONSUMER:
-        return "CONSUMER";
-    case TW__KIND_NONE:
-    case TW__KIND_INTERNAL:
+    static const struct kind_text kinds[] = {
+        {TW__KIND_CLIENT, "CLIENT\0", 6},
+        {TW__KIND_SERVER, "SERVER\0", 6},
+        {TW__KIND_PRODUCER, {'P', 'R', 'O', 'D', 'U', 'C', 'E', 'R'}, 8},
+        {TW__KIND_CONSUMER, {'C', 'O', 'N', 'S', 'U', 'M', 'E', 'R'}, 8},
+    };
+    size_t last = SIZE_MAX, n_found = 0;
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (t->key_len == 9 && t->key && memcmp(t->key, "span.kind", 9) == 0) {
+            last = i;
+            n_found++;
+        }
+    }
+    if (last == SIZE_MAX)
+        return NULL;
+    const char *value = tw__tag_str(&s->tags[last]);
+    if (!value)
+        return NULL;
+    /* strcasecmp, as tw__span_kind_of: only with the names of the first letter. */
+    const struct kind_text *kind = NULL;
+    switch (value[0] | 0x20) {
+    case 'c':
+        kind = strcasecmp(value, "client") == 0     ? &kinds[0]
+               : strcasecmp(value, "consumer") == 0 ? &kinds[3]
+                                                    : NULL;
+        break;
+    case 's':
+        kind = strcasecmp(value, "server") == 0 ? &kinds[1] : NULL;
+        break;
+    case 'p':
+        kind = strcasecmp(value, "producer") == 0 ? &kinds[2] : NULL;
+        break;
+    default: /* "internal" and any other value: no Zipkin kind */
         break;
     }
-    return NULL;
+    if (!kind)
+        return NULL;
+    if (n_found == 1) {
+        is_mapped[last] = true;
+    } else {
+        for (size_t i = 0; i <= last; i++)
+            is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
+    }
+    return kind;
 }
 
 /* ---- the tags object -------------------------------------------------------------------- */
@@ -529,20 +611,6 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
             return TAGS_FAILED;
     }
     return written && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
-}
-
-/* Writes @len bytes of @text as a JSON string at @o, which has room for it
- * (tw__json_room), as tw__json_write_text does: the plain run (nearly
- * every text) scanned and copied inline, without a call; a text with a byte
- * to escape is written again from its start by tw__json_write_text. */
-static inline __attribute__((always_inline)) uint8_t *write_text(uint8_t *o, const char *text,
-                                                                 size_t len)
-{
-    *o = '"';
-    if (tw__json_run_copy((const unsigned char *)text, len, o + 1) < len)
-        return tw__json_write_text(o, text, len);
-    o[len + 1] = '"';
-    return o + len + 2;
 }
 
 /* The text length write_value needs room for (tw__json_room): a string's,
@@ -740,42 +808,69 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
     else if (!find_winners(s, is_winner))
         return SPAN_FAILED;
 
-    if (!PUT_LIT(out, "{\"traceId\":") ||
-        !tw__json_put_trace_id(out, s->trace_id_high, s->trace_id_low))
-        return SPAN_FAILED;
-    if (s->parent_id && s->parent_id != s->span_id &&
-        (!PUT_LIT(out, ",\"parentId\":") || !tw__json_put_hex64(out, s->parent_id)))
-        return SPAN_FAILED;
-    if (!PUT_LIT(out, ",\"id\":") || !tw__json_put_hex64(out, s->span_id))
-        return SPAN_FAILED;
+    /* From traceId to kind: at most 124 bytes, within the room reserved
+     * above, written with plain stores. */
+    uint8_t *o = out->data + out->len;
+    memcpy(o, "{\"traceId\":\"", 12);
+    o += 12;
+    if (s->trace_id_high) {
+        tw__hex_u64((char *)o, s->trace_id_high);
+        o += 16;
+    }
+    tw__hex_u64((char *)o, s->trace_id_low);
+    o += 16;
+    if (s->parent_id && s->parent_id != s->span_id) {
+        memcpy(o, "\",\"parentId\":\"", 14);
+        tw__hex_u64((char *)o + 14, s->parent_id);
+        o += 30;
+    }
+    memcpy(o, "\",\"id\":\"", 8);
+    tw__hex_u64((char *)o + 8, s->span_id);
+    o += 24;
+    *o++ = '"';
 
-    size_t kind_index;
-    const char *kind = kind_name(tw__span_kind_of(s, &kind_index));
+    const struct kind_text *kind = kind_of(s, is_mapped);
     if (kind) {
-        for (size_t i = 0; i < s->n_tags; i++)
-            is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
-        if (!PUT_LIT(out, ",\"kind\":\"") || !put(out, kind, strlen(kind)) || !PUT_LIT(out, "\""))
-            return SPAN_FAILED;
+        memcpy(o, ",\"kind\":\"", 9);
+        memcpy(o + 9, kind->text, 8); /* (padded to 8 bytes: the length below counts) */
+        o += 9 + kind->len;
+        *o++ = '"';
     }
-    if (s->operation && *s->operation &&
-        (!PUT_LIT(out, ",\"name\":") ||
-         !tw__json_append_text(out, s->operation, strlen(s->operation))))
+    out->len = (size_t)(o - out->data);
+    /* The name up to its first NUL (operation_len, else measured). */
+    const char *op = s->operation;
+    if (op && *op) {
+        size_t op_len = s->operation_len < UINT32_MAX ? s->operation_len : strlen(op);
+        if (!tw__json_room(out, op_len, 8))
+            return SPAN_FAILED;
+        o = out->data + out->len;
+        memcpy(o, ",\"name\":", 8);
+        o = write_text(o + 8, op, op_len);
+        out->len = (size_t)(o - out->data);
+    }
+    /* timestamp and duration: at most 2 * (13 + 32) bytes with
+     * tw__json_write_int's room. */
+    if (out->cap - out->len < 96 && !tw__buf_grow(out, 96))
         return SPAN_FAILED;
+    o = out->data + out->len;
+    int64_t duration = -1; /* none */
     if (s->start_us > 0) {
-        if (!PUT_LIT(out, ",\"timestamp\":") || !tw__json_put_int(out, s->start_us))
-            return SPAN_FAILED;
-        if (!s->is_duration_unknown &&
-            (!PUT_LIT(out, ",\"duration\":") ||
-             !tw__json_put_int(out, s->duration_us > 0 ? s->duration_us : 1)))
-            return SPAN_FAILED;
-    } else if (s->duration_us > 0 && !s->is_duration_unknown &&
-               (!PUT_LIT(out, ",\"duration\":") || !tw__json_put_int(out, s->duration_us))) {
-        return SPAN_FAILED;
+        memcpy(o, ",\"timestamp\":", 13);
+        o = tw__json_write_int(o + 13, s->start_us);
+        if (!s->is_duration_unknown)
+            duration = s->duration_us > 0 ? s->duration_us : 1;
+    } else if (s->duration_us > 0 && !s->is_duration_unknown) {
+        duration = s->duration_us;
     }
+    if (duration >= 0) {
+        memcpy(o, ",\"duration\":", 12);
+        o = tw__json_write_int(o + 12, duration);
+    }
+    out->len = (size_t)(o - out->data);
     if ((s->flags & TW__FLAG_DEBUG) && !PUT_LIT(out, ",\"debug\":true"))
         return SPAN_FAILED;
     /* Zipkin's model clears `shared` on a CLIENT span only. */
-    if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
+    if (s->shared && !(kind && kind->kind == TW__KIND_CLIENT) && !PUT_LIT(out, ",\"shared\":true"))
         return SPAN_FAILED;
 
     /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
@@ -811,7 +906,7 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
             if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
                 local_used[k] = last[k];
         }
-        if (local.n && (!PUT_LIT(out, ",\"localEndpoint\":") || !put_endpoint(out, &local)))
+        if (local.n && !put_endpoint(out, ",\"localEndpoint\":", 17, &local))
             return SPAN_FAILED;
     }
 
@@ -828,11 +923,10 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
             if (is_used)
                 ep_text(&remote, EP_SERVICE_NAME, t->v.str, t->len);
         } else if (tw__tag_key_is(t, "peer.ipv4")) {
-            struct in_addr v4;
-            is_used = (t->type == TW_VALUE_INT64 ||
-                       (t->type == TW_VALUE_STRING && (tw__ipv4_is_canonical(t->v.str) ||
-                                                       inet_pton(AF_INET, t->v.str, &v4) == 1))) &&
-                      ep_address(&remote, t);
+            /* IPv4 only: ep_address would take IPv6 text too. */
+            is_used = t->type == TW_VALUE_INT64    ? ep_address(&remote, t)
+                      : t->type == TW_VALUE_STRING ? ep_ipv4_text(&remote, t)
+                                                   : false;
         } else if (tw__tag_key_is(t, "peer.ipv6")) {
             struct in6_addr v6;
             is_used = ((t->type == TW_VALUE_BINARY && t->len == 16) ||
@@ -843,7 +937,7 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
         }
         is_mapped[i] = is_used;
     }
-    if (remote.n && (!PUT_LIT(out, ",\"remoteEndpoint\":") || !put_endpoint(out, &remote)))
+    if (remote.n && !put_endpoint(out, ",\"remoteEndpoint\":", 18, &remote))
         return SPAN_FAILED;
 
     /* annotations (the reference's add_annotations). */
@@ -866,11 +960,22 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
         }
         if (value_len == 0)
             continue;
-        if (!put(out, has_annotations ? ",{\"timestamp\":" : ",\"annotations\":[{\"timestamp\":",
-                 has_annotations ? 14 : 29) ||
-            !tw__json_put_int(out, log->timestamp_us) || !PUT_LIT(out, ",\"value\":") ||
-            !tw__json_append_text(out, value, value_len) || !PUT_LIT(out, "}"))
+        /* In one reserved write: 29 + 32 + 9 bytes and the value, its "}" in the extra. */
+        if (!tw__json_room(out, value_len, 72))
             return SPAN_FAILED;
+        uint8_t *w = out->data + out->len;
+        if (has_annotations) {
+            memcpy(w, ",{\"timestamp\":", 14);
+            w += 14;
+        } else {
+            memcpy(w, ",\"annotations\":[{\"timestamp\":", 29);
+            w += 29;
+        }
+        w = tw__json_write_int(w, log->timestamp_us);
+        memcpy(w, ",\"value\":", 9);
+        w = write_text(w + 9, value, value_len);
+        *w++ = '}';
+        out->len = (size_t)(w - out->data);
         has_annotations = true;
     }
     if (has_annotations && !PUT_LIT(out, "]"))
