@@ -237,9 +237,10 @@ static void map_del(tag_map *map, const char *key)
  * as tag_map. */
 typedef enum { EP_SERVICE_NAME, EP_IPV4, EP_IPV6, EP_PORT } ep_key;
 
-/* Each member's name as written: quoted, with its colon. */
+/* Each member's name as written: quoted, with its colon; padded to 16
+ * bytes, copied as two words. */
 static const struct {
-    const char *text;
+    char text[16];
     size_t len;
 } ep_names[] = {
     [EP_SERVICE_NAME] = {"\"serviceName\":", 14},
@@ -400,7 +401,7 @@ static bool put_endpoint(tw__buf *out, const char *name, size_t name_len, const 
     for (size_t i = 0; i < ep->n; i++) {
         const ep_member *m = &ep->m[i];
         *o++ = i ? ',' : '{';
-        memcpy(o, ep_names[m->key].text, ep_names[m->key].len);
+        memcpy(o, ep_names[m->key].text, 16); /* (the room has 96 bytes more) */
         o += ep_names[m->key].len;
         o = m->key == EP_PORT ? tw__json_write_int(o, m->port) : write_text(o, m->text, m->len);
     }
@@ -464,8 +465,9 @@ struct kind_text {
  * value matched case-insensitively), or NULL when Zipkin has none for it;
  * when there is one, sets is_mapped for every `span.kind` tag (the value
  * that maps is not repeated as a tag). One pass over the keys, by their
- * length first. */
-static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped)
+ * length first, which also tells whether any key is a remoteEndpoint one
+ * (*has_peer: "peer." and at least 9 bytes). */
+static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped, bool *has_peer)
 {
     static const struct kind_text kinds[] = {
         {TW__KIND_CLIENT, "CLIENT\0", 6},
@@ -474,13 +476,18 @@ static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped)
         {TW__KIND_CONSUMER, {'C', 'O', 'N', 'S', 'U', 'M', 'E', 'R'}, 8},
     };
     size_t last = SIZE_MAX, n_found = 0;
+    bool is_peer = false;
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
-        if (t->key_len == 9 && t->key && memcmp(t->key, "span.kind", 9) == 0) {
+        if (t->key_len < 9 || !t->key)
+            continue;
+        if (t->key_len == 9 && memcmp(t->key, "span.kind", 9) == 0) {
             last = i;
             n_found++;
         }
+        is_peer = is_peer || (t->key[0] == 'p' && memcmp(t->key, "peer.", 5) == 0);
     }
+    *has_peer = is_peer;
     if (last == SIZE_MAX)
         return NULL;
     const char *value = tw__tag_str(&s->tags[last]);
@@ -829,7 +836,8 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
     o += 24;
     *o++ = '"';
 
-    const struct kind_text *kind = kind_of(s, is_mapped);
+    bool has_peer;
+    const struct kind_text *kind = kind_of(s, is_mapped, &has_peer);
     if (kind) {
         memcpy(o, ",\"kind\":\"", 9);
         memcpy(o + 9, kind->text, 8); /* (padded to 8 bytes: the length below counts) */
@@ -882,22 +890,19 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
         local.n = 0; /* (not an initializer: zeroing four address buffers cost more) */
         if (p->service_name && *p->service_name)
             ep_text(&local, EP_SERVICE_NAME, p->service_name, strlen(p->service_name));
-        /* With their lengths: tw__tag_key_is would call strlen on each. */
-        static const struct {
-            const char *text;
-            size_t len;
-        } keys[N_LOCAL] = {{"ip", 2}, {"ipv6", 4}, {"port", 4}};
-        /* The last tag of each key, found in one pass. */
+        /* The last tag of each key, found in one pass, by length first:
+         * most keys are neither 2 nor 4 bytes long. */
         size_t last[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
         for (size_t i = 0; i < p->n_tags; i++) {
             const tw__tag *t = &p->tags[i];
-            /* By length first: most keys are neither 2 nor 4 bytes long. */
-            if (!t->key || (t->key_len != 2 && t->key_len != 4))
+            if (!t->key)
                 continue;
-            for (int k = 0; k < N_LOCAL; k++) {
-                if (t->key_len == keys[k].len && memcmp(t->key, keys[k].text, keys[k].len) == 0)
-                    last[k] = i;
-            }
+            if (t->key_len == 2 && memcmp(t->key, "ip", 2) == 0)
+                last[LOCAL_IP] = i;
+            else if (t->key_len == 4 && memcmp(t->key, "ipv6", 4) == 0)
+                last[LOCAL_IPV6] = i;
+            else if (t->key_len == 4 && memcmp(t->key, "port", 4) == 0)
+                last[LOCAL_PORT] = i;
         }
         for (int k = 0; k < N_LOCAL; k++) {
             if (last[k] == SIZE_MAX)
@@ -913,7 +918,7 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
     /* remoteEndpoint (the reference's remote_endpoint). */
     endpoint remote;
     remote.n = 0;
-    for (size_t i = 0; i < s->n_tags; i++) {
+    for (size_t i = 0; has_peer && i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
         if (!is_winner[i] || t->key_len < 5 || memcmp(t->key, "peer.", 5) != 0)
             continue;
