@@ -630,7 +630,14 @@ static inline size_t value_room(const tw__tag *t)
 /* Writes what put_value appends at @o, which has room for value_room(@t);
  * returns its end, or NULL for a binary value (its text needs the scratch
  * buffer: put_value writes it). */
-static inline uint8_t *write_value(uint8_t *o, const tw__tag *t)
+static __attribute__((noinline)) uint8_t *write_double(uint8_t *o, double value)
+{
+    char num[40];
+    size_t n = tw__double_text(value, num, sizeof num);
+    return write_text(o, num, n);
+}
+
+static inline __attribute__((always_inline)) uint8_t *write_value(uint8_t *o, const tw__tag *t)
 {
     switch (t->type) {
     case TW_VALUE_STRING:
@@ -647,11 +654,8 @@ static inline uint8_t *write_value(uint8_t *o, const tw__tag *t)
         }
         memcpy(o, "\"false\"", 7);
         return o + 7;
-    case TW_VALUE_DOUBLE: {
-        char num[40];
-        size_t n = tw__double_text(t->v.dbl, num, sizeof num);
-        return write_text(o, num, n);
-    }
+    case TW_VALUE_DOUBLE: /* (out of line: rare, and its text's buffer) */
+        return write_double(o, t->v.dbl);
     case TW_VALUE_BINARY:
         break;
     }
@@ -680,72 +684,125 @@ static inline unsigned key_bit(const char *key, size_t len)
  * them here (a process tag with the key of a mapped span tag then takes
  * the general way, which writes the same object). The suite
  * test_zipkin_text compares both ways with the reference encoder. */
+/* The keys put_tags_plain has seen: a filter of 256 bits (key_bit), and
+ * the tags themselves for the exact comparison when a key's bit is set. */
+typedef struct {
+    uint64_t bloom[4];
+    size_t n;
+    const tw__tag *tags[64];
+} key_set;
+
+/* Adds @t's key to @ks; false when an equal key is there already or @ks is full. */
+static inline __attribute__((always_inline)) bool key_set_add(key_set *ks, const tw__tag *t)
+{
+    size_t len = t->key_len;
+    unsigned bit = key_bit(t->key, len);
+    uint64_t *word = &ks->bloom[bit >> 6], flag = (uint64_t)1 << (bit & 63);
+    if (*word & flag) {
+        for (size_t j = 0; j < ks->n; j++) {
+            if (ks->tags[j]->key_len == len && memcmp(ks->tags[j]->key, t->key, len) == 0)
+                return false;
+        }
+    }
+    if (ks->n == sizeof ks->tags / sizeof ks->tags[0])
+        return false;
+    *word |= flag;
+    ks->tags[ks->n++] = t;
+    return true;
+}
+
+/* Writes ,"key":value (the first time ,"tags":{"key":value) at *@o, where
+ * put_tags_plain writes; grows @out when needed. TAGS_GENERAL for a key
+ * the plain way cannot write (a NUL or a byte above 0x7f). */
+static inline __attribute__((always_inline)) tags_path
+put_member(tw__buf *out, uint8_t **at, const tw__tag *t, bool *is_first, tw__buf *text)
+{
+    uint8_t *o = *at;
+    size_t key_len = t->key_len, value_len = value_room(t);
+    /* As tw__json_room: the worst case of both texts, the punctuation. */
+    if (key_len > SIZE_MAX / 16 || value_len > SIZE_MAX / 16)
+        return TAGS_FAILED;
+    size_t need = (key_len + value_len) * 6 + 16;
+    if ((size_t)(out->data + out->cap - o) < need) {
+        out->len = (size_t)(o - out->data);
+        if (!tw__buf_grow(out, need))
+            return TAGS_FAILED;
+        o = out->data + out->len;
+    }
+    if (*is_first) {
+        memcpy(o, ",\"tags\":{", 9);
+        o += 9;
+        *is_first = false;
+    } else {
+        *o++ = ',';
+    }
+    *o = '"';
+    if (tw__json_run_copy((const unsigned char *)t->key, key_len, o + 1) < key_len) {
+        /* Bytes to escape: fine in 0x01-0x7f (Jansson keeps such a key as it is). */
+        if (!is_plain_key(t->key, key_len))
+            return TAGS_GENERAL;
+        o = tw__json_write_text(o, t->key, key_len);
+    } else {
+        o[key_len + 1] = '"';
+        o += key_len + 2;
+    }
+    *o++ = ':';
+    uint8_t *end = write_value(o, t);
+    if (!end) {
+        out->len = (size_t)(o - out->data);
+        if (!put_value(out, t, text))
+            return TAGS_FAILED;
+        end = out->data + out->len;
+    }
+    *at = end;
+    return TAGS_WRITTEN;
+}
+
 static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
                                 const size_t *local_used, const bool *is_winner,
                                 const bool *is_mapped, tw__buf *text)
 {
-    enum { MAX_PLAIN = 64 };
-    const tw__tag *seen[MAX_PLAIN];
-    uint64_t bloom[4] = {0, 0, 0, 0};
-    size_t n_seen = 0, start = out->len;
+    key_set keys;
+    memset(keys.bloom, 0, sizeof keys.bloom);
+    keys.n = 0;
+    size_t start = out->len;
+    uint8_t *o = out->data + start;
     bool is_first = true;
-    size_t n_process = p ? p->n_tags : 0;
-    for (size_t i = 0; i < n_process + s->n_tags; i++) {
-        bool is_span = i >= n_process;
-        const tw__tag *t = is_span ? &s->tags[i - n_process] : &p->tags[i];
-        if (is_span ? !is_winner[i - n_process] : is_local_used(local_used, i))
+    tags_path path = TAGS_WRITTEN;
+    for (size_t i = 0; p && i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        if (is_local_used(local_used, i))
             continue;
-        size_t key_len = t->key_len;
-        unsigned bit = key_bit(t->key, key_len);
-        if ((bloom[bit >> 6] >> (bit & 63)) & 1) {
-            for (size_t j = 0; j < n_seen; j++) {
-                if (seen[j]->key_len == key_len && memcmp(seen[j]->key, t->key, key_len) == 0)
-                    goto general;
-            }
+        if (!key_set_add(&keys, t)) {
+            path = TAGS_GENERAL;
+            goto done;
         }
-        if (n_seen == MAX_PLAIN)
-            goto general;
-        bloom[bit >> 6] |= (uint64_t)1 << (bit & 63);
-        seen[n_seen++] = t;
-        if (is_span && is_mapped[i - n_process])
-            continue;
-        if (is_span && key_len == 5 && memcmp(t->key, "error", 5) == 0)
-            goto general;
-        /* ,"key": and the value in one reserved write. */
-        if (!tw__json_room(out, key_len + value_room(t), 16))
-            return TAGS_FAILED;
-        uint8_t *o = out->data + out->len;
-        if (is_first) {
-            memcpy(o, ",\"tags\":{", 9);
-            o += 9;
-            is_first = false;
-        } else {
-            *o++ = ',';
-        }
-        *o = '"';
-        if (tw__json_run_copy((const unsigned char *)t->key, key_len, o + 1) < key_len) {
-            /* Bytes to escape: fine in 0x01-0x7f (Jansson keeps such a key as it is). */
-            if (!is_plain_key(t->key, key_len))
-                goto general;
-            o = tw__json_write_text(o, t->key, key_len);
-        } else {
-            o[key_len + 1] = '"';
-            o += key_len + 2;
-        }
-        *o++ = ':';
-        uint8_t *end = write_value(o, t);
-        if (end) {
-            out->len = (size_t)(end - out->data);
-        } else {
-            out->len = (size_t)(o - out->data);
-            if (!put_value(out, t, text))
-                return TAGS_FAILED;
-        }
+        if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
+            goto done;
     }
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (!is_winner[i])
+            continue;
+        if (!key_set_add(&keys, t)) {
+            path = TAGS_GENERAL;
+            goto done;
+        }
+        if (is_mapped[i])
+            continue;
+        if (t->key_len == 5 && memcmp(t->key, "error", 5) == 0) {
+            path = TAGS_GENERAL;
+            goto done;
+        }
+        if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
+            goto done;
+    }
+    out->len = (size_t)(o - out->data);
     return !is_first && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
-general:
-    out->len = start;
-    return TAGS_GENERAL;
+done:
+    if (path == TAGS_GENERAL)
+        out->len = start;
+    return path;
 }
 
 /* The tags object by tag_map's rules (the reference's tags): repeated keys,
