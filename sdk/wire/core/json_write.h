@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "wire/core/buf.h"
+#include "wire/core/hex.h"
 #include "wire/model/span_data.h"
 
 /* Bytes looked at eight at a time (SWAR: portable C, 64-bit loads by
@@ -94,6 +95,28 @@ static inline unsigned tw__json_special_bits(__m128i v)
     return (unsigned)_mm_movemask_epi8(stop);
 }
 #endif
+
+/* Writes @v as exactly 16 lower-case hex digits at @o (no quotes, no NUL):
+ * tw__hex_u64's text. With SSE2 the nibbles are spread in one register
+ * (shift, mask, interleave: most significant first after a byte swap) and
+ * each becomes '0' + n, plus 'a' - '0' - 10 where n > 9: about a dozen
+ * instructions, where the SWAR word form takes some forty (every id of
+ * every JSON span comes here). */
+static inline void tw__json_hex64(uint8_t *o, uint64_t v)
+{
+#ifdef TW__JSON_SSE2
+    const __m128i low_nibbles = _mm_set1_epi8(0x0f);
+    __m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+    __m128i n = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), low_nibbles),
+                                  _mm_and_si128(x, low_nibbles));
+    __m128i letters =
+        _mm_and_si128(_mm_cmpgt_epi8(n, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+    _mm_storeu_si128((__m128i *)(void *)o,
+                     _mm_add_epi8(_mm_add_epi8(n, _mm_set1_epi8('0')), letters));
+#else
+    tw__hex_u64((char *)o, v);
+#endif
+}
 
 /* Whether byte @c stops a plain run: the byte-by-byte reference of the
  * runs below. */

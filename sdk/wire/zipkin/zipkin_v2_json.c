@@ -878,18 +878,18 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
     memcpy(o, "{\"traceId\":\"", 12);
     o += 12;
     if (s->trace_id_high) {
-        tw__hex_u64((char *)o, s->trace_id_high);
+        tw__json_hex64(o, s->trace_id_high);
         o += 16;
     }
-    tw__hex_u64((char *)o, s->trace_id_low);
+    tw__json_hex64(o, s->trace_id_low);
     o += 16;
     if (s->parent_id && s->parent_id != s->span_id) {
         memcpy(o, "\",\"parentId\":\"", 14);
-        tw__hex_u64((char *)o + 14, s->parent_id);
+        tw__json_hex64(o + 14, s->parent_id);
         o += 30;
     }
     memcpy(o, "\",\"id\":\"", 8);
-    tw__hex_u64((char *)o + 8, s->span_id);
+    tw__json_hex64(o + 8, s->span_id);
     o += 24;
     *o++ = '"';
 
