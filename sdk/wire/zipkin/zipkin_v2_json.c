@@ -853,23 +853,28 @@ static tags_path put_tags_general(tw__buf *out, const tw__span_data *s, const tw
 
 typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
 
-/* The span; @text is scratch, @is_winner and @is_mapped hold n_tags flags
- * (is_mapped zeroed), @tags an empty map. With @is_hopeful, the span's
- * keys are taken to be distinct (every tag its key's winner: nearly every
- * span), which put_tags_plain checks at the end without the cost of
- * find_winners up front; SPAN_AGAIN when that or any other condition of
- * the plain tags fails (the caller then takes back what was written and
- * encodes the span again without @is_hopeful, the general way). */
+/* The span; @text is scratch, @winners and @is_mapped hold n_tags flags
+ * (is_mapped zeroed), @tags an empty map. With @is_hopeful (at most 64
+ * tags), the span's keys are taken to be distinct (every tag its key's
+ * winner: nearly every span), which put_tags_plain checks at the end
+ * without the cost of find_winners up front; SPAN_AGAIN when that or any
+ * other condition of the plain tags fails (the caller then takes back what
+ * was written and encodes the span again without @is_hopeful, the general
+ * way). */
 static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
-                        bool *is_winner, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
+                        bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
+    /* Every tag its key's winner (is_hopeful: at most 64 tags). */
+#define TW_8_TRUE true, true, true, true, true, true, true, true
+    static const bool all_winners[64] = {TW_8_TRUE, TW_8_TRUE, TW_8_TRUE, TW_8_TRUE,
+                                         TW_8_TRUE, TW_8_TRUE, TW_8_TRUE, TW_8_TRUE};
+#undef TW_8_TRUE
+    const bool *is_winner = is_hopeful ? all_winners : winners;
     /* Room for a typical span, so that put() rarely has to grow. */
     if (out->cap - out->len < 2048 &&
         !tw__buf_reserve(out, out->len + (out->cap > 2048 ? out->cap : 2048)))
         return SPAN_FAILED;
-    if (is_hopeful)
-        memset(is_winner, 1, s->n_tags * sizeof *is_winner);
-    else if (!find_winners(s, is_winner))
+    if (!is_hopeful && !find_winners(s, winners))
         return SPAN_FAILED;
 
     /* From traceId to kind: at most 124 bytes, within the room reserved
@@ -1070,7 +1075,10 @@ bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__bu
     bool ok = is_winner && is_mapped;
     if (ok) {
         memset(is_mapped, 0, s->n_tags * sizeof(bool));
-        span_path path = encode(s, p, out, &text, is_winner, is_mapped, &tags, true);
+        /* More than 64 tags never take the plain way (put_tags_plain's key_set). */
+        span_path path = s->n_tags <= 64
+                             ? encode(s, p, out, &text, is_winner, is_mapped, &tags, true)
+                             : SPAN_AGAIN;
         if (path == SPAN_AGAIN) {
             out->len = before;
             memset(is_mapped, 0, s->n_tags * sizeof(bool));
