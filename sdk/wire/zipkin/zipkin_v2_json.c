@@ -18,6 +18,12 @@
  * spans: control characters, invalid UTF-8 in keys and values, NUL bytes,
  * repeated keys, hundreds of tags, every error rule).
  *
+ * Most spans take one hopeful pass: keys taken to be distinct, plain and
+ * free of the error rule, which the tags writer (put_tags_plain) checks as
+ * it writes; when one is not, the span is taken back and written again the
+ * general way (winners first, then tag_map's rules). Both ways are held to
+ * the reference by test_zipkin_text.
+ *
  * Memory: a scratch buffer per call for stringified values; the tags
  * object's members in a stack table (heap beyond 32, with a hash index).
  * Locking: none.
