@@ -348,9 +348,9 @@ bool tw__json_put_hex64(tw__buf *out, uint64_t id)
 {
     if (out->cap - out->len < 18 && !tw__buf_grow(out, 18))
         return false;
-    char *o = (char *)out->data + out->len;
+    uint8_t *o = out->data + out->len;
     o[0] = '"';
-    tw__hex_u64(o + 1, id);
+    tw__json_hex64(o + 1, id);
     o[17] = '"';
     out->len += 18;
     return true;
@@ -360,10 +360,10 @@ bool tw__json_put_hex128(tw__buf *out, uint64_t high, uint64_t low)
 {
     if (out->cap - out->len < 34 && !tw__buf_grow(out, 34))
         return false;
-    char *o = (char *)out->data + out->len;
+    uint8_t *o = out->data + out->len;
     o[0] = '"';
-    tw__hex_u64(o + 1, high);
-    tw__hex_u64(o + 17, low);
+    tw__json_hex64(o + 1, high);
+    tw__json_hex64(o + 17, low);
     o[33] = '"';
     out->len += 34;
     return true;

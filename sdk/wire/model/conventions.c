@@ -5,14 +5,12 @@
  */
 #include "wire/model/conventions.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "wire/core/base64.h"
-#include "wire/core/json_write.h" /* tw__double_text */
+#include "wire/core/json_write.h" /* tw__double_text, tw__json_write_int */
 
 /* FNV-1a over a key of @len bytes. */
 static uint64_t key_hash(const char *key, size_t len)
@@ -147,10 +145,9 @@ bool tw__value_text(const tw__tag *value, tw__buf *out)
         return tw__buf_append(out, value->v.str, value->len);
     case TW_VALUE_BOOL:
         return value->v.boolean ? tw__buf_append(out, "true", 4) : tw__buf_append(out, "false", 5);
-    case TW_VALUE_INT64: {
-        int n = snprintf(num, sizeof num, "%" PRId64, value->v.i64);
-        return tw__buf_append(out, num, (size_t)n);
-    }
+    case TW_VALUE_INT64: /* "%" PRId64's digits, without printf's cost */
+        return tw__buf_append(
+            out, num, (size_t)(tw__json_write_int((uint8_t *)num, value->v.i64) - (uint8_t *)num));
     case TW_VALUE_DOUBLE:
         return tw__buf_append(out, num, tw__double_text(value->v.dbl, num, sizeof num));
     case TW_VALUE_BINARY:

@@ -18,6 +18,12 @@
  * spans: control characters, invalid UTF-8 in keys and values, NUL bytes,
  * repeated keys, hundreds of tags, every error rule).
  *
+ * Most spans take one hopeful pass: keys taken to be distinct, plain and
+ * free of the error rule, which the tags writer (put_tags_plain) checks as
+ * it writes; when one is not, the span is taken back and written again the
+ * general way (winners first, then tag_map's rules). Both ways are held to
+ * the reference by test_zipkin_text.
+ *
  * Memory: a scratch buffer per call for stringified values; the tags
  * object's members in a stack table (heap beyond 32, with a hash index).
  * Locking: none.
@@ -28,6 +34,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "wire/core/hex.h"
 #include "wire/core/json_write.h"
@@ -44,9 +51,8 @@ typedef struct {
     size_t key_len;
     const tw__tag *tag; /* the value (VALUE_TAG) or the message (VALUE_MESSAGE) */
     value_mode mode;
-    bool is_deleted;    /* json_object_del: gone; a later set appends the key again */
-    bool owns_key;      /* key is a repaired copy (malloc) */
-    bool is_json_plain; /* the key needs no escaping (tw__json_plain_run): copied as it is */
+    bool is_deleted; /* json_object_del: gone; a later set appends the key again */
+    bool owns_key;   /* key is a repaired copy (malloc) */
 } member;
 
 #define MAP_INLINE 32
@@ -214,7 +220,7 @@ static void map_set(tag_map *map, const char *raw_key, size_t raw_len, const tw_
         map->cap = cap;
     }
     i = map->n++;
-    map->m[i] = (member){key, len, tag, mode, false, owned, false};
+    map->m[i] = (member){key, len, tag, mode, false, owned};
     map->seen |= key_sign(key, len);
     if (map->n > MAP_INLINE && map->n * 2 > map->index_cap) {
         if (!index_build(map, map->index_cap ? map->index_cap * 2 : 4 * MAP_INLINE))
@@ -237,9 +243,10 @@ static void map_del(tag_map *map, const char *key)
  * as tag_map. */
 typedef enum { EP_SERVICE_NAME, EP_IPV4, EP_IPV6, EP_PORT } ep_key;
 
-/* Each member's name as written: quoted, with its colon. */
+/* Each member's name as written: quoted, with its colon; padded to 16
+ * bytes, copied as two words. */
 static const struct {
-    const char *text;
+    char text[16];
     size_t len;
 } ep_names[] = {
     [EP_SERVICE_NAME] = {"\"serviceName\":", 14},
@@ -288,6 +295,20 @@ static void ep_copy(endpoint *ep, ep_key key, const char *text)
     m->len = len;
 }
 
+/* Sets ipv4 of @ep from a string tag that is IPv4 text; false when it is not. */
+static bool ep_ipv4_text(endpoint *ep, const tw__tag *t)
+{
+    size_t len = tw__ipv4_canonical_len(t->v.str);
+    if (!len) {
+        struct in_addr v4;
+        if (inet_pton(AF_INET, t->v.str, &v4) != 1)
+            return false;
+        len = strlen(t->v.str);
+    }
+    ep_text(ep, EP_IPV4, t->v.str, len);
+    return true;
+}
+
 /* Sets ipv4 or ipv6 of @ep from an address tag: IPv4/IPv6 text, a packed
  * big-endian IPv4 int64 (as Jaeger's Java client writes the process ip), or
  * 16 raw IPv6 bytes. False when the value is none of these. */
@@ -297,10 +318,8 @@ static bool ep_address(endpoint *ep, const tw__tag *t)
     struct in_addr v4;
     struct in6_addr v6;
     if (t->type == TW_VALUE_STRING) {
-        if (tw__ipv4_is_canonical(t->v.str) || inet_pton(AF_INET, t->v.str, &v4) == 1) {
-            ep_text(ep, EP_IPV4, t->v.str, strlen(t->v.str));
+        if (ep_ipv4_text(ep, t))
             return true;
-        }
         if (inet_pton(AF_INET6, t->v.str, &v6) == 1 &&
             inet_ntop(AF_INET6, &v6, text, sizeof text)) {
             ep_copy(ep, EP_IPV6, text);
@@ -343,6 +362,20 @@ static bool ep_port(endpoint *ep, const tw__tag *t)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
+/* Writes @len bytes of @text as a JSON string at @o, which has room for it
+ * (tw__json_room), as tw__json_write_text does: the plain run (nearly
+ * every text) scanned and copied inline, without a call; a text with a byte
+ * to escape is written again from its start by tw__json_write_text. */
+static inline __attribute__((always_inline)) uint8_t *write_text(uint8_t *o, const char *text,
+                                                                 size_t len)
+{
+    *o = '"';
+    if (tw__json_run_copy((const unsigned char *)text, len, o + 1) < len)
+        return tw__json_write_text(o, text, len);
+    o[len + 1] = '"';
+    return o + len + 2;
+}
+
 /* Appends; the common case (room left: encode() reserves ahead) inline,
  * always: the literals' lengths are constants, and their copies then
  * become a few stores instead of a call to memcpy. */
@@ -357,18 +390,30 @@ static inline __attribute__((always_inline)) bool put(tw__buf *out, const char *
 
 #define PUT_LIT(out, lit) put((out), (lit), sizeof(lit) - 1)
 
-static bool put_endpoint(tw__buf *out, const endpoint *ep)
+/* Writes @name (",\"localEndpoint\":" or the remote one, @name_len bytes)
+ * and the endpoint's object in one reserved write. */
+static bool put_endpoint(tw__buf *out, const char *name, size_t name_len, const endpoint *ep)
 {
+    size_t text_len = 0;
+    for (size_t i = 0; i < ep->n; i++)
+        text_len += ep->m[i].key == EP_PORT ? 0 : ep->m[i].len;
+    /* Each text's worst case fits in tw__json_room's for their sum (and its
+     * quotes in the extra); then the names, the port's 32 bytes, braces. */
+    if (text_len > SIZE_MAX / 8 || !tw__json_room(out, text_len, name_len + 96))
+        return false;
+    uint8_t *o = out->data + out->len;
+    memcpy(o, name, name_len);
+    o += name_len;
     for (size_t i = 0; i < ep->n; i++) {
         const ep_member *m = &ep->m[i];
-        if (!put(out, i ? "," : "{", 1) || !put(out, ep_names[m->key].text, ep_names[m->key].len))
-            return false;
-        bool ok = m->key == EP_PORT ? tw__json_put_int(out, m->port)
-                                    : tw__json_append_text(out, m->text, m->len);
-        if (!ok)
-            return false;
+        *o++ = i ? ',' : '{';
+        memcpy(o, ep_names[m->key].text, 16); /* (the room has 96 bytes more) */
+        o += ep_names[m->key].len;
+        o = m->key == EP_PORT ? tw__json_write_int(o, m->port) : write_text(o, m->text, m->len);
     }
-    return PUT_LIT(out, "}");
+    *o++ = '}';
+    out->len = (size_t)(o - out->data);
+    return true;
 }
 
 /* A JSON string of the text of a typed value (Zipkin tags are strings). */
@@ -415,22 +460,71 @@ static bool annotation_text(const tw__log *log, tw__buf *text)
     return true;
 }
 
-static const char *kind_name(tw__span_kind kind)
+/* A Zipkin kind's name, padded to 8 bytes (copied as one word), and its length. */
+struct kind_text {
+    tw__span_kind kind;
+    char text[8];
+    size_t len;
+};
+
+/* The kind of the last `span.kind` tag as tw__span_kind_of reads it (its
+ * value matched case-insensitively), or NULL when Zipkin has none for it;
+ * when there is one, sets is_mapped for every `span.kind` tag (the value
+ * that maps is not repeated as a tag). One pass over the keys, by their
+ * length first, which also tells whether any key is a remoteEndpoint one
+ * (*has_peer: "peer." and at least 9 bytes). */
+static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped, bool *has_peer)
 {
-    switch (kind) {
-    case TW__KIND_CLIENT:
-        return "CLIENT";
-    case TW__KIND_SERVER:
-        return "SERVER";
-    case TW__KIND_PRODUCER:
-        return "PRODUCER";
-    case TW__KIND_CONSUMER:
-        return "CONSUMER";
-    case TW__KIND_NONE:
-    case TW__KIND_INTERNAL:
+    static const struct kind_text kinds[] = {
+        {TW__KIND_CLIENT, "CLIENT\0", 6},
+        {TW__KIND_SERVER, "SERVER\0", 6},
+        {TW__KIND_PRODUCER, {'P', 'R', 'O', 'D', 'U', 'C', 'E', 'R'}, 8},
+        {TW__KIND_CONSUMER, {'C', 'O', 'N', 'S', 'U', 'M', 'E', 'R'}, 8},
+    };
+    size_t last = SIZE_MAX, n_found = 0;
+    bool is_peer = false;
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (t->key_len < 9 || !t->key)
+            continue;
+        if (t->key_len == 9 && memcmp(t->key, "span.kind", 9) == 0) {
+            last = i;
+            n_found++;
+        }
+        is_peer = is_peer || (t->key[0] == 'p' && memcmp(t->key, "peer.", 5) == 0);
+    }
+    *has_peer = is_peer;
+    if (last == SIZE_MAX)
+        return NULL;
+    const char *value = tw__tag_str(&s->tags[last]);
+    if (!value)
+        return NULL;
+    /* strcasecmp, as tw__span_kind_of: only with the names of the first letter. */
+    const struct kind_text *kind = NULL;
+    switch (value[0] | 0x20) {
+    case 'c':
+        kind = strcasecmp(value, "client") == 0     ? &kinds[0]
+               : strcasecmp(value, "consumer") == 0 ? &kinds[3]
+                                                    : NULL;
+        break;
+    case 's':
+        kind = strcasecmp(value, "server") == 0 ? &kinds[1] : NULL;
+        break;
+    case 'p':
+        kind = strcasecmp(value, "producer") == 0 ? &kinds[2] : NULL;
+        break;
+    default: /* "internal" and any other value: no Zipkin kind */
         break;
     }
-    return NULL;
+    if (!kind)
+        return NULL;
+    if (n_found == 1) {
+        is_mapped[last] = true;
+    } else {
+        for (size_t i = 0; i <= last; i++)
+            is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
+    }
+    return kind;
 }
 
 /* ---- the tags object -------------------------------------------------------------------- */
@@ -516,28 +610,8 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
         if (m[i].is_deleted)
             continue;
         bool is_first = written++ == 0;
-        bool ok;
-        if (m[i].is_json_plain) {
-            /* ,"key": in one reserved write. */
-            size_t len = m[i].key_len;
-            ok = out->cap - out->len >= len + 16 || tw__buf_grow(out, len + 16);
-            if (ok) {
-                uint8_t *o = out->data + out->len;
-                if (is_first) {
-                    memcpy(o, ",\"tags\":{\"", 10);
-                    o += 10;
-                } else {
-                    memcpy(o, ",\"", 2);
-                    o += 2;
-                }
-                memcpy(o, m[i].key, len);
-                memcpy(o + len, "\":", 2);
-                out->len = (size_t)(o + len + 2 - out->data);
-            }
-        } else {
-            ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
-                 tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
-        }
+        bool ok = put(out, is_first ? ",\"tags\":{" : ",", is_first ? 9 : 1) &&
+                  tw__json_append_text(out, m[i].key, m[i].key_len) && PUT_LIT(out, ":");
         if (ok) {
             if (m[i].mode == VALUE_TRUE)
                 ok = PUT_LIT(out, "\"true\"");
@@ -552,42 +626,189 @@ static tags_path put_members(tw__buf *out, const member *m, size_t n, tw__buf *t
     return written && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
 }
 
+/* The text length write_value needs room for (tw__json_room): a string's,
+ * else 40, more than any number's text. */
+static inline size_t value_room(const tw__tag *t)
+{
+    return t->type == TW_VALUE_STRING ? t->len : 40;
+}
+
+/* Writes what put_value appends at @o, which has room for value_room(@t);
+ * returns its end, or NULL for a binary value (its text needs the scratch
+ * buffer: put_value writes it). */
+static __attribute__((noinline)) uint8_t *write_double(uint8_t *o, double value)
+{
+    char num[40];
+    size_t n = tw__double_text(value, num, sizeof num);
+    return write_text(o, num, n);
+}
+
+static inline __attribute__((always_inline)) uint8_t *write_value(uint8_t *o, const tw__tag *t)
+{
+    switch (t->type) {
+    case TW_VALUE_STRING:
+        return write_text(o, t->v.str, t->len);
+    case TW_VALUE_INT64: /* decimal digits need no escaping */
+        *o++ = '"';
+        o = tw__json_write_int(o, t->v.i64);
+        *o++ = '"';
+        return o;
+    case TW_VALUE_BOOL:
+        if (t->v.boolean) {
+            memcpy(o, "\"true\"", 6);
+            return o + 6;
+        }
+        memcpy(o, "\"false\"", 7);
+        return o + 7;
+    case TW_VALUE_DOUBLE: /* (out of line: rare, and its text's buffer) */
+        return write_double(o, t->v.dbl);
+    case TW_VALUE_BINARY:
+        break;
+    }
+    return NULL;
+}
+
+/* One bit of 256 for a key, from its length and its first, middle and last
+ * bytes: put_tags_plain's filter of the keys it has seen, in which most
+ * keys of a span find their bit clear and need no comparison. */
+static inline unsigned key_bit(const char *key, size_t len)
+{
+    uint32_t x = (uint32_t)len;
+    if (len)
+        x ^= (uint32_t)(unsigned char)key[0] << 8 | (uint32_t)(unsigned char)key[len >> 1] << 16 |
+             (uint32_t)(unsigned char)key[len - 1] << 24;
+    return (x * 0x9e3779b1u) >> 24;
+}
+
 /* The tags object when none of tag_map's rules applies (most spans): every
  * key plain (is_plain_key), no two alike, and no span `error` tag. Then the
  * object is the process's tags and the span's winners in order, as they are.
- * TAGS_GENERAL (nothing written) otherwise. The suite test_zipkin_text
- * compares both paths with the reference encoder. */
+ * Written in one pass that checks those conditions as it goes: on the first
+ * that fails, what it wrote is taken back and it returns TAGS_GENERAL. The
+ * keys compared are those of the members and of every span winner (the
+ * mapped ones too), which lets encode() assume distinct span keys and check
+ * them here (a process tag with the key of a mapped span tag then takes
+ * the general way, which writes the same object). The suite
+ * test_zipkin_text compares both ways with the reference encoder. */
+/* The keys put_tags_plain has seen: a filter of 256 bits (key_bit), and
+ * the tags themselves for the exact comparison when a key's bit is set. */
+typedef struct {
+    uint64_t bloom[4];
+    size_t n;
+    const tw__tag *tags[64];
+} key_set;
+
+/* Adds @t's key to @ks; false when an equal key is there already or @ks is full. */
+static inline __attribute__((always_inline)) bool key_set_add(key_set *ks, const tw__tag *t)
+{
+    size_t len = t->key_len;
+    unsigned bit = key_bit(t->key, len);
+    uint64_t *word = &ks->bloom[bit >> 6], flag = (uint64_t)1 << (bit & 63);
+    if (*word & flag) {
+        for (size_t j = 0; j < ks->n; j++) {
+            if (ks->tags[j]->key_len == len && memcmp(ks->tags[j]->key, t->key, len) == 0)
+                return false;
+        }
+    }
+    if (ks->n == sizeof ks->tags / sizeof ks->tags[0])
+        return false;
+    *word |= flag;
+    ks->tags[ks->n++] = t;
+    return true;
+}
+
+/* Writes ,"key":value (the first time ,"tags":{"key":value) at *@o, where
+ * put_tags_plain writes; grows @out when needed. TAGS_GENERAL for a key
+ * the plain way cannot write (a NUL or a byte above 0x7f). */
+static inline __attribute__((always_inline)) tags_path
+put_member(tw__buf *out, uint8_t **at, const tw__tag *t, bool *is_first, tw__buf *text)
+{
+    uint8_t *o = *at;
+    size_t key_len = t->key_len, value_len = value_room(t);
+    /* As tw__json_room: the worst case of both texts, the punctuation. */
+    if (key_len > SIZE_MAX / 16 || value_len > SIZE_MAX / 16)
+        return TAGS_FAILED;
+    size_t need = (key_len + value_len) * 6 + 16;
+    if ((size_t)(out->data + out->cap - o) < need) {
+        out->len = (size_t)(o - out->data);
+        if (!tw__buf_grow(out, need))
+            return TAGS_FAILED;
+        o = out->data + out->len;
+    }
+    if (*is_first) {
+        memcpy(o, ",\"tags\":{", 9);
+        o += 9;
+        *is_first = false;
+    } else {
+        *o++ = ',';
+    }
+    *o = '"';
+    if (tw__json_run_copy((const unsigned char *)t->key, key_len, o + 1) < key_len) {
+        /* Bytes to escape: fine in 0x01-0x7f (Jansson keeps such a key as it is). */
+        if (!is_plain_key(t->key, key_len))
+            return TAGS_GENERAL;
+        o = tw__json_write_text(o, t->key, key_len);
+    } else {
+        o[key_len + 1] = '"';
+        o += key_len + 2;
+    }
+    *o++ = ':';
+    uint8_t *end = write_value(o, t);
+    if (!end) {
+        out->len = (size_t)(o - out->data);
+        if (!put_value(out, t, text))
+            return TAGS_FAILED;
+        end = out->data + out->len;
+    }
+    *at = end;
+    return TAGS_WRITTEN;
+}
+
 static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
                                 const size_t *local_used, const bool *is_winner,
                                 const bool *is_mapped, tw__buf *text)
 {
-    enum { MAX_PLAIN = 64 };
-    const tw__tag *tags[MAX_PLAIN];
-    member m[MAX_PLAIN];
-    size_t n = 0, n_head = 0;
-    size_t n_process = p ? p->n_tags : 0;
-    for (size_t i = 0; i < n_process + s->n_tags; i++) {
-        bool is_span = i >= n_process;
-        const tw__tag *t = is_span ? &s->tags[i - n_process] : &p->tags[i];
-        if (is_span ? !is_winner[i - n_process] || is_mapped[i - n_process]
-                    : is_local_used(local_used, i))
+    key_set keys;
+    memset(keys.bloom, 0, sizeof keys.bloom);
+    keys.n = 0;
+    size_t start = out->len;
+    uint8_t *o = out->data + start;
+    bool is_first = true;
+    tags_path path = TAGS_WRITTEN;
+    for (size_t i = 0; p && i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        if (is_local_used(local_used, i))
             continue;
-        /* A key that needs no escaping is plain (its bytes are 0x20-0x7f). */
-        bool is_json_plain =
-            tw__json_plain_run((const unsigned char *)t->key, t->key_len) == t->key_len;
-        if (n == MAX_PLAIN || (!is_json_plain && !is_plain_key(t->key, t->key_len)) ||
-            (is_span && tw__tag_key_is(t, "error")))
-            return TAGS_GENERAL;
-        tags[n] = t;
-        m[n++] = (member){t->key, t->key_len, t, VALUE_TAG, false, false, is_json_plain};
-        if (!is_span)
-            n_head = n;
+        if (!key_set_add(&keys, t)) {
+            path = TAGS_GENERAL;
+            goto done;
+        }
+        if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
+            goto done;
     }
-    /* The span's winners differ from each other: only the process's tags
-     * can repeat a key. */
-    if (!keys_are_distinct(tags, n_head, n))
-        return TAGS_GENERAL;
-    return put_members(out, m, n, text);
+    for (size_t i = 0; i < s->n_tags; i++) {
+        const tw__tag *t = &s->tags[i];
+        if (!is_winner[i])
+            continue;
+        if (!key_set_add(&keys, t)) {
+            path = TAGS_GENERAL;
+            goto done;
+        }
+        if (is_mapped[i])
+            continue;
+        if (t->key_len == 5 && memcmp(t->key, "error", 5) == 0) {
+            path = TAGS_GENERAL;
+            goto done;
+        }
+        if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
+            goto done;
+    }
+    out->len = (size_t)(o - out->data);
+    return !is_first && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
+done:
+    if (path == TAGS_GENERAL)
+        out->len = start;
+    return path;
 }
 
 /* The tags object by tag_map's rules (the reference's tags): repeated keys,
@@ -636,55 +857,97 @@ static tags_path put_tags_general(tw__buf *out, const tw__span_data *s, const tw
     return tags->failed ? TAGS_FAILED : put_members(out, tags->m, tags->n, text);
 }
 
-/* The span; @text is scratch, @is_winner and @is_mapped hold n_tags flags
- * (is_mapped zeroed), @tags an empty map. */
-static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
-                   bool *is_winner, bool *is_mapped, tag_map *tags_map)
+typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
+
+/* The span; @text is scratch, @winners and @is_mapped hold n_tags flags
+ * (is_mapped zeroed), @tags an empty map. With @is_hopeful (at most 64
+ * tags), the span's keys are taken to be distinct (every tag its key's
+ * winner: nearly every span), which put_tags_plain checks at the end
+ * without the cost of find_winners up front; SPAN_AGAIN when that or any
+ * other condition of the plain tags fails (the caller then takes back what
+ * was written and encodes the span again without @is_hopeful, the general
+ * way). */
+static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
+                        bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
+    /* Every tag its key's winner (is_hopeful: at most 64 tags). */
+#define TW_8_TRUE true, true, true, true, true, true, true, true
+    static const bool all_winners[64] = {TW_8_TRUE, TW_8_TRUE, TW_8_TRUE, TW_8_TRUE,
+                                         TW_8_TRUE, TW_8_TRUE, TW_8_TRUE, TW_8_TRUE};
+#undef TW_8_TRUE
+    const bool *is_winner = is_hopeful ? all_winners : winners;
     /* Room for a typical span, so that put() rarely has to grow. */
     if (out->cap - out->len < 2048 &&
         !tw__buf_reserve(out, out->len + (out->cap > 2048 ? out->cap : 2048)))
-        return false;
-    if (!find_winners(s, is_winner))
-        return false;
+        return SPAN_FAILED;
+    if (!is_hopeful && !find_winners(s, winners))
+        return SPAN_FAILED;
 
-    if (!PUT_LIT(out, "{\"traceId\":") ||
-        !tw__json_put_trace_id(out, s->trace_id_high, s->trace_id_low))
-        return false;
-    if (s->parent_id && s->parent_id != s->span_id &&
-        (!PUT_LIT(out, ",\"parentId\":") || !tw__json_put_hex64(out, s->parent_id)))
-        return false;
-    if (!PUT_LIT(out, ",\"id\":") || !tw__json_put_hex64(out, s->span_id))
-        return false;
+    /* From traceId to kind: at most 124 bytes, within the room reserved
+     * above, written with plain stores. */
+    uint8_t *o = out->data + out->len;
+    memcpy(o, "{\"traceId\":\"", 12);
+    o += 12;
+    if (s->trace_id_high) {
+        tw__json_hex64(o, s->trace_id_high);
+        o += 16;
+    }
+    tw__json_hex64(o, s->trace_id_low);
+    o += 16;
+    if (s->parent_id && s->parent_id != s->span_id) {
+        memcpy(o, "\",\"parentId\":\"", 14);
+        tw__json_hex64(o + 14, s->parent_id);
+        o += 30;
+    }
+    memcpy(o, "\",\"id\":\"", 8);
+    tw__json_hex64(o + 8, s->span_id);
+    o += 24;
+    *o++ = '"';
 
-    size_t kind_index;
-    const char *kind = kind_name(tw__span_kind_of(s, &kind_index));
+    bool has_peer;
+    const struct kind_text *kind = kind_of(s, is_mapped, &has_peer);
     if (kind) {
-        for (size_t i = 0; i < s->n_tags; i++)
-            is_mapped[i] = is_mapped[i] || tw__tag_key_is(&s->tags[i], "span.kind");
-        if (!PUT_LIT(out, ",\"kind\":\"") || !put(out, kind, strlen(kind)) || !PUT_LIT(out, "\""))
-            return false;
+        memcpy(o, ",\"kind\":\"", 9);
+        memcpy(o + 9, kind->text, 8); /* (padded to 8 bytes: the length below counts) */
+        o += 9 + kind->len;
+        *o++ = '"';
     }
-    if (s->operation && *s->operation &&
-        (!PUT_LIT(out, ",\"name\":") ||
-         !tw__json_append_text(out, s->operation, strlen(s->operation))))
-        return false;
+    out->len = (size_t)(o - out->data);
+    /* The name up to its first NUL (operation_len, else measured). */
+    const char *op = s->operation;
+    if (op && *op) {
+        size_t op_len = s->operation_len < UINT32_MAX ? s->operation_len : strlen(op);
+        if (!tw__json_room(out, op_len, 8))
+            return SPAN_FAILED;
+        o = out->data + out->len;
+        memcpy(o, ",\"name\":", 8);
+        o = write_text(o + 8, op, op_len);
+        out->len = (size_t)(o - out->data);
+    }
+    /* timestamp and duration: at most 2 * (13 + 32) bytes with
+     * tw__json_write_int's room. */
+    if (out->cap - out->len < 96 && !tw__buf_grow(out, 96))
+        return SPAN_FAILED;
+    o = out->data + out->len;
+    int64_t duration = -1; /* none */
     if (s->start_us > 0) {
-        if (!PUT_LIT(out, ",\"timestamp\":") || !tw__json_put_int(out, s->start_us))
-            return false;
-        if (!s->is_duration_unknown &&
-            (!PUT_LIT(out, ",\"duration\":") ||
-             !tw__json_put_int(out, s->duration_us > 0 ? s->duration_us : 1)))
-            return false;
-    } else if (s->duration_us > 0 && !s->is_duration_unknown &&
-               (!PUT_LIT(out, ",\"duration\":") || !tw__json_put_int(out, s->duration_us))) {
-        return false;
+        memcpy(o, ",\"timestamp\":", 13);
+        o = tw__json_write_int(o + 13, s->start_us);
+        if (!s->is_duration_unknown)
+            duration = s->duration_us > 0 ? s->duration_us : 1;
+    } else if (s->duration_us > 0 && !s->is_duration_unknown) {
+        duration = s->duration_us;
     }
+    if (duration >= 0) {
+        memcpy(o, ",\"duration\":", 12);
+        o = tw__json_write_int(o + 12, duration);
+    }
+    out->len = (size_t)(o - out->data);
     if ((s->flags & TW__FLAG_DEBUG) && !PUT_LIT(out, ",\"debug\":true"))
-        return false;
+        return SPAN_FAILED;
     /* Zipkin's model clears `shared` on a CLIENT span only. */
-    if (s->shared && !(kind && strcmp(kind, "CLIENT") == 0) && !PUT_LIT(out, ",\"shared\":true"))
-        return false;
+    if (s->shared && !(kind && kind->kind == TW__KIND_CLIENT) && !PUT_LIT(out, ",\"shared\":true"))
+        return SPAN_FAILED;
 
     /* localEndpoint (the reference encoder's local_endpoint, tests/unit/wire/oracle_zipkin_v2.c).
      */
@@ -695,22 +958,19 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         local.n = 0; /* (not an initializer: zeroing four address buffers cost more) */
         if (p->service_name && *p->service_name)
             ep_text(&local, EP_SERVICE_NAME, p->service_name, strlen(p->service_name));
-        /* With their lengths: tw__tag_key_is would call strlen on each. */
-        static const struct {
-            const char *text;
-            size_t len;
-        } keys[N_LOCAL] = {{"ip", 2}, {"ipv6", 4}, {"port", 4}};
-        /* The last tag of each key, found in one pass. */
+        /* The last tag of each key, found in one pass, by length first:
+         * most keys are neither 2 nor 4 bytes long. */
         size_t last[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
         for (size_t i = 0; i < p->n_tags; i++) {
             const tw__tag *t = &p->tags[i];
-            /* By length first: most keys are neither 2 nor 4 bytes long. */
-            if (!t->key || (t->key_len != 2 && t->key_len != 4))
+            if (!t->key)
                 continue;
-            for (int k = 0; k < N_LOCAL; k++) {
-                if (t->key_len == keys[k].len && memcmp(t->key, keys[k].text, keys[k].len) == 0)
-                    last[k] = i;
-            }
+            if (t->key_len == 2 && memcmp(t->key, "ip", 2) == 0)
+                last[LOCAL_IP] = i;
+            else if (t->key_len == 4 && memcmp(t->key, "ipv6", 4) == 0)
+                last[LOCAL_IPV6] = i;
+            else if (t->key_len == 4 && memcmp(t->key, "port", 4) == 0)
+                last[LOCAL_PORT] = i;
         }
         for (int k = 0; k < N_LOCAL; k++) {
             if (last[k] == SIZE_MAX)
@@ -719,14 +979,14 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             if (k == LOCAL_PORT ? ep_port(&local, t) : ep_address(&local, t))
                 local_used[k] = last[k];
         }
-        if (local.n && (!PUT_LIT(out, ",\"localEndpoint\":") || !put_endpoint(out, &local)))
-            return false;
+        if (local.n && !put_endpoint(out, ",\"localEndpoint\":", 17, &local))
+            return SPAN_FAILED;
     }
 
     /* remoteEndpoint (the reference's remote_endpoint). */
     endpoint remote;
     remote.n = 0;
-    for (size_t i = 0; i < s->n_tags; i++) {
+    for (size_t i = 0; has_peer && i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
         if (!is_winner[i] || t->key_len < 5 || memcmp(t->key, "peer.", 5) != 0)
             continue;
@@ -736,11 +996,10 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             if (is_used)
                 ep_text(&remote, EP_SERVICE_NAME, t->v.str, t->len);
         } else if (tw__tag_key_is(t, "peer.ipv4")) {
-            struct in_addr v4;
-            is_used = (t->type == TW_VALUE_INT64 ||
-                       (t->type == TW_VALUE_STRING && (tw__ipv4_is_canonical(t->v.str) ||
-                                                       inet_pton(AF_INET, t->v.str, &v4) == 1))) &&
-                      ep_address(&remote, t);
+            /* IPv4 only: ep_address would take IPv6 text too. */
+            is_used = t->type == TW_VALUE_INT64    ? ep_address(&remote, t)
+                      : t->type == TW_VALUE_STRING ? ep_ipv4_text(&remote, t)
+                                                   : false;
         } else if (tw__tag_key_is(t, "peer.ipv6")) {
             struct in6_addr v6;
             is_used = ((t->type == TW_VALUE_BINARY && t->len == 16) ||
@@ -751,8 +1010,8 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
         }
         is_mapped[i] = is_used;
     }
-    if (remote.n && (!PUT_LIT(out, ",\"remoteEndpoint\":") || !put_endpoint(out, &remote)))
-        return false;
+    if (remote.n && !put_endpoint(out, ",\"remoteEndpoint\":", 18, &remote))
+        return SPAN_FAILED;
 
     /* annotations (the reference's add_annotations). */
     bool has_annotations = false;
@@ -768,27 +1027,40 @@ static bool encode(const tw__span_data *s, const tw__process *p, tw__buf *out, t
             value_len = log->fields[0].len;
         } else {
             if (!annotation_text(log, text))
-                return false;
+                return SPAN_FAILED;
             value = (const char *)text->data;
             value_len = text->len;
         }
         if (value_len == 0)
             continue;
-        if (!put(out, has_annotations ? ",{\"timestamp\":" : ",\"annotations\":[{\"timestamp\":",
-                 has_annotations ? 14 : 29) ||
-            !tw__json_put_int(out, log->timestamp_us) || !PUT_LIT(out, ",\"value\":") ||
-            !tw__json_append_text(out, value, value_len) || !PUT_LIT(out, "}"))
-            return false;
+        /* In one reserved write: 29 + 32 + 9 bytes and the value, its "}" in the extra. */
+        if (!tw__json_room(out, value_len, 72))
+            return SPAN_FAILED;
+        uint8_t *w = out->data + out->len;
+        if (has_annotations) {
+            memcpy(w, ",{\"timestamp\":", 14);
+            w += 14;
+        } else {
+            memcpy(w, ",\"annotations\":[{\"timestamp\":", 29);
+            w += 29;
+        }
+        w = tw__json_write_int(w, log->timestamp_us);
+        memcpy(w, ",\"value\":", 9);
+        w = write_text(w + 9, value, value_len);
+        *w++ = '}';
+        out->len = (size_t)(w - out->data);
         has_annotations = true;
     }
     if (has_annotations && !PUT_LIT(out, "]"))
-        return false;
+        return SPAN_FAILED;
 
     /* tags: the process's, then the span's winners, the error rule applied. */
     tags_path path = put_tags_plain(out, s, p, local_used, is_winner, is_mapped, text);
+    if (path == TAGS_GENERAL && is_hopeful)
+        return SPAN_AGAIN;
     if (path == TAGS_GENERAL)
         path = put_tags_general(out, s, p, local_used, is_winner, is_mapped, tags_map, text);
-    return path == TAGS_WRITTEN && PUT_LIT(out, "}");
+    return path == TAGS_WRITTEN && PUT_LIT(out, "}") ? SPAN_WRITTEN : SPAN_FAILED;
 }
 
 bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
@@ -809,10 +1081,20 @@ bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__bu
     bool ok = is_winner && is_mapped;
     if (ok) {
         memset(is_mapped, 0, s->n_tags * sizeof(bool));
-        ok = encode(s, p, out, &text, is_winner, is_mapped, &tags);
+        /* More than 64 tags never take the plain way (put_tags_plain's key_set). */
+        span_path path = s->n_tags <= 64
+                             ? encode(s, p, out, &text, is_winner, is_mapped, &tags, true)
+                             : SPAN_AGAIN;
+        if (path == SPAN_AGAIN) {
+            out->len = before;
+            memset(is_mapped, 0, s->n_tags * sizeof(bool));
+            path = encode(s, p, out, &text, is_winner, is_mapped, &tags, false);
+        }
+        ok = path == SPAN_WRITTEN;
     }
     map_free(&tags);
-    tw__buf_free(&text);
+    if (text.data) /* (most spans never use it) */
+        tw__buf_free(&text);
     if (is_winner != small[0]) {
         free(is_winner);
         free(is_mapped);

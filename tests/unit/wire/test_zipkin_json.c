@@ -11,7 +11,10 @@
  * stringification, error tag rules, annotations, repeated keys, UTF-8
  * repair, and allocation failure at every step (Jansson's allocator is
  * swapped for one that fails on the n-th call). tests/interop/http/ checks
- * the same output against Zipkin's published OpenAPI schema.
+ * the same output against Zipkin's published OpenAPI schema. Two of the
+ * encoder's fast helpers are held to their references here: the IPv4
+ * measuring check (tw__ipv4_canonical_len against tw__ipv4_is_canonical)
+ * and the SSE2 id writer (tw__json_hex64 against tw__hex_u64).
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +27,9 @@
 
 #include "harness.h"
 #include "span_builder.h"
+#include "wire/core/hex.h"
+#include "wire/core/json_write.h"
+#include "wire/model/conventions.h"
 #include "wire/zipkin/zipkin_v2_json.h"
 
 /* ---- fixtures --------------------------------------------------------------------------- */
@@ -223,13 +229,13 @@ static void test_span_kind_tag_becomes_kind_and_is_not_repeated(void)
     static const struct {
         const char *tag;
         const char *kind; /* NULL: no kind, the tag stays */
-    } cases[] = {{"client", "CLIENT"},
-                 {"server", "SERVER"},
-                 {"producer", "PRODUCER"},
-                 {"consumer", "CONSUMER"},
-                 {"SeRvEr", "SERVER"},
-                 {"internal", NULL},
-                 {"", NULL},
+    } cases[] = {{"client", "CLIENT"},     {"server", "SERVER"},
+                 {"producer", "PRODUCER"}, {"consumer", "CONSUMER"},
+                 {"SeRvEr", "SERVER"},     {"CONSUMER", "CONSUMER"},
+                 {"Producer", "PRODUCER"}, {"cLiEnT", "CLIENT"},
+                 {"internal", NULL},       {"", NULL},
+                 {"clientx", NULL},        {"consume", NULL},
+                 {"serve", NULL},          {"#lient", NULL},
                  {"rpc-client", NULL}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tw__span_data *s = span_child();
@@ -512,6 +518,52 @@ static void test_null_span_is_refused_and_output_kept(void)
     tw__buf_free(&out);
 }
 
+/* tw__ipv4_canonical_len (the writer's measuring form) agrees with
+ * tw__ipv4_is_canonical on edge cases and on random texts of digits and
+ * dots: the length when that says canonical, else 0. */
+static void test_ipv4_canonical_len_agrees_with_the_check(void)
+{
+    static const char *const edges[] = {
+        "0.0.0.0",     "255.255.255.255", "256.1.1.1", "1.2.3.256",  "01.2.3.4",   "1.2.3.04",
+        "1.2.3.4.",    "1.2.3",           "1.2.3.4x",  "1234.1.1.1", "1.2.3.1234", "10.3.0.14",
+        "199.200.9.0", "300.1.1.1",       "",          ".1.2.3",     "1..2.3",     "a.b.c.d"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        size_t want = tw__ipv4_is_canonical(edges[i]) ? strlen(edges[i]) : 0;
+        CU_ASSERT_EQUAL(tw__ipv4_canonical_len(edges[i]), want);
+    }
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    size_t differing = 0;
+    for (int n = 0; n < 200000; n++) {
+        char text[20];
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        size_t len = (size_t)(x >> 59) % 19, k = 0;
+        for (uint64_t r = x; k < len; k++, r = r * 31 + 7)
+            text[k] = "0123456789.........25"[(r >> 33) % 21];
+        text[len] = '\0';
+        size_t want = tw__ipv4_is_canonical(text) ? len : 0;
+        differing += tw__ipv4_canonical_len(text) != want;
+    }
+    CU_ASSERT_EQUAL(differing, 0);
+}
+
+/* tw__json_hex64 (SSE2 where the target has it) writes tw__hex_u64's digits. */
+static void test_hex64_matches_the_word_form(void)
+{
+    uint64_t x = 1;
+    for (int n = 0; n < 100000; n++) {
+        uint64_t v = n < 64 ? (uint64_t)1 << n : n < 128 ? ~((uint64_t)1 << (n - 64)) : x;
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        uint8_t fast[16];
+        char word[16];
+        tw__json_hex64(fast, v);
+        tw__hex_u64(word, v);
+        if (memcmp(fast, word, 16) != 0) {
+            CU_FAIL("tw__json_hex64 differs from tw__hex_u64");
+            break;
+        }
+    }
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/zipkin_json", suite_init, suite_cleanup);
@@ -533,4 +585,6 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_list_holds_every_span_in_order);
     CU_ADD_TEST(suite, test_null_span_is_refused_and_output_kept);
     CU_ADD_TEST(suite, test_shared_is_kept_on_every_kind_but_client);
+    CU_ADD_TEST(suite, test_ipv4_canonical_len_agrees_with_the_check);
+    CU_ADD_TEST(suite, test_hex64_matches_the_word_form);
 }
