@@ -8,7 +8,9 @@
  * trace id, span id and parent (the writer groups spans by trace, so their
  * order changes: they are compared as sorted sets, not by position); and
  * the writer's form is canonical: writing the second reading and reading
- * and writing that once more gives the same bytes.
+ * and writing that once more gives the same bytes. The writer's tag lists
+ * (tw__jaeger_json_put_tags, with its own fast path) are the bytes of the
+ * shared tw__json_put_typed_tag for every tag list read.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in tests/fuzz/corpus/jaeger_json/.
  */
@@ -17,6 +19,8 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
+#include "wire/core/json_write.h"
+#include "wire/jaeger/jaeger_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -79,6 +83,33 @@ static span_key *sorted_keys(const read_capture *c)
     return keys;
 }
 
+/* The tag list writer against the shared typed-tag writer, byte for byte. */
+static void check_tags(const tw__tag *tags, size_t n)
+{
+    tw__buf fast = {0}, ref = {0};
+    bool ok = tw__buf_put_byte(&ref, '[');
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (i == 0 || tw__buf_put_byte(&ref, ',')) && tw__json_put_typed_tag(&ref, &tags[i]);
+    ok = ok && tw__buf_put_byte(&ref, ']');
+    bool fast_ok = tw__jaeger_json_put_tags(&fast, tags, n);
+    if (ok && fast_ok && (fast.len != ref.len || memcmp(fast.data, ref.data, ref.len) != 0))
+        fail("the tag list writer and the shared typed-tag writer differ");
+    tw__buf_free(&fast);
+    tw__buf_free(&ref);
+}
+
+static void check_all_tags(const read_capture *c)
+{
+    for (size_t i = 0; i < c->n_spans; i++) {
+        const tw__span_data *s = c->spans[i].data;
+        check_tags(s->tags, s->n_tags);
+        for (size_t k = 0; k < s->n_logs; k++)
+            check_tags(s->logs[k].fields, s->logs[k].n_fields);
+        if (c->spans[i].process)
+            check_tags(c->spans[i].process->tags, c->spans[i].process->n_tags);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     read_capture first, second, third;
@@ -90,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!first.rejects[i].reason[0])
             fail("a reject without a reason");
     }
+    check_all_tags(&first);
     size_t len1, len2, len3;
     char *text1 = write_all(&first, &len1);
     read_clean(&second, text1, len1);

@@ -58,6 +58,12 @@
 bool tw__jaeger_json_encode_trace(tw__jaeger_view *view, const tw__wire_span *spans,
                                   const size_t *idx, size_t n, tw__buf *out);
 
+/* Appends @tags[0..n) as a JSON array of typed tags: the bytes of
+ * tw__json_put_typed_tag for each, joined by ",", inside "[" and "]" (the
+ * writer of every tag list of the encoder, with the common types written
+ * inline). False on allocation failure (out then holds a partial list). */
+bool tw__jaeger_json_put_tags(tw__buf *out, const tw__tag *tags, size_t n);
+
 /* The decoder's rules applied to one parsed document (the query-API
  * envelope, a trace or a span), for decoders of other Jaeger JSON forms
  * that rewrite their documents into this one (wire/jaeger/api_v2_json.h):

@@ -21,6 +21,7 @@
 #include "harness.h"
 #include "oracle.h"
 #include "span_corpus.h"
+#include "wire/core/json_write.h"
 #include "wire/formats.h"
 #include "wire/jaeger/jaeger_json.h"
 
@@ -80,6 +81,117 @@ static void test_random_traces_equal_the_jansson_oracle(void)
     CU_ASSERT_EQUAL(differing, 0);
 }
 
+/* The bytes tw__jaeger_json_put_tags must write: the shared writer's. */
+static bool reference_tags(tw__buf *out, const tw__tag *tags, size_t n)
+{
+    bool ok = tw__buf_put_byte(out, '[');
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (i == 0 || tw__buf_put_byte(out, ',')) && tw__json_put_typed_tag(out, &tags[i]);
+    return ok && tw__buf_put_byte(out, ']');
+}
+
+/* Whether both writers write the same bytes for @tags, after @prefix bytes
+ * already in the buffer (the list's "[" is written over its first ","). */
+static bool same_tag_bytes(const tw__tag *tags, size_t n, size_t prefix)
+{
+    tw__buf ours = {0}, ref = {0};
+    bool ok = true;
+    for (size_t i = 0; i < prefix && ok; i++)
+        ok = tw__buf_put_byte(&ours, 'x') && tw__buf_put_byte(&ref, 'x');
+    ok = ok && tw__jaeger_json_put_tags(&ours, tags, n) && reference_tags(&ref, tags, n);
+    bool same = ok && ours.len == ref.len && memcmp(ours.data, ref.data, ours.len) == 0;
+    if (!same)
+        fprintf(stderr, "\ntags differ:\n shared: %.*s\n list:   %.*s\n", (int)ref.len,
+                (const char *)ref.data, (int)ours.len, (const char *)ours.data);
+    tw__buf_free(&ours);
+    tw__buf_free(&ref);
+    return same;
+}
+
+static void test_tag_lists_write_the_shared_writers_bytes_for_corpus_tags(void)
+{
+    size_t differing = 0;
+    const size_t rounds = tw_test_rounds(N_TRACES);
+    for (size_t t = 0; t < rounds; t++) {
+        tw__process proc;
+        bool has_process;
+        tw__span_data *s =
+            corpus_span(29, t, &proc, &has_process, CORPUS_INVALID_KEYS | CORPUS_EMPTY_KEYS);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        differing += !same_tag_bytes(s->tags, s->n_tags, t % 3);
+        for (size_t i = 0; i < s->n_logs; i++)
+            differing += !same_tag_bytes(s->logs[i].fields, s->logs[i].n_fields, 0);
+        differing += !same_tag_bytes(proc.tags, proc.n_tags, 1);
+        tw__span_data_unref(s);
+        tw__process_clear(&proc);
+    }
+    CU_ASSERT_EQUAL(differing, 0);
+}
+
+/* Texts of 0 to 48 bytes (each in a block of its exact size, so that
+ * AddressSanitizer sees a read past the end) with one byte of each kind at
+ * each place, as keys and as values; and every other type, at the edges of
+ * the integers written as numbers. */
+static void test_tag_lists_write_the_shared_writers_bytes_for_every_text(void)
+{
+    static const unsigned char kinds[] = {'a',  0x00, 0x1f, ' ',  '"',  '\\', '/', 0x7f,
+                                          0x80, 0xc3, 0xe2, 0xff, '\n', 0x20, 0x21};
+    size_t differing = 0;
+    for (size_t len = 0; len <= 48; len++) {
+        for (size_t at = 0; at < (len ? len : 1); at++) {
+            for (size_t k = 0; k < sizeof kinds; k++) {
+                char *text = malloc(len ? len : 1);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+                for (size_t i = 0; i < len; i++)
+                    text[i] = (char)('a' + (i * 7 + k) % 26);
+                if (len)
+                    text[at] = (char)kinds[k];
+                if (len >= 2 && kinds[k] == 0xc3 && at + 1 < len)
+                    text[at + 1] = (char)0xa9; /* a valid two-byte sequence */
+                tw__tag tags[3] = {
+                    {.key = text, .key_len = (uint32_t)len, .type = TW_VALUE_BOOL},
+                    {.key = "k", .key_len = 1, .type = TW_VALUE_STRING, .len = len},
+                    {.key = text, .key_len = (uint32_t)len, .type = TW_VALUE_STRING, .len = len},
+                };
+                tags[0].v.boolean = k % 2;
+                tags[1].v.str = text;
+                tags[2].v.str = text;
+                differing += !same_tag_bytes(tags, 3, k % 2);
+                differing += !same_tag_bytes(tags + 1, 1, 0);
+                free(text);
+            }
+        }
+    }
+    static const int64_t ints[] = {0,
+                                   1,
+                                   -1,
+                                   9,
+                                   10,
+                                   -10,
+                                   99999999,
+                                   100000000,
+                                   TW__JSON_MAX_SAFE_INTEGER,
+                                   -TW__JSON_MAX_SAFE_INTEGER,
+                                   TW__JSON_MAX_SAFE_INTEGER + 1,
+                                   -TW__JSON_MAX_SAFE_INTEGER - 1,
+                                   INT64_MAX,
+                                   INT64_MIN};
+    static const uint8_t bin[] = {0, 1, 2, 0xff, 0xfe};
+    tw__tag other[sizeof ints / sizeof ints[0] + 4];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        other[n++] = (tw__tag){.key = "n", .key_len = 1, .type = TW_VALUE_INT64, .v.i64 = ints[i]};
+    other[n++] = (tw__tag){.key = "d", .key_len = 1, .type = TW_VALUE_DOUBLE, .v.dbl = 0.5};
+    other[n++] = (tw__tag){.key = "d", .key_len = 1, .type = TW_VALUE_DOUBLE, .v.dbl = 1e300};
+    other[n++] = (tw__tag){
+        .key = "b", .key_len = 1, .type = TW_VALUE_BINARY, .v.bin = bin, .len = sizeof bin};
+    other[n++] = (tw__tag){.key = "f", .key_len = 1, .type = TW_VALUE_BOOL, .v.boolean = false};
+    for (size_t i = 0; i < n; i++)
+        differing += !same_tag_bytes(other + i, n - i, i % 2);
+    differing += !same_tag_bytes(other, 0, 1);
+    CU_ASSERT_EQUAL(differing, 0);
+}
+
 static void test_document_groups_by_trace_and_frames_every_group(void)
 {
     const tw__wire_encoder *enc = &tw__jaeger_json_encoder;
@@ -120,5 +232,7 @@ void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/jaeger_json_encode", NULL, NULL);
     CU_ADD_TEST(suite, test_random_traces_equal_the_jansson_oracle);
+    CU_ADD_TEST(suite, test_tag_lists_write_the_shared_writers_bytes_for_corpus_tags);
+    CU_ADD_TEST(suite, test_tag_lists_write_the_shared_writers_bytes_for_every_text);
     CU_ADD_TEST(suite, test_document_groups_by_trace_and_frames_every_group);
 }
