@@ -715,6 +715,61 @@ bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *va
     return true;
 }
 
+bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                             const tw_value *value)
+{
+    /* tw__tag_set_n with no cap, straight (the protobuf reader adds every
+     * attribute here): the room usually there, one allocation for the key
+     * and the bytes, no truncation to check. The record's bytes are those
+     * tw__tag_set_n writes. */
+    if (key_len > UINT32_MAX)
+        return false;
+    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
+    if (!t)
+        return false;
+    tw__tag tag = {.key_len = (uint32_t)key_len, .type = value->type};
+    const char *src = NULL;
+    size_t len = 0, extra = 0;
+    switch (value->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY:
+        /* as.str and as.bin are the same pointer. */
+        src = value->as.str ? value->as.str : "";
+        len = value->as.str ? value->len : 0;
+        if (len > SIZE_MAX - key_len - 2)
+            return false;
+        extra = len + 1;
+        break;
+    case TW_VALUE_DOUBLE:
+        tag.v.dbl = value->as.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        tag.v.boolean = value->as.boolean;
+        break;
+    case TW_VALUE_INT64:
+        tag.v.i64 = value->as.i64;
+        break;
+    default:
+        return false;
+    }
+    char *k = tw__arena_alloc(&s->arena, key_len + 1 + extra);
+    if (!k)
+        return false;
+    copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    tag.key = k;
+    if (src) {
+        char *copy = k + key_len + 1;
+        copy_short(copy, src, len);
+        copy[len] = '\0';
+        tag.v.str = copy;
+        tag.len = len;
+    }
+    *t = tag;
+    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
 bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
                                  const char *value, size_t len)
 {
