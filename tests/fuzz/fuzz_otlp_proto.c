@@ -9,6 +9,8 @@
  *   (bare and, when the first byte is 0, framed), give spans or rejects
  *   with a reason; never a crash, a leak, a hang or memory beyond the
  *   budget; every span keeps the model's invariants;
+ * - the one-step KeyValue reading (otlp_proto_int.h) off and on: the same
+ *   spans, processes and rejects with the same reasons (differential);
  * - every span decoded is encoded again by the direct writer and by
  *   protobuf-c's packer from the same plan (tests/unit/wire/otlp_proto_ref.h):
  *   the bytes must be identical (when its text holds no NUL byte); the
@@ -25,7 +27,9 @@
 #include "bridge/read_capture.h"
 #include "internal.h"
 #include "wire/otlp_proto_ref.h"
+#include "wire/core/pb_write.h"
 #include "wire/otlp/otlp_proto.h"
+#include "wire/otlp/otlp_proto_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,15 +74,68 @@ static void on_warn(void *arg, const char *where, const char *why)
 
 static ref_decoded *decoded;
 
+/* Reads data[0..size) with the one-step KeyValue off, then on (@c, kept):
+ * aborts unless both read the same spans, processes and rejects. */
+static void decode_both_ways(const uint8_t *data, size_t size, read_capture *c)
+{
+    read_capture slow;
+    capture_init(&slow);
+    const tw__otlp_proto_sink slow_sink = {on_span, on_reject, on_warn, &slow};
+    const tw__otlp_proto_sink sink = {on_span, on_reject, on_warn, c};
+    tw__otlp_proto_set_common_kv(false);
+    tw__otlp_proto_status a = tw__otlp_proto_decode_request(data, size, &slow_sink);
+    tw__otlp_proto_set_common_kv(true);
+    tw__otlp_proto_status b = tw__otlp_proto_decode_request(data, size, &sink);
+    if (a != TW__OTLP_PROTO_OK || b != TW__OTLP_PROTO_OK)
+        fail("decoding from memory did not finish");
+    bool same = slow.n_spans == c->n_spans && slow.n_rejects == c->n_rejects;
+    for (size_t i = 0; same && i < slow.n_spans; i++)
+        same = tw_test_spans_equal(slow.spans[i].data, c->spans[i].data) &&
+               capture_processes_equal(slow.spans[i].process, c->spans[i].process);
+    for (size_t i = 0; same && i < slow.n_rejects; i++)
+        same = strcmp(slow.rejects[i].reason, c->rejects[i].reason) == 0;
+    capture_free(&slow);
+    if (!same)
+        fail("the one-step KeyValue and the general reading read differently");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!decoded && !(decoded = malloc(sizeof *decoded)))
         fail("out of memory");
     read_capture c;
+    /* The input as a span's attribute (a KeyValue), an event's and the
+     * resource's: most inputs are not requests, and this reaches the
+     * KeyValue readers with every byte the fuzzer tries. */
+    if (size < 4096) {
+        tw__buf span, event, body;
+        tw__buf_init(&span);
+        tw__buf_init(&event);
+        tw__buf_init(&body);
+        tw__pb_id_field(&span, 1, 0x0102030405060708u, 0x1112131415161718u, true);
+        tw__pb_id_field(&span, 2, 0, 0x2122232425262728u, false);
+        tw__pb_fixed64_field(&span, 7, 1700000000000000000u);
+        tw__pb_bytes_field(&span, 9, data, size);
+        tw__pb_fixed64_field(&event, 1, 1700000000000000000u);
+        tw__pb_bytes_field(&event, 3, data, size);
+        tw__pb_bytes_field(&span, 11, event.data, event.len);
+        size_t rs = tw__pb_begin(&body, 1);
+        size_t res = tw__pb_begin(&body, 1);
+        tw__pb_bytes_field(&body, 1, data, size);
+        tw__pb_end(&body, res);
+        size_t ss = tw__pb_begin(&body, 2);
+        tw__pb_bytes_field(&body, 2, span.data, span.len);
+        tw__pb_end(&body, ss);
+        tw__pb_end(&body, rs);
+        capture_init(&c);
+        decode_both_ways(body.data, body.len, &c);
+        capture_free(&c);
+        tw__buf_free(&span);
+        tw__buf_free(&event);
+        tw__buf_free(&body);
+    }
     capture_init(&c);
-    const tw__otlp_proto_sink sink = {on_span, on_reject, on_warn, &c};
-    if (tw__otlp_proto_decode_request(data, size, &sink) != TW__OTLP_PROTO_OK)
-        fail("decoding from memory did not finish");
+    decode_both_ways(data, size, &c);
     for (size_t i = 0; i < c.n_spans; i++) {
         tw__span_data *s = c.spans[i].data;
         const tw__process *p = c.spans[i].process;

@@ -46,6 +46,24 @@ tw__pb_next tw__pb_next_field_slow(const uint8_t *data, size_t len, size_t *pos,
     if (*pos >= len)
         return TW__PB_NEXT_END;
     size_t p = *pos;
+    if (len - p >= 3 && (data[p] & 7) == TW__PB_LEN && data[p] < 0x80 && data[p] >= 8 &&
+        data[p + 1] >= 0x80 && data[p + 2] < 0x80) {
+        /* A one-byte tag with a two-byte length (128 to 16383 bytes: every
+         * span in its ScopeSpans), first: the general case below read it
+         * in two more calls. Not inline: pb_read.h's inline cases stay
+         * small enough for the compiler to inline. */
+        size_t n = (size_t)(data[p + 1] & 0x7f) | (size_t)data[p + 2] << 7;
+        if (n <= len - p - 3) {
+            f->number = data[p] >> 3;
+            f->wire_type = TW__PB_LEN;
+            f->offset = p;
+            f->value = 0;
+            f->len = n;
+            f->data = data + p + 3;
+            *pos = p + 3 + n;
+            return TW__PB_NEXT_FIELD;
+        }
+    }
     uint64_t tag;
     f->offset = p;
     if (!tw__pb_read_varint(data, len, &p, &tag)) {

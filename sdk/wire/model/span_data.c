@@ -541,28 +541,38 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
 {
     if (key_len > UINT32_MAX)
         return false;
-    tw__tag t = {.key_len = (uint32_t)key_len, .type = value->type};
-    /* The key and a string or binary value share one arena allocation:
-     * the key and its NUL, then the value (and a NUL after a string). */
-    const char *src = NULL;
-    size_t len = 0;
-    switch (value->type) {
-    case TW_VALUE_STRING:
-        src = value->as.str ? value->as.str : "";
-        len = value->as.str ? value->len : 0;
+    tw_value_type type = value->type;
+    if (type == TW_VALUE_STRING || type == TW_VALUE_BINARY) {
+        /* The common case first, stored field by field (building a tag
+         * and copying it cost a dozen instructions a tag on every path).
+         * The key and the value share one arena allocation: the key and
+         * its NUL, then the value and a NUL (a string's; harmless after a
+         * binary). as.str and as.bin are the same pointer. */
+        const char *src = value->as.str ? value->as.str : "";
+        size_t len = value->as.str ? value->len : 0;
         if (len > value_cap) {
-            len = utf8_cut(src, value_cap);
+            len = type == TW_VALUE_STRING ? utf8_cut(src, value_cap) : value_cap;
             *was_truncated = true;
         }
-        break;
-    case TW_VALUE_BINARY:
-        src = (const char *)value->as.bin;
-        len = value->as.bin ? value->len : 0;
-        if (len > value_cap) {
-            len = value_cap;
-            *was_truncated = true;
-        }
-        break;
+        if (len > SIZE_MAX - key_len - 2)
+            return false;
+        char *k = tw__arena_alloc(a, key_len + len + 2);
+        if (!k)
+            return false;
+        copy_short(k, key, key_len);
+        k[key_len] = '\0';
+        char *copy = k + key_len + 1;
+        copy_short(copy, src, len);
+        copy[len] = '\0';
+        tag->key = k;
+        tag->v.str = copy;
+        tag->len = len;
+        tag->key_len = (uint32_t)key_len;
+        tag->type = type;
+        return true;
+    }
+    tw__tag t = {.key_len = (uint32_t)key_len, .type = type};
+    switch (type) {
     case TW_VALUE_DOUBLE:
         t.v.dbl = value->as.dbl;
         break;
@@ -575,22 +585,12 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
     default:
         return false;
     }
-    bool has_bytes = value->type == TW_VALUE_STRING || value->type == TW_VALUE_BINARY;
-    if (has_bytes && len > SIZE_MAX - key_len - 2)
-        return false;
-    char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
+    char *k = tw__arena_alloc(a, key_len + 1);
     if (!k)
         return false;
     copy_short(k, key, key_len);
     k[key_len] = '\0';
     t.key = k;
-    if (has_bytes) {
-        char *copy = k + key_len + 1;
-        copy_short(copy, src, len);
-        copy[len] = '\0'; /* a string's NUL; harmless after a binary */
-        t.v.str = copy;
-        t.len = len;
-    }
     *tag = t;
     return true;
 }
@@ -711,6 +711,61 @@ bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *va
     bool was_truncated = false;
     if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
         return false;
+    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
+    return true;
+}
+
+bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                             const tw_value *value)
+{
+    /* tw__tag_set_n with no cap, straight (the protobuf reader adds every
+     * attribute here): the room usually there, one allocation for the key
+     * and the bytes, no truncation to check. The record's bytes are those
+     * tw__tag_set_n writes. */
+    if (key_len > UINT32_MAX)
+        return false;
+    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
+    if (!t)
+        return false;
+    tw__tag tag = {.key_len = (uint32_t)key_len, .type = value->type};
+    const char *src = NULL;
+    size_t len = 0, extra = 0;
+    switch (value->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY:
+        /* as.str and as.bin are the same pointer. */
+        src = value->as.str ? value->as.str : "";
+        len = value->as.str ? value->len : 0;
+        if (len > SIZE_MAX - key_len - 2)
+            return false;
+        extra = len + 1;
+        break;
+    case TW_VALUE_DOUBLE:
+        tag.v.dbl = value->as.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        tag.v.boolean = value->as.boolean;
+        break;
+    case TW_VALUE_INT64:
+        tag.v.i64 = value->as.i64;
+        break;
+    default:
+        return false;
+    }
+    char *k = tw__arena_alloc(&s->arena, key_len + 1 + extra);
+    if (!k)
+        return false;
+    copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    tag.key = k;
+    if (src) {
+        char *copy = k + key_len + 1;
+        copy_short(copy, src, len);
+        copy[len] = '\0';
+        tag.v.str = copy;
+        tag.len = len;
+    }
+    *t = tag;
     s->n_tags++; /* commits the tag (wire/model/span_data.h) */
     return true;
 }

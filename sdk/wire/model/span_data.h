@@ -237,6 +237,10 @@ const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
 /* Adds a typed tag / a string tag (copied into the record's arena; no value
  * cap). False on allocation failure. */
 bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value);
+/* The same with the key's length given (@key_len bytes, no NUL among them;
+ * need not be NUL-terminated). */
+bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                             const tw_value *value);
 bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len);
 /* The same with the key's length given (@key_len bytes, no NUL among them). */
 bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,

@@ -298,11 +298,9 @@ static bool add_tag(tw__span_data *s, const char *key, const tw_value *value)
     return true;
 }
 
-static bool add_str_tag(tw__span_data *s, const char *key, const char *text, size_t len)
-{
-    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = text};
-    return add_tag(s, key, &v);
-}
+/* A string tag whose key is the literal @lit (its length known here, not measured). */
+#define add_str_tag(s, lit, text, len)                                                             \
+    tw__span_data_add_str_tag_n((s), lit, sizeof(lit) - 1, (text), (len))
 
 tw__otlp_build tw__otlp_span_new(const tw__otlp_span_fields *f, tw__span_data **out,
                                  bool *is_end_before_start)
@@ -354,6 +352,12 @@ bool tw__otlp_link_attribute_is_child_of(const char *key, const char *value, siz
 bool tw__otlp_span_add_attribute(tw__span_data *s, const char *key, const tw_value *value)
 {
     return add_tag(s, key, value);
+}
+
+bool tw__otlp_span_add_attribute_n(tw__span_data *s, const char *key, size_t key_len,
+                                   const tw_value *value)
+{
+    return tw__span_data_add_tag_n(s, key, key_len, value);
 }
 
 static const char *kind_tag(int64_t kind)
@@ -428,6 +432,17 @@ bool tw__otlp_event_add_attribute(tw__span_data *s, tw__log *log, const char *ke
 {
     bool was_truncated = false;
     if (!tw__tag_set(&s->arena, &log->fields[log->n_fields], key, value, SIZE_MAX, &was_truncated))
+        return false;
+    log->n_fields++;
+    return true;
+}
+
+bool tw__otlp_event_add_attribute_n(tw__span_data *s, tw__log *log, const char *key, size_t key_len,
+                                    const tw_value *value)
+{
+    bool was_truncated = false;
+    if (!tw__tag_set_n(&s->arena, &log->fields[log->n_fields], key, key_len, value, SIZE_MAX,
+                       &was_truncated))
         return false;
     log->n_fields++;
     return true;

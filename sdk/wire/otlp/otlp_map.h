@@ -198,6 +198,10 @@ bool tw__otlp_link_attribute_is_child_of(const char *key, const char *value, siz
 /* Step 3, per attribute in input order: a typed tag. False on allocation
  * failure. */
 bool tw__otlp_span_add_attribute(tw__span_data *s, const char *key, const tw_value *value);
+/* The same with the key's length given (@key_len bytes, no NUL among them,
+ * need not be NUL-terminated): the protobuf reader's keys are in its input. */
+bool tw__otlp_span_add_attribute_n(tw__span_data *s, const char *key, size_t key_len,
+                                   const tw_value *value);
 /* Step 4: the tags the scalar fields and the scope make (kind, status,
  * trace state, scope; strings of the scope need not be NUL-terminated).
  * False on allocation failure. */
@@ -212,6 +216,9 @@ tw__log *tw__otlp_span_add_event(tw__span_data *s, int64_t time_ns, const char *
 /* A field of @log (at most the n_attributes it was made with). */
 bool tw__otlp_event_add_attribute(tw__span_data *s, tw__log *log, const char *key,
                                   const tw_value *value);
+/* The same with the key's length given (as tw__otlp_span_add_attribute_n). */
+bool tw__otlp_event_add_attribute_n(tw__span_data *s, tw__log *log, const char *key, size_t key_len,
+                                    const tw_value *value);
 
 /* ns -> µs, rounded half away from zero. */
 int64_t tw__otlp_ns_to_us(int64_t ns);

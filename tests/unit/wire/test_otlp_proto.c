@@ -35,6 +35,7 @@
 #include "wire/core/pb_write.h"
 #include "wire/otlp/otlp_map.h"
 #include "wire/otlp/otlp_proto.h"
+#include "wire/otlp/otlp_proto_int.h"
 #include "wire/otlp/otlp_json.h"
 
 #define N_RANDOM 8000
@@ -806,6 +807,198 @@ static void test_times_in_microseconds_are_read_by_magnitude(void)
     tw__span_data_unref(s);
 }
 
+/* ---- the one-step KeyValue == the general reading ----------------------------------------- */
+
+/* Decodes @body with the one-step KeyValue reading off, then on: the same
+ * spans, processes and rejects (with their reasons) both ways. */
+static bool decodes_alike(const tw__buf *body)
+{
+    read_capture slow, fast;
+    capture_init(&slow);
+    capture_init(&fast);
+    tw__otlp_proto_set_common_kv(false);
+    tw__otlp_proto_status a = decode(&slow, body);
+    tw__otlp_proto_set_common_kv(true);
+    tw__otlp_proto_status b = decode(&fast, body);
+    bool same = a == b && slow.n_spans == fast.n_spans && slow.n_rejects == fast.n_rejects;
+    for (size_t i = 0; same && i < slow.n_spans; i++)
+        same = tw_test_spans_equal(slow.spans[i].data, fast.spans[i].data) &&
+               capture_processes_equal(slow.spans[i].process, fast.spans[i].process);
+    for (size_t i = 0; same && i < slow.n_rejects; i++)
+        same = strcmp(slow.rejects[i].reason, fast.rejects[i].reason) == 0;
+    capture_free(&slow);
+    capture_free(&fast);
+    return same;
+}
+
+/* KeyValues in and around the layout the one-step reading takes (keys with
+ * a NUL, of 0 to 128 bytes; every AnyValue member, empty, cut, doubled,
+ * with wrong wire types and lengths; fields out of order or unknown), as a
+ * span's attribute, an event's and the resource's: read as the general
+ * reading reads them. */
+static void test_common_key_values_read_as_the_general_reading(void)
+{
+    static const char key_128[] =
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk";
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } keys[] = {{"k", 1},       {"", 0},        {"a\0b", 3},   {"\0", 1},
+                {key_128, 120}, {key_128, 127}, {key_128, 128}};
+    char text[140];
+    memset(text, 'v', sizeof text);
+    /* AnyValue bodies (field bytes): NULL length -1 marks the text ones built below. */
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } anys[] = {
+        {"", 0},
+        {"\x0a\x00", 2},
+        {"\x0a\x03"
+         "abc",
+         5},
+        {"\x0a\x04"
+         "abc",
+         5}, /* cut */
+        {"\x0a\x02"
+         "abc",
+         5}, /* a byte after */
+        {"\x10\x01", 2},
+        {"\x10\x00", 2},
+        {"\x10\x80\x01", 3},
+        {"\x18\x7f", 2},
+        {"\x18\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11}, /* -1 */
+        {"\x18\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11}, /* over 64 bits */
+        {"\x18\x80", 2},                                      /* cut varint */
+        {"\x21"
+         "\x00\x00\x00\x00\x00\x00\xe0\x3f",
+         9},
+        {"\x21"
+         "\x00\x00\x00\x00\x00\x00\xf0\x7f",
+         9}, /* infinity */
+        {"\x21"
+         "\x00\x00\x00\x00\x00\x00\xe0",
+         8}, /* cut */
+        {"\x3a\x02\x00\xff", 4},
+        {"\x3a\x00", 2},
+        {"\x2a\x00", 2},     /* an empty array */
+        {"\x32\x00", 2},     /* an empty kvlist */
+        {"\x08\x01", 2},     /* string_value as a varint */
+        {"\x12\x01\x00", 3}, /* bool_value as bytes */
+        {"\x0a\x01"
+         "a"
+         "\x18\x05",
+         5},             /* two members: the last wins */
+        {"\x48\x01", 2}, /* an unknown field */
+        {"\x0a\x01"
+         "a"
+         "\x48\x01",
+         5},                 /* a member and an unknown field */
+        {"\x0a\x80\x01", 3}, /* a long length, cut */
+        {"\x07", 1},         /* a bad wire type */
+    };
+    size_t n_differ = 0, n_common = 0, n_cases = 0;
+    tw__buf kv, span, attr, body;
+    tw__buf_init(&kv);
+    tw__buf_init(&span);
+    tw__buf_init(&attr);
+    tw__buf_init(&body);
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        for (size_t a = 0; a < sizeof anys / sizeof anys[0] + 4; a++) {
+            uint8_t any_bytes[160];
+            size_t any_len;
+            if (a < sizeof anys / sizeof anys[0]) {
+                memcpy(any_bytes, anys[a].bytes, anys[a].len);
+                any_len = anys[a].len;
+            } else {
+                /* Strings making the value 127, 128 and 129 bytes, and 125. */
+                static const size_t text_lens[] = {125, 126, 127, 123};
+                size_t n = text_lens[a - sizeof anys / sizeof anys[0]];
+                tw__buf b;
+                tw__buf_init(&b);
+                tw__pb_string_field(&b, 1, text, n, true);
+                memcpy(any_bytes, b.data, b.len);
+                any_len = b.len;
+                tw__buf_free(&b);
+            }
+            for (int layout = 0; layout < 6; layout++) {
+                tw__buf_reset(&kv);
+                if (layout == 1) /* the value first */
+                    tw__pb_bytes_field(&kv, 2, any_bytes, any_len);
+                if (layout == 4) /* the key as a varint: not a KeyValue */
+                    tw__pb_raw_varint(&kv, TW__PB_TAG(1, TW__PB_VARINT)), tw__pb_raw_varint(&kv, 3);
+                tw__pb_bytes_field(&kv, 1, (const uint8_t *)keys[k].bytes, keys[k].len);
+                if (layout != 1 && layout != 3)
+                    tw__pb_bytes_field(&kv, 2, any_bytes, any_len);
+                if (layout == 2) /* the value twice: merged */
+                    tw__pb_bytes_field(&kv, 2, (const uint8_t *)"\x18\x09", 2);
+                if (layout == 5) /* an unknown field after */
+                    tw__pb_raw_varint(&kv, TW__PB_TAG(9, TW__PB_VARINT)), tw__pb_raw_varint(&kv, 1);
+                const char *ck;
+                size_t ck_len;
+                tw_value cv;
+                n_common += tw__otlp_proto_key_value_common(kv.data, kv.len, &ck, &ck_len, &cv);
+                for (int where = 0; where < 3; where++) {
+                    good_span_head(&span);
+                    if (where == 0) {
+                        tw__pb_bytes_field(&span, 9, kv.data, kv.len);
+                    } else {
+                        /* An event's attribute; a link's (read by its own rule). */
+                        tw__buf_reset(&attr);
+                        if (where == 1) {
+                            tw__pb_fixed64_field(&attr, 1, 1700000000000500000u);
+                            tw__pb_bytes_field(&attr, 3, kv.data, kv.len);
+                            tw__pb_bytes_field(&span, 11, attr.data, attr.len);
+                        } else {
+                            tw__pb_id_field(&attr, 1, 1, 2, true);
+                            tw__pb_id_field(&attr, 2, 0, 3, false);
+                            tw__pb_bytes_field(&attr, 4, kv.data, kv.len);
+                            tw__pb_bytes_field(&span, 13, attr.data, attr.len);
+                        }
+                    }
+                    wrap_span(&body, &span);
+                    n_cases++;
+                    if (!decodes_alike(&body)) {
+                        fprintf(stderr, "key %zu value %zu layout %d in %d: read differently\n", k,
+                                a, layout, where);
+                        n_differ++;
+                    }
+                }
+            }
+        }
+    }
+    fprintf(stderr, "otlp_proto: %zu of %zu KeyValues taken in one step, all read alike\n",
+            n_common, n_cases / 3);
+    CU_ASSERT(n_common > 60); /* layout 0 with a valid scalar or string */
+    CU_ASSERT_EQUAL(n_differ, 0);
+    tw__buf_free(&kv);
+    tw__buf_free(&span);
+    tw__buf_free(&attr);
+    tw__buf_free(&body);
+}
+
+/* The random corpus through the reader, the one-step KeyValue off and on. */
+static void test_corpus_reads_alike_with_the_common_key_value(void)
+{
+    size_t n_differ = 0;
+    tw__buf b;
+    tw__buf_init(&b);
+    for (size_t i = 0; i < 2000; i++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(13, i, &p, &has_process, CORPUS_INVALID_KEYS);
+        CU_ASSERT_FATAL(s != NULL);
+        tw__buf_reset(&b);
+        CU_ASSERT_FATAL(tw__otlp_proto_encode_request(&s, 1, has_process ? &p : NULL, &b));
+        n_differ += !decodes_alike(&b);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    tw__buf_free(&b);
+    CU_ASSERT_EQUAL(n_differ, 0);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/otlp_proto", NULL, NULL);
@@ -830,6 +1023,10 @@ void tw_test_register(void)
                 test_truncated_request_is_refused_from_the_bad_byte);
     CU_add_test(suite, "arena_refuses_past_its_budget", test_arena_refuses_past_its_budget);
     CU_add_test(suite, "detects_both_framings", test_detects_both_framings);
+    CU_add_test(suite, "common_key_values_read_as_the_general_reading",
+                test_common_key_values_read_as_the_general_reading);
+    CU_add_test(suite, "corpus_reads_alike_with_the_common_key_value",
+                test_corpus_reads_alike_with_the_common_key_value);
     CU_add_test(suite, "times_in_microseconds_are_read_by_magnitude",
                 test_times_in_microseconds_are_read_by_magnitude);
 }
