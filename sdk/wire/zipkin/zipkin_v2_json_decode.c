@@ -61,6 +61,12 @@ typedef struct {
     bool is_nomem;
     tw__span_data *direct_span; /* the span read_direct took, for read_record */
     tw__z2d_span direct;        /* what read_direct read (large: kept off its stack) */
+    /* The localEndpoint text that `process` holds, when a direct span set
+     * it and nothing has changed it since: a batch of spans usually comes
+     * from one service, and the same text gives the same process. */
+    bool is_local_kept;
+    size_t local_len;
+    char local_text[256];
 } record_ctx;
 
 /* ---- tokens -------------------------------------------------------------------------------- */
@@ -712,26 +718,30 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
     uint64_t hi, lo, id, parent = 0;
     /* The ids: decode_span's fast forms only (the others give reasons). */
     if (d->trace_id.len == 32) {
-        if (!tw__hex16(d->trace_id.s, &hi) || !tw__hex16(d->trace_id.s + 16, &lo) || !(hi | lo))
+        if (!tw__jd_hex16(d->trace_id.s, &hi) || !tw__jd_hex16(d->trace_id.s + 16, &lo) ||
+            !(hi | lo))
             return NULL;
     } else if (d->trace_id.len == 16) {
         hi = 0;
-        if (!tw__hex16(d->trace_id.s, &lo) || !lo)
+        if (!tw__jd_hex16(d->trace_id.s, &lo) || !lo)
             return NULL;
     } else {
         return NULL;
     }
-    if (d->id.len != 16 || !tw__hex16(d->id.s, &id) || !id)
+    if (d->id.len != 16 || !tw__jd_hex16(d->id.s, &id) || !id)
         return NULL;
     if (d->parent_id.s) {
-        if (d->parent_id.len != 16 || !tw__hex16(d->parent_id.s, &parent))
+        if (d->parent_id.len != 16 || !tw__jd_hex16(d->parent_id.s, &parent))
             return NULL;
         if (parent == id)
             parent = 0; /* Zipkin drops a "circular" parent */
     }
     int kind = direct_kind(&d->kind);
     endpoint local, remote;
-    if (kind == -2 || !direct_endpoint(&d->local, &local) || !direct_endpoint(&d->remote, &remote))
+    bool is_same_local = rc->is_local_kept && d->local_text.len == rc->local_len &&
+                         memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0;
+    if (kind == -2 || (!is_same_local && !direct_endpoint(&d->local, &local)) ||
+        !direct_endpoint(&d->remote, &remote))
         return NULL;
     /* The times: integers only (the direct reader takes no other). */
     int64_t start = 0, duration = 0;
@@ -764,8 +774,19 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
         s->shared = kind != 0; /* Zipkin clears it on a CLIENT span */
     size_t n_more = (remote.service != NULL) + (remote.ipv4[0] != '\0') + (remote.ipv6[0] != '\0') +
                     (remote.port != 0) + d->n_tags;
-    if (!set_local(&local, process) || !tw__span_data_reserve_tags(s, n_more) ||
-        !set_remote(&remote, s))
+    if (!is_same_local) {
+        tw__process_reset(process);
+        rc->is_local_kept = false;
+        if (!set_local(&local, process))
+            goto fail;
+        if (d->local_text.len <= sizeof rc->local_text) {
+            if (d->local_text.len) /* absent: no text */
+                memcpy(rc->local_text, d->local_text.s, d->local_text.len);
+            rc->local_len = d->local_text.len;
+            rc->is_local_kept = true;
+        }
+    }
+    if (!tw__span_data_reserve_tags(s, n_more) || !set_remote(&remote, s))
         goto fail;
     for (size_t i = 0; i < d->n_tags; i++) {
         const tw__z2d_pair *t = &d->tags[i];
@@ -808,7 +829,6 @@ static bool read_direct(void *arg, const char *text, size_t len, size_t *used)
     tw__jd_scratch sc = {scratch, 0, sizeof scratch};
     if (!tw__zipkin_v2_direct_parse(text, len, &sc, &rc->direct, used))
         return false;
-    tw__process_reset(&rc->process);
     rc->direct_span = build_direct(rc, &rc->direct, &rc->process);
     return rc->direct_span != NULL;
 }
@@ -830,6 +850,7 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
         return tw__wire_emit(in, line_no, span, &rc->process, rec, len) ? TW_OK : TW_E_STATE;
     }
     tw__process_reset(&rc->process);
+    rc->is_local_kept = false;
     if (!js)
         snprintf(why, sizeof why, "not valid JSON: %s", parse_error);
     else

@@ -59,6 +59,28 @@ static inline void blanks(tw__jd *c)
         c->p++;
 }
 
+/* Whether the next byte is @b (no blanks skipped; not consumed). */
+static inline __attribute__((always_inline)) bool at(const tw__jd *c, char b)
+{
+    return c->p < c->e && *c->p == b;
+}
+
+/* Consumes the two bytes @a @b when they are next (one compare: the
+ * common `,"` and `:"` between tokens of compact JSON). */
+static inline __attribute__((always_inline)) bool two(tw__jd *c, char a, char b)
+{
+    const char pair[2] = {a, b};
+    uint16_t x, y;
+    if (c->e - c->p < 2)
+        return false;
+    memcpy(&x, c->p, 2);
+    memcpy(&y, pair, 2);
+    if (x != y)
+        return false;
+    c->p += 2;
+    return true;
+}
+
 /* A JSON string value (blanks before it allowed). */
 static inline __attribute__((always_inline)) bool string(tw__jd *c, tw__jd_scratch *sc,
                                                          tw__z2d_str *out)
@@ -66,9 +88,14 @@ static inline __attribute__((always_inline)) bool string(tw__jd *c, tw__jd_scrat
     return next_is(c, '"') && tw__jd_string(c, sc, &out->s, &out->len);
 }
 
-/* A string or null (out->s NULL). */
-static bool string_or_null(tw__jd *c, tw__jd_scratch *sc, tw__z2d_str *out)
+/* A string or null (out->s NULL): the string, the common case, first. */
+static inline __attribute__((always_inline)) bool string_or_null(tw__jd *c, tw__jd_scratch *sc,
+                                                                 tw__z2d_str *out)
 {
+    if (at(c, '"')) {
+        c->p++;
+        return tw__jd_string(c, sc, &out->s, &out->len);
+    }
     blanks(c);
     if (LIT(c, "null")) {
         out->s = NULL;
@@ -79,14 +106,16 @@ static bool string_or_null(tw__jd *c, tw__jd_scratch *sc, tw__z2d_str *out)
 }
 
 /* An integer or null (*has false). */
-static bool int_or_null(tw__jd *c, bool *has, int64_t *out)
+static inline __attribute__((always_inline)) bool int_or_null(tw__jd *c, bool *has, int64_t *out)
 {
+    *has = true;
+    if (c->p < c->e && (unsigned char)(*c->p - '0') < 10)
+        return tw__jd_int64(c, out);
     blanks(c);
     if (LIT(c, "null")) {
         *has = false;
         return true;
     }
-    *has = true;
     return tw__jd_int64(c, out);
 }
 
@@ -100,17 +129,31 @@ static bool boolean_or_null(tw__jd *c, bool *out)
 
 /* The rest of a member name matched as @lit (its bytes after the first,
  * with the closing quote), then the ':' . */
-#define KEY(c, lit) (LIT((c), lit "\"") && next_is((c), ':'))
+#define KEY(c, lit) (LIT((c), lit "\":") || (LIT((c), lit "\"") && next_is((c), ':')))
 
 /* Each member at most once: Jansson keeps the last of repeated ones where
  * the scanner refuses them, so a repeat is declined. */
 #define ONCE(seen, bit) ((seen & (bit)) == 0 && (seen |= (bit), true))
 
-/* {"serviceName":S,"ipv4":S,"ipv6":S,"port":N} in any order, or null. */
-static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep)
+static bool endpoint_value(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep);
+
+/* {"serviceName":S,"ipv4":S,"ipv6":S,"port":N} in any order, or null;
+ * *text its bytes. */
+static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep,
+                     tw__z2d_str *text)
+{
+    blanks(c);
+    const char *start = c->p;
+    if (!endpoint_value(c, sc, has, ep))
+        return false;
+    text->s = start;
+    text->len = (size_t)(c->p - start);
+    return true;
+}
+
+static bool endpoint_value(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep)
 {
     memset(ep, 0, sizeof *ep);
-    blanks(c);
     if (LIT(c, "null")) {
         *has = false;
         return true;
@@ -121,8 +164,9 @@ static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint 
     if (next_is(c, '}'))
         return true;
     unsigned seen = 0;
+    bool is_quoted = false;
     do {
-        if (!next_is(c, '"') || c->p == c->e)
+        if (!(is_quoted || next_is(c, '"')) || c->p == c->e)
             return false;
         bool ok;
         switch (*c->p) {
@@ -130,8 +174,8 @@ static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint 
             ok = KEY(c, "serviceName") && ONCE(seen, 1) && string_or_null(c, sc, &ep->service);
             break;
         case 'i':
-            if (LIT(c, "ipv4\"")) {
-                ok = next_is(c, ':') && ONCE(seen, 2) && string_or_null(c, sc, &ep->ipv4);
+            if (KEY(c, "ipv4")) {
+                ok = ONCE(seen, 2) && string_or_null(c, sc, &ep->ipv4);
             } else {
                 ok = KEY(c, "ipv6") && ONCE(seen, 4) && string_or_null(c, sc, &ep->ipv6);
             }
@@ -144,7 +188,8 @@ static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint 
         }
         if (!ok)
             return false;
-    } while (next_is(c, ','));
+        is_quoted = two(c, ',', '"');
+    } while (is_quoted || next_is(c, ','));
     return next_is(c, '}');
 }
 
@@ -204,11 +249,16 @@ static bool tags(tw__jd *c, tw__jd_scratch *sc, tw__z2d_span *out)
     if (next_is(c, '}'))
         return true;
     uint64_t seen = 0;
+    /* `"key":"value"` pairs, `,"` between them; blanks anywhere on the
+     * slower way. */
+    bool is_quoted = at(c, '"') && (c->p++, true);
     do {
         if (out->n_tags == TW__Z2D_MAX_TAGS)
             return false;
         tw__z2d_pair *t = &out->tags[out->n_tags];
-        if (!string(c, sc, &t->key) || !next_is(c, ':') || !string(c, sc, &t->value))
+        if (!(is_quoted || next_is(c, '"')) || !tw__jd_string(c, sc, &t->key.s, &t->key.len) ||
+            !(two(c, ':', '"') || (next_is(c, ':') && next_is(c, '"'))) ||
+            !tw__jd_string(c, sc, &t->value.s, &t->value.len))
             return false;
         uint64_t bit = key_bit(&t->key);
         if (seen & bit) {
@@ -220,7 +270,8 @@ static bool tags(tw__jd *c, tw__jd_scratch *sc, tw__z2d_span *out)
         }
         seen |= bit;
         out->n_tags++;
-    } while (next_is(c, ','));
+        is_quoted = two(c, ',', '"');
+    } while (is_quoted || next_is(c, ','));
     return next_is(c, '}');
 }
 
@@ -248,11 +299,10 @@ static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scrat
     bool ok;
     switch (*c->p) {
     case 't':
-        if (LIT(c, "traceId\""))
-            ok = next_is(c, ':') && ONCE(seen, S_TRACE_ID) && string(c, sc, &out->trace_id);
-        else if (LIT(c, "timestamp\""))
-            ok = next_is(c, ':') && ONCE(seen, S_TIMESTAMP) &&
-                 int_or_null(c, &out->has_timestamp, &out->timestamp);
+        if (KEY(c, "traceId"))
+            ok = ONCE(seen, S_TRACE_ID) && string(c, sc, &out->trace_id);
+        else if (KEY(c, "timestamp"))
+            ok = ONCE(seen, S_TIMESTAMP) && int_or_null(c, &out->has_timestamp, &out->timestamp);
         else
             ok = KEY(c, "tags") && ONCE(seen, S_TAGS) && tags(c, sc, out);
         break;
@@ -270,9 +320,8 @@ static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scrat
         ok = KEY(c, "name") && ONCE(seen, S_NAME) && string_or_null(c, sc, &out->name);
         break;
     case 'd':
-        if (LIT(c, "duration\""))
-            ok = next_is(c, ':') && ONCE(seen, S_DURATION) &&
-                 int_or_null(c, &out->has_duration, &out->duration);
+        if (KEY(c, "duration"))
+            ok = ONCE(seen, S_DURATION) && int_or_null(c, &out->has_duration, &out->duration);
         else
             ok = KEY(c, "debug") && ONCE(seen, S_DEBUG) && boolean_or_null(c, &out->debug);
         break;
@@ -281,11 +330,11 @@ static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scrat
         break;
     case 'l':
         ok = KEY(c, "localEndpoint") && ONCE(seen, S_LOCAL) &&
-             endpoint(c, sc, &out->has_local, &out->local);
+             endpoint(c, sc, &out->has_local, &out->local, &out->local_text);
         break;
     case 'r':
         ok = KEY(c, "remoteEndpoint") && ONCE(seen, S_REMOTE) &&
-             endpoint(c, sc, &out->has_remote, &out->remote);
+             endpoint(c, sc, &out->has_remote, &out->remote, &out->remote_text);
         break;
     case 'a':
         ok = KEY(c, "annotations") && ONCE(seen, S_ANNOTATIONS) && annotations(c, sc, out);
@@ -306,16 +355,20 @@ bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc
     out->has_timestamp = out->has_duration = false;
     out->debug = out->shared = false;
     out->has_local = out->has_remote = false;
+    out->local_text.s = out->remote_text.s = NULL;
+    out->local_text.len = out->remote_text.len = 0;
     memset(&out->local, 0, sizeof out->local);
     memset(&out->remote, 0, sizeof out->remote);
     out->n_tags = out->n_annotations = 0;
     if (!tw__jd_byte(&c, '{'))
         return false;
     unsigned seen = 0;
+    bool is_quoted = at(&c, '"') && (c.p++, true);
     do {
-        if (!next_is(&c, '"') || c.p == c.e || !member(&c, sc, out, &seen))
+        if (!(is_quoted || next_is(&c, '"')) || c.p == c.e || !member(&c, sc, out, &seen))
             return false;
-    } while (next_is(&c, ','));
+        is_quoted = two(&c, ',', '"');
+    } while (is_quoted || next_is(&c, ','));
     /* No traceId or id: the token path rejects the record with its reason. */
     if (!next_is(&c, '}') || (seen & (S_TRACE_ID | S_ID)) != (S_TRACE_ID | S_ID))
         return false;

@@ -63,6 +63,9 @@ typedef struct tw__z2d_span {
     bool debug, shared; /* true given */
     bool has_local, has_remote;
     tw__z2d_endpoint local, remote;
+    /* The endpoints' text as given (s NULL: absent): the same text gives the
+     * same process, which the decoder then keeps from the span before. */
+    tw__z2d_str local_text, remote_text;
     size_t n_tags, n_annotations;
     tw__z2d_pair tags[TW__Z2D_MAX_TAGS];
     tw__z2d_annotation annotations[TW__Z2D_MAX_ANNOTATIONS];

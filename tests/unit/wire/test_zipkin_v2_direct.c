@@ -561,9 +561,34 @@ static void test_every_fixture_agrees(void)
     CU_ASSERT_TRUE(n_compared - before >= 40);
 }
 
+/* The direct reader's id reader (json_direct.h, SSE2) against tw__hex16
+ * and tw__parse_hex: every byte value at every place of a valid id, and
+ * random ids of either case. */
+static void test_hex16_reads_as_tw_hex16(void)
+{
+    char text[17] = "0123456789abcdef";
+    for (int i = 0; i < 20000; i++) {
+        static const char digits[] = "0123456789abcdefABCDEF";
+        for (int k = 0; k < 16; k++)
+            text[k] = digits[rnd() % 22];
+        if (i < 16 * 256)
+            text[i / 256] = (char)(i % 256);
+        uint64_t a = 0, b = 0, c = 0;
+        bool is_a = tw__jd_hex16(text, &a), is_b = tw__hex16(text, &b);
+        bool is_c = tw__parse_hex(text, 16, 16, false, NULL, &c, NULL) == TW__HEX_OK;
+        CU_ASSERT_EQUAL(is_a, is_b);
+        CU_ASSERT_EQUAL(is_a, is_c);
+        if (is_a && is_b && is_c) {
+            CU_ASSERT_EQUAL(a, b);
+            CU_ASSERT_EQUAL(a, c);
+        }
+    }
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/zipkin_v2_direct", NULL, NULL);
+    CU_add_test(suite, "hex16_reads_as_tw_hex16", test_hex16_reads_as_tw_hex16);
     CU_add_test(suite, "the_common_shape_is_taken_whole", test_the_common_shape_is_taken_whole);
     CU_add_test(suite, "random_common_spans_agree", test_random_common_spans_agree);
     CU_add_test(suite, "random_odd_documents_agree", test_random_odd_documents_agree);
