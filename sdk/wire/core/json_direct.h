@@ -3,8 +3,9 @@
  * wire/core/json_direct.h: inline primitives for schema-directed JSON
  * readers: decoders that know the exact text a writer produces for a
  * record (its keys in order, no blanks) and read it straight from the
- * input instead of scanning it into tokens first (first user: the Dapper
- * log's direct decoder, wire/dapper/dapper_log_direct.c).
+ * input instead of scanning it into tokens first (the Dapper log's direct
+ * decoder, wire/dapper/dapper_log_direct.c; the Zipkin v2 JSON one, which
+ * takes keys in any order and blanks, wire/zipkin/zipkin_v2_json_direct.c).
  *
  * Contract: every primitive reads only c->p .. c->e - 1 and either
  * consumes what it recognises and returns true, or returns false. A false
@@ -21,7 +22,8 @@
  *     beyond it; declined);
  *   - reals: as strtod reads them (Jansson's reading), the simple ones
  *     without calling it; longer than 63 bytes they are declined;
- *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them.
+ *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them
+ *     (tw__jd_hex16: exactly sixteen, with SSE2 where there is SSE2).
  *
  * No state, no locks: any thread.
  */

@@ -13,7 +13,9 @@
  * each one ends. With a scanner (tw__json_stream_set_scan, the token
  * record loop), a record is first tried in one pass: the scanner reads the
  * object in place in the chunk and, when it accepts it, that is the
- * record, already scanned; anything else is cut as above.
+ * record, already scanned; anything else is cut as above. A format's
+ * direct reader (tw__json_stream_set_direct) is offered the object before
+ * that: what it takes is handed out in place, neither scanned nor copied.
  *
  * Recovery: a byte that cannot start a record (a stray token, a scalar in
  * an array) makes a BAD region that runs to the end of its line; a record
@@ -889,9 +891,10 @@ static tw_status via_jansson(void *arg, json_t *record, const char *raw, size_t 
 }
 
 /* The one record loop of the JSON readers: each record the splitter gives
- * is scanned into @scan's tokens when there is a @scan and the scanner reads
- * it; otherwise Jansson reads it (and repairs it, retry_record) for @fn. A
- * record over the limit goes whole to in->reject_part when there is one. */
+ * is taken by @direct (with a @scan only) or scanned into @scan's tokens
+ * when there is a @scan and the scanner reads it; otherwise Jansson reads
+ * it (and repairs it, retry_record) for @fn. A record over the limit goes
+ * whole to in->reject_part when there is one. */
 static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
                              size_t json_flags, tw__json_record_fn fn, void *arg, scan_loop *scan,
                              tw__json_direct_fn direct, tw_error **err)

@@ -4,10 +4,14 @@
  * JSON (the /api/v2/spans body; zipkin2-api.yaml definition
  * Span). First stage of the convert flow (bridge/convert.h): records
  * come from the JSON splitter (json_stream.c: an array, an array of arrays,
- * one object, or NDJSON), each is scanned into tokens (wire/core/json_scan.h;
- * Jansson only explains, repairs or normalizes a record the scanner refuses)
- * and turned into one span-model record plus its process (the
- * localEndpoint), handed to in->emit.
+ * one object, or NDJSON). A span object of the common shape is read
+ * straight from the read buffer by the direct reader (zipkin_v2_json_direct.c)
+ * and built by build_direct with decode_span's model calls; any other record
+ * (or one the direct reader declines) is scanned into tokens
+ * (wire/core/json_scan.h; Jansson only explains, repairs or normalizes a
+ * record the scanner refuses) and read by decode_span. Either way it becomes
+ * one span-model record plus its process (the localEndpoint), handed to
+ * in->emit.
  *
  * Mapping (docs/bridge.md repeats it):
  *   traceId/id/parentId  hex of any case, left-padded (twb_parse_*); parentId

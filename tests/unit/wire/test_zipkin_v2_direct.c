@@ -27,9 +27,15 @@
 
 /* ---- reading both ways -------------------------------------------------------------------- */
 
+/* The options both ways read with (the suites below vary them). */
+static tw__time_unit time_unit = TW__TIME_AUTO;
+static tw__id_base id_base = TW__ID_AUTO;
+
 static tw_status read_way(read_capture *c, const void *data, size_t len, bool is_direct)
 {
     capture_init(c);
+    c->opts.time_unit = time_unit;
+    c->opts.id_base = id_base;
     FILE *f = len ? fmemopen((void *)data, len, "r") : fopen("/dev/null", "r");
     if (!f)
         abort();
@@ -495,6 +501,24 @@ static void test_random_odd_documents_agree(void)
     }
 }
 
+/* With a time unit or id base given, both ways still agree (the direct
+ * reader reads decimal ids not at all). */
+static void test_options_agree(void)
+{
+    static const tw__time_unit units[] = {TW__TIME_S, TW__TIME_MS, TW__TIME_US, TW__TIME_NS};
+    for (int i = 0; i < 800; i++) {
+        time_unit = units[i % 4];
+        id_base = i % 3 == 0 ? TW__ID_DEC : i % 3 == 1 ? TW__ID_HEX : TW__ID_AUTO;
+        tw__buf b;
+        tw__buf_init(&b);
+        document(&b, i % 2 != 0);
+        CU_ASSERT_TRUE_FATAL(both_ways_agree(b.data, b.len));
+        tw__buf_free(&b);
+    }
+    time_unit = TW__TIME_AUTO;
+    id_base = TW__ID_AUTO;
+}
+
 /* Cut short or with a byte changed, the records still agree: declined by
  * the direct reader, read or rejected by the token path alike. */
 static void test_cut_and_flipped_documents_agree(void)
@@ -592,6 +616,7 @@ void tw_test_register(void)
     CU_add_test(suite, "the_common_shape_is_taken_whole", test_the_common_shape_is_taken_whole);
     CU_add_test(suite, "random_common_spans_agree", test_random_common_spans_agree);
     CU_add_test(suite, "random_odd_documents_agree", test_random_odd_documents_agree);
+    CU_add_test(suite, "options_agree", test_options_agree);
     CU_add_test(suite, "cut_and_flipped_documents_agree", test_cut_and_flipped_documents_agree);
     CU_add_test(suite, "spans_across_read_buffers_agree", test_spans_across_read_buffers_agree);
     CU_add_test(suite, "every_fixture_agrees", test_every_fixture_agrees);
