@@ -742,8 +742,9 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
     }
     int kind = direct_kind(&d->kind);
     endpoint local, remote;
-    bool is_same_local = rc->is_local_kept && d->local_text.len == rc->local_len &&
-                         memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0;
+    bool is_same_local =
+        rc->is_local_kept && d->local_text.len == rc->local_len &&
+        (rc->local_len == 0 || memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0);
     if (kind == -2 || (!is_same_local && !direct_endpoint(&d->local, &local)) ||
         !direct_endpoint(&d->remote, &remote))
         return NULL;
@@ -767,7 +768,7 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
     s->span_id = id;
     s->parent_id = parent;
     s->flags = TW__FLAG_SAMPLED;
-    if (!tw__span_data_set_operation(s, d->name.s ? d->name.s : "", d->name.len))
+    if (!tw__span_data_set_operation(s, d->name.s ? d->name.s : "", d->name.s ? d->name.len : 0))
         goto fail;
     if (d->debug)
         s->flags |= TW__FLAG_DEBUG;

@@ -352,6 +352,7 @@ bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc
     tw__jd c = {text, text + len};
     /* Only what is read is set: the arrays stay as they are. */
     out->trace_id.s = out->id.s = out->parent_id.s = out->name.s = out->kind.s = NULL;
+    out->trace_id.len = out->id.len = out->parent_id.len = out->name.len = out->kind.len = 0;
     out->has_timestamp = out->has_duration = false;
     out->debug = out->shared = false;
     out->has_local = out->has_remote = false;

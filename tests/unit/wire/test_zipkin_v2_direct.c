@@ -467,6 +467,35 @@ static void test_the_common_shape_is_taken_whole(void)
     }
 }
 
+/* The reader's output is reused span after span: a member one span has
+ * and the next lacks must not stay from the one before (a stale name
+ * length once read past a "" literal). */
+static void test_nothing_stays_from_the_span_before(void)
+{
+    static const char with[] = "{\"traceId\":\"0123456789abcdef\",\"id\":\"0123456789abcdef\","
+                               "\"name\":\"a long operation name\",\"kind\":\"SERVER\","
+                               "\"parentId\":\"0000000000000001\",\"timestamp\":5,"
+                               "\"duration\":6,\"debug\":true,\"shared\":true,"
+                               "\"localEndpoint\":{\"serviceName\":\"s\"},"
+                               "\"remoteEndpoint\":{\"port\":80},\"tags\":{\"a\":\"b\"},"
+                               "\"annotations\":[{\"timestamp\":1,\"value\":\"v\"}]}";
+    static const char without[] = "{\"traceId\":\"0123456789abcdef\",\"id\":\"0123456789abcdef\"}";
+    tw__z2d_span *d = malloc(sizeof *d);
+    char scratch[64];
+    tw__jd_scratch sc = {scratch, 0, sizeof scratch};
+    size_t used;
+    CU_ASSERT_TRUE_FATAL(d && tw__zipkin_v2_direct_parse(with, strlen(with), &sc, d, &used));
+    CU_ASSERT_TRUE_FATAL(tw__zipkin_v2_direct_parse(without, strlen(without), &sc, d, &used));
+    CU_ASSERT_TRUE(!d->name.s && !d->name.len && !d->kind.s && !d->kind.len && !d->parent_id.s);
+    CU_ASSERT_TRUE(!d->has_timestamp && !d->has_duration && !d->debug && !d->shared);
+    CU_ASSERT_TRUE(!d->local_text.s && !d->remote_text.s && !d->local.service.s &&
+                   !d->remote.has_port && d->n_tags == 0 && d->n_annotations == 0);
+    free(d);
+    char both[sizeof with + sizeof without];
+    snprintf(both, sizeof both, "%s\n%s", with, without);
+    CU_ASSERT_TRUE(both_ways_agree(both, strlen(both)));
+}
+
 /* Each random span of the common shape is taken by the direct reader and
  * read as the token path reads it. */
 static void test_random_common_spans_agree(void)
@@ -614,6 +643,8 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("wire/zipkin_v2_direct", NULL, NULL);
     CU_add_test(suite, "hex16_reads_as_tw_hex16", test_hex16_reads_as_tw_hex16);
     CU_add_test(suite, "the_common_shape_is_taken_whole", test_the_common_shape_is_taken_whole);
+    CU_add_test(suite, "nothing_stays_from_the_span_before",
+                test_nothing_stays_from_the_span_before);
     CU_add_test(suite, "random_common_spans_agree", test_random_common_spans_agree);
     CU_add_test(suite, "random_odd_documents_agree", test_random_odd_documents_agree);
     CU_add_test(suite, "options_agree", test_options_agree);
