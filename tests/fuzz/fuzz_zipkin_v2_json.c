@@ -14,8 +14,15 @@
  * array, and then with the same values (the tokens of Jansson's compact
  * dump, scanned again, equal the scanner's own).
  *
- * The decoder's 16-digit id reader (tw__hex16) is held to
- * tw__parse_hex on the input's first 16 bytes: the same verdict and value.
+ * The decoder's 16-digit id readers (tw__hex16, and tw__jd_hex16 of the
+ * direct reader) are held to tw__parse_hex on the input's first 16 bytes:
+ * the same verdict and value.
+ *
+ * The direct reader (zipkin_v2_json_direct.c) that the decoder tries first
+ * on each record is held to the token path: the input read without it
+ * (tw__zipkin_v2_json_read) gives the same spans, processes, rejects and
+ * warnings. And what it takes of the input's start is one object that
+ * Jansson and the scanner read alike, ending where the scanner ends it.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
  * tests/fuzz/corpus/zipkin_v2_json/.
@@ -30,6 +37,7 @@
 #include "wire/core/json_scan.h"
 #include "wire/core/json_stream.h"
 #include "wire/zipkin/zipkin_v2_json_decode.h"
+#include "wire/zipkin/zipkin_v2_json_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -108,17 +116,103 @@ static void check_hex16(const uint8_t *data, size_t size)
         tw__parse_hex((const char *)data, 16, 16, false, NULL, &slow, NULL) == TW__HEX_OK;
     if (is_fast != is_slow || (is_fast && fast != slow))
         fail("tw__hex16 and tw__parse_hex disagree");
+    uint64_t wide = 0;
+    bool is_wide = tw__jd_hex16((const char *)data, &wide);
+    if (is_wide != is_slow || (is_wide && wide != slow))
+        fail("tw__jd_hex16 and tw__parse_hex disagree");
+}
+
+/* What the direct reader takes of @data's start: an object Jansson reads
+ * (duplicate keys refused) and the scanner reads to the same end. */
+static void check_direct_parse(const uint8_t *data, size_t size)
+{
+    static tw__z2d_span span;
+    char scratch[4096];
+    tw__jd_scratch sc = {scratch, 0, sizeof scratch};
+    size_t used = 0;
+    if (!tw__zipkin_v2_direct_parse((const char *)data, size, &sc, &span, &used))
+        return;
+    if (used == 0 || used > size)
+        fail("the direct reader took bytes it was not given");
+    json_t *v = json_loadb((const char *)data, used, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(v))
+        fail("the direct reader took a text Jansson does not read as an object");
+    json_decref(v);
+    tw__json_scan *scan = malloc(sizeof *scan);
+    if (!scan)
+        abort();
+    tw__json_scan_init(scan);
+    scan->max_depth = TW__JSON_SCAN_DEEPEST;
+    size_t scanned = 0;
+    if (!memchr(data, 0, used) &&
+        (!tw__json_scan_parse_prefix(scan, (const char *)data, size, &scanned) || scanned != used))
+        fail("the direct reader and the scanner end an object apart");
+    tw__json_scan_free(scan);
+    free(scan);
+}
+
+/* model_equal.h's span equality, and what it leaves out that the reader
+ * sets. */
+static bool same_span(const tw__span_data *a, const tw__span_data *b)
+{
+    return tw_test_spans_equal(a, b) && a->shared == b->shared &&
+           a->is_duration_unknown == b->is_duration_unknown && a->operation_len == b->operation_len;
+}
+
+static bool same_process(const tw__process *a, const tw__process *b)
+{
+    if ((a->service_name == NULL) != (b->service_name == NULL) ||
+        (a->service_name && strcmp(a->service_name, b->service_name) != 0))
+        return false;
+    return tw_test_tags_equal(a->tags, a->n_tags, b->tags, b->n_tags);
+}
+
+/* The input read without the direct reader (the token path only) against
+ * @c, read with it. */
+static void check_token_path(const read_capture *c, tw_status st, const uint8_t *data, size_t size)
+{
+    read_capture t;
+    capture_init(&t);
+    FILE *f = size ? fmemopen((void *)data, size, "r") : fopen("/dev/null", "r");
+    if (!f)
+        abort();
+    tw_error *err = NULL;
+    tw_status tst = tw__zipkin_v2_json_read(f, &t.in, false, &err);
+    tw_error_free(err);
+    fclose(f);
+    if (st == TW_E_NOMEM || tst == TW_E_NOMEM) {
+        capture_free(&t);
+        return; /* one way ran out of memory: nothing to compare */
+    }
+    if (tst != st || t.n_spans != c->n_spans || t.n_rejects != c->n_rejects ||
+        t.n_warnings != c->n_warnings || t.n_date_warnings != c->n_date_warnings ||
+        strcmp(t.last_warning, c->last_warning) != 0)
+        fail("the direct and token ways read different counts or warnings");
+    for (size_t i = 0; i < c->n_spans; i++) {
+        if (!same_span(c->spans[i].data, t.spans[i].data) ||
+            !same_process(c->spans[i].process, t.spans[i].process))
+            fail("the direct and token ways read a span differently");
+    }
+    for (size_t i = 0; i < c->n_rejects; i++) {
+        const read_reject *x = &c->rejects[i], *y = &t.rejects[i];
+        if (x->line_no != y->line_no || strcmp(x->reason, y->reason) != 0 ||
+            x->raw_len != y->raw_len || memcmp(x->raw, y->raw, x->raw_len) != 0)
+            fail("the direct and token ways reject differently");
+    }
+    capture_free(&t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_hex16(data, size);
     check_scanner(data, size);
+    check_direct_parse(data, size);
     read_capture c;
     capture_init(&c);
     tw_status st = capture_read_mem(&c, &twb_reader_zipkin_v2_json, data, size);
     if (st != TW_OK && st != TW_E_NOMEM)
         fail("the reader failed on a readable stream");
+    check_token_path(&c, st, data, size);
     for (size_t i = 0; i < c.n_rejects; i++) {
         if (!c.rejects[i].reason[0])
             fail("a reject without a reason");

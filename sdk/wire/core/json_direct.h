@@ -3,8 +3,9 @@
  * wire/core/json_direct.h: inline primitives for schema-directed JSON
  * readers: decoders that know the exact text a writer produces for a
  * record (its keys in order, no blanks) and read it straight from the
- * input instead of scanning it into tokens first (first user: the Dapper
- * log's direct decoder, wire/dapper/dapper_log_direct.c).
+ * input instead of scanning it into tokens first (the Dapper log's direct
+ * decoder, wire/dapper/dapper_log_direct.c; the Zipkin v2 JSON one, which
+ * takes keys in any order and blanks, wire/zipkin/zipkin_v2_json_direct.c).
  *
  * Contract: every primitive reads only c->p .. c->e - 1 and either
  * consumes what it recognises and returns true, or returns false. A false
@@ -21,7 +22,8 @@
  *     beyond it; declined);
  *   - reals: as strtod reads them (Jansson's reading), the simple ones
  *     without calling it; longer than 63 bytes they are declined;
- *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them.
+ *   - hex ids: 1..max digits of either case, as wire/core/hex.h reads them
+ *     (tw__jd_hex16: exactly sixteen, with SSE2 where there is SSE2).
  *
  * No state, no locks: any thread.
  */
@@ -457,6 +459,41 @@ static inline bool tw__jd_number(tw__jd *c, double *out)
     if (!is_real)
         *out = (double)i;
     return true;
+}
+
+/* tw__hex16 (wire/core/hex.h: exactly sixteen hex digits of either case at
+ * @p, the first the highest, into *v; false when a byte is not a hex
+ * digit), sixteen bytes at once with SSE2: the ids of every span a JSON
+ * reader reads are 16 or 32 digits, and the eight-byte way costs about a
+ * hundred instructions per id. Signed compares: a byte >= 0x80 is
+ * negative, so neither a digit nor a letter. Where there is no SSE2,
+ * tw__hex16 itself. */
+static inline __attribute__((always_inline)) bool tw__jd_hex16(const char *p, uint64_t *v)
+{
+#if defined(__SSE2__)
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i lower = _mm_or_si128(x, _mm_set1_epi8(0x20));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+                                  _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                   _mm_cmplt_epi8(lower, _mm_set1_epi8('f' + 1)));
+    if (_mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff)
+        return false;
+    /* A digit's value is its low nibble, a letter's its low nibble + 9. */
+    __m128i nib = _mm_add_epi8(_mm_and_si128(x, _mm_set1_epi8(0x0f)),
+                               _mm_and_si128(letter, _mm_set1_epi8(9)));
+    /* Each pair of digits (the first in the low byte of a 16-bit lane) into
+     * one byte, then the eight bytes packed: the first pair first. */
+    __m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(nib, 4), _mm_srli_epi16(nib, 8)),
+                                  _mm_set1_epi16(0x00ff));
+    __m128i bytes = _mm_packus_epi16(pairs, pairs);
+    uint64_t le;
+    _mm_storel_epi64((__m128i *)(void *)&le, bytes);
+    *v = __builtin_bswap64(le);
+    return true;
+#else
+    return tw__hex16(p, v);
+#endif
 }
 
 /* A hex id's digits, c->p just after its opening quote, through its closing

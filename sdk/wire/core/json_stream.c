@@ -13,7 +13,9 @@
  * each one ends. With a scanner (tw__json_stream_set_scan, the token
  * record loop), a record is first tried in one pass: the scanner reads the
  * object in place in the chunk and, when it accepts it, that is the
- * record, already scanned; anything else is cut as above.
+ * record, already scanned; anything else is cut as above. A format's
+ * direct reader (tw__json_stream_set_direct) is offered the object before
+ * that: what it takes is handed out in place, neither scanned nor copied.
  *
  * Recovery: a byte that cannot start a record (a stray token, a scalar in
  * an array) makes a BAD region that runs to the end of its line; a record
@@ -82,6 +84,11 @@ struct tw__json_stream {
      * record tw__json_stream_next returned last. */
     tw__json_scan *scan;
     bool is_scanned;
+    /* The direct reader (tw__json_stream_set_direct), and whether it took
+     * the record tw__json_stream_next returned last. */
+    tw__json_direct_fn direct;
+    void *direct_arg;
+    bool is_direct;
 };
 
 tw__json_stream *tw__json_stream_new(FILE *stream, size_t max_record_bytes)
@@ -111,6 +118,17 @@ void tw__json_stream_set_scan(tw__json_stream *js, tw__json_scan *scan)
 bool tw__json_stream_is_scanned(const tw__json_stream *js)
 {
     return js->is_scanned;
+}
+
+void tw__json_stream_set_direct(tw__json_stream *js, tw__json_direct_fn fn, void *arg)
+{
+    js->direct = fn;
+    js->direct_arg = arg;
+}
+
+bool tw__json_stream_is_direct(const tw__json_stream *js)
+{
+    return js->is_direct;
 }
 
 void tw__json_stream_free(tw__json_stream *js)
@@ -586,11 +604,39 @@ static bool scanned_object(tw__json_stream *js, const char **rec, size_t *len)
     return true;
 }
 
+/* The direct reader's way to a record: it reads the object that starts at
+ * the chunk's current byte, in place, and when it takes it (a whole valid
+ * object: the record scan_object would cut), the object is consumed and
+ * handed out where it stands, with no copy. Otherwise (bytes given back
+ * pending, the object crosses the chunk's end or is declined) false,
+ * nothing consumed. */
+static bool direct_object(tw__json_stream *js, const char **rec, size_t *len)
+{
+    if (js->back_pos < js->back_len)
+        return false;
+    const char *p = (const char *)js->chunk + js->chunk_pos;
+    size_t n = js->chunk_len - js->chunk_pos, used;
+    if (n > js->max_record)
+        n = js->max_record;
+    if (!js->direct(js->direct_arg, p, n, &used))
+        return false;
+    js->resync_at = 0;
+    js->chunk_pos += used;
+    /* Newlines in it are blanks between tokens: counted for the line. */
+    for (const char *q = p, *end = p + used; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        js->line++;
+    js->is_direct = true;
+    *rec = p;
+    *len = used;
+    return true;
+}
+
 tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t *len,
                                    size_t *line_no, const char **why)
 {
     *why = js->why;
     js->is_scanned = false;
+    js->is_direct = false;
     for (;;) {
         skip_space(js);
         int c = peek(js);
@@ -610,6 +656,8 @@ tw__json_next tw__json_stream_next(tw__json_stream *js, const char **rec, size_t
             return TW__JSON_END;
         }
         if (c == '{') {
+            if (js->direct && direct_object(js, rec, len))
+                return TW__JSON_RECORD;
             if (js->scan && scanned_object(js, rec, len))
                 return TW__JSON_RECORD;
             return scan_object(js, rec, len, *line_no);
@@ -843,12 +891,13 @@ static tw_status via_jansson(void *arg, json_t *record, const char *raw, size_t 
 }
 
 /* The one record loop of the JSON readers: each record the splitter gives
- * is scanned into @scan's tokens when there is a @scan and the scanner reads
- * it; otherwise Jansson reads it (and repairs it, retry_record) for @fn. A
- * record over the limit goes whole to in->reject_part when there is one. */
+ * is taken by @direct (with a @scan only) or scanned into @scan's tokens
+ * when there is a @scan and the scanner reads it; otherwise Jansson reads
+ * it (and repairs it, retry_record) for @fn. A record over the limit goes
+ * whole to in->reject_part when there is one. */
 static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
                              size_t json_flags, tw__json_record_fn fn, void *arg, scan_loop *scan,
-                             tw_error **err)
+                             tw__json_direct_fn direct, tw_error **err)
 {
     tw__json_stream *js = tw__json_stream_new(stream, max_record_bytes);
     if (!js) {
@@ -857,8 +906,10 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
     }
     if (in->reject_part)
         tw__json_stream_set_spill(js, tw__wire_reject_part, in);
-    if (scan)
+    if (scan) {
         tw__json_stream_set_scan(js, &scan->scan);
+        tw__json_stream_set_direct(js, direct, scan->arg);
+    }
     tw_status status = TW_OK;
     while (status == TW_OK) {
         const char *rec, *why;
@@ -872,6 +923,8 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
         } else if (next == TW__JSON_BAD) {
             if (!in->reject(in, line_no, rec, len, why))
                 status = TW_E_STATE;
+        } else if (scan && tw__json_stream_is_direct(js)) {
+            status = scan->fn(scan->arg, NULL, rec, len, line_no, NULL, err);
         } else if (scan && (tw__json_stream_is_scanned(js) ||
                             (memchr(rec, '\0', len) == NULL &&
                              tw__json_scan_parse(&scan->scan, rec, len)))) {
@@ -893,11 +946,12 @@ static tw_status record_loop(FILE *stream, tw__wire_input *in, size_t max_record
 tw_status tw__json_read_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
                                 size_t json_flags, tw__json_record_fn fn, void *arg, tw_error **err)
 {
-    return record_loop(stream, in, max_record_bytes, json_flags, fn, arg, NULL, err);
+    return record_loop(stream, in, max_record_bytes, json_flags, fn, arg, NULL, NULL, err);
 }
 
 tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
-                                tw__json_scan_record_fn fn, void *arg, tw_error **err)
+                                tw__json_direct_fn direct, tw__json_scan_record_fn fn, void *arg,
+                                tw_error **err)
 {
     scan_loop *loop = malloc(sizeof *loop);
     if (!loop) {
@@ -908,8 +962,8 @@ tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_rec
     loop->scan.max_depth = TW__JSON_SCAN_DEEPEST;
     loop->fn = fn;
     loop->arg = arg;
-    tw_status status =
-        record_loop(stream, in, max_record_bytes, JSON_ALLOW_NUL, via_jansson, loop, loop, err);
+    tw_status status = record_loop(stream, in, max_record_bytes, JSON_ALLOW_NUL, via_jansson, loop,
+                                   loop, direct, err);
     tw__json_scan_free(&loop->scan);
     free(loop);
     return status;

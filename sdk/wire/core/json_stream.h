@@ -43,6 +43,21 @@ void tw__json_stream_set_spill(tw__json_stream *js,
 struct tw__json_scan;
 void tw__json_stream_set_scan(tw__json_stream *js, struct tw__json_scan *scan);
 bool tw__json_stream_is_scanned(const tw__json_stream *js);
+/* A reader that takes a record straight from the read buffer, without the
+ * scanner (a format's direct decoder): @text holds the object that starts
+ * there (its '{'), up to @len bytes of it (the rest of the buffer, or the
+ * record limit). True when it takes the object, *used then its length up to
+ * its closing brace: that must be a whole object Jansson reads, so that it
+ * ends where the splitter would cut it; what the reader decoded stays with
+ * it for the caller. False when it declines, with nothing kept: the record
+ * is then scanned or cut as usual. */
+typedef bool (*tw__json_direct_fn)(void *arg, const char *text, size_t len, size_t *used);
+/* Tries @fn (nullable) first on each record that starts in the read
+ * buffer; a record it took comes back in place (in the read buffer, valid
+ * until the next call; not NUL-terminated), tw__json_stream_is_direct()
+ * then true until the next call. */
+void tw__json_stream_set_direct(tw__json_stream *js, tw__json_direct_fn fn, void *arg);
+bool tw__json_stream_is_direct(const tw__json_stream *js);
 typedef enum tw__json_next {
     TW__JSON_RECORD = 0, /* *rec, *len, *line_no set */
     TW__JSON_END,
@@ -103,8 +118,13 @@ struct tw__json_scan;
 typedef tw_status (*tw__json_scan_record_fn)(void *arg, const struct tw__json_scan *record,
                                              const char *raw, size_t raw_len, size_t line_no,
                                              const char *parse_error, tw_error **err);
+/* With a @direct reader (nullable; called with @arg too), each record is
+ * offered to it first (tw__json_stream_set_direct); @fn then gets a record
+ * it took with neither tokens nor @parse_error (both NULL), to finish what
+ * @direct decoded. */
 tw_status tw__json_scan_records(FILE *stream, tw__wire_input *in, size_t max_record_bytes,
-                                tw__json_scan_record_fn fn, void *arg, tw_error **err);
+                                tw__json_direct_fn direct, tw__json_scan_record_fn fn, void *arg,
+                                tw_error **err);
 
 /* Scans the Jansson value @value (an object or an array) into @scan by way
  * of its compact text: for readers that build a value themselves

@@ -4,10 +4,14 @@
  * JSON (the /api/v2/spans body; zipkin2-api.yaml definition
  * Span). First stage of the convert flow (bridge/convert.h): records
  * come from the JSON splitter (json_stream.c: an array, an array of arrays,
- * one object, or NDJSON), each is scanned into tokens (wire/core/json_scan.h;
- * Jansson only explains, repairs or normalizes a record the scanner refuses)
- * and turned into one span-model record plus its process (the
- * localEndpoint), handed to in->emit.
+ * one object, or NDJSON). A span object of the common shape is read
+ * straight from the read buffer by the direct reader (zipkin_v2_json_direct.c)
+ * and built by build_direct with decode_span's model calls; any other record
+ * (or one the direct reader declines) is scanned into tokens
+ * (wire/core/json_scan.h; Jansson only explains, repairs or normalizes a
+ * record the scanner refuses) and read by decode_span. Either way it becomes
+ * one span-model record plus its process (the localEndpoint), handed to
+ * in->emit.
  *
  * Mapping (docs/bridge.md repeats it):
  *   traceId/id/parentId  hex of any case, left-padded (twb_parse_*); parentId
@@ -37,6 +41,7 @@
 #include "wire/core/json_stream.h"
 #include "wire/formats.h"
 #include "wire/zipkin/zipkin_v2_json_decode.h"
+#include "wire/zipkin/zipkin_v2_json_int.h"
 
 #include <arpa/inet.h>
 #include <math.h>
@@ -58,6 +63,14 @@ typedef struct {
     tw__time_unit unit; /* the unit of timestamps and durations */
     tw__id_base base;
     bool is_nomem;
+    tw__span_data *direct_span; /* the span read_direct took, for read_record */
+    tw__z2d_span direct;        /* what read_direct read (large: kept off its stack) */
+    /* The localEndpoint text that `process` holds, when a direct span set
+     * it and nothing has changed it since: a batch of spans usually comes
+     * from one service, and the same text gives the same process. */
+    bool is_local_kept;
+    size_t local_len;
+    char local_text[256];
 } record_ctx;
 
 /* ---- tokens -------------------------------------------------------------------------------- */
@@ -650,6 +663,181 @@ bool tw__zipkin_v2_emit_object(tw__wire_input *in, size_t line_no, const json_t 
     return go_on;
 }
 
+/* ---- the direct reader's spans ------------------------------------------------------------ */
+
+/* An endpoint the direct reader took, as read_endpoint would read it; false
+ * where read_endpoint would warn (an address that is none, a port over
+ * 65535), so that the record goes the token path. */
+static bool direct_endpoint(const tw__z2d_endpoint *in, endpoint *ep)
+{
+    ep->service = in->service.len ? in->service.s : NULL; /* "" is absent */
+    ep->service_len = in->service.len;
+    ep->service_has_nul = false; /* the direct reader declines U+0000 */
+    ep->ipv4[0] = ep->ipv6[0] = '\0';
+    ep->port = 0;
+    const tw__z2d_str *addrs[2] = {&in->ipv4, &in->ipv6};
+    for (int k = 0; k < 2; k++) {
+        if (!addrs[k]->s)
+            continue;
+        char text[INET6_ADDRSTRLEN], addr[INET6_ADDRSTRLEN];
+        bool is_v4;
+        if (addrs[k]->len >= sizeof addr)
+            return false; /* no address is that long */
+        memcpy(addr, addrs[k]->s, addrs[k]->len);
+        addr[addrs[k]->len] = '\0';
+        if (!parse_ip(addr, text, &is_v4))
+            return false;
+        memcpy(is_v4 ? ep->ipv4 : ep->ipv6, text, sizeof text);
+    }
+    if (in->has_port) {
+        if (in->port > 65535)
+            return false;
+        if (in->port > 0)
+            ep->port = in->port;
+    }
+    return true;
+}
+
+/* The kind the direct reader took, as read_kind reads it: 0..3, -1 for
+ * none; -2 (an unknown one: read_kind warns) declines. */
+static int direct_kind(const tw__z2d_str *kind)
+{
+    if (!kind->s)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        size_t len = strlen(kinds[k]);
+        if (kind->len == len && strncasecmp(kind->s, kinds[k], len) == 0)
+            return k;
+    }
+    return -2;
+}
+
+/* A span the direct reader took, built with decode_span's model calls in
+ * its order, with its values. NULL (nothing kept; rc->is_nomem untouched:
+ * the token path meets the same lack of memory and reports it) when the
+ * span is not one decode_span reads without a warning or a reject: the
+ * record then goes that way. */
+static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__process *process)
+{
+    uint64_t hi, lo, id, parent = 0;
+    /* The ids: decode_span's fast forms only (the others give reasons). */
+    if (d->trace_id.len == 32) {
+        if (!tw__jd_hex16(d->trace_id.s, &hi) || !tw__jd_hex16(d->trace_id.s + 16, &lo) ||
+            !(hi | lo))
+            return NULL;
+    } else if (d->trace_id.len == 16) {
+        hi = 0;
+        if (!tw__jd_hex16(d->trace_id.s, &lo) || !lo)
+            return NULL;
+    } else {
+        return NULL;
+    }
+    if (d->id.len != 16 || !tw__jd_hex16(d->id.s, &id) || !id)
+        return NULL;
+    if (d->parent_id.s) {
+        if (d->parent_id.len != 16 || !tw__jd_hex16(d->parent_id.s, &parent))
+            return NULL;
+        if (parent == id)
+            parent = 0; /* Zipkin drops a "circular" parent */
+    }
+    int kind = direct_kind(&d->kind);
+    endpoint local, remote;
+    bool is_same_local =
+        rc->is_local_kept && d->local_text.len == rc->local_len &&
+        (rc->local_len == 0 || memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0);
+    if (kind == -2 || (!is_same_local && !direct_endpoint(&d->local, &local)) ||
+        !direct_endpoint(&d->remote, &remote))
+        return NULL;
+    /* The times: integers only (the direct reader takes no other). */
+    int64_t start = 0, duration = 0;
+    if (d->has_timestamp && !tw__time_int_to_us(d->timestamp, rc->unit, &start))
+        return NULL;
+    if (d->has_duration && (!tw__time_int_to_us(d->duration, rc->unit, &duration) || duration < 0))
+        return NULL;
+    int64_t event_us[TW__Z2D_MAX_ANNOTATIONS];
+    for (size_t i = 0; i < d->n_annotations; i++) {
+        if (!tw__time_int_to_us(d->annotations[i].timestamp, rc->unit, &event_us[i]))
+            return NULL;
+    }
+
+    tw__span_data *s = tw__span_data_new();
+    if (!s)
+        return NULL;
+    s->trace_id_high = hi;
+    s->trace_id_low = lo;
+    s->span_id = id;
+    s->parent_id = parent;
+    s->flags = TW__FLAG_SAMPLED;
+    if (!tw__span_data_set_operation(s, d->name.s ? d->name.s : "", d->name.s ? d->name.len : 0))
+        goto fail;
+    if (d->debug)
+        s->flags |= TW__FLAG_DEBUG;
+    if (kind >= 0 && !tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1,
+                                                  kinds_lower[kind], strlen(kinds[kind])))
+        goto fail;
+    if (d->shared)
+        s->shared = kind != 0; /* Zipkin clears it on a CLIENT span */
+    size_t n_more = (remote.service != NULL) + (remote.ipv4[0] != '\0') + (remote.ipv6[0] != '\0') +
+                    (remote.port != 0) + d->n_tags;
+    if (!is_same_local) {
+        tw__process_reset(process);
+        rc->is_local_kept = false;
+        if (!set_local(&local, process))
+            goto fail;
+        if (d->local_text.len <= sizeof rc->local_text) {
+            if (d->local_text.len) /* absent: no text */
+                memcpy(rc->local_text, d->local_text.s, d->local_text.len);
+            rc->local_len = d->local_text.len;
+            rc->is_local_kept = true;
+        }
+    }
+    if (!tw__span_data_reserve_tags(s, n_more) || !set_remote(&remote, s))
+        goto fail;
+    for (size_t i = 0; i < d->n_tags; i++) {
+        const tw__z2d_pair *t = &d->tags[i];
+        if (!tw__span_data_add_str_tag_n(s, t->key.s, t->key.len, t->value.s, t->value.len))
+            goto fail;
+    }
+    for (size_t i = 0; i < d->n_annotations; i++) {
+        const tw__z2d_annotation *a = &d->annotations[i];
+        if (!tw__span_data_add_event(s, event_us[i], a->value.s, a->value.len))
+            goto fail;
+    }
+    if (start > 0) {
+        s->start_us = start;
+    } else {
+        /* Zipkin: 0 or negative is absent; the earliest annotation gives it. */
+        for (size_t i = 0; i < s->n_logs; i++) {
+            int64_t t = s->logs[i].timestamp_us;
+            if (t > 0 && (s->start_us == 0 || t < s->start_us))
+                s->start_us = t;
+        }
+    }
+    s->is_duration_unknown = duration <= 0;
+    if (duration > 0)
+        s->duration_us = duration;
+    return s;
+
+fail:
+    tw__span_data_unref(s);
+    return NULL;
+}
+
+/* The direct reader (tw__json_direct_fn): the span object at @text read
+ * straight, and built, or declined with nothing kept. */
+static bool read_direct(void *arg, const char *text, size_t len, size_t *used)
+{
+    record_ctx *rc = arg;
+    /* Escaped strings only: a span whose escaped strings need more is read
+     * the token way. */
+    char scratch[4096];
+    tw__jd_scratch sc = {scratch, 0, sizeof scratch};
+    if (!tw__zipkin_v2_direct_parse(text, len, &sc, &rc->direct, used))
+        return false;
+    rc->direct_span = build_direct(rc, &rc->direct, &rc->process);
+    return rc->direct_span != NULL;
+}
+
 /* One record (tw__json_scan_record_fn): a span emitted, or the record rejected. */
 static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec, size_t len,
                              size_t line_no, const char *parse_error, tw_error **err)
@@ -660,7 +848,14 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
     char why[256];
     tw__span_data *span = NULL;
     /* The emit copies what it keeps of the process (the bridge interns it). */
+    if (!js && !parse_error) {
+        /* Taken and built by read_direct. */
+        span = rc->direct_span;
+        rc->direct_span = NULL;
+        return tw__wire_emit(in, line_no, span, &rc->process, rec, len) ? TW_OK : TW_E_STATE;
+    }
     tw__process_reset(&rc->process);
+    rc->is_local_kept = false;
     if (!js)
         snprintf(why, sizeof why, "not valid JSON: %s", parse_error);
     else
@@ -674,7 +869,7 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
     return go_on ? TW_OK : TW_E_STATE;
 }
 
-static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err)
+tw_status tw__zipkin_v2_json_read(FILE *stream, tw__wire_input *in, bool is_direct, tw_error **err)
 {
     record_ctx rc = {.in = in, .unit = TW__TIME_US, .base = TW__ID_HEX};
     if (in->opts && in->opts->time_unit != TW__TIME_AUTO)
@@ -682,9 +877,17 @@ static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err
     if (in->opts && in->opts->id_base != TW__ID_AUTO)
         rc.base = in->opts->id_base;
     tw__process_init(&rc.process);
-    tw_status status = tw__json_scan_records(stream, in, MAX_RECORD_BYTES, read_record, &rc, err);
+    /* The direct reader reads hex ids only. */
+    bool use_direct = is_direct && rc.base != TW__ID_DEC;
+    tw_status status = tw__json_scan_records(
+        stream, in, MAX_RECORD_BYTES, use_direct ? read_direct : NULL, read_record, &rc, err);
     tw__process_clear(&rc.process);
     return status;
+}
+
+static tw_status read_zipkin_v2(FILE *stream, tw__wire_input *in, tw_error **err)
+{
+    return tw__zipkin_v2_json_read(stream, in, true, err);
 }
 
 /* ---- detection ----------------------------------------------------------------------------- */

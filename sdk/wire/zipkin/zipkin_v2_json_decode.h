@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -26,5 +27,11 @@
  * *is_nomem on allocation failure. */
 bool tw__zipkin_v2_emit_object(tw__wire_input *in, size_t line_no, const json_t *obj,
                                const void *raw, size_t raw_len, bool *is_nomem);
+
+/* The decoder's read (tw__zipkin_v2_json_decoder.read, which passes
+ * @is_direct true): with @is_direct false, every record is read the token
+ * way, never by the direct reader (zipkin_v2_json_direct.c), for the tests
+ * that hold the two ways to the same spans, rejects and messages. */
+tw_status tw__zipkin_v2_json_read(FILE *stream, tw__wire_input *in, bool is_direct, tw_error **err);
 
 #endif /* TW_WIRE_ZIPKIN_ZIPKIN_V2_JSON_DECODE_H */
