@@ -16,6 +16,7 @@
 #include "convert.h"
 
 #include <glib.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,13 +29,33 @@
  * the hash and the comparison. */
 #define N_RECENT 4
 
+/* Before those: by the address of the caller's process, the interned one
+ * it equalled last time. A reader that keeps one process per host (the
+ * Zipkin v1 readers) passes the same few addresses again and again, so this
+ * is one comparison where the recent ones took up to four and a miss the
+ * hash. Only a guess: the caller may have changed the process at that
+ * address (a reader reusing one scratch process for every record), so the
+ * guess is compared in full like any other. */
+#define N_BY_ADDRESS 16 /* a power of two */
+
+typedef struct by_address {
+    const tw__process *given;    /* the caller's; NULL when unused */
+    const tw__process *interned; /* what it equalled */
+} by_address;
+
 struct twb_procs {
     GHashTable
         *by_hash;   /* uint64 hash (boxed in the key pointer's target) -> GSList of tw__process* */
     GPtrArray *all; /* every interned process, owned */
     const tw__process *recent[N_RECENT]; /* borrowed from `all`; NULL when unused */
     size_t recent_next;                  /* slot the next miss replaces */
+    by_address guess[N_BY_ADDRESS];
 };
+
+static size_t address_slot(const tw__process *p)
+{
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 60) & (N_BY_ADDRESS - 1);
+}
 
 static uint64_t mix_word(uint64_t h, uint64_t w)
 {
@@ -53,9 +74,17 @@ static uint64_t mix(uint64_t h, const void *data, size_t len)
         memcpy(&w, p, 8);
         h = mix_word(h, w);
     }
+    /* The 0-7 bytes left in two overlapping loads (or three bytes that
+     * cover them all when fewer than 4), not a byte at a time. */
     uint64_t tail = 0;
-    for (size_t i = 0; i < n; i++)
-        tail |= (uint64_t)p[i] << (8 * i);
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        tail = (uint64_t)hi << 32 | lo;
+    } else if (n > 0) {
+        tail = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
+    }
     return mix_word(h, tail ^ ((uint64_t)len << 56));
 }
 
@@ -88,14 +117,46 @@ static uint64_t process_hash(const tw__process *p)
     return h;
 }
 
+/* Equality of @n bytes, inline for the short keys and values of process
+ * tags: a call to memcmp cost more than the comparison (callgrind). Loads
+ * overlap instead of reading past either end. */
+static inline bool bytes_equal(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, y0, x1, y1;
+        memcpy(&x0, x, 8);
+        memcpy(&y0, y, 8);
+        memcpy(&x1, x + n - 8, 8);
+        memcpy(&y1, y + n - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, x, 4);
+        memcpy(&y0, y, 4);
+        memcpy(&x1, x + n - 4, 4);
+        memcpy(&y1, y + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n < 4) {
+        for (size_t i = 0; i < n; i++) {
+            if (x[i] != y[i])
+                return false;
+        }
+        return true;
+    }
+    return memcmp(x, y, n) == 0;
+}
+
 static bool tag_equal(const tw__tag *a, const tw__tag *b)
 {
-    if (a->type != b->type || a->key_len != b->key_len || memcmp(a->key, b->key, a->key_len) != 0)
+    if (a->type != b->type || a->key_len != b->key_len || !bytes_equal(a->key, b->key, a->key_len))
         return false;
     switch (a->type) {
     case TW_VALUE_STRING:
     case TW_VALUE_BINARY:
-        return a->len == b->len && (a->len == 0 || memcmp(a->v.bin, b->v.bin, a->len) == 0);
+        return a->len == b->len && bytes_equal(a->v.bin, b->v.bin, a->len);
     case TW_VALUE_DOUBLE:
         return memcmp(&a->v.dbl, &b->v.dbl, sizeof a->v.dbl) == 0;
     case TW_VALUE_BOOL:
@@ -184,22 +245,40 @@ static const tw__process *remember(twb_procs *t, const tw__process *p)
     return p;
 }
 
+static const tw__process *intern(twb_procs *t, const tw__process *p, const tw__process *tried);
+
 const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
 {
     if (!t || !p)
         return NULL;
+    by_address *g = &t->guess[address_slot(p)];
+    const tw__process *tried = NULL; /* compared already: not again below */
+    if (g->given == p) {
+        if (process_equal(g->interned, p))
+            return g->interned;
+        tried = g->interned;
+    }
+    const tw__process *r = intern(t, p, tried);
+    if (r)
+        *g = (by_address){p, r};
+    return r;
+}
+
+/* @tried: an interned process known to differ from @p, or NULL. */
+static const tw__process *intern(twb_procs *t, const tw__process *p, const tw__process *tried)
+{
     const char *service = p->service_name ? p->service_name : "";
     for (size_t i = 0; i < N_RECENT; i++) {
         const tw__process *r = t->recent[i];
         /* process_equal's first tests inline: most recent ones miss there. */
-        if (r && r->n_tags == p->n_tags &&
+        if (r && r != tried && r->n_tags == p->n_tags &&
             (r->service_name ? r->service_name[0] : '\0') == service[0] && process_equal(r, p))
             return r;
     }
     uint64_t h = process_hash(p);
     GSList *chain = g_hash_table_lookup(t->by_hash, &h);
     for (GSList *l = chain; l; l = l->next) {
-        if (process_equal(l->data, p))
+        if (l->data != tried && process_equal(l->data, p))
             return remember(t, l->data);
     }
     tw__process *copy = copy_process(p);
