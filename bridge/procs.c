@@ -36,7 +36,7 @@
  * hash. Only a guess: the caller may have changed the process at that
  * address (a reader reusing one scratch process for every record), so the
  * guess is compared in full like any other. */
-#define N_BY_ADDRESS 16 /* a power of two */
+#define N_BY_ADDRESS 64 /* a power of two */
 
 typedef struct by_address {
     const tw__process *given;    /* the caller's; NULL when unused */
@@ -54,7 +54,7 @@ struct twb_procs {
 
 static size_t address_slot(const tw__process *p)
 {
-    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 60) & (N_BY_ADDRESS - 1);
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 58) & (N_BY_ADDRESS - 1);
 }
 
 static uint64_t mix_word(uint64_t h, uint64_t w)

@@ -84,6 +84,8 @@ typedef struct builder {
     tw__span_data *span; /* collects logs and tags */
 } builder;
 
+#define N_SEEN 4 /* a record's items come from two or three hosts */
+
 typedef struct conv {
     tw__wire_input *in;
     size_t line_no;
@@ -94,6 +96,10 @@ typedef struct conv {
     bool is_nomem;
     const tw__zipkin_annotation *cs, *sr, *ss, *cr, *ms, *mr, *ws, *wr;
     tw__zipkin_annotation synth_cs, synth_sr;
+    /* for_endpoint's last answers, by endpoint address (see there). */
+    const tw__zipkin_endpoint *seen[N_SEEN];
+    size_t seen_at[N_SEEN];
+    unsigned next_seen;
 } conv;
 
 /* ---- base64 -------------------------------------------------------------------------------- */
@@ -208,16 +214,39 @@ static bool close_enough(builder *b, const tw__zipkin_endpoint *e)
     return same_service(b->local, e);
 }
 
-/* The span for data reported by @e (Zipkin's forEndpoint). */
-static size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
+static size_t find_builder(conv *c, const tw__zipkin_endpoint *e)
 {
-    if (!e)
-        return 0;
     for (size_t i = 0; i < c->n; i++) {
         if (close_enough(&c->b[i], e))
             return i;
     }
     return new_builder(c, e);
+}
+
+/* The span for data reported by @e (Zipkin's forEndpoint). The decoder
+ * gives every item of a host the same endpoint, and once the answer for
+ * @e is a span with a known local endpoint it stays the answer for the
+ * whole record: builders before it have a local endpoint of another
+ * service (else they would have answered), local endpoints never change
+ * once set, and new builders go at the end. So an address seen before is
+ * answered without comparing service names again. Not remembered: an
+ * answer whose span has no local endpoint yet (the next non-empty
+ * endpoint may take it), and anything after a failed allocation. */
+static size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
+{
+    if (!e)
+        return 0;
+    for (unsigned k = 0; k < N_SEEN; k++) {
+        if (c->seen[k] == e)
+            return c->seen_at[k];
+    }
+    size_t i = find_builder(c, e);
+    if (!c->is_nomem && c->b[i].local) {
+        c->seen[c->next_seen] = e;
+        c->seen_at[c->next_seen] = i;
+        c->next_seen = (c->next_seen + 1) % N_SEEN;
+    }
+    return i;
 }
 
 static void add_log(conv *c, size_t i, const tw__zipkin_annotation *a)
