@@ -92,7 +92,6 @@ typedef struct conv {
     const tw__zipkin_v1_span *src;
     builder *b; /* b[0] is Zipkin's "first" span; points to few[] or the heap */
     size_t n, cap;
-    builder few[4]; /* most records make one or two spans: no malloc for them */
     bool is_nomem;
     const tw__zipkin_annotation *cs, *sr, *ss, *cr, *ms, *mr, *ws, *wr;
     tw__zipkin_annotation synth_cs, synth_sr;
@@ -100,6 +99,9 @@ typedef struct conv {
     const tw__zipkin_endpoint *seen[N_SEEN];
     size_t seen_at[N_SEEN];
     unsigned next_seen;
+    /* Last, and not zeroed with the rest: new_builder clears each builder
+     * it hands out. Most records make one or two spans: no malloc for them. */
+    builder few[4];
 } conv;
 
 /* ---- base64 -------------------------------------------------------------------------------- */
@@ -850,7 +852,12 @@ bool tw__zipkin_v1_emit_with(tw__wire_input *in, size_t line_no, tw__zipkin_v1_s
         tw__wire_warn(in, line_no, "span %016llx: %zu ipv6 address(es) not 16 bytes left out",
                       (unsigned long long)v1->id, v1->bad_ipv6);
 
-    conv c = {.in = in, .line_no = line_no, .src = v1, .cap = 4};
+    conv c;
+    memset(&c, 0, offsetof(conv, few));
+    c.in = in;
+    c.line_no = line_no;
+    c.src = v1;
+    c.cap = 4;
     c.b = c.few;
     new_builder(&c, NULL);
     if (!c.is_nomem)

@@ -185,6 +185,7 @@ typedef struct endpoint_memo {
     size_t len;
     const tw__zipkin_endpoint *decoded;
     size_t bad_ipv6;
+    uint64_t head; /* the fast path's: the first 8 raw bytes, when len >= 8 */
 } endpoint_memo;
 
 #define N_MEMOS 4 /* the last distinct Endpoints, replaced round robin */
@@ -303,7 +304,7 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
         return false;
     if (d->c.proto == TW__THRIFT_BINARY) {
         d->memos[d->next_memo] = (endpoint_memo){at, (size_t)(d->c.data + d->c.pos - at), *out,
-                                                 d->span->bad_ipv6 - bad_before};
+                                                 d->span->bad_ipv6 - bad_before, 0};
         d->next_memo = (d->next_memo + 1) % N_MEMOS;
     }
     return true;
@@ -581,14 +582,24 @@ static inline bool fast_bytes(fast *f, const uint8_t **bytes, size_t *len)
     return true;
 }
 
-/* The memo of decode_endpoint, with the first bytes compared inline
- * (Endpoints of different hosts mostly differ there). */
+static inline uint64_t load8(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The memo of decode_endpoint, with the first 8 bytes compared inline
+ * (Endpoints of different hosts mostly differ in the ipv4 there). */
 static const endpoint_memo *fast_find_memo(const fast *f)
 {
     size_t left = fast_left(f);
+    uint64_t head = left >= 8 ? load8(f->p) : 0;
     for (unsigned i = 0; i < N_MEMOS; i++) {
         const endpoint_memo *m = &f->memos[i];
-        if (m->raw && left >= m->len && m->raw[0] == f->p[0] && memcmp(f->p, m->raw, m->len) == 0)
+        if (!m->raw || left < m->len || (m->len >= 8 && m->head != head))
+            continue;
+        if (memcmp(f->p, m->raw, m->len) == 0)
             return m;
     }
     return NULL;
@@ -648,10 +659,27 @@ static bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
         }
     }
     f->span->bad_ipv6 += bad_ipv6;
-    f->memos[f->next_memo] = (endpoint_memo){at, (size_t)(f->p - at), e, bad_ipv6};
+    size_t len = (size_t)(f->p - at);
+    f->memos[f->next_memo] = (endpoint_memo){at, len, e, bad_ipv6, len >= 8 ? load8(at) : 0};
     f->next_memo = (f->next_memo + 1) % N_MEMOS;
     *out = e;
     return true;
+}
+
+/* A new item, not zeroed (the callers set every field): in place while
+ * the array has room, else through the builders (growth, the item cap). */
+static inline tw__zipkin_annotation *fast_add_annotation(tw__zipkin_v1_span *s)
+{
+    if (s->n_annotations < s->cap_annotations && room_for_item(s))
+        return &s->annotations[s->n_annotations++];
+    return tw__zipkin_v1_add_annotation(s);
+}
+
+static inline tw__zipkin_binary_annotation *fast_add_binary_annotation(tw__zipkin_v1_span *s)
+{
+    if (s->n_binary_annotations < s->cap_binary_annotations && room_for_item(s))
+        return &s->binary_annotations[s->n_binary_annotations++];
+    return tw__zipkin_v1_add_binary_annotation(s);
 }
 
 static bool fast_annotation(fast *f)
@@ -683,7 +711,7 @@ static bool fast_annotation(fast *f)
         f->span->dropped_annotations++;
         return true;
     }
-    tw__zipkin_annotation *a = tw__zipkin_v1_add_annotation(f->span);
+    tw__zipkin_annotation *a = fast_add_annotation(f->span);
     if (!a)
         return false;
     a->timestamp_us = (int64_t)ts;
@@ -724,7 +752,7 @@ static bool fast_binary_annotation(fast *f)
         f->span->dropped_annotations++;
         return true;
     }
-    tw__zipkin_binary_annotation *b = tw__zipkin_v1_add_binary_annotation(f->span);
+    tw__zipkin_binary_annotation *b = fast_add_binary_annotation(f->span);
     if (!b)
         return false;
     b->key = (const char *)key;
