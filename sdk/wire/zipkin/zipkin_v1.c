@@ -529,8 +529,13 @@ static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba, s
             c->in, c->line_no,
             "binary annotation '%.*s': %s value has %zu bytes, expected %zu; kept as binary",
             (int)key_len, ba->key, type_names[ba->type], ba->value_len, want);
-    /* tw__span_data_add_tag with the key's length known. */
     tw__span_data *s = c->b[i].span;
+    if (v.type == TW_VALUE_STRING) { /* most are: the string path, straight */
+        if (!tw__span_data_add_str_tag_n(s, ba->key, key_len, v.as.str, v.len))
+            c->is_nomem = true;
+        return;
+    }
+    /* tw__span_data_add_tag with the key's length known. */
     tw__tag *t = tw__span_data_push_tag(s);
     bool was_truncated = false;
     if (!t || !tw__tag_set_n(&s->arena, t, ba->key, key_len, &v, SIZE_MAX, &was_truncated)) {
@@ -609,6 +614,11 @@ static bool tag_i64(tw__span_data *s, const char *key, int64_t value)
     return tw__span_data_add_tag(s, key, &v);
 }
 
+/* tw__span_data_add_str_tag for a literal key: its length known, the
+ * string path straight (the same tag). */
+#define add_str_tag(s, key, value, len)                                                            \
+    tw__span_data_add_str_tag_n((s), (key), sizeof(key) - 1, (value), (len))
+
 static bool fill_remote(const builder *b)
 {
     const tw__zipkin_endpoint *e = b->remote;
@@ -616,9 +626,9 @@ static bool fill_remote(const builder *b)
     endpoint_texts(e, v4, v6);
     tw__span_data *s = b->span;
     return (b->remote_without_service || e->service_len == 0 ||
-            tw__span_data_add_str_tag(s, "peer.service", e->service_name, e->service_len)) &&
-           (!v4[0] || tw__span_data_add_str_tag(s, "peer.ipv4", v4, strlen(v4))) &&
-           (!v6[0] || tw__span_data_add_str_tag(s, "peer.ipv6", v6, strlen(v6))) &&
+            add_str_tag(s, "peer.service", e->service_name, e->service_len)) &&
+           (!v4[0] || add_str_tag(s, "peer.ipv4", v4, strlen(v4))) &&
+           (!v6[0] || add_str_tag(s, "peer.ipv6", v6, strlen(v6))) &&
            (!e->port || tag_i64(s, "peer.port", e->port));
 }
 
@@ -809,8 +819,8 @@ static bool finish_span(const conv *c, builder *b)
     s->start_us = b->has_ts ? b->ts : 0;
     s->duration_us = b->has_dur ? b->dur : 0;
     s->is_duration_unknown = !b->has_dur;
-    if (b->kind != K_NONE && !tw__span_data_add_str_tag(s, "span.kind", kind_names[b->kind],
-                                                        strlen(kind_names[b->kind])))
+    if (b->kind != K_NONE &&
+        !add_str_tag(s, "span.kind", kind_names[b->kind], strlen(kind_names[b->kind])))
         return false;
     return !b->remote || fill_remote(b);
 }
