@@ -216,6 +216,12 @@ static bool close_enough(builder *b, const tw__zipkin_endpoint *e)
     return same_service(b->local, e);
 }
 
+#if defined(__GNUC__)
+#define V1_INLINE static inline __attribute__((always_inline))
+#else
+#define V1_INLINE static inline
+#endif
+
 static size_t find_builder(conv *c, const tw__zipkin_endpoint *e)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -234,7 +240,7 @@ static size_t find_builder(conv *c, const tw__zipkin_endpoint *e)
  * answered without comparing service names again. Not remembered: an
  * answer whose span has no local endpoint yet (the next non-empty
  * endpoint may take it), and anything after a failed allocation. */
-static size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
+V1_INLINE size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
 {
     if (!e)
         return 0;
