@@ -591,29 +591,35 @@ static inline uint64_t load8(const uint8_t *p)
 
 /* The memo of decode_endpoint, with the first 8 bytes compared inline
  * (Endpoints of different hosts mostly differ in the ipv4 there). */
-static const endpoint_memo *fast_find_memo(const fast *f)
+static inline const endpoint_memo *fast_find_memo(const fast *f)
 {
     size_t left = fast_left(f);
     uint64_t head = left >= 8 ? load8(f->p) : 0;
     for (unsigned i = 0; i < N_MEMOS; i++) {
         const endpoint_memo *m = &f->memos[i];
-        if (!m->raw || left < m->len || (m->len >= 8 && m->head != head))
+        if (!m->raw || left < m->len)
             continue;
-        if (memcmp(f->p, m->raw, m->len) == 0)
+        if (m->len < 8) {
+            if (memcmp(f->p, m->raw, m->len) == 0)
+                return m;
+            continue;
+        }
+        if (m->head != head)
+            continue;
+        /* The rest 8 bytes a step, the last step overlapping the one
+         * before: within both ranges, no call. */
+        size_t k = 8;
+        while (k + 8 < m->len && load8(f->p + k) == load8(m->raw + k))
+            k += 8;
+        if (k + 8 >= m->len && load8(f->p + m->len - 8) == load8(m->raw + m->len - 8))
             return m;
     }
     return NULL;
 }
 
-static bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
+/* An Endpoint not in the memos: decoded, then remembered. */
+static bool fast_endpoint_decode(fast *f, const tw__zipkin_endpoint **out)
 {
-    const endpoint_memo *hit = fast_find_memo(f);
-    if (hit) {
-        f->p += hit->len;
-        f->span->bad_ipv6 += hit->bad_ipv6;
-        *out = hit->decoded;
-        return true;
-    }
     const uint8_t *at = f->p;
     size_t bad_ipv6 = 0;
     tw__zipkin_endpoint *e = tw__zipkin_v1_new_endpoint(f->span);
@@ -663,6 +669,25 @@ static bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
     f->memos[f->next_memo] = (endpoint_memo){at, len, e, bad_ipv6, len >= 8 ? load8(at) : 0};
     f->next_memo = (f->next_memo + 1) % N_MEMOS;
     *out = e;
+    return true;
+}
+
+#if defined(__GNUC__)
+#define FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define FAST_INLINE static inline
+#endif
+
+/* An Endpoint: a memo's when the bytes here repeat one decoded before (the
+ * common case, inlined into the item decoders). */
+FAST_INLINE bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
+{
+    const endpoint_memo *hit = fast_find_memo(f);
+    if (!hit)
+        return fast_endpoint_decode(f, out);
+    f->p += hit->len;
+    f->span->bad_ipv6 += hit->bad_ipv6;
+    *out = hit->decoded;
     return true;
 }
 
