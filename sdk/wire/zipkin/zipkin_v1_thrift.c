@@ -544,19 +544,22 @@ static inline size_t fast_left(const fast *f)
 /* A field header: *type 0 (and no id) at the end of a struct. */
 static inline bool fast_field(fast *f, unsigned *type, int *id)
 {
-    if (f->p == f->end)
-        return false;
-    unsigned t = f->p[0];
-    if (t == TW__T_STOP) {
-        f->p++;
-        *type = TW__T_STOP;
+    const uint8_t *p = f->p;
+    if (f->end - p >= 3) { /* one test for most headers, STOP or not */
+        unsigned t = p[0];
+        *type = t;
+        if (t == TW__T_STOP) {
+            f->p = p + 1;
+            return true;
+        }
+        *id = (int16_t)(uint16_t)((unsigned)p[1] << 8 | p[2]);
+        f->p = p + 3;
         return true;
     }
-    if (fast_left(f) < 3)
+    if (p == f->end || p[0] != TW__T_STOP)
         return false;
-    *type = t;
-    *id = (int16_t)(uint16_t)tw__thrift__load_be(f->p + 1, 2);
-    f->p += 3;
+    *type = TW__T_STOP;
+    f->p = p + 1;
     return true;
 }
 
