@@ -865,8 +865,8 @@ static bool fast_span(const uint8_t *data, size_t len, tw__zipkin_v1_span *out, 
         } else if (id == 8 && type == TW__T_LIST) {
             ok = fast_list(&f, fast_binary_annotation);
         } else if (id == 9 && type == TW__T_BOOL) {
-            ok = fast_int(&f, 1, &v);
-            out->debug = ok && v != 0;
+            ok = f.p < f.end; /* one byte, any non-zero value true */
+            out->debug = ok && *f.p++ != 0;
         } else {
             ok = false;
         }
