@@ -38,8 +38,8 @@
  * guess is compared in full like any other. */
 #define N_BY_ADDRESS 64 /* a power of two */
 
-/* Next: by a fingerprint of the process (the tag count, the service's
- * first bytes, each tag's lengths and the first and last 8 bytes of its key
+/* Next: by a fingerprint of the process (the tag count, the ends of the
+ * service name, each tag's lengths and the first and last 8 bytes of its key
  * and value), the interned process that last had it. It reads a few words
  * per tag where the hash reads every byte, and tells apart the processes of
  * one service on many hosts, where the recent ones mostly miss (a Dapper
@@ -284,14 +284,26 @@ static uint64_t ends_word(const void *data, size_t n)
 static uint64_t fingerprint(const tw__process *p)
 {
     const char *service = p->service_name ? p->service_name : "";
-    uint64_t h = p->n_tags;
-    h = mix_word(h, (unsigned char)service[0] |
-                        (service[0] ? (uint64_t)(unsigned char)service[1] << 8 : 0));
+    size_t service_len = strlen(service);
+    uint64_t h = mix_word(p->n_tags, ends_word(service, service_len) ^ service_len);
     for (size_t i = 0; i < p->n_tags; i++) {
         const tw__tag *g = &p->tags[i];
-        uint64_t v = g->type == TW_VALUE_STRING || g->type == TW_VALUE_BINARY
-                         ? ends_word(g->v.bin, g->len) ^ g->len
-                         : (uint64_t)g->v.i64; /* any bits: a guess only */
+        uint64_t v;
+        switch (g->type) { /* only the member the type names is set */
+        case TW_VALUE_STRING:
+        case TW_VALUE_BINARY:
+            v = ends_word(g->v.bin, g->len) ^ g->len;
+            break;
+        case TW_VALUE_DOUBLE:
+            memcpy(&v, &g->v.dbl, sizeof v);
+            break;
+        case TW_VALUE_BOOL:
+            v = g->v.boolean;
+            break;
+        default:
+            v = (uint64_t)g->v.i64;
+            break;
+        }
         h = mix_word(h, ends_word(g->key, g->key_len) ^ (uint64_t)g->key_len << 56 ^ g->type);
         h = mix_word(h, v);
     }
@@ -310,7 +322,8 @@ const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
         tried = g->interned;
     }
     uint64_t print = fingerprint(p);
-    by_print *f = &t->prints[print & (N_BY_PRINT - 1)];
+    /* The top bits: multiplying carries every input bit upward only. */
+    by_print *f = &t->prints[(print >> 56) & (N_BY_PRINT - 1)];
     if (f->interned && f->print == print && f->interned != tried) {
         if (process_equal(f->interned, p)) {
             *g = (by_address){p, f->interned};
