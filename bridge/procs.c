@@ -16,17 +16,45 @@
 #include "convert.h"
 
 #include <glib.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Processes returned last, tried before hashing: a file holds the spans of
- * one or a few processes, so most lookups hit here, at the cost of one
- * comparison. A miss hashes the whole process (8 bytes a step: a byte at a
- * time, it cost about 1,000 instructions a span on `convert --from dapper`,
- * whose 20 processes mostly miss). Hashing first and comparing only the
- * recent process with the same hash was measured slower: a hit then pays
- * the hash and the comparison. */
+/* Lookups go: the address guess (below), the fingerprint guess (below),
+ * the recent processes, the hash. Processes returned last, tried before
+ * hashing: a file holds the spans of one or a few processes, so most
+ * lookups hit here, at the cost of one comparison. A miss hashes the whole process (8 bytes a step:
+ * a byte at a time, it cost about 1,000 instructions a span on `convert --from dapper`, whose 20
+ * processes mostly miss). Hashing first and comparing only the recent process with the same hash
+ * was measured slower: a hit then pays the hash and the comparison. */
 #define N_RECENT 4
+
+/* Before those: by the address of the caller's process, the interned one
+ * it equalled last time. A reader that keeps one process per host (the
+ * Zipkin v1 readers) passes the same few addresses again and again, so this
+ * is one comparison where the recent ones took up to four and a miss the
+ * hash. Only a guess: the caller may have changed the process at that
+ * address (a reader reusing one scratch process for every record), so the
+ * guess is compared in full like any other. */
+#define N_BY_ADDRESS 64 /* a power of two */
+
+/* Next: by a fingerprint of the process (the tag count, the ends of the
+ * service name, each tag's lengths and the first and last 8 bytes of its key
+ * and value), the interned process that last had it. It reads a few words
+ * per tag where the hash reads every byte, and tells apart the processes of
+ * one service on many hosts, where the recent ones mostly miss (a Dapper
+ * log's 20 processes). A guess again, compared in full. */
+#define N_BY_PRINT 256 /* a power of two */
+
+typedef struct by_print {
+    uint64_t print;
+    const tw__process *interned; /* NULL when unused */
+} by_print;
+
+typedef struct by_address {
+    const tw__process *given;    /* the caller's; NULL when unused */
+    const tw__process *interned; /* what it equalled */
+} by_address;
 
 struct twb_procs {
     GHashTable
@@ -34,7 +62,14 @@ struct twb_procs {
     GPtrArray *all; /* every interned process, owned */
     const tw__process *recent[N_RECENT]; /* borrowed from `all`; NULL when unused */
     size_t recent_next;                  /* slot the next miss replaces */
+    by_address guess[N_BY_ADDRESS];
+    by_print prints[N_BY_PRINT];
 };
+
+static size_t address_slot(const tw__process *p)
+{
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 58) & (N_BY_ADDRESS - 1);
+}
 
 static uint64_t mix_word(uint64_t h, uint64_t w)
 {
@@ -53,9 +88,17 @@ static uint64_t mix(uint64_t h, const void *data, size_t len)
         memcpy(&w, p, 8);
         h = mix_word(h, w);
     }
+    /* The 0-7 bytes left in two overlapping loads (or three bytes that
+     * cover them all when fewer than 4), not a byte at a time. */
     uint64_t tail = 0;
-    for (size_t i = 0; i < n; i++)
-        tail |= (uint64_t)p[i] << (8 * i);
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        tail = (uint64_t)hi << 32 | lo;
+    } else if (n > 0) {
+        tail = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
+    }
     return mix_word(h, tail ^ ((uint64_t)len << 56));
 }
 
@@ -88,14 +131,46 @@ static uint64_t process_hash(const tw__process *p)
     return h;
 }
 
+/* Equality of @n bytes, inline for the short keys and values of process
+ * tags: a call to memcmp cost more than the comparison (callgrind). Loads
+ * overlap instead of reading past either end. */
+static inline bool bytes_equal(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, y0, x1, y1;
+        memcpy(&x0, x, 8);
+        memcpy(&y0, y, 8);
+        memcpy(&x1, x + n - 8, 8);
+        memcpy(&y1, y + n - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, x, 4);
+        memcpy(&y0, y, 4);
+        memcpy(&x1, x + n - 4, 4);
+        memcpy(&y1, y + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n < 4) {
+        for (size_t i = 0; i < n; i++) {
+            if (x[i] != y[i])
+                return false;
+        }
+        return true;
+    }
+    return memcmp(x, y, n) == 0;
+}
+
 static bool tag_equal(const tw__tag *a, const tw__tag *b)
 {
-    if (a->type != b->type || a->key_len != b->key_len || memcmp(a->key, b->key, a->key_len) != 0)
+    if (a->type != b->type || a->key_len != b->key_len || !bytes_equal(a->key, b->key, a->key_len))
         return false;
     switch (a->type) {
     case TW_VALUE_STRING:
     case TW_VALUE_BINARY:
-        return a->len == b->len && (a->len == 0 || memcmp(a->v.bin, b->v.bin, a->len) == 0);
+        return a->len == b->len && bytes_equal(a->v.bin, b->v.bin, a->len);
     case TW_VALUE_DOUBLE:
         return memcmp(&a->v.dbl, &b->v.dbl, sizeof a->v.dbl) == 0;
     case TW_VALUE_BOOL:
@@ -184,22 +259,102 @@ static const tw__process *remember(twb_procs *t, const tw__process *p)
     return p;
 }
 
+static const tw__process *intern(twb_procs *t, const tw__process *p, const tw__process *tried);
+
+/* Up to 16 bytes of @n at @p as one word: the first and last 8 (or the
+ * bytes there are), never reading outside them. */
+static uint64_t ends_word(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t a, b;
+    if (n >= 8) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8, 8);
+        return a ^ (b * 0x9e3779b97f4a7c15ull);
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, p, 4);
+        memcpy(&y, p + n - 4, 4);
+        return (uint64_t)y << 32 | x;
+    }
+    return n ? (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16 : 0;
+}
+
+static uint64_t fingerprint(const tw__process *p)
+{
+    const char *service = p->service_name ? p->service_name : "";
+    size_t service_len = strlen(service);
+    uint64_t h = mix_word(p->n_tags, ends_word(service, service_len) ^ service_len);
+    for (size_t i = 0; i < p->n_tags; i++) {
+        const tw__tag *g = &p->tags[i];
+        uint64_t v;
+        switch (g->type) { /* only the member the type names is set */
+        case TW_VALUE_STRING:
+        case TW_VALUE_BINARY:
+            v = ends_word(g->v.bin, g->len) ^ g->len;
+            break;
+        case TW_VALUE_DOUBLE:
+            memcpy(&v, &g->v.dbl, sizeof v);
+            break;
+        case TW_VALUE_BOOL:
+            v = g->v.boolean;
+            break;
+        default:
+            v = (uint64_t)g->v.i64;
+            break;
+        }
+        h = mix_word(h, ends_word(g->key, g->key_len) ^ (uint64_t)g->key_len << 56 ^ g->type);
+        h = mix_word(h, v);
+    }
+    return h;
+}
+
 const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
 {
     if (!t || !p)
         return NULL;
+    by_address *g = &t->guess[address_slot(p)];
+    const tw__process *tried = NULL; /* compared already: not again below */
+    if (g->given == p) {
+        if (process_equal(g->interned, p))
+            return g->interned;
+        tried = g->interned;
+    }
+    uint64_t print = fingerprint(p);
+    /* The top bits: multiplying carries every input bit upward only. */
+    by_print *f = &t->prints[(print >> 56) & (N_BY_PRINT - 1)];
+    if (f->interned && f->print == print && f->interned != tried) {
+        if (process_equal(f->interned, p)) {
+            *g = (by_address){p, f->interned};
+            return f->interned;
+        }
+        if (!tried)
+            tried = f->interned;
+    }
+    const tw__process *r = intern(t, p, tried);
+    if (r) {
+        *g = (by_address){p, r};
+        *f = (by_print){print, r};
+    }
+    return r;
+}
+
+/* @tried: an interned process known to differ from @p, or NULL. */
+static const tw__process *intern(twb_procs *t, const tw__process *p, const tw__process *tried)
+{
     const char *service = p->service_name ? p->service_name : "";
     for (size_t i = 0; i < N_RECENT; i++) {
         const tw__process *r = t->recent[i];
         /* process_equal's first tests inline: most recent ones miss there. */
-        if (r && r->n_tags == p->n_tags &&
+        if (r && r != tried && r->n_tags == p->n_tags &&
             (r->service_name ? r->service_name[0] : '\0') == service[0] && process_equal(r, p))
             return r;
     }
     uint64_t h = process_hash(p);
     GSList *chain = g_hash_table_lookup(t->by_hash, &h);
     for (GSList *l = chain; l; l = l->next) {
-        if (process_equal(l->data, p))
+        if (l->data != tried && process_equal(l->data, p))
             return remember(t, l->data);
     }
     tw__process *copy = copy_process(p);

@@ -9,7 +9,9 @@
  * input's size does not justify.
  *
  * The decoder is also run directly on the input (as a bare Span struct):
- * measuring and decoding must agree on the outcome and the size.
+ * measuring and decoding must agree on the outcome and the size, and the
+ * decoder's binary fast path must give what the protocol-neutral reader
+ * gives (tw__zipkin_thrift_decode_span_slow): result, size, reason, span.
  *
  * Checks per input: the reader returns TW_OK (it reads from memory, so no
  * I/O error can happen); every emitted span has a non-zero trace and span
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "bridge/read_capture.h"
+#include "bridge/zipkin_v1_span_equal.h"
 #include "wire/zipkin/zipkin_v1_thrift.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -77,6 +80,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("measure and decode disagree on the size");
     if (d != TW__THRIFT_OK && !why[0])
         fail("a failure without a reason");
+    tw__zipkin_v1_span *slow = malloc(sizeof *slow);
+    if (slow) {
+        tw__zipkin_v1_span_init(slow);
+        size_t slow_size = 0;
+        char slow_why[256];
+        tw__thrift_result s = tw__zipkin_thrift_decode_span_slow(data, size, slow, &slow_size,
+                                                                 slow_why, sizeof slow_why);
+        if (d != TW__THRIFT_NOMEM && s != TW__THRIFT_NOMEM) {
+            if (s != d || strcmp(slow_why, why) != 0)
+                fail("the fast path and the general reader disagree on the outcome");
+            if (d == TW__THRIFT_OK && (slow_size != decoded || !tw_test_v1_spans_equal(span, slow)))
+                fail("the fast path and the general reader decode different spans");
+        }
+        tw__zipkin_v1_span_clear(slow);
+        free(slow);
+    }
     tw__zipkin_v1_span_clear(span);
     free(span);
 

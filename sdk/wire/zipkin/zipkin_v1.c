@@ -84,16 +84,24 @@ typedef struct builder {
     tw__span_data *span; /* collects logs and tags */
 } builder;
 
+#define N_SEEN 4 /* a record's items come from two or three hosts */
+
 typedef struct conv {
     tw__wire_input *in;
     size_t line_no;
     const tw__zipkin_v1_span *src;
     builder *b; /* b[0] is Zipkin's "first" span; points to few[] or the heap */
     size_t n, cap;
-    builder few[4]; /* most records make one or two spans: no malloc for them */
     bool is_nomem;
     const tw__zipkin_annotation *cs, *sr, *ss, *cr, *ms, *mr, *ws, *wr;
     tw__zipkin_annotation synth_cs, synth_sr;
+    /* for_endpoint's last answers, by endpoint address (see there). */
+    const tw__zipkin_endpoint *seen[N_SEEN];
+    size_t seen_at[N_SEEN];
+    unsigned next_seen;
+    /* Last, and not zeroed with the rest: new_builder clears each builder
+     * it hands out. Most records make one or two spans: no malloc for them. */
+    builder few[4];
 } conv;
 
 /* ---- base64 -------------------------------------------------------------------------------- */
@@ -208,16 +216,45 @@ static bool close_enough(builder *b, const tw__zipkin_endpoint *e)
     return same_service(b->local, e);
 }
 
-/* The span for data reported by @e (Zipkin's forEndpoint). */
-static size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
+#if defined(__GNUC__)
+#define V1_INLINE static inline __attribute__((always_inline))
+#else
+#define V1_INLINE static inline
+#endif
+
+static size_t find_builder(conv *c, const tw__zipkin_endpoint *e)
 {
-    if (!e)
-        return 0;
     for (size_t i = 0; i < c->n; i++) {
         if (close_enough(&c->b[i], e))
             return i;
     }
     return new_builder(c, e);
+}
+
+/* The span for data reported by @e (Zipkin's forEndpoint). The decoder
+ * gives every item of a host the same endpoint, and once the answer for
+ * @e is a span with a known local endpoint it stays the answer for the
+ * whole record: builders before it have a local endpoint of another
+ * service (else they would have answered), local endpoints never change
+ * once set, and new builders go at the end. So an address seen before is
+ * answered without comparing service names again. Not remembered: an
+ * answer whose span has no local endpoint yet (the next non-empty
+ * endpoint may take it), and anything after a failed allocation. */
+V1_INLINE size_t for_endpoint(conv *c, const tw__zipkin_endpoint *e)
+{
+    if (!e)
+        return 0;
+    for (unsigned k = 0; k < N_SEEN; k++) {
+        if (c->seen[k] == e)
+            return c->seen_at[k];
+    }
+    size_t i = find_builder(c, e);
+    if (!c->is_nomem && c->b[i].local) {
+        c->seen[c->next_seen] = e;
+        c->seen_at[c->next_seen] = i;
+        c->next_seen = (c->next_seen + 1) % N_SEEN;
+    }
+    return i;
 }
 
 static void add_log(conv *c, size_t i, const tw__zipkin_annotation *a)
@@ -498,8 +535,13 @@ static void add_tag(conv *c, size_t i, const tw__zipkin_binary_annotation *ba, s
             c->in, c->line_no,
             "binary annotation '%.*s': %s value has %zu bytes, expected %zu; kept as binary",
             (int)key_len, ba->key, type_names[ba->type], ba->value_len, want);
-    /* tw__span_data_add_tag with the key's length known. */
     tw__span_data *s = c->b[i].span;
+    if (v.type == TW_VALUE_STRING) { /* most are: the string path, straight */
+        if (!tw__span_data_add_str_tag_n(s, ba->key, key_len, v.as.str, v.len))
+            c->is_nomem = true;
+        return;
+    }
+    /* tw__span_data_add_tag with the key's length known. */
     tw__tag *t = tw__span_data_push_tag(s);
     bool was_truncated = false;
     if (!t || !tw__tag_set_n(&s->arena, t, ba->key, key_len, &v, SIZE_MAX, &was_truncated)) {
@@ -578,6 +620,11 @@ static bool tag_i64(tw__span_data *s, const char *key, int64_t value)
     return tw__span_data_add_tag(s, key, &v);
 }
 
+/* tw__span_data_add_str_tag for a literal key: its length known, the
+ * string path straight (the same tag). */
+#define add_str_tag(s, key, value, len)                                                            \
+    tw__span_data_add_str_tag_n((s), (key), sizeof(key) - 1, (value), (len))
+
 static bool fill_remote(const builder *b)
 {
     const tw__zipkin_endpoint *e = b->remote;
@@ -585,9 +632,9 @@ static bool fill_remote(const builder *b)
     endpoint_texts(e, v4, v6);
     tw__span_data *s = b->span;
     return (b->remote_without_service || e->service_len == 0 ||
-            tw__span_data_add_str_tag(s, "peer.service", e->service_name, e->service_len)) &&
-           (!v4[0] || tw__span_data_add_str_tag(s, "peer.ipv4", v4, strlen(v4))) &&
-           (!v6[0] || tw__span_data_add_str_tag(s, "peer.ipv6", v6, strlen(v6))) &&
+            add_str_tag(s, "peer.service", e->service_name, e->service_len)) &&
+           (!v4[0] || add_str_tag(s, "peer.ipv4", v4, strlen(v4))) &&
+           (!v6[0] || add_str_tag(s, "peer.ipv6", v6, strlen(v6))) &&
            (!e->port || tag_i64(s, "peer.port", e->port));
 }
 
@@ -778,8 +825,8 @@ static bool finish_span(const conv *c, builder *b)
     s->start_us = b->has_ts ? b->ts : 0;
     s->duration_us = b->has_dur ? b->dur : 0;
     s->is_duration_unknown = !b->has_dur;
-    if (b->kind != K_NONE && !tw__span_data_add_str_tag(s, "span.kind", kind_names[b->kind],
-                                                        strlen(kind_names[b->kind])))
+    if (b->kind != K_NONE &&
+        !add_str_tag(s, "span.kind", kind_names[b->kind], strlen(kind_names[b->kind])))
         return false;
     return !b->remote || fill_remote(b);
 }
@@ -821,7 +868,12 @@ bool tw__zipkin_v1_emit_with(tw__wire_input *in, size_t line_no, tw__zipkin_v1_s
         tw__wire_warn(in, line_no, "span %016llx: %zu ipv6 address(es) not 16 bytes left out",
                       (unsigned long long)v1->id, v1->bad_ipv6);
 
-    conv c = {.in = in, .line_no = line_no, .src = v1, .cap = 4};
+    conv c;
+    memset(&c, 0, offsetof(conv, few));
+    c.in = in;
+    c.line_no = line_no;
+    c.src = v1;
+    c.cap = 4;
     c.b = c.few;
     new_builder(&c, NULL);
     if (!c.is_nomem)

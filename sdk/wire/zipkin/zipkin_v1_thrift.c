@@ -185,6 +185,7 @@ typedef struct endpoint_memo {
     size_t len;
     const tw__zipkin_endpoint *decoded;
     size_t bad_ipv6;
+    uint64_t head; /* the fast path's: the first 8 raw bytes, when len >= 8 */
 } endpoint_memo;
 
 #define N_MEMOS 4 /* the last distinct Endpoints, replaced round robin */
@@ -303,7 +304,7 @@ static bool decode_endpoint(decoder *d, const tw__zipkin_endpoint **out)
         return false;
     if (d->c.proto == TW__THRIFT_BINARY) {
         d->memos[d->next_memo] = (endpoint_memo){at, (size_t)(d->c.data + d->c.pos - at), *out,
-                                                 d->span->bad_ipv6 - bad_before};
+                                                 d->span->bad_ipv6 - bad_before, 0};
         d->next_memo = (d->next_memo + 1) % N_MEMOS;
     }
     return true;
@@ -516,9 +517,379 @@ static tw__thrift_result decode_span(const uint8_t *data, size_t len, tw__thrift
     return finish(&d.c, why, why_size);
 }
 
+/* ---- the binary fast path ------------------------------------------------------------------ */
+
+/* The spans real instrumentation writes use the IDL's field ids and types
+ * only, and a span is decoded once it is whole. For those, a reader over a
+ * bare cursor with the binary protocol's layout written in: it was two
+ * thirds of the Thrift decoding's instructions (callgrind) to go through
+ * the protocol-neutral reader for every field header. Anything else (an
+ * unknown or mistyped field, a set, a bad length, the input ending inside
+ * the span, the item cap, no memory) makes it give up, and decode_span
+ * decodes the span again from its first byte: the fast path only ever
+ * answers when its answer is decode_span's (tests/unit/bridge/test_zipkin_v1.c
+ * and tests/fuzz/fuzz_zipkin_v1_thrift.c compare the two). */
+typedef struct fast {
+    const uint8_t *p, *end;
+    tw__zipkin_v1_span *span;
+    endpoint_memo memos[N_MEMOS];
+    unsigned next_memo;
+} fast;
+
+static inline size_t fast_left(const fast *f)
+{
+    return (size_t)(f->end - f->p);
+}
+
+/* A field header: *type 0 (and no id) at the end of a struct. */
+static inline bool fast_field(fast *f, unsigned *type, int *id)
+{
+    const uint8_t *p = f->p;
+    if (f->end - p >= 3) { /* one test for most headers, STOP or not */
+        unsigned t = p[0];
+        *type = t;
+        if (t == TW__T_STOP) {
+            f->p = p + 1;
+            return true;
+        }
+        *id = (int16_t)(uint16_t)((unsigned)p[1] << 8 | p[2]);
+        f->p = p + 3;
+        return true;
+    }
+    if (p == f->end || p[0] != TW__T_STOP)
+        return false;
+    *type = TW__T_STOP;
+    f->p = p + 1;
+    return true;
+}
+
+static inline bool fast_int(fast *f, size_t n, uint64_t *v)
+{
+    if (fast_left(f) < n)
+        return false;
+    *v = tw__thrift__load_be(f->p, n);
+    f->p += n;
+    return true;
+}
+
+static inline bool fast_bytes(fast *f, const uint8_t **bytes, size_t *len)
+{
+    if (fast_left(f) < 4)
+        return false;
+    uint32_t n = (uint32_t)tw__thrift__load_be(f->p, 4);
+    if (n > TW__THRIFT_MAX_LEN || n > fast_left(f) - 4)
+        return false;
+    *bytes = f->p + 4;
+    *len = n;
+    f->p += 4 + (size_t)n;
+    return true;
+}
+
+static inline uint64_t load8(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The memo of decode_endpoint, with the first 8 bytes compared inline
+ * (Endpoints of different hosts mostly differ in the ipv4 there). */
+static inline const endpoint_memo *fast_find_memo(const fast *f)
+{
+    size_t left = fast_left(f);
+    uint64_t head = left >= 8 ? load8(f->p) : 0;
+    for (unsigned i = 0; i < N_MEMOS; i++) {
+        const endpoint_memo *m = &f->memos[i];
+        if (!m->raw || left < m->len)
+            continue;
+        if (m->len < 8) {
+            if (memcmp(f->p, m->raw, m->len) == 0)
+                return m;
+            continue;
+        }
+        if (m->head != head)
+            continue;
+        /* The rest 8 bytes a step, the last step overlapping the one
+         * before: within both ranges, no call. */
+        size_t k = 8;
+        while (k + 8 < m->len && load8(f->p + k) == load8(m->raw + k))
+            k += 8;
+        if (k + 8 >= m->len && load8(f->p + m->len - 8) == load8(m->raw + m->len - 8))
+            return m;
+    }
+    return NULL;
+}
+
+/* An Endpoint not in the memos: decoded, then remembered. */
+static bool fast_endpoint_decode(fast *f, const tw__zipkin_endpoint **out)
+{
+    const uint8_t *at = f->p;
+    size_t bad_ipv6 = 0;
+    tw__zipkin_endpoint *e = tw__zipkin_v1_new_endpoint(f->span);
+    if (!e)
+        return false;
+    for (;;) {
+        unsigned type;
+        int id = 0;
+        uint64_t v;
+        const uint8_t *bytes;
+        size_t len;
+        if (!fast_field(f, &type, &id))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        if (id == 1 && type == TW__T_I32) {
+            if (!fast_int(f, 4, &v))
+                return false;
+            e->ipv4 = (uint32_t)v;
+        } else if (id == 2 && type == TW__T_I16) {
+            if (!fast_int(f, 2, &v))
+                return false;
+            e->port = (uint16_t)v;
+        } else if (id == 3 && type == TW__T_STRING) {
+            if (!fast_bytes(f, &bytes, &len))
+                return false;
+            char *name = tw__zipkin_v1_strdup(f->span, (const char *)bytes, len);
+            if (!name)
+                return false;
+            e->service_name = name;
+            e->service_len = len;
+        } else if (id == 4 && type == TW__T_STRING) {
+            if (!fast_bytes(f, &bytes, &len))
+                return false;
+            if (len == 16) {
+                memcpy(e->ipv6, bytes, 16);
+                e->has_ipv6 = true;
+            } else if (len) {
+                bad_ipv6++;
+            }
+        } else {
+            return false;
+        }
+    }
+    f->span->bad_ipv6 += bad_ipv6;
+    size_t len = (size_t)(f->p - at);
+    f->memos[f->next_memo] = (endpoint_memo){at, len, e, bad_ipv6, len >= 8 ? load8(at) : 0};
+    f->next_memo = (f->next_memo + 1) % N_MEMOS;
+    *out = e;
+    return true;
+}
+
+#if defined(__GNUC__)
+#define FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define FAST_INLINE static inline
+#endif
+
+/* An Endpoint: a memo's when the bytes here repeat one decoded before (the
+ * common case, inlined into the item decoders). */
+FAST_INLINE bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
+{
+    const endpoint_memo *hit = fast_find_memo(f);
+    if (!hit)
+        return fast_endpoint_decode(f, out);
+    f->p += hit->len;
+    f->span->bad_ipv6 += hit->bad_ipv6;
+    *out = hit->decoded;
+    return true;
+}
+
+/* A new item, not zeroed (the callers set every field): in place while
+ * the array has room, else through the builders (growth, the item cap). */
+static inline tw__zipkin_annotation *fast_add_annotation(tw__zipkin_v1_span *s)
+{
+    if (s->n_annotations < s->cap_annotations && room_for_item(s))
+        return &s->annotations[s->n_annotations++];
+    return tw__zipkin_v1_add_annotation(s);
+}
+
+static inline tw__zipkin_binary_annotation *fast_add_binary_annotation(tw__zipkin_v1_span *s)
+{
+    if (s->n_binary_annotations < s->cap_binary_annotations && room_for_item(s))
+        return &s->binary_annotations[s->n_binary_annotations++];
+    return tw__zipkin_v1_add_binary_annotation(s);
+}
+
+static bool fast_annotation(fast *f)
+{
+    uint64_t ts = 0;
+    const uint8_t *value = NULL;
+    size_t value_len = 0;
+    const tw__zipkin_endpoint *host = NULL;
+    for (;;) {
+        unsigned type;
+        int id = 0;
+        if (!fast_field(f, &type, &id))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        bool ok;
+        if (id == 1 && type == TW__T_I64)
+            ok = fast_int(f, 8, &ts);
+        else if (id == 2 && type == TW__T_STRING)
+            ok = fast_bytes(f, &value, &value_len);
+        else if (id == 3 && type == TW__T_STRUCT)
+            ok = fast_endpoint(f, &host);
+        else
+            ok = false;
+        if (!ok)
+            return false;
+    }
+    if (ts == 0 || value_len == 0) {
+        f->span->dropped_annotations++;
+        return true;
+    }
+    tw__zipkin_annotation *a = fast_add_annotation(f->span);
+    if (!a)
+        return false;
+    a->timestamp_us = (int64_t)ts;
+    a->value = (const char *)value;
+    a->value_len = value_len;
+    a->host = host;
+    return true;
+}
+
+static bool fast_binary_annotation(fast *f)
+{
+    const uint8_t *key = NULL, *value = NULL;
+    size_t key_len = 0, value_len = 0;
+    uint64_t ba_type = TW__ZIPKIN_STRING;
+    const tw__zipkin_endpoint *host = NULL;
+    for (;;) {
+        unsigned type;
+        int id = 0;
+        if (!fast_field(f, &type, &id))
+            return false;
+        if (type == TW__T_STOP)
+            break;
+        bool ok;
+        if (id == 1 && type == TW__T_STRING)
+            ok = fast_bytes(f, &key, &key_len);
+        else if (id == 2 && type == TW__T_STRING)
+            ok = fast_bytes(f, &value, &value_len);
+        else if (id == 3 && type == TW__T_I32)
+            ok = fast_int(f, 4, &ba_type);
+        else if (id == 4 && type == TW__T_STRUCT)
+            ok = fast_endpoint(f, &host);
+        else
+            ok = false;
+        if (!ok)
+            return false;
+    }
+    if (key_len == 0) {
+        f->span->dropped_annotations++;
+        return true;
+    }
+    tw__zipkin_binary_annotation *b = fast_add_binary_annotation(f->span);
+    if (!b)
+        return false;
+    b->key = (const char *)key;
+    b->key_len = key_len;
+    b->value = value;
+    b->value_len = value_len;
+    b->type = (int32_t)(uint32_t)ba_type;
+    b->host = host;
+    return true;
+}
+
+static bool fast_list(fast *f, bool (*element)(fast *f))
+{
+    if (fast_left(f) < 5 || f->p[0] != TW__T_STRUCT)
+        return false;
+    uint32_t n = (uint32_t)tw__thrift__load_be(f->p + 1, 4);
+    if (n > TW__THRIFT_MAX_LEN || n > fast_left(f) - 5)
+        return false;
+    f->p += 5;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!element(f))
+            return false;
+    }
+    return true;
+}
+
+/* The Span at @data into @out (cleared first); false: give up (@out is
+ * then partly filled, and decode_span clears it again). */
+static bool fast_span(const uint8_t *data, size_t len, tw__zipkin_v1_span *out, size_t *size)
+{
+    fast f = {.p = data, .end = data + len, .span = out};
+    tw__zipkin_v1_span_clear(out);
+    for (;;) {
+        unsigned type;
+        int id = 0;
+        uint64_t v;
+        if (!fast_field(&f, &type, &id))
+            return false;
+        if (type == TW__T_STOP) {
+            *size = (size_t)(f.p - data);
+            return true;
+        }
+        bool ok;
+        if (type == TW__T_I64 &&
+            (id == 1 || id == 4 || id == 5 || id == 10 || id == 11 || id == 12)) {
+            if (!fast_int(&f, 8, &v))
+                return false;
+            ok = true;
+            switch (id) {
+            case 1:
+                out->trace_id = v;
+                break;
+            case 4:
+                out->id = v;
+                break;
+            case 5:
+                out->parent_id = v;
+                out->has_parent_id = true;
+                break;
+            case 10:
+                out->timestamp_us = (int64_t)v;
+                out->has_timestamp = true;
+                break;
+            case 11:
+                out->duration_us = (int64_t)v;
+                out->has_duration = true;
+                break;
+            default:
+                out->trace_id_high = v;
+                break;
+            }
+        } else if (id == 3 && type == TW__T_STRING) {
+            const uint8_t *name;
+            size_t name_len;
+            ok = fast_bytes(&f, &name, &name_len);
+            if (ok) {
+                out->name = (const char *)name;
+                out->name_len = name_len;
+            }
+        } else if (id == 6 && type == TW__T_LIST) {
+            ok = fast_list(&f, fast_annotation);
+        } else if (id == 8 && type == TW__T_LIST) {
+            ok = fast_list(&f, fast_binary_annotation);
+        } else if (id == 9 && type == TW__T_BOOL) {
+            ok = f.p < f.end; /* one byte, any non-zero value true */
+            out->debug = ok && *f.p++ != 0;
+        } else {
+            ok = false;
+        }
+        if (!ok)
+            return false;
+    }
+}
+
 tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
                                                 size_t why_size)
+{
+    if (fast_span(data, len, out, size)) {
+        if (why && why_size)
+            why[0] = '\0';
+        return TW__THRIFT_OK;
+    }
+    return decode_span(data, len, TW__THRIFT_BINARY, out, size, why, why_size);
+}
+
+tw__thrift_result tw__zipkin_thrift_decode_span_slow(const uint8_t *data, size_t len,
+                                                     tw__zipkin_v1_span *out, size_t *size,
+                                                     char *why, size_t why_size)
 {
     return decode_span(data, len, TW__THRIFT_BINARY, out, size, why, why_size);
 }

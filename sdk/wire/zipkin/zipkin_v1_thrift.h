@@ -170,6 +170,13 @@ tw__thrift_result tw__zipkin_thrift_decode_span(const uint8_t *data, size_t len,
                                                 tw__zipkin_v1_span *out, size_t *size, char *why,
                                                 size_t why_size);
 
+/* The same, always through the protocol-neutral reader: what
+ * tw__zipkin_thrift_decode_span falls back to when its binary fast path
+ * gives up, for the tests that hold the two to the same results. */
+tw__thrift_result tw__zipkin_thrift_decode_span_slow(const uint8_t *data, size_t len,
+                                                     tw__zipkin_v1_span *out, size_t *size,
+                                                     char *why, size_t why_size);
+
 /* The same Span struct in TCompactProtocol (varint integers, delta field
  * ids, bools in field headers), as the Jaeger agent's emitZipkinBatch
  * carries it on UDP port 5775. */

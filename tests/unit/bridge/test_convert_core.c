@@ -245,6 +245,70 @@ static void test_equal_processes_intern_to_one(void)
     twb_procs_free(t);
 }
 
+/* Process @k of 300: the same service and tag shapes, values differing
+ * only in the middle of a long string (what a fingerprint of the ends
+ * cannot tell apart) or in one byte of a short one. */
+static void numbered_process(tw__process *p, unsigned k)
+{
+    char host[64], ip[16];
+    snprintf(host, sizeof host, "catalog-host-%03u.prod.example", k);
+    snprintf(ip, sizeof ip, "10.0.0.%u", k % 10);
+    tw_value h = tw_test_str(host), i = tw_test_str(ip);
+    tw_value port = {.type = TW_VALUE_INT64, .as.i64 = 8000 + (int64_t)(k % 3)};
+    tw__process_clear(p);
+    tw__process_init(p);
+    tw__process_set_service(p, "catalog");
+    tw__process_add_tag(p, "hostname", &h);
+    tw__process_add_tag(p, "ip", &i);
+    tw__process_add_tag(p, "port", &port);
+}
+
+static void test_interning_through_one_scratch_process_stays_exact(void)
+{
+    /* Readers that reuse one process for every record, and readers that
+     * keep one per host, get the interned process equal to what they pass:
+     * address guesses and fingerprints are only tried, never trusted. */
+    twb_procs *t = twb_procs_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    static const tw__process *first[300];
+    tw__process scratch, kept[3];
+    tw__process_init(&scratch);
+    for (unsigned k = 0; k < 3; k++) {
+        tw__process_init(&kept[k]);
+        numbered_process(&kept[k], k * 7);
+    }
+    uint64_t rs = 0x243f6a8885a308d3u;
+    for (unsigned round = 0; round < 4000; round++) {
+        rs ^= rs << 13;
+        rs ^= rs >> 7;
+        rs ^= rs << 17;
+        unsigned k = round < 300 ? round : (unsigned)(rs % 300);
+        const tw__process *got;
+        if (round % 5 == 4) {
+            got = twb_procs_intern(t, &kept[round % 3]);
+            k = (round % 3) * 7;
+        } else {
+            numbered_process(&scratch, k);
+            got = twb_procs_intern(t, &scratch);
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        if (!first[k])
+            first[k] = got;
+        CU_ASSERT_PTR_EQUAL(got, first[k]);
+        CU_ASSERT_STRING_EQUAL(got->service_name, "catalog");
+        CU_ASSERT_EQUAL(got->n_tags, 3);
+    }
+    CU_ASSERT_EQUAL(twb_procs_count(t), 300);
+    for (unsigned a = 0; a < 300; a++) {
+        for (unsigned b = a + 1; b < 300; b++)
+            CU_ASSERT_FATAL(first[a] != first[b]);
+    }
+    tw__process_clear(&scratch);
+    for (unsigned k = 0; k < 3; k++)
+        tw__process_clear(&kept[k]);
+    twb_procs_free(t);
+}
+
 /* ---- the Jaeger view --------------------------------------------------------------------------
  */
 
@@ -571,6 +635,8 @@ void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
     CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
+    CU_add_test(suite, "interning_through_one_scratch_process_stays_exact",
+                test_interning_through_one_scratch_process_stays_exact);
     CU_add_test(suite, "readers_and_writers_agree_with_the_registry",
                 test_readers_and_writers_agree_with_the_registry);
     CU_add_test(suite, "decimal_ids_map_by_twos_complement",

@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "read_capture.h"
+#include "zipkin_v1_span_equal.h"
 #include "wire/zipkin/zipkin_v1.h"
 #include "wire/core/json_common.h"
 #include "wire/zipkin/zipkin_v1_thrift.h"
@@ -971,6 +972,74 @@ static void test_endpoint_and_process_memos_match_general_path(void)
     }
 }
 
+/* The binary decoder's fast path against the protocol-neutral reader on
+ * the same bytes: @data decoded both ways must give the same result, size,
+ * reason and span. */
+static void fast_and_slow_agree(const uint8_t *bytes, size_t len)
+{
+    /* A copy of exactly @len bytes: a read past the end is the sanitizers'. */
+    uint8_t *data = malloc(len ? len : 1);
+    CU_ASSERT_FATAL(data != NULL);
+    memcpy(data, bytes, len);
+    static tw__zipkin_v1_span fast, slow;
+    tw__zipkin_v1_span_init(&fast);
+    tw__zipkin_v1_span_init(&slow);
+    size_t fast_size = 0, slow_size = 0;
+    char fast_why[256], slow_why[256];
+    tw__thrift_result f =
+        tw__zipkin_thrift_decode_span(data, len, &fast, &fast_size, fast_why, sizeof fast_why);
+    tw__thrift_result s =
+        tw__zipkin_thrift_decode_span_slow(data, len, &slow, &slow_size, slow_why, sizeof slow_why);
+    CU_ASSERT_EQUAL(f, s);
+    CU_ASSERT_STRING_EQUAL(fast_why, slow_why);
+    if (f == TW__THRIFT_OK && s == TW__THRIFT_OK) {
+        CU_ASSERT_EQUAL(fast_size, slow_size);
+        CU_ASSERT(tw_test_v1_spans_equal(&fast, &slow));
+    }
+    tw__zipkin_v1_span_clear(&fast);
+    tw__zipkin_v1_span_clear(&slow);
+    free(data);
+}
+
+static void test_thrift_fast_path_matches_general_reader(void)
+{
+    /* Spans from the memo test's generator (unknown endpoint fields and bad
+     * ipv6 included), each whole, cut short at every length, and with one
+     * byte changed at every position to a few values (types, ids, lengths). */
+    static const uint8_t twists[] = {0x00, 0x01, 0x02, 0x08, 0x0b, 0x0c,
+                                     0x0d, 0x0e, 0x0f, 0x80, 0xff};
+    static uint8_t copy[sizeof(((tbuf *)0)->data)];
+    unsigned checked = 0;
+    for (size_t t = 0; t < 16; t++) {
+        uint64_t rs = 0x9e3779b97f4a7c15u + t;
+        pbuf p = {.compact = false};
+        p_span(&p, (unsigned)t, &rs, t % 2 ? 3 : 40);
+        if (t % 4 != 3) { /* a debug field (0, 1, 2) first, then the rest */
+            static tbuf rest;
+            rest = p.b;
+            p.b.len = 0;
+            field(&p.b, 2, 9);
+            put_be(&p.b, t % 4, 1);
+            put(&p.b, rest.data, rest.len);
+        }
+        CU_ASSERT_FATAL(p.b.len <= sizeof copy);
+        fast_and_slow_agree(p.b.data, p.b.len);
+        for (size_t cut = 0; cut < p.b.len; cut++)
+            fast_and_slow_agree(p.b.data, cut);
+        for (size_t at = 0; at < p.b.len; at++) {
+            for (size_t k = 0; k < sizeof twists; k++) {
+                memcpy(copy, p.b.data, p.b.len);
+                if (copy[at] == twists[k])
+                    continue;
+                copy[at] = twists[k];
+                fast_and_slow_agree(copy, p.b.len);
+                checked++;
+            }
+        }
+    }
+    CU_ASSERT(checked > 1000);
+}
+
 static void test_thrift_malformed_and_hostile_input(void)
 {
     read_capture c;
@@ -1404,6 +1473,8 @@ void tw_test_register(void)
                 test_thrift_raw_lists_stream_every_span);
     CU_add_test(suite, "thrift_malformed_and_hostile_input",
                 test_thrift_malformed_and_hostile_input);
+    CU_add_test(suite, "thrift_fast_path_matches_general_reader",
+                test_thrift_fast_path_matches_general_reader);
     CU_add_test(suite, "endpoint_and_process_memos_match_general_path",
                 test_endpoint_and_process_memos_match_general_path);
     CU_add_test(suite, "scribe_lines_categories_and_mime_wrapping",
