@@ -368,6 +368,81 @@ static inline size_t key_to_nul(const uint8_t *key, size_t len)
     return nul ? (size_t)(nul - key) : len;
 }
 
+/* memcpy of @n bytes without a libc call for the short keys and values of
+ * tags (most under 32 bytes): whole words, the last one overlapping, no
+ * load or store outside [src, src + n) and [dst, dst + n); longer copies go
+ * to memcpy, which is faster there. */
+static inline void copy_short(char *dst, const uint8_t *src, size_t n)
+{
+    if (n > 32) {
+        memcpy(dst, src, n);
+    } else if (n >= 8) {
+        uint64_t x;
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, src + i, 8);
+            memcpy(dst + i, &x, 8);
+        }
+        memcpy(&x, src + n - 8, 8);
+        memcpy(dst + n - 8, &x, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, src, 4);
+        memcpy(&y, src + n - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + n - 4, &y, 4);
+    } else if (n > 0) {
+        dst[0] = (char)src[0];
+        dst[n >> 1] = (char)src[n >> 1];
+        dst[n - 1] = (char)src[n - 1];
+    }
+}
+
+/* A span tag or log field into @slot, its key and value in @a: what
+ * tw__tag_set_n does with no value cap (the same arena allocation, so the
+ * same record size and the same bytes), in one step: the general setter's
+ * value struct, type switch and cap check cost as much as the copies, and
+ * tags are most of a span. False on allocation failure or a key of 4 GiB. */
+static inline bool store_tag(tw__arena *a, tw__tag *slot, const uint8_t *key, size_t key_len,
+                             const tw_value *v)
+{
+    bool has_bytes = v->type == TW_VALUE_STRING || v->type == TW_VALUE_BINARY;
+    /* tag_in values: string and binary payloads may be NULL (field absent) */
+    const uint8_t *src = v->type == TW_VALUE_STRING   ? (const uint8_t *)v->as.str
+                         : v->type == TW_VALUE_BINARY ? v->as.bin
+                                                      : NULL;
+    size_t len = src ? v->len : 0;
+    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
+        return false;
+    char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
+    if (!k)
+        return false;
+    copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    tw__tag t = {.key = k, .key_len = (uint32_t)key_len, .type = v->type};
+    switch (v->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY: {
+        char *copy = k + key_len + 1;
+        copy_short(copy, src, len);
+        copy[len] = '\0'; /* a string's NUL; harmless after a binary */
+        t.v.str = copy;
+        t.len = len;
+        break;
+    }
+    case TW_VALUE_DOUBLE:
+        t.v.dbl = v->as.dbl;
+        break;
+    case TW_VALUE_BOOL:
+        t.v.boolean = v->as.boolean;
+        break;
+    default:
+        t.v.i64 = v->as.i64;
+        break;
+    }
+    *slot = t;
+    return true;
+}
+
 /* Decodes a list<Tag> (its structs at nesting @depth) into span tags, log
  * fields or process tags. Returns false on error (d->why or cursor). */
 typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
@@ -383,17 +458,16 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
         if (!read_tag_fast(d, &tag) && !read_tag(d, &tag, depth))
             return false;
         bool ok;
-        bool cut = false;
         if (dest == DEST_PROCESS) {
             const char *key = cstr(d, tag.key, tag.key_len);
             ok = key && tw__process_add_tag(process, key, &tag.value);
         } else {
             /* The model's keys are C strings: a key ends at its first NUL. */
             size_t key_len = key_to_nul(tag.key, tag.key_len);
-            tw__tag *slot =
-                dest == DEST_SPAN ? tw__span_data_push_tag(span) : &log->fields[log->n_fields];
-            ok = slot && tw__tag_set_n(&span->arena, slot, (const char *)tag.key, key_len,
-                                       &tag.value, SIZE_MAX, &cut);
+            tw__tag *slot = dest == DEST_LOG                ? &log->fields[log->n_fields]
+                            : span->n_tags < span->cap_tags ? &span->tags[span->n_tags]
+                                                            : tw__span_data_push_tag(span);
+            ok = slot && store_tag(&span->arena, slot, tag.key, key_len, &tag.value);
             if (ok && dest == DEST_SPAN)
                 span->n_tags++;
             else if (ok)
@@ -556,6 +630,75 @@ static bool read_refs(decoder *d, tw__span_data *span)
     return true;
 }
 
+/* The varint at @p, of which at least 10 bytes may be read: the index of
+ * its last byte (0..9) with its value (bits past 64 dropped, as
+ * tw__thrift_read_int drops them) in *v, or -1 when none of the 10 bytes
+ * ends it. A span's ids and times take 7 to 10 bytes: on little-endian
+ * machines the first eight are read as one word, the end found by its
+ * first clear high bit, and the 7-bit groups packed in three steps (14, 28,
+ * then 56 bits) instead of a step per byte. */
+static inline __attribute__((always_inline)) int varint10(const uint8_t *p, uint64_t *v)
+{
+    if (!(p[0] & 0x80)) { /* one byte: a zero traceIdHigh, a root's parent */
+        *v = p[0];
+        return 0;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t stops = ~w & 0x8080808080808080u;
+    int i = stops ? __builtin_ctzll(stops) >> 3 : 7;
+    uint64_t x = w & (0x7f7f7f7f7f7f7f7fu >> (56 - 8 * i)); /* bytes 0..i */
+    x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+    x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+    if (!stops) { /* eight bytes that go on */
+        if (!(p[8] & 0x80)) {
+            x |= (uint64_t)p[8] << 56;
+            i = 8;
+        } else if (!(p[9] & 0x80)) {
+            x |= (uint64_t)(p[8] & 0x7f) << 56 | (uint64_t)p[9] << 63;
+            i = 9;
+        } else {
+            return -1;
+        }
+    }
+    *v = x;
+    return i;
+#else
+    uint64_t x = 0;
+    for (int i = 0; i < 10; i++) {
+        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            return i;
+        }
+    }
+    return -1;
+#endif
+}
+
+/* A span's i64 field: in the compact protocol, with ten bytes left, read
+ * with varint10; otherwise, and when it declines, by tw__thrift_read_int,
+ * which reads the same value (the fast decoder only: the general one,
+ * which tests/fuzz/fuzz_jaeger_thrift.c compares with it, reads every
+ * integer with tw__thrift_read_int). */
+static inline __attribute__((always_inline)) bool read_i64(decoder *d, int64_t *out)
+{
+    tw__thrift_reader *c = &d->c;
+    if (d->is_fast && c->proto == TW__THRIFT_COMPACT && c->state == TW__THRIFT_OK &&
+        c->len - c->pos >= 10) {
+        uint64_t v;
+        int i = varint10(c->data + c->pos, &v);
+        if (i >= 0) {
+            c->pos += (size_t)i + 1;
+            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return true;
+        }
+    }
+    return tw__thrift_read_int(c, 64, out);
+}
+
 /* One Span struct. Returns the record, or NULL with d->why (a bad span),
  * d->result NOMEM, or a cursor error. *warned: the duration was negative.
  * The span is not admitted yet (emit_span does it): the time unit's
@@ -584,7 +727,7 @@ static tw__span_data *read_span(decoder *d, bool *warned)
         bool ok;
         if (t == TW__T_I64 && (id == 1 || id == 2 || id == 3 || id == 4 || id == 8 || id == 9)) {
             int64_t v;
-            ok = tw__thrift_read_int(c, 64, &v);
+            ok = read_i64(d, &v);
             switch (id) {
             case 1:
                 lo = v, has_lo = true;

@@ -45,9 +45,9 @@ def sink_count(port):
 def thread_kind(path):
     with open(path, errors="replace") as f:
         text = f.read()
-    if re.search(r"^fn=\(\d+\) udp_run$", text, re.M):
+    if re.search(r"^fn=(?:\(\d+\) )?udp_run$", text, re.M):
         return "udp"
-    if re.search(r"^fn=\(\d+\) twa_batcher_tick$|^fn=\(\d+\) run$", text, re.M):
+    if re.search(r"^fn=(?:\(\d+\) )?(?:twa_batcher_tick|run)$", text, re.M):
         return "dest"
     return "other"
 
@@ -67,6 +67,9 @@ def run(sink_port, datagrams, workdir):
     if FORMAT == "protobuf":
         send.append("--send-format=otlp-http-protobuf")
     p = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                          # names in full in every thread's file: compressed, a name is
+                          # written only where it first occurs, maybe in another thread's file
+                          "--compress-strings=no",
                           "--callgrind-out-file=" + out, TW, "agent", "--log-level", "info",
                           "--metrics=127.0.0.1:0",
                           "--jaeger-compact=127.0.0.1:0"] + send,
