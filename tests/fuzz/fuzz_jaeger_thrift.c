@@ -12,7 +12,8 @@
  * given; MALFORMED names an offset inside the input and a reason; a bad
  * span's bytes lie inside the record. Differential: each decode is made
  * again by tw__jaeger_decode_general (every tag read field by field, without
- * the fast path for the common Tag layout), and both must give the same
+ * the fast path for the common Tag layout, and a compact span's i64 fields
+ * read byte by byte instead of eight bytes a step), and both must give the same
  * result, offsets, reasons, process and spans. Then the whole input goes
  * through the reader, whose rejects all name a byte offset.
  *
