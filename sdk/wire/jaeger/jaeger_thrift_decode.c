@@ -9,6 +9,7 @@
  * which states the protocol facts); types are its binary-protocol ids.
  * No state, no locks.
  */
+#include "wire/core/copy_short.h"
 #include "wire/jaeger/jaeger_thrift_decode.h"
 
 #include "wire/core/input.h" /* tw__wire_admit_span */
@@ -368,35 +369,6 @@ static inline size_t key_to_nul(const uint8_t *key, size_t len)
     return nul ? (size_t)(nul - key) : len;
 }
 
-/* memcpy of @n bytes without a libc call for the short keys and values of
- * tags (most under 32 bytes): whole words, the last one overlapping, no
- * load or store outside [src, src + n) and [dst, dst + n); longer copies go
- * to memcpy, which is faster there. */
-static inline void copy_short(char *dst, const uint8_t *src, size_t n)
-{
-    if (n > 32) {
-        memcpy(dst, src, n);
-    } else if (n >= 8) {
-        uint64_t x;
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&x, src + i, 8);
-            memcpy(dst + i, &x, 8);
-        }
-        memcpy(&x, src + n - 8, 8);
-        memcpy(dst + n - 8, &x, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, src, 4);
-        memcpy(&y, src + n - 4, 4);
-        memcpy(dst, &x, 4);
-        memcpy(dst + n - 4, &y, 4);
-    } else if (n > 0) {
-        dst[0] = (char)src[0];
-        dst[n >> 1] = (char)src[n >> 1];
-        dst[n - 1] = (char)src[n - 1];
-    }
-}
-
 /* A span tag or log field into @slot, its key and value in @a: what
  * tw__tag_set_n does with no value cap (the same arena allocation, so the
  * same record size and the same bytes), in one step: the general setter's
@@ -416,14 +388,14 @@ static inline bool store_tag(tw__arena *a, tw__tag *slot, const uint8_t *key, si
     char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
     if (!k)
         return false;
-    copy_short(k, key, key_len);
+    tw__copy_short(k, key, key_len);
     k[key_len] = '\0';
     tw__tag t = {.key = k, .key_len = (uint32_t)key_len, .type = v->type};
     switch (v->type) {
     case TW_VALUE_STRING:
     case TW_VALUE_BINARY: {
         char *copy = k + key_len + 1;
-        copy_short(copy, src, len);
+        tw__copy_short(copy, src, len);
         copy[len] = '\0'; /* a string's NUL; harmless after a binary */
         t.v.str = copy;
         t.len = len;

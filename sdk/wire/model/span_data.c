@@ -9,6 +9,7 @@
  * See span_data.h for the locking rule (none; single writer, then immutable).
  */
 #include "wire/model/span_data.h"
+#include "wire/core/copy_short.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -497,41 +498,12 @@ bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *va
     return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
 }
 
-/* memcpy of @n bytes without a libc call for the short keys and values of
- * a span (most under 32 bytes): whole words, the last one overlapping, no
- * load or store outside [src, src + n) and [dst, dst + n). Longer copies
- * go to memcpy, which is faster there. */
-static inline void copy_short(char *dst, const char *src, size_t n)
-{
-    if (n > 32) {
-        memcpy(dst, src, n);
-    } else if (n >= 8) {
-        uint64_t x;
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&x, src + i, 8);
-            memcpy(dst + i, &x, 8);
-        }
-        memcpy(&x, src + n - 8, 8);
-        memcpy(dst + n - 8, &x, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, src, 4);
-        memcpy(&y, src + n - 4, 4);
-        memcpy(dst, &x, 4);
-        memcpy(dst + n - 4, &y, 4);
-    } else if (n > 0) {
-        dst[0] = src[0];
-        dst[n >> 1] = src[n >> 1];
-        dst[n - 1] = src[n - 1];
-    }
-}
-
 char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
 {
     char *p = tw__arena_alloc(a, len + 1);
     if (!p)
         return NULL;
-    copy_short(p, str, len);
+    tw__copy_short(p, str, len);
     p[len] = '\0';
     return p;
 }
@@ -559,10 +531,10 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
         char *k = tw__arena_alloc(a, key_len + len + 2);
         if (!k)
             return false;
-        copy_short(k, key, key_len);
+        tw__copy_short(k, key, key_len);
         k[key_len] = '\0';
         char *copy = k + key_len + 1;
-        copy_short(copy, src, len);
+        tw__copy_short(copy, src, len);
         copy[len] = '\0';
         tag->key = k;
         tag->v.str = copy;
@@ -588,7 +560,7 @@ bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
     char *k = tw__arena_alloc(a, key_len + 1);
     if (!k)
         return false;
-    copy_short(k, key, key_len);
+    tw__copy_short(k, key, key_len);
     k[key_len] = '\0';
     t.key = k;
     *tag = t;
@@ -647,7 +619,7 @@ bool tw__process_set_service_n(tw__process *p, const char *name, size_t len)
     char *copy = tw__arena_alloc(&p->arena, len + 1);
     if (!copy)
         return false;
-    copy_short(copy, name, len);
+    tw__copy_short(copy, name, len);
     copy[len] = '\0';
     p->service_name = copy;
     return true;
@@ -755,12 +727,12 @@ bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
     char *k = tw__arena_alloc(&s->arena, key_len + 1 + extra);
     if (!k)
         return false;
-    copy_short(k, key, key_len);
+    tw__copy_short(k, key, key_len);
     k[key_len] = '\0';
     tag.key = k;
     if (src) {
         char *copy = k + key_len + 1;
-        copy_short(copy, src, len);
+        tw__copy_short(copy, src, len);
         copy[len] = '\0';
         tag.v.str = copy;
         tag.len = len;
@@ -786,10 +758,10 @@ bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_l
     char *k = tw__arena_alloc(&s->arena, key_len + len + 2);
     if (!k)
         return false;
-    copy_short(k, key, key_len);
+    tw__copy_short(k, key, key_len);
     k[key_len] = '\0';
     char *copy = k + key_len + 1;
-    copy_short(copy, value, len);
+    tw__copy_short(copy, value, len);
     copy[len] = '\0';
     *t = (tw__tag){
         .key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = TW_VALUE_STRING};
