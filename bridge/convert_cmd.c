@@ -38,7 +38,11 @@
 #define DEFAULT_WINDOW_SPANS 10000
 #define DEFAULT_MAX_ANNOTATIONS 1000
 #define DEFAULT_MAX_VALUE_BYTES ((size_t)64 * 1024)
-#define IO_BUFFER_BYTES ((size_t)1 << 20) /* stdio buffer of the output */
+/* The stdio buffer of the output: static, so that it outlives the stream
+ * whether that is a file or stdout (flushed at exit). glibc's setvbuf ignores
+ * the size when it allocates the buffer itself, which left 4 KiB writes. */
+#define IO_BUFFER_BYTES ((size_t)256 << 10)
+static char out_buffer[IO_BUFFER_BYTES];
 /* A numeric option the user did not give (GOption cannot say; no valid value is this). */
 #define OPTION_UNSET INT64_MIN
 
@@ -483,7 +487,7 @@ int tw__convert_cmd_main(int argc, char **argv)
             goto close_out;
         }
         r.out_name = c.output ? c.output : "standard output";
-        setvbuf(out, NULL, _IOFBF, IO_BUFFER_BYTES);
+        setvbuf(out, out_buffer, _IOFBF, sizeof out_buffer);
         r.writer = r.writer_vt->new_writer(out, &r.opts, &e);
         if (!r.writer) {
             tw__cli_error("convert: %s", tw_error_message(e));

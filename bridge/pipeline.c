@@ -23,7 +23,9 @@
 #include <time.h>
 
 #define SNIFF_BYTES 4096
-#define IO_BUFFER_BYTES ((size_t)1 << 20) /* stdio buffers of the inputs */
+/* The stdio buffer of an input (a buffer we allocate: glibc's setvbuf ignores
+ * the size when it allocates the buffer itself, which left 8 KiB reads). */
+#define IO_BUFFER_BYTES ((size_t)256 << 10)
 #define TRUNCATION_MARKER "...[truncated]"
 
 struct twb_pipeline {
@@ -378,6 +380,7 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
         p->n.failed_files++;
         return true;
     }
+    char *stream_buffer = NULL;
     replay *rp = calloc(1, sizeof *rp);
     if (!rp) {
         tw__set_error(&p->fatal, TW_E_NOMEM, "out of memory");
@@ -387,7 +390,6 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
     }
     rp->rest = f;
     rp->bytes_read = &p->bytes_read;
-    setvbuf(f, NULL, _IOFBF, IO_BUFFER_BYTES);
     rp->len = fread(rp->head, 1, SNIFF_BYTES, f);
     p->bytes_read += rp->len;
     if (rp->len < SNIFF_BYTES && ferror(f)) {
@@ -413,9 +415,13 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
         goto done;
     }
     /* Large reads: 8 KiB stdio buffers made the kernel copies a tenth of a
-     * Thrift conversion (bench profile). The underlying file reads through
-     * the replay in the same large blocks. */
-    setvbuf(stream, NULL, _IOFBF, IO_BUFFER_BYTES);
+     * Thrift conversion (bench profile). The underlying file needs no large
+     * buffer of its own: glibc's fread reads a request of a buffer's size or
+     * more straight into the caller's memory, here this buffer. Without the
+     * buffer (no memory) the stream keeps glibc's small one. */
+    stream_buffer = malloc(IO_BUFFER_BYTES);
+    if (stream_buffer)
+        setvbuf(stream, stream_buffer, _IOFBF, IO_BUFFER_BYTES);
     pipeline_input pi = {.in = {.name = name,
                                 .opts = &p->c.opts,
                                 .emit = on_emit,
@@ -429,6 +435,7 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
     tw_error *e = NULL;
     tw_status st = reader->read(stream, &pi.in, &e);
     fclose(stream);
+    free(stream_buffer);
     if (st != TW_OK && st != TW_E_STATE) {
         tw__cli_error("%s", tw_error_message(e));
         p->n.failed_files++;
