@@ -19,6 +19,12 @@
 # timed by `measure` (wall time, CPU time, peak RSS); paired rows check both outputs
 # (check_output.py: well-formed, span counts, the first 50,000 spans compared field by field),
 # every row checks that tracewire converted every span it read. spans/s = input spans / wall s.
+# Before each timed command (tracewire and peer alike) a scratch file of
+# TW_BENCH_CONVERT_WARM_MIB (default 2048) is written and deleted, so that the command's
+# output lands in page-cache pages this machine has used before. On this project's virtual
+# machine the first write of 1 GiB into never-used memory cost 1.11 s of kernel time, the same
+# write again 0.26 s (dd, 2026-12-03): without the warm-up a row measured that first touch of
+# the host's memory, not the conversion. The table shows each command's kernel (sys) seconds.
 #
 # Then, per path: callgrind instructions per span (the whole command on a 20,000-span input, a
 # run on an empty input subtracted; needs valgrind, else "-"), and the peak RSS of the command
@@ -29,8 +35,8 @@
 # on one core, >= 20x jq where jq expresses the mapping, peak RSS <= 32 MiB at both sizes.
 #
 # Environment: TW_BENCH_CONVERT_SPANS (default 1000000), TW_BENCH_CONVERT_TIMEOUT (seconds
-# per command, default 1800), TW_BENCH_CONVERT_RSS_SPANS (default "200000 5000000"; empty:
-# skip), TW_BENCH_CONVERT_CALLGRIND=0 skips callgrind, TW_BENCH_KEEP_OUTPUT=1 keeps the
+# per command, default 1800), TW_BENCH_CONVERT_WARM_MIB (default 2048; 0: no warm-up),
+# TW_BENCH_CONVERT_RSS_SPANS (default "200000 5000000"; empty: skip), TW_BENCH_CONVERT_CALLGRIND=0 skips callgrind, TW_BENCH_KEEP_OUTPUT=1 keeps the
 # converted files.
 # Exit status: 0 when every run and check passed (a missed target is reported, not an
 # error); 1 when a tool is missing, a command failed or timed out, or an output is wrong.
@@ -45,6 +51,7 @@ tracewire="$builddir/bridge/tracewire"
 gen="$builddir/tests/bench/convert/gen_spans"
 measure="$builddir/tests/bench/convert/measure"
 target=500000
+warm_mib=${TW_BENCH_CONVERT_WARM_MIB:-2048}
 mkdir -p "$work"
 
 die() {
@@ -137,8 +144,13 @@ timed() {
     shift 2
     local err="$work/$name.err" result status
     cat -- "${@: -1}" >/dev/null 2>&1 # the input into the page cache, for both sides alike
+    if [ "$warm_mib" -gt 0 ]; then    # see "warm-up" at the top
+        dd if=/dev/zero of="$work/warm.scratch" bs=1M count="$warm_mib" status=none ||
+            die "writing the warm-up file $work/warm.scratch failed"
+        rm -f "$work/warm.scratch"
+    fi
     result=$("$measure" "$timeout_s" "$out" "$err" "$@") || die "measure failed for $name"
-    read -r wall cpu rss status <<<"$result"
+    read -r wall cpu rss status sys <<<"$result"
     if [ "$status" = 124 ]; then
         die "$name: still running after ${timeout_s}s, killed ($*)"
     elif [ "$status" != 0 ]; then
@@ -157,12 +169,12 @@ declare -A tw_rate peer_ratio peer_name
 run_pair() {
     local title=$1 input=$2 tw_out=$3 tw_args=$4 peer_label=$5 peer_out=$6 mode=$7
     shift 7
-    local in_mb tw_wall tw_cpu tw_rss summary read_n written check
+    local in_mb tw_wall tw_cpu tw_rss tw_sys summary read_n written check
     in_mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN { printf "%.1f", b / 1048576 }')
     echo "-- $title: tracewire"
     # shellcheck disable=SC2086 # tw_args is a fixed word list
     timed "tracewire.$mode" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
-    tw_wall=$wall tw_cpu=$cpu tw_rss=$rss
+    tw_wall=$wall tw_cpu=$cpu tw_rss=$rss tw_sys=$sys
     summary=$(grep 'convert: read ' "$work/tracewire.$mode.err" | tail -n 1)
     echo "   $summary"
     read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
@@ -202,10 +214,10 @@ run_pair() {
     fi
     [ "${differ:-0}" = 0 ] || notes+=("$title: $differ of the compared spans differ from the peer's (shown above)")
     rows+=("$(awk -v t="$title" -v mb="$in_mb" -v n="$n" -v tw="$tw_wall" -v twc="$tw_cpu" \
-        -v twr="$tw_rss" -v pw="$peer_wall" -v pc="$peer_cpu" -v pr="$peer_rss" 'BEGIN {
+        -v tws_="$tw_sys" -v twr="$tw_rss" -v pw="$peer_wall" -v pc="$peer_cpu" -v pr="$peer_rss" 'BEGIN {
         tws = n / tw; ps = n / pw
-        printf "%-34s %8s | %8.2f %7.2f %10.0f %8.1f | %8.2f %7.2f %10.0f %8.1f | %7.2f %7.2f",
-            t, mb, tw, twc, tws, twr / 1024, pw, pc, ps, pr / 1024, tws / ps, (n / twc) / (n / pc)
+        printf "%-34s %8s | %8.2f %7.2f %6.2f %10.0f %8.1f | %8.2f %7.2f %10.0f %8.1f | %7.2f %7.2f",
+            t, mb, tw, twc, tws_, tws, twr / 1024, pw, pc, ps, pr / 1024, tws / ps, (n / twc) / (n / pc)
         }')")
     tw_rate[$title]=$(awk -v n="$n" -v w="$tw_wall" 'BEGIN { printf "%.0f", n / w }')
     peer_ratio[$title]=$(awk -v tw="$tw_wall" -v pw="$peer_wall" 'BEGIN { printf "%.1f", pw / tw }')
@@ -234,9 +246,9 @@ run_solo() {
     # per v1 span, so its rate counts the spans it read.
     tw_rate[$title]=$(awk -v n="$read_n" -v w="$wall" 'BEGIN { printf "%.0f", n / w }')
     rows+=("$(awk -v t="$title" -v mb="$in_mb" -v n="$read_n" -v tw="$wall" -v twc="$cpu" \
-        -v twr="$rss" 'BEGIN {
-        printf "%-34s %8s | %8.2f %7.2f %10.0f %8.1f | %8s %7s %10s %8s | %7s %7s",
-            t, mb, tw, twc, n / tw, twr / 1024, "-", "-", "-", "-", "-", "-" }')")
+        -v tws_="$sys" -v twr="$rss" 'BEGIN {
+        printf "%-34s %8s | %8.2f %7.2f %6.2f %10.0f %8.1f | %8s %7s %10s %8s | %7s %7s",
+            t, mb, tw, twc, tws_, n / tw, twr / 1024, "-", "-", "-", "-", "-", "-" }')")
     [ "${TW_BENCH_KEEP_OUTPUT:-0}" = 1 ] || rm -f "$tw_out"
 }
 
@@ -329,7 +341,7 @@ for size in $rss_sizes; do
             --no-progress --from "$from" --to "$to" "$fifo") || die "measure failed"
         wait "$feeder" || die "feeding ${paths[$k]} ($size spans) failed: $(tail -n 3 "$work/rss.feed.err")"
         rm -f "$fifo"
-        read -r _ _ rss_kib status <<<"$result"
+        read -r _ _ rss_kib status _ <<<"$result"
         [ "$status" = 0 ] || die "${paths[$k]} at $size spans: exit status $status: $(tail -n 3 "$work/rss.err")"
         rss_at[${paths[$k]}.$size]=$rss_kib
         echo "   $(grep 'convert: read ' "$work/rss.err" | tail -n 1 | cut -c1-100); peak RSS $((rss_kib / 1024)) MiB"
@@ -338,14 +350,15 @@ done
 
 echo
 echo "== conversion results ($n input spans each; spans/s = input spans / wall s; $pinned)"
-printf "%-34s %8s | %-38s | %-38s | %s\n" "" "" "tracewire convert" "peer" "ratio"
-printf "%-34s %8s | %8s %7s %10s %8s | %8s %7s %10s %8s | %7s %7s\n" "conversion" "in MiB" \
-    "wall s" "cpu s" "spans/s" "RSS MiB" "wall s" "cpu s" "spans/s" "RSS MiB" "wall" "cpu"
+printf "%-34s %8s | %-45s | %-38s | %s\n" "" "" "tracewire convert" "peer" "ratio"
+printf "%-34s %8s | %8s %7s %6s %10s %8s | %8s %7s %10s %8s | %7s %7s\n" "conversion" "in MiB" \
+    "wall s" "cpu s" "sys s" "spans/s" "RSS MiB" "wall s" "cpu s" "spans/s" "RSS MiB" "wall" "cpu"
 for row in "${rows[@]}"; do
     echo "$row"
 done
 echo "ratio = tracewire spans/s / peer spans/s, by wall time and by CPU time; RSS = peak"
-echo "resident set of the process (getrusage of the child)."
+echo "resident set of the process (getrusage of the child); sys s = the kernel's part of cpu s"
+echo "(reading the input, writing the output file through the page cache); warm-up: ${warm_mib} MiB."
 echo "peers: dapper row: $(jq --version 2>&1) running tests/bench/convert/dapper_to_zipkin.jq"
 echo "  (jq -n -r: streams one record at a time; the same mapping, no trace assembly);"
 echo "  zipkin-v1-thrift row: $python $("$python" -c 'import sys; print(sys.version.split()[0])')"

@@ -74,7 +74,7 @@ timed() {
     local err="$work/views.$view.$format.$n.err"
     result=$("$measure" "$timeout_s" /dev/null "$err" "${pin[@]}" "$tracewire" "$view" \
         --no-progress --from "$format" "$input") || die "measure failed"
-    read -r wall cpu rss status <<<"$result"
+    read -r wall cpu rss status _ <<<"$result"
     [ "$status" = 0 ] || {
         tail -n 5 "$err" >&2
         die "tracewire $view --from $format ($n): exit status $status"
