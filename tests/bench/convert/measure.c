@@ -15,8 +15,8 @@
  * for, not their sum), and its exit status (128 + N when killed by signal N;
  * 124, as timeout(1) says, when it ran past TIMEOUT_S and was killed; 127
  * when it could not be started), and the system (kernel) part of cpu_s: reading
- * the input and writing the output through the page cache. Stdin is /dev/null. Exit status 0 when the
- * line was printed, 2 on a usage error.
+ * the input and writing the output through the page cache. Stdin is /dev/null. Exit status 0 when
+ * the line was printed, 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* wait4 */
