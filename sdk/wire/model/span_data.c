@@ -437,7 +437,7 @@ static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
     return fresh;
 }
 
-tw__tag *tw__span_data_push_tag(tw__span_data *s)
+tw__tag *tw__span_data_grow_tags(tw__span_data *s)
 {
     size_t cap = s->cap_tags;
     tw__tag *tags = grow(&s->arena, s->tags, s->n_tags, &cap, sizeof(tw__tag));
@@ -445,8 +445,6 @@ tw__tag *tw__span_data_push_tag(tw__span_data *s)
         return NULL;
     s->tags = tags;
     s->cap_tags = cap;
-    /* The caller fills the whole tag, then commits it by incrementing
-     * n_tags, so a failed fill leaves the record unchanged. */
     return &s->tags[s->n_tags];
 }
 
@@ -492,12 +490,6 @@ static size_t utf8_cut(const char *str, size_t cap)
     return n;
 }
 
-bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
-                 size_t value_cap, bool *was_truncated)
-{
-    return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
-}
-
 char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
 {
     char *p = tw__arena_alloc(a, len + 1);
@@ -508,63 +500,33 @@ char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
     return p;
 }
 
-bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
-                   const tw_value *value, size_t value_cap, bool *was_truncated)
+bool tw__tag_store_rare(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                        tw_value_type type, const char *src, size_t len)
 {
-    if (key_len > UINT32_MAX)
+    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
         return false;
-    tw_value_type type = value->type;
-    if (type == TW_VALUE_STRING || type == TW_VALUE_BINARY) {
-        /* The common case first, stored field by field (building a tag
-         * and copying it cost a dozen instructions a tag on every path).
-         * The key and the value share one arena allocation: the key and
-         * its NUL, then the value and a NUL (a string's; harmless after a
-         * binary). as.str and as.bin are the same pointer. */
-        const char *src = value->as.str ? value->as.str : "";
-        size_t len = value->as.str ? value->len : 0;
-        if (len > value_cap) {
-            len = type == TW_VALUE_STRING ? utf8_cut(src, value_cap) : value_cap;
-            *was_truncated = true;
-        }
-        if (len > SIZE_MAX - key_len - 2)
-            return false;
-        char *k = tw__arena_alloc(a, key_len + len + 2);
-        if (!k)
-            return false;
-        tw__copy_short(k, key, key_len);
-        k[key_len] = '\0';
-        char *copy = k + key_len + 1;
-        tw__copy_short(copy, src, len);
-        copy[len] = '\0';
-        tag->key = k;
-        tag->v.str = copy;
-        tag->len = len;
-        tag->key_len = (uint32_t)key_len;
-        tag->type = type;
-        return true;
-    }
-    tw__tag t = {.key_len = (uint32_t)key_len, .type = type};
-    switch (type) {
-    case TW_VALUE_DOUBLE:
-        t.v.dbl = value->as.dbl;
-        break;
-    case TW_VALUE_BOOL:
-        t.v.boolean = value->as.boolean;
-        break;
-    case TW_VALUE_INT64:
-        t.v.i64 = value->as.i64;
-        break;
-    default:
-        return false;
-    }
-    char *k = tw__arena_alloc(a, key_len + 1);
+    char *k = tw__arena_alloc(a, key_len + len + 2);
     if (!k)
         return false;
-    tw__copy_short(k, key, key_len);
+    memcpy(k, key, key_len);
     k[key_len] = '\0';
-    t.key = k;
-    *tag = t;
+    char *copy = k + key_len + 1;
+    if (len)
+        memcpy(copy, src, len);
+    copy[len] = '\0';
+    *tag =
+        (tw__tag){.key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = type};
     return true;
+}
+
+bool tw__tag_set_cut(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                     const tw_value *value, size_t value_cap, bool *was_truncated)
+{
+    /* tw__tag_set_n calls this for a string or binary longer than the cap. */
+    tw_value cut = *value;
+    cut.len = value->type == TW_VALUE_STRING ? utf8_cut(value->as.str, value_cap) : value_cap;
+    *was_truncated = true;
+    return tw__tag_store(a, tag, key, key_len, &cut);
 }
 
 const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key)
@@ -675,100 +637,6 @@ void tw__tag_to_value(const tw__tag *t, tw_value *out)
 /* ---- builders for decoders ---------------------------------------------------------------------
  */
 
-bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value)
-{
-    tw__tag *t = tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    bool was_truncated = false;
-    if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
-        return false;
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
-bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                             const tw_value *value)
-{
-    /* tw__tag_set_n with no cap, straight (the protobuf reader adds every
-     * attribute here): the room usually there, one allocation for the key
-     * and the bytes, no truncation to check. The record's bytes are those
-     * tw__tag_set_n writes. */
-    if (key_len > UINT32_MAX)
-        return false;
-    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    tw__tag tag = {.key_len = (uint32_t)key_len, .type = value->type};
-    const char *src = NULL;
-    size_t len = 0, extra = 0;
-    switch (value->type) {
-    case TW_VALUE_STRING:
-    case TW_VALUE_BINARY:
-        /* as.str and as.bin are the same pointer. */
-        src = value->as.str ? value->as.str : "";
-        len = value->as.str ? value->len : 0;
-        if (len > SIZE_MAX - key_len - 2)
-            return false;
-        extra = len + 1;
-        break;
-    case TW_VALUE_DOUBLE:
-        tag.v.dbl = value->as.dbl;
-        break;
-    case TW_VALUE_BOOL:
-        tag.v.boolean = value->as.boolean;
-        break;
-    case TW_VALUE_INT64:
-        tag.v.i64 = value->as.i64;
-        break;
-    default:
-        return false;
-    }
-    char *k = tw__arena_alloc(&s->arena, key_len + 1 + extra);
-    if (!k)
-        return false;
-    tw__copy_short(k, key, key_len);
-    k[key_len] = '\0';
-    tag.key = k;
-    if (src) {
-        char *copy = k + key_len + 1;
-        tw__copy_short(copy, src, len);
-        copy[len] = '\0';
-        tag.v.str = copy;
-        tag.len = len;
-    }
-    *t = tag;
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
-bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                                 const char *value, size_t len)
-{
-    /* tw__tag_set_n's string case, straight: a decoder adds a dozen string
-     * tags per span, and the general path (a tw_value, the type switch, the
-     * cap) cost as much as the copies. */
-    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
-        return false;
-    if (!value)
-        len = 0;
-    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    char *k = tw__arena_alloc(&s->arena, key_len + len + 2);
-    if (!k)
-        return false;
-    tw__copy_short(k, key, key_len);
-    k[key_len] = '\0';
-    char *copy = k + key_len + 1;
-    tw__copy_short(copy, value, len);
-    copy[len] = '\0';
-    *t = (tw__tag){
-        .key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = TW_VALUE_STRING};
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
 bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
 {
     if (n <= s->cap_tags - s->n_tags)
@@ -784,12 +652,6 @@ bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
     s->tags = tags;
     s->cap_tags = cap;
     return true;
-}
-
-bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len)
-{
-    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
-    return tw__span_data_add_tag(s, key, &v);
 }
 
 bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len)
