@@ -44,19 +44,10 @@ void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total)
     a->extra = NULL;
 }
 
-void *tw__arena_alloc_block(tw__arena *a, size_t size)
+/* A new block of at least @block bytes and at least @need (aligned), @need
+ * of them taken. */
+static void *new_block(tw__arena *a, size_t need, size_t block)
 {
-    if (size > SIZE_MAX - _Alignof(max_align_t))
-        return NULL;
-    size_t need = align_up(size == 0 ? 1 : size);
-    if (a->head && a->head->size - a->head->used >= need) { /* the inline path's case */
-        void *p = (char *)a->head->data + a->head->used;
-        a->head->used += need;
-        return p;
-    }
-    /* New block: at least twice the previous one, and at least the request. */
-    size_t prev = a->head ? a->head->size : 0;
-    size_t block = prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK;
     if (block < need)
         block = need;
     if (block > SIZE_MAX - sizeof(tw__arena_block))
@@ -73,6 +64,21 @@ void *tw__arena_alloc_block(tw__arena *a, size_t size)
     a->extra = b;
     a->head = b;
     return b->data;
+}
+
+void *tw__arena_alloc_block(tw__arena *a, size_t size)
+{
+    if (size > SIZE_MAX - _Alignof(max_align_t))
+        return NULL;
+    size_t need = align_up(size == 0 ? 1 : size);
+    if (a->head && a->head->size - a->head->used >= need) { /* the inline path's case */
+        void *p = (char *)a->head->data + a->head->used;
+        a->head->used += need;
+        return p;
+    }
+    /* At least twice the previous block, and at least ARENA_MIN_BLOCK. */
+    size_t prev = a->head ? a->head->size : 0;
+    return new_block(a, need, prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK);
 }
 
 void tw__arena_release(tw__arena *a)
@@ -422,12 +428,13 @@ bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len)
     return true;
 }
 
-/* Grows an arena array to at least n+1 elements (doubling, starting at 8). */
-static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
+/* Grows an arena array to at least n+1 elements (doubling, starting at
+ * @first). */
+static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem, size_t first)
 {
     if (n < *cap)
         return items;
-    size_t ncap = *cap ? *cap * 2 : 8;
+    size_t ncap = *cap ? *cap * 2 : first;
     void *fresh = tw__arena_alloc(a, ncap * elem);
     if (!fresh)
         return NULL;
@@ -439,19 +446,40 @@ static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
 
 tw__tag *tw__span_data_grow_tags(tw__span_data *s)
 {
+    /* The six inline tags are full. When the record's own block has no
+     * room for twice as many either, the new array takes a heap block of
+     * twice that block, not ARENA_MIN_BLOCK: it holds the array and the
+     * rest of a typical span's strings, and spans of seven to a dozen tags
+     * (OTLP's with their resource attributes) are common enough that the
+     * smaller block is a tenth of a convert's peak memory. */
+    size_t n = s->n_tags;
+    tw__arena_block *b = s->arena.head;
+    if (n == s->cap_tags && n > 0 && !s->arena.extra && b &&
+        b->size - b->used < align_up(2 * n * sizeof(tw__tag))) {
+        tw__tag *tags = new_block(&s->arena, align_up(2 * n * sizeof(tw__tag)), 2 * b->size);
+        if (!tags)
+            return NULL;
+        memcpy(tags, s->tags, n * sizeof(tw__tag));
+        s->tags = tags;
+        s->cap_tags = 2 * n;
+        return &s->tags[n];
+    }
     size_t cap = s->cap_tags;
-    tw__tag *tags = grow(&s->arena, s->tags, s->n_tags, &cap, sizeof(tw__tag));
+    tw__tag *tags = grow(&s->arena, s->tags, n, &cap, sizeof(tw__tag), 8);
     if (!tags)
         return NULL;
     s->tags = tags;
     s->cap_tags = cap;
-    return &s->tags[s->n_tags];
+    return &s->tags[n];
 }
 
 tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields)
 {
+    /* Four logs first, not eight: most spans log once or twice (a Zipkin
+     * span's annotations), and the smaller array leaves a span with a grown
+     * tag array within its first heap block. */
     size_t cap = s->cap_logs;
-    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log));
+    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log), 4);
     if (!logs)
         return NULL;
     s->logs = logs;
@@ -591,7 +619,7 @@ bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value)
 {
     /* Doubling through the arena, like span tags: JAEGER_TAGS can hold
      * thousands of items, and copying the array per add was quadratic. */
-    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag));
+    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag), 8);
     if (!tags)
         return false;
     bool truncated = false;
