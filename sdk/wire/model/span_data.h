@@ -248,10 +248,10 @@ bool tw__tag_store_rare(tw__arena *a, tw__tag *tag, const char *key, size_t key_
  * after a binary), in one arena allocation; a NULL string or binary is
  * empty. @tag is written only on success: false on allocation failure, a
  * key over TW__TAG_FAST_MAX bytes for a scalar or over 4 GiB, or an unknown
- * type. Always inline: it is on every
- * reader's path, a dozen times a span, and where the type is known (a
- * string tag) the compiler keeps only that case. (Nothing takes @value's
- * address further, so that a caller's tw_value stays in registers.) */
+ * type. Always inline: it is on every reader's path, a dozen times a span,
+ * and where the type is known (a string tag) the compiler keeps only that
+ * case. (Nothing takes @value's address further, so that a caller's
+ * tw_value stays in registers.) */
 static inline __attribute__((always_inline)) bool
 tw__tag_store(tw__arena *a, tw__tag *tag, const char *key, size_t key_len, const tw_value *value)
 {
