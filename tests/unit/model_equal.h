@@ -2,8 +2,9 @@
 /*
  * tests/unit/model_equal.h: what "the same span model" means, for round-trip
  * tests and fuzz targets (header-only, so a libFuzzer target can include it
- * without a second source file): every id, flag, time, name, reference, tag
- * and log field equal; doubles equal bit-for-bit in sign, NaN equals NaN.
+ * without a second source file): every id, flag (`shared` and
+ * `is_duration_unknown` too), time, name, reference, tag and log field
+ * equal; doubles equal bit-for-bit in sign, NaN equals NaN.
  */
 #ifndef TW_TESTS_MODEL_EQUAL_H
 #define TW_TESTS_MODEL_EQUAL_H
@@ -49,6 +50,7 @@ static inline bool tw_test_spans_equal(const tw__span_data *a, const tw__span_da
 {
     if (a->trace_id_high != b->trace_id_high || a->trace_id_low != b->trace_id_low ||
         a->span_id != b->span_id || a->parent_id != b->parent_id || a->flags != b->flags ||
+        a->shared != b->shared || a->is_duration_unknown != b->is_duration_unknown ||
         strcmp(a->operation, b->operation) != 0 || a->start_us != b->start_us ||
         a->duration_us != b->duration_us || a->n_refs != b->n_refs || a->n_logs != b->n_logs ||
         !tw_test_tags_equal(a->tags, a->n_tags, b->tags, b->n_tags))

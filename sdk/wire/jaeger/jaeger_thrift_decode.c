@@ -369,52 +369,6 @@ static inline size_t key_to_nul(const uint8_t *key, size_t len)
     return nul ? (size_t)(nul - key) : len;
 }
 
-/* A span tag or log field into @slot, its key and value in @a: what
- * tw__tag_set_n does with no value cap (the same arena allocation, so the
- * same record size and the same bytes), in one step: the general setter's
- * value struct, type switch and cap check cost as much as the copies, and
- * tags are most of a span. False on allocation failure or a key of 4 GiB. */
-static inline bool store_tag(tw__arena *a, tw__tag *slot, const uint8_t *key, size_t key_len,
-                             const tw_value *v)
-{
-    bool has_bytes = v->type == TW_VALUE_STRING || v->type == TW_VALUE_BINARY;
-    /* tag_in values: string and binary payloads may be NULL (field absent) */
-    const uint8_t *src = v->type == TW_VALUE_STRING   ? (const uint8_t *)v->as.str
-                         : v->type == TW_VALUE_BINARY ? v->as.bin
-                                                      : NULL;
-    size_t len = src ? v->len : 0;
-    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
-        return false;
-    char *k = tw__arena_alloc(a, key_len + 1 + (has_bytes ? len + 1 : 0));
-    if (!k)
-        return false;
-    tw__copy_short(k, key, key_len);
-    k[key_len] = '\0';
-    tw__tag t = {.key = k, .key_len = (uint32_t)key_len, .type = v->type};
-    switch (v->type) {
-    case TW_VALUE_STRING:
-    case TW_VALUE_BINARY: {
-        char *copy = k + key_len + 1;
-        tw__copy_short(copy, src, len);
-        copy[len] = '\0'; /* a string's NUL; harmless after a binary */
-        t.v.str = copy;
-        t.len = len;
-        break;
-    }
-    case TW_VALUE_DOUBLE:
-        t.v.dbl = v->as.dbl;
-        break;
-    case TW_VALUE_BOOL:
-        t.v.boolean = v->as.boolean;
-        break;
-    default:
-        t.v.i64 = v->as.i64;
-        break;
-    }
-    *slot = t;
-    return true;
-}
-
 /* Decodes a list<Tag> (its structs at nesting @depth) into span tags, log
  * fields or process tags. Returns false on error (d->why or cursor). */
 typedef enum tag_dest { DEST_SPAN, DEST_LOG, DEST_PROCESS } tag_dest;
@@ -439,7 +393,8 @@ static bool read_tags(decoder *d, tag_dest dest, tw__span_data *span, tw__log *l
             tw__tag *slot = dest == DEST_LOG                ? &log->fields[log->n_fields]
                             : span->n_tags < span->cap_tags ? &span->tags[span->n_tags]
                                                             : tw__span_data_push_tag(span);
-            ok = slot && store_tag(&span->arena, slot, tag.key, key_len, &tag.value);
+            ok = slot &&
+                 tw__tag_store(&span->arena, slot, (const char *)tag.key, key_len, &tag.value);
             if (ok && dest == DEST_SPAN)
                 span->n_tags++;
             else if (ok)

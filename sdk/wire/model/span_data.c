@@ -44,19 +44,10 @@ void tw__arena_init_inline(tw__arena *a, void *block_mem, size_t block_total)
     a->extra = NULL;
 }
 
-void *tw__arena_alloc_block(tw__arena *a, size_t size)
+/* A new block of at least @block bytes and at least @need (aligned), @need
+ * of them taken. */
+static void *new_block(tw__arena *a, size_t need, size_t block)
 {
-    if (size > SIZE_MAX - _Alignof(max_align_t))
-        return NULL;
-    size_t need = align_up(size == 0 ? 1 : size);
-    if (a->head && a->head->size - a->head->used >= need) { /* the inline path's case */
-        void *p = (char *)a->head->data + a->head->used;
-        a->head->used += need;
-        return p;
-    }
-    /* New block: at least twice the previous one, and at least the request. */
-    size_t prev = a->head ? a->head->size : 0;
-    size_t block = prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK;
     if (block < need)
         block = need;
     if (block > SIZE_MAX - sizeof(tw__arena_block))
@@ -73,6 +64,21 @@ void *tw__arena_alloc_block(tw__arena *a, size_t size)
     a->extra = b;
     a->head = b;
     return b->data;
+}
+
+void *tw__arena_alloc_block(tw__arena *a, size_t size)
+{
+    if (size > SIZE_MAX - _Alignof(max_align_t))
+        return NULL;
+    size_t need = align_up(size == 0 ? 1 : size);
+    if (a->head && a->head->size - a->head->used >= need) { /* the inline path's case */
+        void *p = (char *)a->head->data + a->head->used;
+        a->head->used += need;
+        return p;
+    }
+    /* At least twice the previous block, and at least ARENA_MIN_BLOCK. */
+    size_t prev = a->head ? a->head->size : 0;
+    return new_block(a, need, prev * 2 > ARENA_MIN_BLOCK ? prev * 2 : ARENA_MIN_BLOCK);
 }
 
 void tw__arena_release(tw__arena *a)
@@ -422,12 +428,13 @@ bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len)
     return true;
 }
 
-/* Grows an arena array to at least n+1 elements (doubling, starting at 8). */
-static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
+/* Grows an arena array to at least n+1 elements (doubling, starting at
+ * @first). */
+static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem, size_t first)
 {
     if (n < *cap)
         return items;
-    size_t ncap = *cap ? *cap * 2 : 8;
+    size_t ncap = *cap ? *cap * 2 : first;
     void *fresh = tw__arena_alloc(a, ncap * elem);
     if (!fresh)
         return NULL;
@@ -437,23 +444,42 @@ static void *grow(tw__arena *a, void *items, size_t n, size_t *cap, size_t elem)
     return fresh;
 }
 
-tw__tag *tw__span_data_push_tag(tw__span_data *s)
+tw__tag *tw__span_data_grow_tags(tw__span_data *s)
 {
+    /* The six inline tags are full. When the record's own block has no
+     * room for twice as many either, the new array takes a heap block of
+     * twice that block, not ARENA_MIN_BLOCK: it holds the array and the
+     * rest of a typical span's strings, and spans of seven to a dozen tags
+     * (OTLP's with their resource attributes) are common enough that the
+     * smaller block is a tenth of a convert's peak memory. */
+    size_t n = s->n_tags;
+    tw__arena_block *b = s->arena.head;
+    if (n == s->cap_tags && n > 0 && !s->arena.extra && b &&
+        b->size - b->used < align_up(2 * n * sizeof(tw__tag))) {
+        tw__tag *tags = new_block(&s->arena, align_up(2 * n * sizeof(tw__tag)), 2 * b->size);
+        if (!tags)
+            return NULL;
+        memcpy(tags, s->tags, n * sizeof(tw__tag));
+        s->tags = tags;
+        s->cap_tags = 2 * n;
+        return &s->tags[n];
+    }
     size_t cap = s->cap_tags;
-    tw__tag *tags = grow(&s->arena, s->tags, s->n_tags, &cap, sizeof(tw__tag));
+    tw__tag *tags = grow(&s->arena, s->tags, n, &cap, sizeof(tw__tag), 8);
     if (!tags)
         return NULL;
     s->tags = tags;
     s->cap_tags = cap;
-    /* The caller fills the whole tag, then commits it by incrementing
-     * n_tags, so a failed fill leaves the record unchanged. */
-    return &s->tags[s->n_tags];
+    return &s->tags[n];
 }
 
 tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields)
 {
+    /* Four logs first, not eight: most spans log once or twice (a Zipkin
+     * span's annotations), and the smaller array leaves a span with a grown
+     * tag array within its first heap block. */
     size_t cap = s->cap_logs;
-    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log));
+    tw__log *logs = grow(&s->arena, s->logs, s->n_logs, &cap, sizeof(tw__log), 4);
     if (!logs)
         return NULL;
     s->logs = logs;
@@ -492,12 +518,6 @@ static size_t utf8_cut(const char *str, size_t cap)
     return n;
 }
 
-bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
-                 size_t value_cap, bool *was_truncated)
-{
-    return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
-}
-
 char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
 {
     char *p = tw__arena_alloc(a, len + 1);
@@ -508,63 +528,33 @@ char *tw__arena_strndup(tw__arena *a, const char *str, size_t len)
     return p;
 }
 
-bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
-                   const tw_value *value, size_t value_cap, bool *was_truncated)
+bool tw__tag_store_rare(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                        tw_value_type type, const char *src, size_t len)
 {
-    if (key_len > UINT32_MAX)
+    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
         return false;
-    tw_value_type type = value->type;
-    if (type == TW_VALUE_STRING || type == TW_VALUE_BINARY) {
-        /* The common case first, stored field by field (building a tag
-         * and copying it cost a dozen instructions a tag on every path).
-         * The key and the value share one arena allocation: the key and
-         * its NUL, then the value and a NUL (a string's; harmless after a
-         * binary). as.str and as.bin are the same pointer. */
-        const char *src = value->as.str ? value->as.str : "";
-        size_t len = value->as.str ? value->len : 0;
-        if (len > value_cap) {
-            len = type == TW_VALUE_STRING ? utf8_cut(src, value_cap) : value_cap;
-            *was_truncated = true;
-        }
-        if (len > SIZE_MAX - key_len - 2)
-            return false;
-        char *k = tw__arena_alloc(a, key_len + len + 2);
-        if (!k)
-            return false;
-        tw__copy_short(k, key, key_len);
-        k[key_len] = '\0';
-        char *copy = k + key_len + 1;
-        tw__copy_short(copy, src, len);
-        copy[len] = '\0';
-        tag->key = k;
-        tag->v.str = copy;
-        tag->len = len;
-        tag->key_len = (uint32_t)key_len;
-        tag->type = type;
-        return true;
-    }
-    tw__tag t = {.key_len = (uint32_t)key_len, .type = type};
-    switch (type) {
-    case TW_VALUE_DOUBLE:
-        t.v.dbl = value->as.dbl;
-        break;
-    case TW_VALUE_BOOL:
-        t.v.boolean = value->as.boolean;
-        break;
-    case TW_VALUE_INT64:
-        t.v.i64 = value->as.i64;
-        break;
-    default:
-        return false;
-    }
-    char *k = tw__arena_alloc(a, key_len + 1);
+    char *k = tw__arena_alloc(a, key_len + len + 2);
     if (!k)
         return false;
-    tw__copy_short(k, key, key_len);
+    memcpy(k, key, key_len);
     k[key_len] = '\0';
-    t.key = k;
-    *tag = t;
+    char *copy = k + key_len + 1;
+    if (len)
+        memcpy(copy, src, len);
+    copy[len] = '\0';
+    *tag =
+        (tw__tag){.key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = type};
     return true;
+}
+
+bool tw__tag_set_cut(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                     const tw_value *value, size_t value_cap, bool *was_truncated)
+{
+    /* tw__tag_set_n calls this for a string or binary longer than the cap. */
+    tw_value cut = *value;
+    cut.len = value->type == TW_VALUE_STRING ? utf8_cut(value->as.str, value_cap) : value_cap;
+    *was_truncated = true;
+    return tw__tag_store(a, tag, key, key_len, &cut);
 }
 
 const tw__tag *tw__span_data_find_tag(const tw__span_data *s, const char *key)
@@ -629,7 +619,7 @@ bool tw__process_add_tag(tw__process *p, const char *key, const tw_value *value)
 {
     /* Doubling through the arena, like span tags: JAEGER_TAGS can hold
      * thousands of items, and copying the array per add was quadratic. */
-    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag));
+    tw__tag *tags = grow(&p->arena, p->tags, p->n_tags, &p->cap_tags, sizeof(tw__tag), 8);
     if (!tags)
         return false;
     bool truncated = false;
@@ -675,100 +665,6 @@ void tw__tag_to_value(const tw__tag *t, tw_value *out)
 /* ---- builders for decoders ---------------------------------------------------------------------
  */
 
-bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value)
-{
-    tw__tag *t = tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    bool was_truncated = false;
-    if (!tw__tag_set(&s->arena, t, key, value, SIZE_MAX, &was_truncated))
-        return false;
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
-bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                             const tw_value *value)
-{
-    /* tw__tag_set_n with no cap, straight (the protobuf reader adds every
-     * attribute here): the room usually there, one allocation for the key
-     * and the bytes, no truncation to check. The record's bytes are those
-     * tw__tag_set_n writes. */
-    if (key_len > UINT32_MAX)
-        return false;
-    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    tw__tag tag = {.key_len = (uint32_t)key_len, .type = value->type};
-    const char *src = NULL;
-    size_t len = 0, extra = 0;
-    switch (value->type) {
-    case TW_VALUE_STRING:
-    case TW_VALUE_BINARY:
-        /* as.str and as.bin are the same pointer. */
-        src = value->as.str ? value->as.str : "";
-        len = value->as.str ? value->len : 0;
-        if (len > SIZE_MAX - key_len - 2)
-            return false;
-        extra = len + 1;
-        break;
-    case TW_VALUE_DOUBLE:
-        tag.v.dbl = value->as.dbl;
-        break;
-    case TW_VALUE_BOOL:
-        tag.v.boolean = value->as.boolean;
-        break;
-    case TW_VALUE_INT64:
-        tag.v.i64 = value->as.i64;
-        break;
-    default:
-        return false;
-    }
-    char *k = tw__arena_alloc(&s->arena, key_len + 1 + extra);
-    if (!k)
-        return false;
-    tw__copy_short(k, key, key_len);
-    k[key_len] = '\0';
-    tag.key = k;
-    if (src) {
-        char *copy = k + key_len + 1;
-        tw__copy_short(copy, src, len);
-        copy[len] = '\0';
-        tag.v.str = copy;
-        tag.len = len;
-    }
-    *t = tag;
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
-bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                                 const char *value, size_t len)
-{
-    /* tw__tag_set_n's string case, straight: a decoder adds a dozen string
-     * tags per span, and the general path (a tw_value, the type switch, the
-     * cap) cost as much as the copies. */
-    if (key_len > UINT32_MAX || len > SIZE_MAX - key_len - 2)
-        return false;
-    if (!value)
-        len = 0;
-    tw__tag *t = s->n_tags < s->cap_tags ? &s->tags[s->n_tags] : tw__span_data_push_tag(s);
-    if (!t)
-        return false;
-    char *k = tw__arena_alloc(&s->arena, key_len + len + 2);
-    if (!k)
-        return false;
-    tw__copy_short(k, key, key_len);
-    k[key_len] = '\0';
-    char *copy = k + key_len + 1;
-    tw__copy_short(copy, value, len);
-    copy[len] = '\0';
-    *t = (tw__tag){
-        .key = k, .v.str = copy, .len = len, .key_len = (uint32_t)key_len, .type = TW_VALUE_STRING};
-    s->n_tags++; /* commits the tag (wire/model/span_data.h) */
-    return true;
-}
-
 bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
 {
     if (n <= s->cap_tags - s->n_tags)
@@ -784,12 +680,6 @@ bool tw__span_data_reserve_tags(tw__span_data *s, size_t n)
     s->tags = tags;
     s->cap_tags = cap;
     return true;
-}
-
-bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len)
-{
-    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
-    return tw__span_data_add_tag(s, key, &v);
 }
 
 bool tw__span_data_add_event(tw__span_data *s, int64_t ts_us, const char *value, size_t len)

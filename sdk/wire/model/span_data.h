@@ -25,8 +25,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracewire/common.h"
+#include "wire/core/copy_short.h"
 
 /* Jaeger span flags (uber-trace-id and jaeger.thrift Span.flags). */
 #define TW__FLAG_SAMPLED 0x01u
@@ -198,20 +200,134 @@ void tw__arena_release(tw__arena *a);
 /* Record builders (used while the span is open; the caller enforces limits).
  * Each returns false on allocation failure and leaves the record unchanged. */
 bool tw__span_data_set_operation(tw__span_data *s, const char *op, size_t len);
-tw__tag *tw__span_data_push_tag(tw__span_data *s);
+/* The slot for the next tag: the caller fills the whole tag, then commits
+ * it by incrementing n_tags, so a failed fill leaves the record unchanged.
+ * NULL on allocation failure. Inline: every reader takes one per tag, and
+ * the array usually has room. */
+tw__tag *tw__span_data_grow_tags(tw__span_data *s); /* the array is full */
+static inline tw__tag *tw__span_data_push_tag(tw__span_data *s)
+{
+    if (__builtin_expect(s->n_tags < s->cap_tags, 1))
+        return &s->tags[s->n_tags];
+    return tw__span_data_grow_tags(s);
+}
 tw__log *tw__span_data_push_log(tw__span_data *s, size_t n_fields);
 bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_hi,
                            uint64_t trace_lo, uint64_t span_id);
 
-/* Fill a tag in the record's arena. `value_cap` bounds copied string/binary
- * bytes (SIZE_MAX for none); returns false on allocation failure; sets
+/* ---- the tag store ----------------------------------------------------------------------- */
+
+/* Key and value lengths tw__tag_store takes inline: 4 GiB (a key's bound),
+ * a quarter of the address space where that is less, so that sums of them
+ * cannot overflow. */
+#define TW__TAG_FAST_MAX ((size_t)(SIZE_MAX / 4 < UINT32_MAX ? SIZE_MAX / 4 : UINT32_MAX))
+
+/* tw__arena_alloc for 1 to 2 * TW__TAG_FAST_MAX + 2 bytes (no overflow
+ * to test). */
+static inline void *tw__arena_alloc_small(tw__arena *a, size_t size)
+{
+    const size_t align = _Alignof(max_align_t);
+    size_t need = (size + align - 1) & ~(align - 1);
+    tw__arena_block *b = a->head;
+    if (__builtin_expect(b && b->size - b->used >= need, 1)) {
+        void *p = (char *)b->data + b->used;
+        b->used += need;
+        return p;
+    }
+    return tw__arena_alloc_block(a, size);
+}
+
+/* tw__tag_store's rare case, out of line: a string or binary with a key
+ * or a value longer than TW__TAG_FAST_MAX. */
+bool tw__tag_store_rare(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                        tw_value_type type, const char *src, size_t len);
+
+/* The one store of a tag (every setter and builder below is this): @key's
+ * @key_len bytes (no NUL among them; need not be NUL-terminated) and a NUL,
+ * then for a string or a binary its bytes and a NUL (a string's; harmless
+ * after a binary), in one arena allocation; a NULL string or binary is
+ * empty. @tag is written only on success: false on allocation failure, a
+ * key over TW__TAG_FAST_MAX bytes for a scalar or over 4 GiB, or an unknown
+ * type. Always inline: it is on every reader's path, a dozen times a span,
+ * and where the type is known (a string tag) the compiler keeps only that
+ * case. (Nothing takes @value's address further, so that a caller's
+ * tw_value stays in registers.) */
+static inline __attribute__((always_inline)) bool
+tw__tag_store(tw__arena *a, tw__tag *tag, const char *key, size_t key_len, const tw_value *value)
+{
+    tw_value_type type = value->type;
+    if (type == TW_VALUE_STRING || type == TW_VALUE_BINARY) {
+        const char *src = value->as.str; /* as.str and as.bin are the same pointer */
+        size_t len = src ? value->len : 0;
+        if (__builtin_expect((key_len | len) > TW__TAG_FAST_MAX, 0))
+            return tw__tag_store_rare(a, tag, key, key_len, type, src, len);
+        char *k = tw__arena_alloc_small(a, key_len + len + 2);
+        if (!k)
+            return false;
+        tw__copy_short(k, key, key_len);
+        k[key_len] = '\0';
+        char *copy = k + key_len + 1;
+        tw__copy_short(copy, src, len);
+        copy[len] = '\0';
+        tag->key = k;
+        tag->v.str = copy;
+        tag->len = len;
+        tag->key_len = (uint32_t)key_len;
+        tag->type = type;
+        return true;
+    }
+    if (__builtin_expect(key_len > TW__TAG_FAST_MAX, 0))
+        return false; /* over 4 GiB (a quarter of a 32-bit address space) */
+    int64_t bits;
+    if (type == TW_VALUE_BOOL)
+        bits = value->as.boolean; /* its other bytes zero, as a tag built whole had them */
+    else if (type == TW_VALUE_DOUBLE || type == TW_VALUE_INT64)
+        bits = value->as.i64; /* a double's bits: the same 8 bytes */
+    else
+        return false;
+    char *k = tw__arena_alloc_small(a, key_len + 1);
+    if (!k)
+        return false;
+    tw__copy_short(k, key, key_len);
+    k[key_len] = '\0';
+    tag->key = k;
+    if (type == TW_VALUE_BOOL) {
+        tag->v.i64 = 0;
+        tag->v.boolean = (bool)bits;
+    } else {
+        tag->v.i64 = bits;
+    }
+    tag->len = 0;
+    tag->key_len = (uint32_t)key_len;
+    tag->type = type;
+    return true;
+}
+
+/* tw__tag_set_n when the value is cut (out of line: only the SDK caps). */
+bool tw__tag_set_cut(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                     const tw_value *value, size_t value_cap, bool *was_truncated);
+
+/* Fill a tag in the record's arena, the key's length given (@key_len
+ * bytes, no NUL among them). `value_cap` bounds copied string/binary bytes
+ * (SIZE_MAX for none); returns false on allocation failure; sets
  * *was_truncated when the value was cut. A cut string is cut at a UTF-8
  * character boundary. */
-bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
-                 size_t value_cap, bool *was_truncated);
-/* The same with the key's length given (@key_len bytes, no NUL among them). */
-bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
-                   const tw_value *value, size_t value_cap, bool *was_truncated);
+static inline bool tw__tag_set_n(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
+                                 const tw_value *value, size_t value_cap, bool *was_truncated)
+{
+    /* The readers pass SIZE_MAX: then the test folds away. */
+    if (value_cap != SIZE_MAX &&
+        (value->type == TW_VALUE_STRING || value->type == TW_VALUE_BINARY) && value->as.str &&
+        value->len > value_cap)
+        return tw__tag_set_cut(a, tag, key, key_len, value, value_cap, was_truncated);
+    return tw__tag_store(a, tag, key, key_len, value);
+}
+/* The same with a NUL-terminated key. */
+static inline bool tw__tag_set(tw__arena *a, tw__tag *tag, const char *key, const tw_value *value,
+                               size_t value_cap, bool *was_truncated)
+{
+    return tw__tag_set_n(a, tag, key, strlen(key), value, value_cap, was_truncated);
+}
 
 /* The public view of a stored tag (pointers borrowed from the record). */
 void tw__tag_to_value(const tw__tag *t, tw_value *out);
@@ -234,17 +350,39 @@ const tw__tag *tw__process_find_tag(const tw__process *p, const char *key);
 
 /* ---- builders for decoders --------------------------------------------------------------- */
 
-/* Adds a typed tag / a string tag (copied into the record's arena; no value
- * cap). False on allocation failure. */
-bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value);
-/* The same with the key's length given (@key_len bytes, no NUL among them;
- * need not be NUL-terminated). */
-bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                             const tw_value *value);
-bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value, size_t len);
-/* The same with the key's length given (@key_len bytes, no NUL among them). */
-bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
-                                 const char *value, size_t len);
+/* Adds a typed tag (copied into the record's arena; no value cap), the
+ * key's length given (@key_len bytes, no NUL among them; need not be
+ * NUL-terminated). False on allocation failure, the record unchanged. */
+static inline bool tw__span_data_add_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                                           const tw_value *value)
+{
+    tw__tag *t = tw__span_data_push_tag(s);
+    if (!t || !tw__tag_store(&s->arena, t, key, key_len, value))
+        return false;
+    s->n_tags++; /* commits the tag */
+    return true;
+}
+/* The same with a NUL-terminated key. */
+static inline bool tw__span_data_add_tag(tw__span_data *s, const char *key, const tw_value *value)
+{
+    return tw__span_data_add_tag_n(s, key, strlen(key), value);
+}
+/* A string tag: @len bytes of @value (NULL: empty). */
+static inline bool tw__span_data_add_str_tag_n(tw__span_data *s, const char *key, size_t key_len,
+                                               const char *value, size_t len)
+{
+    tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = value};
+    tw__tag *t = tw__span_data_push_tag(s);
+    if (!t || !tw__tag_store(&s->arena, t, key, key_len, &v))
+        return false;
+    s->n_tags++; /* commits the tag */
+    return true;
+}
+static inline bool tw__span_data_add_str_tag(tw__span_data *s, const char *key, const char *value,
+                                             size_t len)
+{
+    return tw__span_data_add_str_tag_n(s, key, strlen(key), value, len);
+}
 /* Makes room for @n more tags at once (a decoder that knows how many it
  * will add), so the array is not grown and copied on the way. False on
  * allocation failure, the record unchanged. */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/model/test_span_data.c: suite "model/span_data": the arena
- * (inline block, growth, alignment), tag storage and truncation, references
+ * (inline block, growth, alignment), tag storage (the one store's cases, the
+ * small block a seventh tag takes) and truncation, references
  * and reference counting of records, and the record pool: a released
  * record is kept for reuse and, under AddressSanitizer or memcheck,
  * poisoned until then (all but its pool link), and a thread that exits
  * gives back what it kept.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -249,6 +251,83 @@ static void test_footprint_counts_the_record_and_its_blocks(void)
     tw__span_data_unref(s);
 }
 
+/* tw__tag_store, the one store behind every setter: each type's bytes,
+ * a NULL string as empty, and the tag untouched when it refuses. */
+static void test_tag_store_cases(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw__tag t;
+    memset(&t, 0x5a, sizeof t);
+    tw_value b = {.type = TW_VALUE_BOOL, .as.i64 = -1}; /* only the bool byte is the value */
+    b.as.boolean = true;
+    CU_ASSERT_FATAL(tw__tag_store(&s->arena, &t, "flagged!", 7, &b));
+    CU_ASSERT_STRING_EQUAL(t.key, "flagged");
+    CU_ASSERT_EQUAL(t.key_len, 7);
+    CU_ASSERT_EQUAL(t.type, TW_VALUE_BOOL);
+    CU_ASSERT_EQUAL(t.v.i64, (int64_t)(bool)true); /* the bool's other bytes zero */
+    CU_ASSERT_EQUAL(t.len, 0);
+    tw_value d = {.type = TW_VALUE_DOUBLE, .as.dbl = -0.0};
+    CU_ASSERT_FATAL(tw__tag_store(&s->arena, &t, "d", 1, &d));
+    CU_ASSERT(t.v.dbl == 0.0 && signbit(t.v.dbl));
+    tw_value none = {.type = TW_VALUE_STRING, .len = 99, .as.str = NULL};
+    CU_ASSERT_FATAL(tw__tag_store(&s->arena, &t, "", 0, &none));
+    CU_ASSERT_STRING_EQUAL(t.key, "");
+    CU_ASSERT_STRING_EQUAL(t.v.str, "");
+    CU_ASSERT_EQUAL(t.len, 0);
+    static const uint8_t bytes[40] = {1, 0, 2};
+    tw_value bin = {.type = TW_VALUE_BINARY, .len = sizeof bytes, .as.bin = bytes};
+    CU_ASSERT_FATAL(tw__tag_store(&s->arena, &t, "b", 1, &bin));
+    CU_ASSERT_EQUAL(t.len, sizeof bytes);
+    CU_ASSERT_EQUAL(memcmp(t.v.bin, bytes, sizeof bytes), 0);
+    CU_ASSERT_EQUAL(t.v.bin[sizeof bytes], 0); /* a NUL after it, as after a string */
+    tw__tag before = t;
+    tw_value bad = {.type = (tw_value_type)7};
+    CU_ASSERT_FALSE(tw__tag_store(&s->arena, &t, "x", 1, &bad));
+    CU_ASSERT_EQUAL(memcmp(&before, &t, sizeof t), 0);
+#if SIZE_MAX > UINT32_MAX
+    /* A key of 4 GiB is refused before a byte of it is read. */
+    tw_value str = {.type = TW_VALUE_STRING, .len = 1, .as.str = "v"};
+    CU_ASSERT_FALSE(tw__tag_store(&s->arena, &t, "k", (size_t)UINT32_MAX + 1, &str));
+    CU_ASSERT_FALSE(tw__tag_store(&s->arena, &t, "k", (size_t)UINT32_MAX + 1, &d));
+    CU_ASSERT_EQUAL(memcmp(&before, &t, sizeof t), 0);
+#endif
+    tw__span_data_unref(s);
+}
+
+/* A span whose record block is full when its seventh tag comes takes one
+ * heap block of twice the record's block for the grown array and its
+ * later strings, and the footprint counts exactly that block. */
+static void test_seventh_tag_takes_a_small_block(void)
+{
+    tw__span_data *s = tw__span_data_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    size_t empty = tw__span_data_footprint(s);
+    char value[41];
+    memset(value, 'v', sizeof value);
+    for (int i = 0; i < 6; i++) /* 6 * 48 bytes of the record's 352 */
+        CU_ASSERT_FATAL(tw__span_data_add_str_tag(s, "key", value, 40));
+    CU_ASSERT_PTR_NULL(s->arena.extra);
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_FATAL(tw__span_data_add_str_tag(s, "key", value, 40));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->arena.extra);
+    CU_ASSERT_PTR_NULL(s->arena.extra->next);
+    size_t first = TW__SPAN_INLINE_ARENA - sizeof(tw__arena_block);
+    CU_ASSERT_EQUAL(s->arena.extra->size, 2 * first);
+    CU_ASSERT_EQUAL(s->cap_tags, 12);
+    CU_ASSERT_EQUAL(tw__span_data_footprint(s), empty + sizeof(tw__arena_block) + 2 * first + 16);
+    for (size_t i = 0; i < s->n_tags; i++) {
+        CU_ASSERT_STRING_EQUAL(s->tags[i].key, "key");
+        CU_ASSERT_EQUAL(s->tags[i].len, 40);
+    }
+    /* The thirteenth doubles the array again, in a block of its own. */
+    CU_ASSERT_FATAL(tw__span_data_add_str_tag(s, "key", value, 40));
+    CU_ASSERT_EQUAL(s->cap_tags, 24);
+    CU_ASSERT_EQUAL(s->n_tags, 13);
+    CU_ASSERT_STRING_EQUAL(s->tags[0].key, "key");
+    tw__span_data_unref(s);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("model/span_data", NULL, NULL);
@@ -262,6 +341,8 @@ void tw_test_register(void)
     CU_add_test(suite, "process_tags", test_process_tags);
     CU_add_test(suite, "footprint_counts_the_record_and_its_blocks",
                 test_footprint_counts_the_record_and_its_blocks);
+    CU_add_test(suite, "tag_store_cases", test_tag_store_cases);
+    CU_add_test(suite, "seventh_tag_takes_a_small_block", test_seventh_tag_takes_a_small_block);
     CU_add_test(suite, "released_record_is_off_limits_until_reused",
                 test_released_record_is_off_limits_until_reused);
     CU_add_test(suite, "exiting_thread_gives_its_records_back",
