@@ -21,9 +21,25 @@
  * decoder. tests/unit/wire/test_dapper_fast.c and
  * tests/fuzz/fuzz_dapper_fast.c check that all three decoders agree.
  *
+ * The process memo (tw__dapper_memo, the reader's): every line of a log
+ * repeats its whole process object, and decoding it (service, host, ip and
+ * a handful of tags, each copied into the process's arena) cost about
+ * 1,500 instructions a span. The memo keeps the text of the last processes
+ * decoded (from "process": to the line's end, so a hit also proves the line
+ * ends as it did) with the process decoded from it; a line whose text there
+ * is byte for byte one of them takes that process instead of decoding it
+ * again. Sound because what this decoder makes of those bytes depends on
+ * them alone (no warning, no truncation, no state), and every entry was
+ * made by this decoder from exactly its bytes. Each entry carries a stamp
+ * no other content ever carries (a global counter), so a consumer can know
+ * a process it saw before without comparing it (bridge/procs.c).
+ *
  * Memory: bounded stack state (escaped strings unescape into a 4 KiB stack
- * buffer; a line that needs more is declined). Locking: none.
+ * buffer; a line that needs more is declined); the memo holds at most
+ * MEMO_SETS * MEMO_WAYS texts of up to MEMO_MAX_BYTES with their processes.
+ * Locking: none (the stamp counter is atomic: readers on several threads).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +53,39 @@
 #define MAX_ANNOTATIONS 8
 #define SCRATCH_BYTES 4096
 
+/* The process memo: 2-way sets, picked by a hash of the text's ends. 64
+ * entries hold the processes of a log written by a few dozen hosts (the
+ * lines of one trace interleave them); a text longer than MEMO_MAX_BYTES
+ * is decoded every time. */
+#define MEMO_SETS 32 /* a power of two */
+#define MEMO_WAYS 2
+#define MEMO_MAX_BYTES 1024
+
+typedef struct memo_entry {
+    size_t len; /* 0: unused */
+    uint64_t hash;
+    uint64_t stamp;
+    tw__process *process; /* owned; never changed while the entry holds it */
+    char text[MEMO_MAX_BYTES];
+} memo_entry;
+
+struct tw__dapper_memo {
+    memo_entry sets[MEMO_SETS][MEMO_WAYS];
+    unsigned char older[MEMO_SETS]; /* the way a miss replaces */
+    tw__process *spare;             /* owned: a miss decodes into it */
+};
+
+/* Stamps name one entry's content for good: never 0, never reused. */
+static atomic_uint_fast64_t last_stamp;
+
 typedef struct {
     tw__jd c;
     tw__jd_scratch sc;
     tw__span_data *span;
     tw__process *process;
+    tw__dapper_memo *memo;  /* NULL: no memo */
+    const tw__process *got; /* with a memo: the process the line gave */
+    uint64_t stamp;         /* its stamp, 0 when it is the spare */
 } reader;
 
 #define LIT(r, lit) TW__JD_LIT(&(r)->c, lit)
@@ -363,11 +407,11 @@ static bool key_is(const decoded_tag *t, const char *key, size_t len)
 }
 
 /* {"service":S[,"host":H][,"ip":I][,"tags":[...]]} and the record's end. */
-static bool process(reader *r)
+static bool decode_process(reader *r)
 {
     const char *service, *host = NULL, *ip = NULL;
     size_t service_len, host_len = 0, ip_len = 0;
-    if (!LIT(r, ",\"process\":{\"service\":\"") || !string(r, &service, &service_len) ||
+    if (!LIT(r, "{\"service\":\"") || !string(r, &service, &service_len) ||
         (LIT(r, ",\"host\":\"") && !string(r, &host, &host_len)) ||
         (LIT(r, ",\"ip\":\"") && !string(r, &ip, &ip_len)))
         return false;
@@ -394,6 +438,84 @@ static bool process(reader *r)
     return LIT(r, "}}") && r->c.p == r->c.e &&
            add_process_str_tag(r, "hostname", has_hostname, host, host_len) &&
            add_process_str_tag(r, "ip", has_ip, ip, ip_len);
+}
+
+/* Which entries the @n bytes at @p may be in: their length and their first
+ * and last 64 bytes (a few words where hashing all of them cost as much as
+ * the comparison that follows; texts alike there only share a set). */
+static uint64_t memo_hash(const char *p, size_t n)
+{
+    uint64_t h = n * 0x9e3779b97f4a7c15ull;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (unsigned char)p[i]) * 0x9e3779b97f4a7c15ull;
+        return h;
+    }
+    size_t words = n / 8 < 8 ? n / 8 : 8;
+    for (size_t i = 0; i < words; i++) {
+        uint64_t a, b;
+        memcpy(&a, p + 8 * i, 8);
+        memcpy(&b, p + n - 8 - 8 * i, 8);
+        h = (h ^ a) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ b ^ (h >> 31)) * 0xff51afd7ed558ccdull;
+    }
+    return h ^ (h >> 29);
+}
+
+static size_t memo_set(uint64_t hash)
+{
+    return (size_t)(hash >> 58) & (MEMO_SETS - 1);
+}
+
+/* The process member and the record's end: from the memo when its text is
+ * one the memo holds, else decoded (into the memo's spare, remembered when
+ * the text is short enough). */
+static bool process(reader *r)
+{
+    if (!LIT(r, ",\"process\":"))
+        return false;
+    tw__dapper_memo *m = r->memo;
+    if (!m)
+        return decode_process(r);
+    const char *text = r->c.p;
+    size_t n = (size_t)(r->c.e - text);
+    uint64_t hash = 0;
+    memo_entry *set = NULL;
+    if (n <= MEMO_MAX_BYTES) {
+        hash = memo_hash(text, n);
+        set = m->sets[memo_set(hash)];
+        for (int w = 0; w < MEMO_WAYS; w++) {
+            memo_entry *x = &set[w];
+            if (x->len == n && x->hash == hash && memcmp(x->text, text, n) == 0) {
+                m->older[memo_set(hash)] = (unsigned char)(1 - w);
+                r->got = x->process;
+                r->stamp = x->stamp;
+                r->c.p = r->c.e;
+                return true;
+            }
+        }
+    }
+    /* A miss: the spare may hold a process a previous call handed out. */
+    tw__process_reset(m->spare);
+    r->process = m->spare;
+    if (!decode_process(r))
+        return false;
+    r->got = m->spare;
+    r->stamp = 0;
+    if (set) {
+        int w = m->older[memo_set(hash)];
+        memo_entry *x = &set[w];
+        tw__process *old = x->process;
+        x->process = m->spare;
+        m->spare = old; /* reset when it is decoded into next */
+        x->len = n;
+        x->hash = hash;
+        memcpy(x->text, text, n);
+        x->stamp = atomic_fetch_add_explicit(&last_stamp, 1, memory_order_relaxed) + 1;
+        m->older[memo_set(hash)] = (unsigned char)(1 - w);
+        r->stamp = x->stamp;
+    }
+    return true;
 }
 
 /* dapper_log_fast.c decode_record(), on the encoder's member order:
@@ -460,5 +582,68 @@ bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **
         return false;
     }
     *span_out = r.span;
+    return true;
+}
+
+tw__dapper_memo *tw__dapper_memo_new(void)
+{
+    tw__dapper_memo *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    /* Every entry owns a process from the start: a miss swaps, never allocates. */
+    for (size_t i = 0; i <= MEMO_SETS * MEMO_WAYS; i++) {
+        tw__process *p = malloc(sizeof *p);
+        if (!p) {
+            tw__dapper_memo_free(m);
+            return NULL;
+        }
+        tw__process_init(p);
+        if (i == MEMO_SETS * MEMO_WAYS)
+            m->spare = p;
+        else
+            m->sets[i / MEMO_WAYS][i % MEMO_WAYS].process = p;
+    }
+    return m;
+}
+
+void tw__dapper_memo_free(tw__dapper_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < MEMO_SETS * MEMO_WAYS; i++) {
+        tw__process *p = m->sets[i / MEMO_WAYS][i % MEMO_WAYS].process;
+        if (p) {
+            tw__process_clear(p);
+            free(p);
+        }
+    }
+    if (m->spare) {
+        tw__process_clear(m->spare);
+        free(m->spare);
+    }
+    free(m);
+}
+
+bool tw__dapper_log_decode_direct_memo(const char *line, size_t len, tw__dapper_memo *memo,
+                                       tw__span_data **span_out, const tw__process **process_out,
+                                       uint64_t *stamp_out)
+{
+    if (len < 2 || line[0] != '{' || line[1] != '"')
+        return false;
+    char scratch[SCRATCH_BYTES];
+    reader r = {.c = {line, line + len},
+                .sc = {scratch, 0, sizeof scratch},
+                .span = tw__span_data_new(),
+                .process = NULL,
+                .memo = memo};
+    if (!r.span)
+        return false;
+    if (!decode_record(&r)) {
+        tw__span_data_unref(r.span);
+        return false;
+    }
+    *span_out = r.span;
+    *process_out = r.got;
+    *stamp_out = r.stamp;
     return true;
 }
