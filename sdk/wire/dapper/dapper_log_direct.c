@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
@@ -86,6 +87,7 @@ typedef struct {
     tw__dapper_memo *memo;  /* NULL: no memo */
     const tw__process *got; /* with a memo: the process the line gave */
     uint64_t stamp;         /* its stamp, 0 when it is the spare */
+    size_t kind_tag;        /* the last span tag keyed "span.kind"; SIZE_MAX: none */
 } reader;
 
 #define LIT(r, lit) TW__JD_LIT(&(r)->c, lit)
@@ -115,28 +117,35 @@ typedef struct {
 } decoded_tag;
 
 /* {"key":K,"type":T,"value":V} in the encoder's order (dapper_log.c
- * decode_tag's rules). An empty key is declined, as the fast decoder does. */
+ * decode_tag's rules), from just after its `{"key":"` to just before its
+ * `}`: the lists read `},{"key":"` between two tags and `}]` after the
+ * last as one literal each (TAG_FIRST, TAG_NEXT, TAG_END), a compare
+ * where three took one each. An empty key is declined, as the fast decoder
+ * does. */
+#define TAG_FIRST "{\"key\":\""
+#define TAG_NEXT "},{\"key\":\""
+#define TAG_END "}]"
 static bool tag(reader *r, decoded_tag *t)
 {
     t->bin = NULL;
-    if (!LIT(r, "{\"key\":\"") || !string(r, &t->key, &t->key_len) || !t->key_len ||
-        !LIT(r, ",\"type\":\""))
+    if (!string(r, &t->key, &t->key_len) || !t->key_len)
         return false;
     tw_value *v = &t->value;
     memset(v, 0, sizeof(*v));
     const char *s;
     size_t len;
-    /* One compare per tag: the type's first byte picks its literal. */
-    switch (r->c.p < r->c.e ? *r->c.p : 0) {
+    /* One compare per tag: the type's first byte (after `,"type":"`, 9
+     * bytes) picks the literal of both. */
+    switch (r->c.e - r->c.p > 9 ? r->c.p[9] : 0) {
     case 's':
-        if (!LIT(r, "string\",\"value\":\"") || !string(r, &s, &len))
+        if (!LIT(r, ",\"type\":\"string\",\"value\":\"") || !string(r, &s, &len))
             return false;
         v->type = TW_VALUE_STRING;
         v->as.str = s;
         v->len = len;
         break;
     case 'i':
-        if (!LIT(r, "int64\",\"value\":"))
+        if (!LIT(r, ",\"type\":\"int64\",\"value\":"))
             return false;
         v->type = TW_VALUE_INT64;
         if (tw__jd_byte(&r->c, '"')) {
@@ -149,13 +158,13 @@ static bool tag(reader *r, decoded_tag *t)
         }
         break;
     case 'b':
-        if (LIT(r, "bool\",\"value\":")) {
+        if (LIT(r, ",\"type\":\"bool\",\"value\":")) {
             v->type = TW_VALUE_BOOL;
             if (!boolean(r, &v->as.boolean))
                 return false;
         } else {
             bool is_nomem = false;
-            if (!LIT(r, "binary\",\"value\":\"") || !string(r, &s, &len) ||
+            if (!LIT(r, ",\"type\":\"binary\",\"value\":\"") || !string(r, &s, &len) ||
                 !tw__base64_decode(s, len, true, &t->bin, &v->len, &is_nomem))
                 return false;
             v->type = TW_VALUE_BINARY;
@@ -163,7 +172,7 @@ static bool tag(reader *r, decoded_tag *t)
         }
         break;
     case 'f':
-        if (!LIT(r, "float64\",\"value\":"))
+        if (!LIT(r, ",\"type\":\"float64\",\"value\":"))
             return false;
         v->type = TW_VALUE_DOUBLE;
         if (tw__jd_byte(&r->c, '"')) {
@@ -184,18 +193,21 @@ static bool tag(reader *r, decoded_tag *t)
     default:
         return false;
     }
-    return LIT(r, "}");
+    return true;
 }
 
 static bool span_tags(reader *r)
 {
     if (LIT(r, "]"))
         return true;
+    if (!LIT(r, TAG_FIRST))
+        return false;
     tw__span_data *s = r->span;
     do {
         /* The fast decoder's order: the slot, then the tag, then its copy. */
         tw__tag *slot = tw__span_data_push_tag(s);
-        decoded_tag t = {.bin = NULL};
+        decoded_tag t; /* not zeroed: tag() sets what is read (16 stores a tag) */
+        t.bin = NULL;
         bool was_truncated = false;
         bool ok =
             slot && tag(r, &t) &&
@@ -204,9 +216,12 @@ static bool span_tags(reader *r)
             free(t.bin);
         if (!ok)
             return false;
+        /* What tw__span_kind_of would look for later, known now. */
+        if (t.key_len == 9 && memcmp(t.key, "span.kind", 9) == 0)
+            r->kind_tag = s->n_tags;
         s->n_tags++;
-    } while (LIT(r, ","));
-    return LIT(r, "]");
+    } while (LIT(r, TAG_NEXT));
+    return LIT(r, TAG_END);
 }
 
 static void free_bins(decoded_tag *t, size_t n)
@@ -226,12 +241,15 @@ static bool log_entry(reader *r)
         return false;
     bool ok = true;
     if (!LIT(r, "]")) {
-        do {
+        ok = LIT(r, TAG_FIRST);
+        while (ok) {
             ok = n < MAX_FIELDS && tag(r, &fields[n]);
             if (n < MAX_FIELDS)
                 n++; /* its bin (NULL or owned) is freed below */
-        } while (ok && LIT(r, ","));
-        ok = ok && LIT(r, "]");
+            if (!ok || !LIT(r, TAG_NEXT))
+                break;
+        }
+        ok = ok && LIT(r, TAG_END);
     }
     ok = ok && LIT(r, "}");
     tw__span_data *s = r->span;
@@ -307,12 +325,62 @@ static tw__span_kind kind_of_annotation(const char *s, size_t len)
 /* What tw__dapper_kind_from_name computes on a C string. */
 static tw__span_kind kind_from_name(const char *s, size_t len)
 {
+    /* The lengths of tw__dapper_kind_names: most names fail on them. */
+    static const size_t name_len[5] = {0, 6, 6, 8, 8};
     for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
-        const char *name = tw__dapper_kind_names[k];
-        if (strlen(name) == len && memcmp(name, s, len) == 0)
+        if (name_len[k] == len && memcmp(tw__dapper_kind_names[k], s, len) == 0)
             return (tw__span_kind)k;
     }
     return TW__KIND_NONE;
+}
+
+/* tw__span_kind_of on the span's tags, the last span.kind tag known from
+ * reading them (r->kind_tag): the same strcasecmp on its value (the
+ * locale's), skipped for names of another length (strcasecmp maps byte to
+ * byte, and the direct decoder's strings hold no NUL). */
+static tw__span_kind kind_tagged(const reader *r)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        tw__span_kind kind;
+    } names[] = {{"client", 6, TW__KIND_CLIENT},
+                 {"server", 6, TW__KIND_SERVER},
+                 {"producer", 8, TW__KIND_PRODUCER},
+                 {"consumer", 8, TW__KIND_CONSUMER},
+                 {"internal", 8, TW__KIND_INTERNAL}};
+    const tw__tag *t = &r->span->tags[r->kind_tag];
+    if (t->type != TW_VALUE_STRING)
+        return TW__KIND_NONE;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (t->len == names[k].len && strcasecmp(t->v.str, names[k].name) == 0)
+            return names[k].kind;
+    }
+    return TW__KIND_NONE;
+}
+
+/* tw__dapper_settle_kind, with the span.kind tag known (kind_tagged). */
+static bool settle_kind(reader *r, tw__span_kind member, tw__span_kind from_annotations)
+{
+    tw__span_kind kind = member;
+    if (from_annotations != TW__KIND_NONE) {
+        if (kind != TW__KIND_NONE && kind != from_annotations)
+            return false;
+        kind = from_annotations;
+    }
+    if (kind == TW__KIND_NONE)
+        return true;
+    if (r->kind_tag != SIZE_MAX)
+        return kind_tagged(r) == kind;
+    tw__span_data *s = r->span;
+    const char *name = tw__dapper_kind_names[kind];
+    tw__tag *slot = tw__span_data_push_tag(s);
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};
+    bool was_truncated = false;
+    if (!slot || !tw__tag_set_n(&s->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
+        return false;
+    s->n_tags++;
+    return true;
 }
 
 static bool apply_annotations(reader *r, const annotations *an, tw__span_kind *kind)
@@ -353,7 +421,7 @@ static bool reconcile_kind(reader *r, const char *name, size_t name_len,
         if (kind == TW__KIND_NONE)
             return false;
     }
-    return tw__dapper_settle_kind(r->span, kind, from_annotations);
+    return settle_kind(r, kind, from_annotations);
 }
 
 static bool refs(reader *r)
@@ -422,6 +490,8 @@ static bool decode_process(reader *r)
     r->process->service_name = copy;
     bool has_hostname = false, has_ip = false;
     if (LIT(r, ",\"tags\":[") && !LIT(r, "]")) {
+        if (!LIT(r, TAG_FIRST))
+            return false;
         do {
             decoded_tag t;
             bool ok = tag(r, &t) && add_process_tag(r, &t);
@@ -431,8 +501,8 @@ static bool decode_process(reader *r)
                 return false;
             has_hostname = has_hostname || key_is(&t, "hostname", 8);
             has_ip = has_ip || key_is(&t, "ip", 2);
-        } while (LIT(r, ","));
-        if (!LIT(r, "]"))
+        } while (LIT(r, TAG_NEXT));
+        if (!LIT(r, TAG_END))
             return false;
     }
     return LIT(r, "}}") && r->c.p == r->c.e &&
@@ -554,7 +624,8 @@ static bool decode_record(reader *r)
     if ((LIT(r, ",\"shared\":") && !boolean(r, &s->shared)) ||
         (LIT(r, ",\"duration_unknown\":") && !boolean(r, &s->is_duration_unknown)))
         return false;
-    annotations an = {.n = 0};
+    annotations an; /* not zeroed: read_annotations fills a[0..n) */
+    an.n = 0;
     tw__span_kind annotated;
     return (!LIT(r, ",\"annotations\":[") || read_annotations(r, &an)) &&
            (!LIT(r, ",\"tags\":[") || span_tags(r)) && (!LIT(r, ",\"logs\":[") || logs(r)) &&
@@ -571,6 +642,7 @@ bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **
     char scratch[SCRATCH_BYTES];
     reader r = {.c = {line, line + len},
                 .sc = {scratch, 0, sizeof scratch},
+                .kind_tag = SIZE_MAX,
                 .span = tw__span_data_new(),
                 .process = process_out};
     if (!r.span)
@@ -633,6 +705,7 @@ bool tw__dapper_log_decode_direct_memo(const char *line, size_t len, tw__dapper_
     char scratch[SCRATCH_BYTES];
     reader r = {.c = {line, line + len},
                 .sc = {scratch, 0, sizeof scratch},
+                .kind_tag = SIZE_MAX,
                 .span = tw__span_data_new(),
                 .process = NULL,
                 .memo = memo};
