@@ -13,6 +13,12 @@
  * keys, numbers Jansson reads differently, surrogates, control characters,
  * NUL in keys, depth, ...) must either decode equal or be declined, and a
  * declined line must give exactly the Jansson path's result and message.
+ *
+ * The reader's process memo (tw__dapper_log_reader_next_shared): a stream of
+ * lines whose processes repeat (more of them than the memo holds, some
+ * longer than it keeps, some lines mutated) must read record for record as
+ * tw__dapper_log_decode reads each line alone, and a stamp met again must
+ * be the same process, unchanged, at the same address.
  */
 #include <errno.h>
 #include <math.h>
@@ -1091,6 +1097,140 @@ static void test_scanner_depth_falls_back_wide_objects_do_not(void)
     tw__buf_free(&b);
 }
 
+/* A stream whose lines repeat N_PROCS processes in a random order. */
+#define N_PROCS 90 /* more than the memo's 64 entries: entries are replaced */
+#ifdef UNDER_ASAN
+#define N_SHARED_LINES 1500
+#else
+#define N_SHARED_LINES 6000
+#endif
+
+typedef struct {
+    uint64_t stamp;
+    const tw__process *at;
+    tw__process copy;
+} seen_stamp;
+
+static void test_shared_reader_agrees_with_line_decoder(void)
+{
+    tw__dapper_log_encoder *enc[N_PROCS];
+    for (size_t k = 0; k < N_PROCS; k++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(31, k, &p, &has_process, 0);
+        CU_ASSERT_FATAL(s != NULL);
+        if (k % 10 == 9) { /* a process too long for the memo */
+            char big[1500];
+            memset(big, 'x', sizeof big - 1);
+            big[sizeof big - 1] = '\0';
+            tw_value v = {.type = TW_VALUE_STRING, .as.str = big, .len = sizeof big - 1};
+            CU_ASSERT_FATAL(tw__process_add_tag(&p, "big", &v));
+        }
+        enc[k] = tw__dapper_log_encoder_new(&p);
+        CU_ASSERT_FATAL(enc[k] != NULL);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    tw__buf stream, line;
+    tw__buf_init(&stream);
+    tw__buf_init(&line);
+    corpus_rng r = {11};
+    for (size_t i = 0; i < N_SHARED_LINES; i++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(37, i, &p, &has_process, CORPUS_EMPTY_KEYS);
+        CU_ASSERT_FATAL(s != NULL);
+        /* Mostly a few hot processes, as in a log of one service's hosts. */
+        size_t k = corpus_below(&r, 4) ? corpus_below(&r, 12) : corpus_below(&r, N_PROCS);
+        tw__buf_reset(&line);
+        CU_ASSERT_FATAL(tw__dapper_log_encode_span(enc[k], s, &line));
+        if (corpus_below(&r, 8) == 0) { /* a changed byte: often in the process */
+            tw__buf variant;
+            tw__buf_init(&variant);
+            mutate_bytes((const char *)line.data, line.len - 1, &r, &variant);
+            for (size_t b = 0; b < variant.len; b++) {
+                if (variant.data[b] == '\n')
+                    variant.data[b] = ' ';
+            }
+            put(&stream, variant.data, variant.len);
+            put(&stream, "\n", 1);
+            tw__buf_free(&variant);
+        } else {
+            put(&stream, line.data, line.len);
+        }
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    FILE *f = fmemopen(stream.data, stream.len, "r");
+    CU_ASSERT_FATAL(f != NULL);
+    tw__dapper_log_reader *reader = tw__dapper_log_reader_new(f, 0);
+    CU_ASSERT_FATAL(reader != NULL);
+    seen_stamp *seen = calloc(N_SHARED_LINES, sizeof *seen);
+    CU_ASSERT_FATAL(seen != NULL);
+    size_t n_seen = 0, records = 0, errors = 0, repeats = 0, unstamped = 0, mismatched = 0;
+    for (;;) {
+        tw__span_data *span = NULL;
+        const tw__process *process = NULL;
+        uint64_t stamp = 0;
+        tw_error *e = NULL;
+        tw_status st = tw__dapper_log_reader_next_shared(reader, &span, &process, &stamp, &e);
+        if (st == TW_E_NOT_FOUND)
+            break;
+        size_t raw_len;
+        const char *raw = tw__dapper_log_reader_raw(reader, &raw_len);
+        tw__span_data *want = NULL;
+        tw__process want_p;
+        tw_error *want_e = NULL;
+        tw_status want_st = tw__dapper_log_decode(raw, raw_len, tw__dapper_log_reader_line(reader),
+                                                  &want, &want_p, &want_e);
+        if (st != want_st) {
+            mismatched++;
+        } else if (st != TW_OK) {
+            errors++;
+            if (!e || !want_e || strcmp(tw_error_message(e), tw_error_message(want_e)) != 0)
+                mismatched++;
+        } else {
+            records++;
+            if (!records_equal(span, want) || !processes_equal(process, &want_p))
+                mismatched++;
+        }
+        tw_error_free(e);
+        tw_error_free(want_e);
+        tw__span_data_unref(span);
+        tw__span_data_unref(want);
+        if (st != TW_OK || want_st != TW_OK)
+            continue;
+        unstamped += stamp == 0;
+        size_t i = 0;
+        while (stamp && i < n_seen && seen[i].stamp != stamp)
+            i++;
+        if (stamp && i < n_seen) {
+            repeats++;
+            if (seen[i].at != process || !processes_equal(&seen[i].copy, process))
+                mismatched++;
+        } else if (stamp) {
+            seen[n_seen++] = (seen_stamp){.stamp = stamp, .at = process, .copy = want_p};
+            continue; /* the copy is the table's now */
+        }
+        tw__process_clear(&want_p);
+    }
+    printf("\n  %zu records, %zu errors: %zu stamps, met again %zu times, %zu unstamped ", records,
+           errors, n_seen, repeats, unstamped);
+    CU_ASSERT_EQUAL(mismatched, 0);
+    CU_ASSERT(repeats > records / 4); /* the memo is used */
+    CU_ASSERT(unstamped > 0);         /* and long processes bypass it */
+    CU_ASSERT(errors > 0);
+    for (size_t i = 0; i < n_seen; i++)
+        tw__process_clear(&seen[i].copy);
+    free(seen);
+    tw__dapper_log_reader_free(reader);
+    fclose(f);
+    tw__buf_free(&stream);
+    tw__buf_free(&line);
+    for (size_t k = 0; k < N_PROCS; k++)
+        tw__dapper_log_encoder_free(enc[k]);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/dapper_fast", NULL, NULL);
@@ -1102,4 +1242,6 @@ void tw_test_register(void)
     CU_add_test(suite, "direct_numbers_read_as_strtod", test_direct_numbers_read_as_strtod);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
+    CU_add_test(suite, "shared_reader_agrees_with_line_decoder",
+                test_shared_reader_agrees_with_line_decoder);
 }
