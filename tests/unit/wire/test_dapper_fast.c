@@ -1046,6 +1046,71 @@ static void test_direct_numbers_read_as_strtod(void)
 /* Deeper than the scanner goes: declined, and the Jansson path still reads
  * it. An object of many members (whose repeated keys the scanner finds with
  * a hash) is read by the fast path, with the same result as Jansson's. */
+/* tw__jd_int64 (its short path for plain integers) against what
+ * tw__jd_scan_number reads as an integer: the same answer, value and end,
+ * for integers of 1 to 21 digits, signed or not, with leading zeros, and
+ * every kind of byte after them (or none). */
+static void check_int64(const char *text, size_t len)
+{
+    char *copy = malloc(len ? len : 1); /* exactly @len bytes: ASan sees a read past them */
+    CU_ASSERT_FATAL(copy != NULL);
+    memcpy(copy, text, len);
+    tw__jd a = {copy, copy + len}, b = {copy, copy + len};
+    int64_t va = 0, vb = 0;
+    double d;
+    bool is_real = false;
+    bool got = tw__jd_int64(&a, &va);
+    bool want = tw__jd_scan_number(&b, &is_real, &vb, &d) && !is_real;
+    if (!want)
+        b.p = copy;
+    if (got != want || (got && (va != vb || a.p != b.p)) || (!got && a.p != copy)) {
+        n_number_mismatches++;
+        printf("\n  int64 %.*s: %d %lld vs %d %lld ", (int)len, text, got, (long long)va, want,
+               (long long)vb);
+    }
+    free(copy);
+}
+
+static void test_direct_int64_short_path(void)
+{
+    static const char *const after[] = {"", ",", "}", "]", ".5", "e3", "E-1", "0", " ", "\""};
+    corpus_rng r = {5};
+    char text[64];
+    n_number_mismatches = 0;
+    for (size_t i = 0; i < N_NUMBERS / 4; i++) {
+        int n = 1 + (int)corpus_below(&r, 21);
+        int at = 0;
+        if (corpus_below(&r, 8) == 0)
+            text[at++] = '-';
+        for (int k = 0; k < n; k++) {
+            unsigned digit = (unsigned)corpus_below(&r, 10);
+            if (k == 0 && corpus_below(&r, 4) && !digit)
+                digit = 1; /* mostly no leading zero */
+            text[at++] = (char)('0' + digit);
+        }
+        const char *tail = after[corpus_below(&r, sizeof after / sizeof after[0])];
+        size_t tl = strlen(tail);
+        memcpy(text + at, tail, tl);
+        check_int64(text, (size_t)at + tl);
+    }
+    static const char *const edges[] = {"1",
+                                        "0",
+                                        "00",
+                                        "-0",
+                                        "999999999999999999",
+                                        "1000000000000000000",
+                                        "9223372036854775807",
+                                        "9223372036854775808",
+                                        "-9223372036854775808",
+                                        "1700000000010367,",
+                                        "17000000000103671",
+                                        "12345678",
+                                        "123456789012345678901"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        check_int64(edges[i], strlen(edges[i]));
+    CU_ASSERT_EQUAL(n_number_mismatches, 0);
+}
+
 static void test_scanner_depth_falls_back_wide_objects_do_not(void)
 {
     tally t = {0};
@@ -1240,6 +1305,7 @@ void tw_test_register(void)
     CU_add_test(suite, "direct_decoder_on_mutated_lines", test_direct_decoder_on_mutated_lines);
     CU_add_test(suite, "direct_decoder_edge_lines", test_direct_decoder_edge_lines);
     CU_add_test(suite, "direct_numbers_read_as_strtod", test_direct_numbers_read_as_strtod);
+    CU_add_test(suite, "direct_int64_short_path", test_direct_int64_short_path);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
     CU_add_test(suite, "shared_reader_agrees_with_line_decoder",
