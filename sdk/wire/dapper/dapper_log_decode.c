@@ -15,7 +15,10 @@
  * own line shape, read in place), then to the fast one (dapper_log_fast.c:
  * no Jansson tree), each of which decodes exactly as decode_record() below
  * or declines; everything both decline, every error included, is decoded
- * here, so the messages are this file's.
+ * here, so the messages are this file's. The reader's shared form
+ * (tw__dapper_log_reader_next_shared) gives the direct decoder a memo of
+ * recent process objects (dapper_log_direct.c), so that a log's repeated
+ * process is decoded once; its fallbacks are the same.
  *
  * Locking: none.
  */
