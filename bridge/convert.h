@@ -198,6 +198,10 @@ void twb_procs_free(twb_procs *t); /* NULL is a no-op */
 /* The interned copy of @p (equal service and tags, in order); NULL on
  * allocation failure. */
 const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p);
+/* The same, with @stamp as tw__wire_input's process_stamp promises (0:
+ * none): a process given again at the same address with the same non-zero
+ * stamp is taken as unchanged, without comparing it. */
+const tw__process *twb_procs_intern_stamped(twb_procs *t, const tw__process *p, uint64_t stamp);
 size_t twb_procs_count(const twb_procs *t);
 
 /* ---- the JSON splitter (wire/core/json_stream.h) ------------------------------------------ */

@@ -313,7 +313,7 @@ static bool on_emit(twb_input *in, tw__span_data *span, const tw__process *proce
         return false;
     }
     p->n.read++;
-    const tw__process *interned = twb_procs_intern(p->procs, process);
+    const tw__process *interned = twb_procs_intern_stamped(p->procs, process, in->process_stamp);
     if (!interned || !check_span(p, in, span)) {
         tw__span_data_unref(span);
         tw__set_error(&p->fatal, TW_E_NOMEM, "out of memory");

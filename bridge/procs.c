@@ -35,7 +35,11 @@
  * is one comparison where the recent ones took up to four and a miss the
  * hash. Only a guess: the caller may have changed the process at that
  * address (a reader reusing one scratch process for every record), so the
- * guess is compared in full like any other. */
+ * guess is compared in full like any other, unless the caller gave it a
+ * stamp (twb_procs_intern_stamped): the same non-zero stamp at the same
+ * address is the content the guess was made from (the Dapper reader's
+ * shared processes), so the comparison is skipped. A reader that changes
+ * a process at one address gives it a new stamp or none. */
 #define N_BY_ADDRESS 64 /* a power of two */
 
 /* Next: by a fingerprint of the process (the tag count, the ends of the
@@ -54,6 +58,7 @@ typedef struct by_print {
 typedef struct by_address {
     const tw__process *given;    /* the caller's; NULL when unused */
     const tw__process *interned; /* what it equalled */
+    uint64_t stamp;              /* the caller's stamp of it; 0: none */
 } by_address;
 
 struct twb_procs {
@@ -312,13 +317,22 @@ static uint64_t fingerprint(const tw__process *p)
 
 const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
 {
+    return twb_procs_intern_stamped(t, p, 0);
+}
+
+const tw__process *twb_procs_intern_stamped(twb_procs *t, const tw__process *p, uint64_t stamp)
+{
     if (!t || !p)
         return NULL;
     by_address *g = &t->guess[address_slot(p)];
+    if (stamp && g->given == p && g->stamp == stamp)
+        return g->interned;
     const tw__process *tried = NULL; /* compared already: not again below */
     if (g->given == p) {
-        if (process_equal(g->interned, p))
+        if (process_equal(g->interned, p)) {
+            g->stamp = stamp;
             return g->interned;
+        }
         tried = g->interned;
     }
     uint64_t print = fingerprint(p);
@@ -326,7 +340,7 @@ const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
     by_print *f = &t->prints[(print >> 56) & (N_BY_PRINT - 1)];
     if (f->interned && f->print == print && f->interned != tried) {
         if (process_equal(f->interned, p)) {
-            *g = (by_address){p, f->interned};
+            *g = (by_address){p, f->interned, stamp};
             return f->interned;
         }
         if (!tried)
@@ -334,7 +348,7 @@ const tw__process *twb_procs_intern(twb_procs *t, const tw__process *p)
     }
     const tw__process *r = intern(t, p, tried);
     if (r) {
-        *g = (by_address){p, r};
+        *g = (by_address){p, r, stamp};
         *f = (by_print){print, r};
     }
     return r;

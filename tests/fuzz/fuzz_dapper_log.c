@@ -16,6 +16,16 @@
  * stream of lines by the reader, which must report each line as a record,
  * a malformed line, or the end, with increasing line numbers.
  *
+ * The process memo (tw__dapper_log_reader_next_shared, dapper_log_direct.c)
+ * is checked differentially: the input, then the input again with one
+ * byte changed, then the input once more, is read as one stream by the
+ * shared reader, and each of its lines must come out exactly as
+ * tw__dapper_log_decode (no memo) gives that line alone: status, error,
+ * span and process. So the same process bytes are met twice with a change
+ * in between, and processes repeated across lines hit the memo. A stamp
+ * met again must be the same process at the same address with the same
+ * content.
+ *
  * Built and run by tests/fuzz/run_fuzz.sh (clang, -fsanitize=fuzzer,address,
  * undefined); seeds in tests/fuzz/corpus/dapper_log/, tokens in
  * tests/fuzz/dapper_log.dict.
@@ -160,6 +170,95 @@ static void fuzz_reader(const uint8_t *data, size_t size)
     fclose(f);
 }
 
+/* ---- the shared reader against the line decoder ----------------------------------------- */
+
+#define N_STAMPS 64
+
+typedef struct {
+    uint64_t stamp;
+    const tw__process *at;
+    tw__process copy; /* the process as the line decoder gave it */
+} seen_stamp;
+
+static void fuzz_shared(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return;
+    /* data, data with one byte changed, data: what follows the changed
+     * byte on its line meets the memo's entries for the first copy. */
+    size_t total = 3 * size + 2;
+    uint8_t *stream = malloc(total);
+    if (!stream)
+        return;
+    memcpy(stream, data, size);
+    stream[size] = '\n';
+    memcpy(stream + size + 1, data, size);
+    stream[size + 1 + size / 2] ^= 0x01;
+    stream[2 * size + 1] = '\n';
+    memcpy(stream + 2 * size + 2, data, size);
+    FILE *f = fmemopen(stream, total, "r");
+    if (!f) {
+        free(stream);
+        return;
+    }
+    tw__dapper_log_reader *r = tw__dapper_log_reader_new(f, 0);
+    if (!r)
+        abort();
+    seen_stamp seen[N_STAMPS];
+    size_t n_seen = 0;
+    for (size_t calls = 0; calls <= total + 1; calls++) {
+        tw__span_data *span = NULL;
+        const tw__process *process = NULL;
+        uint64_t stamp = 0;
+        tw_error *err = NULL;
+        tw_status st = tw__dapper_log_reader_next_shared(r, &span, &process, &stamp, &err);
+        if (st == TW_E_NOT_FOUND)
+            break;
+        if (calls == total + 1)
+            fail("the shared reader does not reach the end");
+        size_t raw_len;
+        const char *raw = tw__dapper_log_reader_raw(r, &raw_len);
+        tw__span_data *want = NULL;
+        tw__process want_process;
+        tw_error *want_err = NULL;
+        tw_status want_st = tw__dapper_log_decode(raw, raw_len, tw__dapper_log_reader_line(r),
+                                                  &want, &want_process, &want_err);
+        if (st != want_st)
+            fail("the shared reader and the line decoder disagree on a line's status");
+        if (st != TW_OK) {
+            if (!err || !want_err || strcmp(tw_error_message(err), tw_error_message(want_err)))
+                fail("the shared reader and the line decoder give different errors");
+            tw_error_free(err);
+            tw_error_free(want_err);
+            continue;
+        }
+        if (!tw_test_spans_equal(span, want) || !processes_equal(process, &want_process))
+            fail("the shared reader and the line decoder give different records");
+        tw__span_data_unref(span);
+        size_t i = 0;
+        while (stamp && i < n_seen && seen[i].stamp != stamp)
+            i++;
+        if (stamp && i < n_seen) {
+            if (seen[i].at != process || !processes_equal(&seen[i].copy, process))
+                fail("a stamp met again is another process");
+        }
+        if (stamp && i == n_seen && n_seen < N_STAMPS) {
+            seen[n_seen] = (seen_stamp){.stamp = stamp, .at = process};
+            seen[n_seen].copy = want_process; /* owned by the table now */
+            n_seen++;
+            tw__span_data_unref(want);
+            continue;
+        }
+        tw__span_data_unref(want);
+        tw__process_clear(&want_process);
+    }
+    for (size_t i = 0; i < n_seen; i++)
+        tw__process_clear(&seen[i].copy);
+    tw__dapper_log_reader_free(r);
+    fclose(f);
+    free(stream);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* An allocation of exactly the input's size, so that ASan catches a
@@ -172,5 +271,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_line(line, size);
     free(line);
     fuzz_reader(data, size);
+    fuzz_shared(data, size);
     return 0;
 }

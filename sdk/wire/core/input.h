@@ -70,6 +70,12 @@ struct tw__wire_input {
      * Never stops the run. NULL: warnings are dropped. */
     void (*warn)(tw__wire_input *in, size_t line_no, const char *reason);
     void *user_data;
+    /* Set by a decoder around one emit (0 otherwise): non-zero, a number
+     * that names the content of the process that emit is given for good
+     * (the Dapper reader's shared processes, dapper_log.h): the same stamp
+     * again is the same process at the same address, unchanged. 0 promises
+     * nothing. What the caller may skip with it: comparing the process. */
+    uint64_t process_stamp;
     /* The wire layer's own state for this input (warnings it gives once per
      * input): zero it, then leave it alone. */
     unsigned int said;

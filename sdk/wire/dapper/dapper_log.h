@@ -92,6 +92,17 @@ void tw__dapper_log_reader_free(tw__dapper_log_reader *r);
  * for a read error (error set). Empty lines are skipped. */
 tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,
                                      tw__process *process_out, tw_error **err);
+/* As tw__dapper_log_reader_next, but the process is the reader's own: on
+ * TW_OK *process_out is valid and unchanged until the next call or
+ * tw__dapper_log_reader_free (nothing to clear), and *stamp_out is 0 or a
+ * number that names that process's content for good: a later record handed
+ * out with the same stamp has the same process at the same address, and no
+ * other content (of any reader) ever gets that stamp. Lines that repeat a
+ * process (each line of a log carries its whole process) then share one
+ * decoded process instead of decoding it again (dapper_log_direct.c). */
+tw_status tw__dapper_log_reader_next_shared(tw__dapper_log_reader *r, tw__span_data **span_out,
+                                            const tw__process **process_out, uint64_t *stamp_out,
+                                            tw_error **err);
 /* Hands the bytes of each line longer than the reader holds to @spill, in
  * order, as they are read (tw__line_reader's spill), before the line is
  * reported oversized: how the bridge keeps such a line whole in its

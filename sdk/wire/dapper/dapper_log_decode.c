@@ -15,7 +15,10 @@
  * own line shape, read in place), then to the fast one (dapper_log_fast.c:
  * no Jansson tree), each of which decodes exactly as decode_record() below
  * or declines; everything both decline, every error included, is decoded
- * here, so the messages are this file's.
+ * here, so the messages are this file's. The reader's shared form
+ * (tw__dapper_log_reader_next_shared) gives the direct decoder a memo of
+ * recent process objects (dapper_log_direct.c), so that a log's repeated
+ * process is decoded once; its fallbacks are the same.
  *
  * Locking: none.
  */
@@ -574,6 +577,10 @@ static bool decode_record(decoder *d, const json_t *o)
            decode_process(d, json_object_get(o, "process"));
 }
 
+static tw_status decode_declined(const char *line, size_t len, size_t line_no,
+                                 tw__span_data **span_out, tw__process *process_out,
+                                 tw_error **err);
+
 tw_status tw__dapper_log_decode(const char *line, size_t len, size_t line_no,
                                 tw__span_data **span_out, tw__process *process_out, tw_error **err)
 {
@@ -595,6 +602,15 @@ tw_status tw__dapper_log_decode(const char *line, size_t len, size_t line_no,
      * check below is paid only by the others. */
     if (tw__dapper_log_decode_direct(line, len, span_out, process_out))
         return TW_OK;
+    return decode_declined(line, len, line_no, span_out, process_out, err);
+}
+
+/* tw__dapper_log_decode for a line the direct decoder declined (stripped
+ * of its line end). */
+static tw_status decode_declined(const char *line, size_t len, size_t line_no,
+                                 tw__span_data **span_out, tw__process *process_out, tw_error **err)
+{
+    decoder d = {.line_no = line_no, .err = err, .status = TW_OK};
     /* Jansson skips a raw NUL byte between tokens; it is no JSON text. */
     if (memchr(line, '\0', len)) {
         fail(&d, "not a JSON object: a NUL byte at column %zu",
@@ -640,6 +656,9 @@ tw_status tw__dapper_log_decode_jansson(const char *line, size_t len, size_t lin
 
 struct tw__dapper_log_reader {
     tw__line_reader lines; /* the one line reader (wire/core/line_reader.h) */
+    /* tw__dapper_log_reader_next_shared's: made at its first call. */
+    tw__dapper_memo *memo;
+    tw__process declined; /* the process of a line the direct decoder declined */
 };
 
 tw__dapper_log_reader *tw__dapper_log_reader_new(FILE *stream, size_t max_line_bytes)
@@ -650,6 +669,7 @@ tw__dapper_log_reader *tw__dapper_log_reader_new(FILE *stream, size_t max_line_b
     if (!r)
         return NULL;
     tw__line_reader_init(&r->lines, stream, max_line_bytes ? max_line_bytes : DEFAULT_MAX_LINE);
+    tw__process_init(&r->declined);
     return r;
 }
 
@@ -658,6 +678,8 @@ void tw__dapper_log_reader_free(tw__dapper_log_reader *r)
     if (!r)
         return;
     tw__line_reader_free(&r->lines);
+    tw__dapper_memo_free(r->memo);
+    tw__process_clear(&r->declined);
     free(r);
 }
 
@@ -684,8 +706,10 @@ const char *tw__dapper_log_reader_raw(const tw__dapper_log_reader *r, size_t *le
     return n ? (const char *)line->data : "";
 }
 
-tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,
-                                     tw__process *process_out, tw_error **err)
+/* The next line that is not blank: TW_OK with @line / @line_len (its line end
+ * still there), or the status and error tw__dapper_log_reader_next gives. */
+static tw_status next_line(tw__dapper_log_reader *r, const char **line, size_t *line_len,
+                           tw_error **err)
 {
     if (!r) {
         tw__set_error(err, TW_E_INVALID_ARG, "dapper log reader: NULL reader");
@@ -719,6 +743,50 @@ tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **s
             blank++;
         if (blank == len)
             continue; /* blank lines separate nothing: skipped */
-        return tw__dapper_log_decode(p, len, lines->line_no, span_out, process_out, err);
+        *line = p;
+        *line_len = len;
+        return TW_OK;
     }
+}
+
+tw_status tw__dapper_log_reader_next(tw__dapper_log_reader *r, tw__span_data **span_out,
+                                     tw__process *process_out, tw_error **err)
+{
+    const char *p;
+    size_t len;
+    tw_status st = next_line(r, &p, &len, err);
+    if (st != TW_OK)
+        return st;
+    return tw__dapper_log_decode(p, len, r->lines.line_no, span_out, process_out, err);
+}
+
+tw_status tw__dapper_log_reader_next_shared(tw__dapper_log_reader *r, tw__span_data **span_out,
+                                            const tw__process **process_out, uint64_t *stamp_out,
+                                            tw_error **err)
+{
+    const char *p;
+    size_t len;
+    tw_status st = next_line(r, &p, &len, err);
+    if (st != TW_OK)
+        return st;
+    /* The process handed out last is no longer in use. */
+    tw__process_clear(&r->declined);
+    if (!r->memo)
+        r->memo = tw__dapper_memo_new(); /* NULL: lines are decoded without it */
+    /* tw__dapper_log_decode with the memo: the direct decoder first, then
+     * the same fallbacks. */
+    if (len && p[len - 1] == '\n')
+        len--;
+    if (len && p[len - 1] == '\r')
+        len--;
+    if (r->memo &&
+        tw__dapper_log_decode_direct_memo(p, len, r->memo, span_out, process_out, stamp_out))
+        return TW_OK;
+    st = r->memo ? decode_declined(p, len, r->lines.line_no, span_out, &r->declined, err)
+                 : tw__dapper_log_decode(p, len, r->lines.line_no, span_out, &r->declined, err);
+    if (st == TW_OK) {
+        *process_out = &r->declined;
+        *stamp_out = 0;
+    }
+    return st;
 }

@@ -21,11 +21,28 @@
  * decoder. tests/unit/wire/test_dapper_fast.c and
  * tests/fuzz/fuzz_dapper_fast.c check that all three decoders agree.
  *
+ * The process memo (tw__dapper_memo, the reader's): every line of a log
+ * repeats its whole process object, and decoding it (service, host, ip and
+ * a handful of tags, each copied into the process's arena) cost about
+ * 1,500 instructions a span. The memo keeps the text of the last processes
+ * decoded (from "process": to the line's end, so a hit also proves the line
+ * ends as it did) with the process decoded from it; a line whose text there
+ * is byte for byte one of them takes that process instead of decoding it
+ * again. Sound because what this decoder makes of those bytes depends on
+ * them alone (no warning, no truncation, no state), and every entry was
+ * made by this decoder from exactly its bytes. Each entry carries a stamp
+ * no other content ever carries (a global counter), so a consumer can know
+ * a process it saw before without comparing it (bridge/procs.c).
+ *
  * Memory: bounded stack state (escaped strings unescape into a 4 KiB stack
- * buffer; a line that needs more is declined). Locking: none.
+ * buffer; a line that needs more is declined); the memo holds at most
+ * MEMO_SETS * MEMO_WAYS texts of up to MEMO_MAX_BYTES with their processes.
+ * Locking: none (the stamp counter is atomic: readers on several threads).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
@@ -37,11 +54,40 @@
 #define MAX_ANNOTATIONS 8
 #define SCRATCH_BYTES 4096
 
+/* The process memo: 2-way sets, picked by a hash of the text's ends. 64
+ * entries hold the processes of a log written by a few dozen hosts (the
+ * lines of one trace interleave them); a text longer than MEMO_MAX_BYTES
+ * is decoded every time. */
+#define MEMO_SETS 32 /* a power of two */
+#define MEMO_WAYS 2
+#define MEMO_MAX_BYTES 1024
+
+typedef struct memo_entry {
+    size_t len; /* 0: unused */
+    uint64_t hash;
+    uint64_t stamp;
+    tw__process *process; /* owned; never changed while the entry holds it */
+    char text[MEMO_MAX_BYTES];
+} memo_entry;
+
+struct tw__dapper_memo {
+    memo_entry sets[MEMO_SETS][MEMO_WAYS];
+    unsigned char older[MEMO_SETS]; /* the way a miss replaces */
+    tw__process *spare;             /* owned: a miss decodes into it */
+};
+
+/* Stamps name one entry's content for good: never 0, never reused. */
+static atomic_uint_fast64_t last_stamp;
+
 typedef struct {
     tw__jd c;
     tw__jd_scratch sc;
     tw__span_data *span;
     tw__process *process;
+    tw__dapper_memo *memo;  /* NULL: no memo */
+    const tw__process *got; /* with a memo: the process the line gave */
+    uint64_t stamp;         /* its stamp, 0 when it is the spare */
+    size_t kind_tag;        /* the last span tag keyed "span.kind"; SIZE_MAX: none */
 } reader;
 
 #define LIT(r, lit) TW__JD_LIT(&(r)->c, lit)
@@ -71,28 +117,36 @@ typedef struct {
 } decoded_tag;
 
 /* {"key":K,"type":T,"value":V} in the encoder's order (dapper_log.c
- * decode_tag's rules). An empty key is declined, as the fast decoder does. */
-static bool tag(reader *r, decoded_tag *t)
+ * decode_tag's rules), from just after its `{"key":"` to just before its
+ * `}`: the lists read `},{"key":"` between two tags and `}]` after the
+ * last as one literal each (TAG_FIRST, TAG_NEXT, TAG_END), a compare
+ * where three took one each. An empty key is declined, as the fast decoder
+ * does. */
+#define TAG_FIRST "{\"key\":\""
+#define TAG_NEXT "},{\"key\":\""
+#define TAG_END "}]"
+/* Inlined in its three lists: a call per tag cost about 20 instructions. */
+static inline __attribute__((always_inline)) bool tag(reader *r, decoded_tag *t)
 {
     t->bin = NULL;
-    if (!LIT(r, "{\"key\":\"") || !string(r, &t->key, &t->key_len) || !t->key_len ||
-        !LIT(r, ",\"type\":\""))
+    if (!string(r, &t->key, &t->key_len) || !t->key_len)
         return false;
     tw_value *v = &t->value;
     memset(v, 0, sizeof(*v));
     const char *s;
     size_t len;
-    /* One compare per tag: the type's first byte picks its literal. */
-    switch (r->c.p < r->c.e ? *r->c.p : 0) {
+    /* One compare per tag: the type's first byte (after `,"type":"`, 9
+     * bytes) picks the literal of both. */
+    switch (r->c.e - r->c.p > 9 ? r->c.p[9] : 0) {
     case 's':
-        if (!LIT(r, "string\",\"value\":\"") || !string(r, &s, &len))
+        if (!LIT(r, ",\"type\":\"string\",\"value\":\"") || !string(r, &s, &len))
             return false;
         v->type = TW_VALUE_STRING;
         v->as.str = s;
         v->len = len;
         break;
     case 'i':
-        if (!LIT(r, "int64\",\"value\":"))
+        if (!LIT(r, ",\"type\":\"int64\",\"value\":"))
             return false;
         v->type = TW_VALUE_INT64;
         if (tw__jd_byte(&r->c, '"')) {
@@ -105,13 +159,13 @@ static bool tag(reader *r, decoded_tag *t)
         }
         break;
     case 'b':
-        if (LIT(r, "bool\",\"value\":")) {
+        if (LIT(r, ",\"type\":\"bool\",\"value\":")) {
             v->type = TW_VALUE_BOOL;
             if (!boolean(r, &v->as.boolean))
                 return false;
         } else {
             bool is_nomem = false;
-            if (!LIT(r, "binary\",\"value\":\"") || !string(r, &s, &len) ||
+            if (!LIT(r, ",\"type\":\"binary\",\"value\":\"") || !string(r, &s, &len) ||
                 !tw__base64_decode(s, len, true, &t->bin, &v->len, &is_nomem))
                 return false;
             v->type = TW_VALUE_BINARY;
@@ -119,7 +173,7 @@ static bool tag(reader *r, decoded_tag *t)
         }
         break;
     case 'f':
-        if (!LIT(r, "float64\",\"value\":"))
+        if (!LIT(r, ",\"type\":\"float64\",\"value\":"))
             return false;
         v->type = TW_VALUE_DOUBLE;
         if (tw__jd_byte(&r->c, '"')) {
@@ -140,18 +194,21 @@ static bool tag(reader *r, decoded_tag *t)
     default:
         return false;
     }
-    return LIT(r, "}");
+    return true;
 }
 
 static bool span_tags(reader *r)
 {
     if (LIT(r, "]"))
         return true;
+    if (!LIT(r, TAG_FIRST))
+        return false;
     tw__span_data *s = r->span;
     do {
         /* The fast decoder's order: the slot, then the tag, then its copy. */
         tw__tag *slot = tw__span_data_push_tag(s);
-        decoded_tag t = {.bin = NULL};
+        decoded_tag t; /* not zeroed: tag() sets what is read (16 stores a tag) */
+        t.bin = NULL;
         bool was_truncated = false;
         bool ok =
             slot && tag(r, &t) &&
@@ -160,9 +217,12 @@ static bool span_tags(reader *r)
             free(t.bin);
         if (!ok)
             return false;
+        /* What tw__span_kind_of would look for later, known now. */
+        if (t.key_len == 9 && tw__jd_same(t.key, "span.kind", 9))
+            r->kind_tag = s->n_tags;
         s->n_tags++;
-    } while (LIT(r, ","));
-    return LIT(r, "]");
+    } while (LIT(r, TAG_NEXT));
+    return LIT(r, TAG_END);
 }
 
 static void free_bins(decoded_tag *t, size_t n)
@@ -182,12 +242,15 @@ static bool log_entry(reader *r)
         return false;
     bool ok = true;
     if (!LIT(r, "]")) {
-        do {
+        ok = LIT(r, TAG_FIRST);
+        while (ok) {
             ok = n < MAX_FIELDS && tag(r, &fields[n]);
             if (n < MAX_FIELDS)
                 n++; /* its bin (NULL or owned) is freed below */
-        } while (ok && LIT(r, ","));
-        ok = ok && LIT(r, "]");
+            if (!ok || !LIT(r, TAG_NEXT))
+                break;
+        }
+        ok = ok && LIT(r, TAG_END);
     }
     ok = ok && LIT(r, "}");
     tw__span_data *s = r->span;
@@ -263,12 +326,73 @@ static tw__span_kind kind_of_annotation(const char *s, size_t len)
 /* What tw__dapper_kind_from_name computes on a C string. */
 static tw__span_kind kind_from_name(const char *s, size_t len)
 {
-    for (int k = TW__KIND_CLIENT; k <= TW__KIND_CONSUMER; k++) {
+    /* tw__dapper_kind_names has two names of 6 bytes (client, server) and
+     * two of 8 (producer, consumer): compares of a constant length. */
+    int k = len == 6 ? TW__KIND_CLIENT : len == 8 ? TW__KIND_PRODUCER : TW__KIND_NONE;
+    if (k == TW__KIND_NONE)
+        return TW__KIND_NONE;
+    for (int last = k + 1; k <= last; k++) {
         const char *name = tw__dapper_kind_names[k];
-        if (strlen(name) == len && memcmp(name, s, len) == 0)
+        if (len == 6 ? tw__jd_same(s, name, 6) : tw__jd_same(s, name, 8))
             return (tw__span_kind)k;
     }
     return TW__KIND_NONE;
+}
+
+/* tw__span_kind_of on the span's tags, the last span.kind tag known from
+ * reading them (r->kind_tag): the same strcasecmp on its value (the
+ * locale's), skipped for names of another length (strcasecmp maps byte to
+ * byte, and the direct decoder's strings hold no NUL). */
+static tw__span_kind kind_tagged(const reader *r)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        tw__span_kind kind;
+    } names[] = {{"client", 6, TW__KIND_CLIENT},
+                 {"server", 6, TW__KIND_SERVER},
+                 {"producer", 8, TW__KIND_PRODUCER},
+                 {"consumer", 8, TW__KIND_CONSUMER},
+                 {"internal", 8, TW__KIND_INTERNAL}};
+    const tw__tag *t = &r->span->tags[r->kind_tag];
+    if (t->type != TW_VALUE_STRING)
+        return TW__KIND_NONE;
+    /* The same bytes are equal under strcasecmp in any locale, and no other
+     * name (all distinct lower-case ASCII words) is: the encoder's
+     * lower-case value needs no strcasecmp. */
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (t->len == names[k].len && tw__jd_same(t->v.str, names[k].name, names[k].len))
+            return names[k].kind;
+    }
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (t->len == names[k].len && strcasecmp(t->v.str, names[k].name) == 0)
+            return names[k].kind;
+    }
+    return TW__KIND_NONE;
+}
+
+/* tw__dapper_settle_kind, with the span.kind tag known (kind_tagged). */
+static bool settle_kind(reader *r, tw__span_kind member, tw__span_kind from_annotations)
+{
+    tw__span_kind kind = member;
+    if (from_annotations != TW__KIND_NONE) {
+        if (kind != TW__KIND_NONE && kind != from_annotations)
+            return false;
+        kind = from_annotations;
+    }
+    if (kind == TW__KIND_NONE)
+        return true;
+    if (r->kind_tag != SIZE_MAX)
+        return kind_tagged(r) == kind;
+    tw__span_data *s = r->span;
+    const char *name = tw__dapper_kind_names[kind];
+    tw__tag *slot = tw__span_data_push_tag(s);
+    tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};
+    bool was_truncated = false;
+    if (!slot || !tw__tag_set_n(&s->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
+        return false;
+    s->n_tags++;
+    return true;
 }
 
 static bool apply_annotations(reader *r, const annotations *an, tw__span_kind *kind)
@@ -309,7 +433,7 @@ static bool reconcile_kind(reader *r, const char *name, size_t name_len,
         if (kind == TW__KIND_NONE)
             return false;
     }
-    return tw__dapper_settle_kind(r->span, kind, from_annotations);
+    return settle_kind(r, kind, from_annotations);
 }
 
 static bool refs(reader *r)
@@ -363,11 +487,11 @@ static bool key_is(const decoded_tag *t, const char *key, size_t len)
 }
 
 /* {"service":S[,"host":H][,"ip":I][,"tags":[...]]} and the record's end. */
-static bool process(reader *r)
+static bool decode_process(reader *r)
 {
     const char *service, *host = NULL, *ip = NULL;
     size_t service_len, host_len = 0, ip_len = 0;
-    if (!LIT(r, ",\"process\":{\"service\":\"") || !string(r, &service, &service_len) ||
+    if (!LIT(r, "{\"service\":\"") || !string(r, &service, &service_len) ||
         (LIT(r, ",\"host\":\"") && !string(r, &host, &host_len)) ||
         (LIT(r, ",\"ip\":\"") && !string(r, &ip, &ip_len)))
         return false;
@@ -378,6 +502,8 @@ static bool process(reader *r)
     r->process->service_name = copy;
     bool has_hostname = false, has_ip = false;
     if (LIT(r, ",\"tags\":[") && !LIT(r, "]")) {
+        if (!LIT(r, TAG_FIRST))
+            return false;
         do {
             decoded_tag t;
             bool ok = tag(r, &t) && add_process_tag(r, &t);
@@ -387,13 +513,91 @@ static bool process(reader *r)
                 return false;
             has_hostname = has_hostname || key_is(&t, "hostname", 8);
             has_ip = has_ip || key_is(&t, "ip", 2);
-        } while (LIT(r, ","));
-        if (!LIT(r, "]"))
+        } while (LIT(r, TAG_NEXT));
+        if (!LIT(r, TAG_END))
             return false;
     }
     return LIT(r, "}}") && r->c.p == r->c.e &&
            add_process_str_tag(r, "hostname", has_hostname, host, host_len) &&
            add_process_str_tag(r, "ip", has_ip, ip, ip_len);
+}
+
+/* Which entries the @n bytes at @p may be in: their length and their first
+ * and last 64 bytes (a few words where hashing all of them cost as much as
+ * the comparison that follows; texts alike there only share a set). */
+static uint64_t memo_hash(const char *p, size_t n)
+{
+    uint64_t h = n * 0x9e3779b97f4a7c15ull;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (unsigned char)p[i]) * 0x9e3779b97f4a7c15ull;
+        return h;
+    }
+    size_t words = n / 8 < 8 ? n / 8 : 8;
+    for (size_t i = 0; i < words; i++) {
+        uint64_t a, b;
+        memcpy(&a, p + 8 * i, 8);
+        memcpy(&b, p + n - 8 - 8 * i, 8);
+        h = (h ^ a) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ b ^ (h >> 31)) * 0xff51afd7ed558ccdull;
+    }
+    return h ^ (h >> 29);
+}
+
+static size_t memo_set(uint64_t hash)
+{
+    return (size_t)(hash >> 58) & (MEMO_SETS - 1);
+}
+
+/* The process member and the record's end: from the memo when its text is
+ * one the memo holds, else decoded (into the memo's spare, remembered when
+ * the text is short enough). */
+static bool process(reader *r)
+{
+    if (!LIT(r, ",\"process\":"))
+        return false;
+    tw__dapper_memo *m = r->memo;
+    if (!m)
+        return decode_process(r);
+    const char *text = r->c.p;
+    size_t n = (size_t)(r->c.e - text);
+    uint64_t hash = 0;
+    memo_entry *set = NULL;
+    if (n <= MEMO_MAX_BYTES) {
+        hash = memo_hash(text, n);
+        set = m->sets[memo_set(hash)];
+        for (int w = 0; w < MEMO_WAYS; w++) {
+            memo_entry *x = &set[w];
+            if (x->len == n && x->hash == hash && memcmp(x->text, text, n) == 0) {
+                m->older[memo_set(hash)] = (unsigned char)(1 - w);
+                r->got = x->process;
+                r->stamp = x->stamp;
+                r->c.p = r->c.e;
+                return true;
+            }
+        }
+    }
+    /* A miss: the spare may hold a process a previous call handed out. */
+    tw__process_reset(m->spare);
+    r->process = m->spare;
+    if (!decode_process(r))
+        return false;
+    r->got = m->spare;
+    r->stamp = 0;
+    if (set) {
+        int w = m->older[memo_set(hash)];
+        memo_entry *x = &set[w];
+        tw__process *old = x->process;
+        x->process = m->spare;
+        m->spare = old; /* reset when it is decoded into next */
+        x->len = n;
+        x->hash = hash;
+        memcpy(x->text, text, n);
+        x->stamp = atomic_fetch_add_explicit(&last_stamp, 1, memory_order_relaxed) + 1;
+        m->older[memo_set(hash)] = (unsigned char)(1 - w);
+        r->stamp = x->stamp;
+    }
+    return true;
 }
 
 /* dapper_log_fast.c decode_record(), on the encoder's member order:
@@ -432,7 +636,8 @@ static bool decode_record(reader *r)
     if ((LIT(r, ",\"shared\":") && !boolean(r, &s->shared)) ||
         (LIT(r, ",\"duration_unknown\":") && !boolean(r, &s->is_duration_unknown)))
         return false;
-    annotations an = {.n = 0};
+    annotations an; /* not zeroed: read_annotations fills a[0..n) */
+    an.n = 0;
     tw__span_kind annotated;
     return (!LIT(r, ",\"annotations\":[") || read_annotations(r, &an)) &&
            (!LIT(r, ",\"tags\":[") || span_tags(r)) && (!LIT(r, ",\"logs\":[") || logs(r)) &&
@@ -449,6 +654,7 @@ bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **
     char scratch[SCRATCH_BYTES];
     reader r = {.c = {line, line + len},
                 .sc = {scratch, 0, sizeof scratch},
+                .kind_tag = SIZE_MAX,
                 .span = tw__span_data_new(),
                 .process = process_out};
     if (!r.span)
@@ -460,5 +666,69 @@ bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **
         return false;
     }
     *span_out = r.span;
+    return true;
+}
+
+tw__dapper_memo *tw__dapper_memo_new(void)
+{
+    tw__dapper_memo *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    /* Every entry owns a process from the start: a miss swaps, never allocates. */
+    for (size_t i = 0; i <= MEMO_SETS * MEMO_WAYS; i++) {
+        tw__process *p = malloc(sizeof *p);
+        if (!p) {
+            tw__dapper_memo_free(m);
+            return NULL;
+        }
+        tw__process_init(p);
+        if (i == MEMO_SETS * MEMO_WAYS)
+            m->spare = p;
+        else
+            m->sets[i / MEMO_WAYS][i % MEMO_WAYS].process = p;
+    }
+    return m;
+}
+
+void tw__dapper_memo_free(tw__dapper_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < MEMO_SETS * MEMO_WAYS; i++) {
+        tw__process *p = m->sets[i / MEMO_WAYS][i % MEMO_WAYS].process;
+        if (p) {
+            tw__process_clear(p);
+            free(p);
+        }
+    }
+    if (m->spare) {
+        tw__process_clear(m->spare);
+        free(m->spare);
+    }
+    free(m);
+}
+
+bool tw__dapper_log_decode_direct_memo(const char *line, size_t len, tw__dapper_memo *memo,
+                                       tw__span_data **span_out, const tw__process **process_out,
+                                       uint64_t *stamp_out)
+{
+    if (len < 2 || line[0] != '{' || line[1] != '"')
+        return false;
+    char scratch[SCRATCH_BYTES];
+    reader r = {.c = {line, line + len},
+                .sc = {scratch, 0, sizeof scratch},
+                .kind_tag = SIZE_MAX,
+                .span = tw__span_data_new(),
+                .process = NULL,
+                .memo = memo};
+    if (!r.span)
+        return false;
+    if (!decode_record(&r)) {
+        tw__span_data_unref(r.span);
+        return false;
+    }
+    *span_out = r.span;
+    *process_out = r.got;
+    *stamp_out = r.stamp;
     return true;
 }

@@ -68,4 +68,21 @@ bool tw__dapper_log_decode_fast(const char *line, size_t len, tw__span_data **sp
 bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
                                   tw__process *process_out);
 
+/* The direct decoder's process memo (dapper_log_direct.c): the reader's.
+ * Bounded (a fixed number of entries of bounded size); one thread at a time.
+ * NULL on allocation failure; freeing NULL is a no-op. */
+typedef struct tw__dapper_memo tw__dapper_memo;
+tw__dapper_memo *tw__dapper_memo_new(void);
+void tw__dapper_memo_free(tw__dapper_memo *m);
+
+/* The direct decoder with a memo: the same contract for the span, but the
+ * process is the memo's: *process_out is valid and unchanged until the next
+ * call with @memo or tw__dapper_memo_free. *stamp_out is that process's
+ * stamp: non-zero when the memo keeps it, a number that names its content
+ * for good (no other process content, of this memo or any other, is ever
+ * handed out with it); 0 when it names nothing. */
+bool tw__dapper_log_decode_direct_memo(const char *line, size_t len, tw__dapper_memo *memo,
+                                       tw__span_data **span_out, const tw__process **process_out,
+                                       uint64_t *stamp_out);
+
 #endif /* TW_WIRE_DAPPER_LOG_INT_H */

@@ -45,16 +45,20 @@ static tw_status read_dapper(FILE *stream, tw__wire_input *in, tw_error **err)
     tw_status rc = TW_OK;
     for (;;) {
         tw__span_data *span = NULL;
-        tw__process process;
+        const tw__process *process = NULL;
+        uint64_t stamp = 0;
         tw_error *e = NULL;
-        tw_status st = tw__dapper_log_reader_next(r, &span, &process, &e);
+        /* The reader's process, shared by the lines that repeat it: the
+         * stamp lets the caller know it again without comparing it. */
+        tw_status st = tw__dapper_log_reader_next_shared(r, &span, &process, &stamp, &e);
         if (st == TW_E_NOT_FOUND)
             break;
         if (st == TW_OK) {
             size_t len;
             const char *raw = tw__dapper_log_reader_raw(r, &len);
-            bool go_on = tw__wire_emit(in, tw__dapper_log_reader_line(r), span, &process, raw, len);
-            tw__process_clear(&process);
+            in->process_stamp = stamp;
+            bool go_on = tw__wire_emit(in, tw__dapper_log_reader_line(r), span, process, raw, len);
+            in->process_stamp = 0;
             if (!go_on) {
                 rc = TW_E_STATE;
                 break;

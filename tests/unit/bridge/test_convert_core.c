@@ -309,6 +309,43 @@ static void test_interning_through_one_scratch_process_stays_exact(void)
     twb_procs_free(t);
 }
 
+static void test_interning_with_stamps(void)
+{
+    /* A stamp is trusted only with the address it was given with: the
+     * same stamp at the same address skips the comparison; a new stamp, or
+     * none, at that address (a reader that reuses it for other content)
+     * is compared in full. */
+    twb_procs *t = twb_procs_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    tw__process scratch, other;
+    tw__process_init(&scratch);
+    tw__process_init(&other);
+    numbered_process(&scratch, 1);
+    numbered_process(&other, 2);
+    const tw__process *one = twb_procs_intern_stamped(t, &scratch, 7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_EQUAL(twb_procs_intern_stamped(t, &scratch, 7), one);
+    CU_ASSERT_PTR_EQUAL(twb_procs_intern(t, &scratch), one);
+    /* Other content at the same address: a new stamp, or none. */
+    numbered_process(&scratch, 2);
+    const tw__process *two = twb_procs_intern_stamped(t, &scratch, 8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    CU_ASSERT_PTR_NOT_EQUAL(two, one);
+    CU_ASSERT_PTR_EQUAL(twb_procs_intern(t, &other), two);
+    numbered_process(&scratch, 1);
+    CU_ASSERT_PTR_EQUAL(twb_procs_intern(t, &scratch), one);
+    numbered_process(&scratch, 3);
+    const tw__process *three = twb_procs_intern_stamped(t, &scratch, 0);
+    CU_ASSERT_PTR_NOT_EQUAL(three, one);
+    CU_ASSERT_PTR_NOT_EQUAL(three, two);
+    /* A stamp given with another address is not that process. */
+    CU_ASSERT_PTR_EQUAL(twb_procs_intern_stamped(t, &other, 7), two);
+    CU_ASSERT_EQUAL(twb_procs_count(t), 3);
+    tw__process_clear(&scratch);
+    tw__process_clear(&other);
+    twb_procs_free(t);
+}
+
 /* ---- the Jaeger view --------------------------------------------------------------------------
  */
 
@@ -635,6 +672,7 @@ void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("bridge/convert_core", NULL, NULL);
     CU_add_test(suite, "trace_ids_pad_and_accept_any_case", test_trace_ids_pad_and_accept_any_case);
+    CU_add_test(suite, "interning_with_stamps", test_interning_with_stamps);
     CU_add_test(suite, "interning_through_one_scratch_process_stays_exact",
                 test_interning_through_one_scratch_process_stays_exact);
     CU_add_test(suite, "readers_and_writers_agree_with_the_registry",

@@ -13,6 +13,12 @@
  * keys, numbers Jansson reads differently, surrogates, control characters,
  * NUL in keys, depth, ...) must either decode equal or be declined, and a
  * declined line must give exactly the Jansson path's result and message.
+ *
+ * The reader's process memo (tw__dapper_log_reader_next_shared): a stream of
+ * lines whose processes repeat (more of them than the memo holds, some
+ * longer than it keeps, some lines mutated) must read record for record as
+ * tw__dapper_log_decode reads each line alone, and a stamp met again must
+ * be the same process, unchanged, at the same address.
  */
 #include <errno.h>
 #include <math.h>
@@ -1040,6 +1046,71 @@ static void test_direct_numbers_read_as_strtod(void)
 /* Deeper than the scanner goes: declined, and the Jansson path still reads
  * it. An object of many members (whose repeated keys the scanner finds with
  * a hash) is read by the fast path, with the same result as Jansson's. */
+/* tw__jd_int64 (its short path for plain integers) against what
+ * tw__jd_scan_number reads as an integer: the same answer, value and end,
+ * for integers of 1 to 21 digits, signed or not, with leading zeros, and
+ * every kind of byte after them (or none). */
+static void check_int64(const char *text, size_t len)
+{
+    char *copy = malloc(len ? len : 1); /* exactly @len bytes: ASan sees a read past them */
+    CU_ASSERT_FATAL(copy != NULL);
+    memcpy(copy, text, len);
+    tw__jd a = {copy, copy + len}, b = {copy, copy + len};
+    int64_t va = 0, vb = 0;
+    double d;
+    bool is_real = false;
+    bool got = tw__jd_int64(&a, &va);
+    bool want = tw__jd_scan_number(&b, &is_real, &vb, &d) && !is_real;
+    if (!want)
+        b.p = copy;
+    if (got != want || (got && (va != vb || a.p != b.p)) || (!got && a.p != copy)) {
+        n_number_mismatches++;
+        printf("\n  int64 %.*s: %d %lld vs %d %lld ", (int)len, text, got, (long long)va, want,
+               (long long)vb);
+    }
+    free(copy);
+}
+
+static void test_direct_int64_short_path(void)
+{
+    static const char *const after[] = {"", ",", "}", "]", ".5", "e3", "E-1", "0", " ", "\""};
+    corpus_rng r = {5};
+    char text[64];
+    n_number_mismatches = 0;
+    for (size_t i = 0; i < N_NUMBERS / 4; i++) {
+        int n = 1 + (int)corpus_below(&r, 21);
+        int at = 0;
+        if (corpus_below(&r, 8) == 0)
+            text[at++] = '-';
+        for (int k = 0; k < n; k++) {
+            unsigned digit = (unsigned)corpus_below(&r, 10);
+            if (k == 0 && corpus_below(&r, 4) && !digit)
+                digit = 1; /* mostly no leading zero */
+            text[at++] = (char)('0' + digit);
+        }
+        const char *tail = after[corpus_below(&r, sizeof after / sizeof after[0])];
+        size_t tl = strlen(tail);
+        memcpy(text + at, tail, tl);
+        check_int64(text, (size_t)at + tl);
+    }
+    static const char *const edges[] = {"1",
+                                        "0",
+                                        "00",
+                                        "-0",
+                                        "999999999999999999",
+                                        "1000000000000000000",
+                                        "9223372036854775807",
+                                        "9223372036854775808",
+                                        "-9223372036854775808",
+                                        "1700000000010367,",
+                                        "17000000000103671",
+                                        "12345678",
+                                        "123456789012345678901"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        check_int64(edges[i], strlen(edges[i]));
+    CU_ASSERT_EQUAL(n_number_mismatches, 0);
+}
+
 static void test_scanner_depth_falls_back_wide_objects_do_not(void)
 {
     tally t = {0};
@@ -1091,6 +1162,140 @@ static void test_scanner_depth_falls_back_wide_objects_do_not(void)
     tw__buf_free(&b);
 }
 
+/* A stream whose lines repeat N_PROCS processes in a random order. */
+#define N_PROCS 90 /* more than the memo's 64 entries: entries are replaced */
+#ifdef UNDER_ASAN
+#define N_SHARED_LINES 1500
+#else
+#define N_SHARED_LINES 6000
+#endif
+
+typedef struct {
+    uint64_t stamp;
+    const tw__process *at;
+    tw__process copy;
+} seen_stamp;
+
+static void test_shared_reader_agrees_with_line_decoder(void)
+{
+    tw__dapper_log_encoder *enc[N_PROCS];
+    for (size_t k = 0; k < N_PROCS; k++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(31, k, &p, &has_process, 0);
+        CU_ASSERT_FATAL(s != NULL);
+        if (k % 10 == 9) { /* a process too long for the memo */
+            char big[1500];
+            memset(big, 'x', sizeof big - 1);
+            big[sizeof big - 1] = '\0';
+            tw_value v = {.type = TW_VALUE_STRING, .as.str = big, .len = sizeof big - 1};
+            CU_ASSERT_FATAL(tw__process_add_tag(&p, "big", &v));
+        }
+        enc[k] = tw__dapper_log_encoder_new(&p);
+        CU_ASSERT_FATAL(enc[k] != NULL);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    tw__buf stream, line;
+    tw__buf_init(&stream);
+    tw__buf_init(&line);
+    corpus_rng r = {11};
+    for (size_t i = 0; i < N_SHARED_LINES; i++) {
+        tw__process p;
+        bool has_process;
+        tw__span_data *s = corpus_span(37, i, &p, &has_process, CORPUS_EMPTY_KEYS);
+        CU_ASSERT_FATAL(s != NULL);
+        /* Mostly a few hot processes, as in a log of one service's hosts. */
+        size_t k = corpus_below(&r, 4) ? corpus_below(&r, 12) : corpus_below(&r, N_PROCS);
+        tw__buf_reset(&line);
+        CU_ASSERT_FATAL(tw__dapper_log_encode_span(enc[k], s, &line));
+        if (corpus_below(&r, 8) == 0) { /* a changed byte: often in the process */
+            tw__buf variant;
+            tw__buf_init(&variant);
+            mutate_bytes((const char *)line.data, line.len - 1, &r, &variant);
+            for (size_t b = 0; b < variant.len; b++) {
+                if (variant.data[b] == '\n')
+                    variant.data[b] = ' ';
+            }
+            put(&stream, variant.data, variant.len);
+            put(&stream, "\n", 1);
+            tw__buf_free(&variant);
+        } else {
+            put(&stream, line.data, line.len);
+        }
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    FILE *f = fmemopen(stream.data, stream.len, "r");
+    CU_ASSERT_FATAL(f != NULL);
+    tw__dapper_log_reader *reader = tw__dapper_log_reader_new(f, 0);
+    CU_ASSERT_FATAL(reader != NULL);
+    seen_stamp *seen = calloc(N_SHARED_LINES, sizeof *seen);
+    CU_ASSERT_FATAL(seen != NULL);
+    size_t n_seen = 0, records = 0, errors = 0, repeats = 0, unstamped = 0, mismatched = 0;
+    for (;;) {
+        tw__span_data *span = NULL;
+        const tw__process *process = NULL;
+        uint64_t stamp = 0;
+        tw_error *e = NULL;
+        tw_status st = tw__dapper_log_reader_next_shared(reader, &span, &process, &stamp, &e);
+        if (st == TW_E_NOT_FOUND)
+            break;
+        size_t raw_len;
+        const char *raw = tw__dapper_log_reader_raw(reader, &raw_len);
+        tw__span_data *want = NULL;
+        tw__process want_p;
+        tw_error *want_e = NULL;
+        tw_status want_st = tw__dapper_log_decode(raw, raw_len, tw__dapper_log_reader_line(reader),
+                                                  &want, &want_p, &want_e);
+        if (st != want_st) {
+            mismatched++;
+        } else if (st != TW_OK) {
+            errors++;
+            if (!e || !want_e || strcmp(tw_error_message(e), tw_error_message(want_e)) != 0)
+                mismatched++;
+        } else {
+            records++;
+            if (!records_equal(span, want) || !processes_equal(process, &want_p))
+                mismatched++;
+        }
+        tw_error_free(e);
+        tw_error_free(want_e);
+        tw__span_data_unref(span);
+        tw__span_data_unref(want);
+        if (st != TW_OK || want_st != TW_OK)
+            continue;
+        unstamped += stamp == 0;
+        size_t i = 0;
+        while (stamp && i < n_seen && seen[i].stamp != stamp)
+            i++;
+        if (stamp && i < n_seen) {
+            repeats++;
+            if (seen[i].at != process || !processes_equal(&seen[i].copy, process))
+                mismatched++;
+        } else if (stamp) {
+            seen[n_seen++] = (seen_stamp){.stamp = stamp, .at = process, .copy = want_p};
+            continue; /* the copy is the table's now */
+        }
+        tw__process_clear(&want_p);
+    }
+    printf("\n  %zu records, %zu errors: %zu stamps, met again %zu times, %zu unstamped ", records,
+           errors, n_seen, repeats, unstamped);
+    CU_ASSERT_EQUAL(mismatched, 0);
+    CU_ASSERT(repeats > records / 4); /* the memo is used */
+    CU_ASSERT(unstamped > 0);         /* and long processes bypass it */
+    CU_ASSERT(errors > 0);
+    for (size_t i = 0; i < n_seen; i++)
+        tw__process_clear(&seen[i].copy);
+    free(seen);
+    tw__dapper_log_reader_free(reader);
+    fclose(f);
+    tw__buf_free(&stream);
+    tw__buf_free(&line);
+    for (size_t k = 0; k < N_PROCS; k++)
+        tw__dapper_log_encoder_free(enc[k]);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/dapper_fast", NULL, NULL);
@@ -1100,6 +1305,9 @@ void tw_test_register(void)
     CU_add_test(suite, "direct_decoder_on_mutated_lines", test_direct_decoder_on_mutated_lines);
     CU_add_test(suite, "direct_decoder_edge_lines", test_direct_decoder_edge_lines);
     CU_add_test(suite, "direct_numbers_read_as_strtod", test_direct_numbers_read_as_strtod);
+    CU_add_test(suite, "direct_int64_short_path", test_direct_int64_short_path);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
+    CU_add_test(suite, "shared_reader_agrees_with_line_decoder",
+                test_shared_reader_agrees_with_line_decoder);
 }
