@@ -360,6 +360,213 @@ static bool ep_port(endpoint *ep, const tw__tag *t)
     return true;
 }
 
+/* ---- the per-process cache (tw__zipkin_process_cache) --------------------------------------- */
+
+/* A process's part of a span's JSON is the same for every span it
+ * recorded: the localEndpoint object, which process tags it used, and the
+ * process tags at the head of the tags object (with the keys put_tags_plain
+ * has then seen). `convert` writes thousands of spans per process, and
+ * rendering that part cost about 800 instructions per span (callgrind,
+ * dapper -> zipkin-v2-json), so a cache keeps it per process.
+ *
+ * A process is identified by its content, never by its address alone: an
+ * entry keeps a fingerprint of everything the cached part depends on (the
+ * service name, each tag's key, type and value, bytes compared), and a
+ * process whose address matches but whose content differs (freed, and
+ * another allocated there) is a miss. Each entry's bytes are bounded
+ * (PROC_ENTRY_MAX); a bigger process is rendered every time. */
+#define PROC_SLOTS 32
+#define PROC_ENTRY_MAX 4096
+
+typedef struct {
+    const tw__process *p; /* NULL: empty */
+    bool is_ready;        /* fingerprint, endpoint and tags recorded */
+    bool has_plain_tags;  /* the process tags take put_tags_plain's way */
+    size_t local_used[3];
+    tw__buf mem;           /* fingerprint, then endpoint text, then tags text */
+    size_t fp_len, ep_len; /* (the tags text is the rest) */
+    uint64_t bloom[4];     /* put_tags_plain's key_set after the process tags */
+    size_t n_keys;
+    uint8_t key_index[64]; /* its tags, as indexes into p->tags */
+} proc_entry;
+
+struct tw__zipkin_process_cache {
+    proc_entry e[PROC_SLOTS];
+};
+
+tw__zipkin_process_cache *tw__zipkin_process_cache_new(void)
+{
+    return calloc(1, sizeof(tw__zipkin_process_cache));
+}
+
+void tw__zipkin_process_cache_free(tw__zipkin_process_cache *cache)
+{
+    if (!cache)
+        return;
+    for (size_t i = 0; i < PROC_SLOTS; i++)
+        tw__buf_free(&cache->e[i].mem);
+    free(cache);
+}
+
+/* The fingerprint of a tag: this header, then its key bytes, then (string
+ * and binary) its value bytes. */
+typedef struct {
+    uint32_t key_len; /* UINT32_MAX: no key */
+    uint32_t type;
+    uint64_t value; /* len (string, binary), else the value's bits */
+} fp_tag;
+
+static inline fp_tag fp_header(const tw__tag *t)
+{
+    fp_tag h = {t->key ? t->key_len : UINT32_MAX, (uint32_t)t->type, 0};
+    switch (t->type) {
+    case TW_VALUE_STRING:
+    case TW_VALUE_BINARY:
+        h.value = t->len;
+        break;
+    case TW_VALUE_INT64:
+        h.value = (uint64_t)t->v.i64;
+        break;
+    case TW_VALUE_DOUBLE:
+        memcpy(&h.value, &t->v.dbl, sizeof t->v.dbl);
+        break;
+    case TW_VALUE_BOOL:
+        h.value = t->v.boolean;
+        break;
+    }
+    return h;
+}
+
+static inline const void *fp_bytes(const tw__tag *t)
+{
+    return t->type == TW_VALUE_STRING ? (const void *)t->v.str : (const void *)t->v.bin;
+}
+
+static inline bool fp_has_bytes(const tw__tag *t)
+{
+    return t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY;
+}
+
+/* Whether @n bytes at @a and @b are equal: short ones (nearly every key
+ * and value) by two overlapping loads, without a call. */
+static inline bool same_bytes(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, x1, y0, y1;
+        memcpy(&x0, x, 8);
+        memcpy(&y0, y, 8);
+        memcpy(&x1, x + n - 8, 8);
+        memcpy(&y1, y + n - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, x1, y0, y1;
+        memcpy(&x0, x, 4);
+        memcpy(&y0, y, 4);
+        memcpy(&x1, x + n - 4, 4);
+        memcpy(&y1, y + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    return memcmp(x, y, n) == 0;
+}
+
+/* The service name's fingerprint: its length (SIZE_MAX when NULL), then its bytes. */
+static size_t service_len(const tw__process *p)
+{
+    return p->service_name ? strlen(p->service_name) : SIZE_MAX;
+}
+
+/* Records @p's fingerprint in @e->mem; false when it would pass PROC_ENTRY_MAX. */
+static bool fp_record(proc_entry *e, const tw__process *p)
+{
+    size_t sn = service_len(p), total = sizeof sn + (sn == SIZE_MAX ? 0 : sn) + sizeof p->n_tags;
+    for (size_t i = 0; i < p->n_tags && total <= PROC_ENTRY_MAX; i++) {
+        const tw__tag *t = &p->tags[i];
+        total += sizeof(fp_tag) + (t->key ? t->key_len : 0) + (fp_has_bytes(t) ? t->len : 0);
+    }
+    if (total > PROC_ENTRY_MAX)
+        return false;
+    tw__buf_reset(&e->mem);
+    if (!tw__buf_append(&e->mem, &sn, sizeof sn) ||
+        (sn != SIZE_MAX && !tw__buf_append(&e->mem, p->service_name, sn)) ||
+        !tw__buf_append(&e->mem, &p->n_tags, sizeof p->n_tags))
+        return false;
+    for (size_t i = 0; i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        fp_tag h = fp_header(t);
+        if (!tw__buf_append(&e->mem, &h, sizeof h) ||
+            (t->key && !tw__buf_append(&e->mem, t->key, t->key_len)) ||
+            (fp_has_bytes(t) && !tw__buf_append(&e->mem, fp_bytes(t), t->len)))
+            return false;
+    }
+    e->fp_len = e->mem.len;
+    return true;
+}
+
+/* Whether @p's content is the one @e's fingerprint recorded. Reads no
+ * byte of @p beyond its lengths, nor of the fingerprint beyond fp_len. */
+static bool fp_same(const proc_entry *e, const tw__process *p)
+{
+    const uint8_t *f = e->mem.data, *end = f + e->fp_len;
+    size_t sn = service_len(p);
+    if ((size_t)(end - f) < sizeof sn + sizeof p->n_tags || memcmp(f, &sn, sizeof sn) != 0)
+        return false;
+    f += sizeof sn;
+    if (sn != SIZE_MAX) {
+        if ((size_t)(end - f) < sn || !same_bytes(f, p->service_name, sn))
+            return false;
+        f += sn;
+    }
+    if ((size_t)(end - f) < sizeof p->n_tags || memcmp(f, &p->n_tags, sizeof p->n_tags) != 0)
+        return false;
+    f += sizeof p->n_tags;
+    for (size_t i = 0; i < p->n_tags; i++) {
+        const tw__tag *t = &p->tags[i];
+        fp_tag h = fp_header(t);
+        if ((size_t)(end - f) < sizeof h || memcmp(f, &h, sizeof h) != 0)
+            return false;
+        f += sizeof h;
+        if (t->key) {
+            if ((size_t)(end - f) < t->key_len || !same_bytes(f, t->key, t->key_len))
+                return false;
+            f += t->key_len;
+        }
+        if (fp_has_bytes(t)) {
+            if ((size_t)(end - f) < t->len || !same_bytes(f, fp_bytes(t), t->len))
+                return false;
+            f += t->len;
+        }
+    }
+    return f == end;
+}
+
+/* @p's entry in @cache, ready to use (is_ready) or to record into (not
+ * is_ready: its fingerprint recorded); NULL when there is no cache or @p is
+ * too big to keep. */
+static proc_entry *proc_lookup(tw__zipkin_process_cache *cache, const tw__process *p)
+{
+    if (!cache || !p)
+        return NULL;
+    uintptr_t a = (uintptr_t)p;
+    proc_entry *e = &cache->e[((a >> 4) ^ (a >> 9) ^ (a >> 14)) % PROC_SLOTS];
+    if (e->p == p && e->is_ready && fp_same(e, p))
+        return e;
+    e->p = NULL;
+    e->is_ready = false;
+    if (!fp_record(e, p))
+        return NULL;
+    e->p = p;
+    return e;
+}
+
+/* Appends @len bytes at @text to @e's recording (a cached part); false
+ * (the entry is then left unready) past PROC_ENTRY_MAX or on allocation failure. */
+static bool proc_record(proc_entry *e, const uint8_t *text, size_t len)
+{
+    return e->mem.len + len <= 2 * PROC_ENTRY_MAX && tw__buf_append(&e->mem, text, len);
+}
+
 /* ---- output ------------------------------------------------------------------------------- */
 
 /* Writes @len bytes of @text as a JSON string at @o, which has room for it
@@ -765,26 +972,59 @@ put_member(tw__buf *out, uint8_t **at, const tw__tag *t, bool *is_first, tw__buf
 }
 
 static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
-                                const size_t *local_used, const bool *is_winner,
+                                proc_entry *pe, const size_t *local_used, const bool *is_winner,
                                 const bool *is_mapped, tw__buf *text)
 {
     key_set keys;
-    memset(keys.bloom, 0, sizeof keys.bloom);
-    keys.n = 0;
     size_t start = out->len;
-    uint8_t *o = out->data + start;
-    bool is_first = true;
+    uint8_t *o;
+    bool is_first = true, is_process_done = true;
     tags_path path = TAGS_WRITTEN;
-    for (size_t i = 0; p && i < p->n_tags; i++) {
-        const tw__tag *t = &p->tags[i];
-        if (is_local_used(local_used, i))
-            continue;
-        if (!key_set_add(&keys, t)) {
-            path = TAGS_GENERAL;
-            goto done;
+    if (pe && pe->is_ready) {
+        /* The process's members and keys as its first span left them. */
+        if (!pe->has_plain_tags)
+            return TAGS_GENERAL;
+        size_t head = pe->fp_len + pe->ep_len, len = pe->mem.len - head;
+        if (len && !put(out, (const char *)pe->mem.data + head, len))
+            return TAGS_FAILED;
+        memcpy(keys.bloom, pe->bloom, sizeof keys.bloom);
+        keys.n = pe->n_keys;
+        for (size_t j = 0; j < keys.n; j++)
+            keys.tags[j] = &p->tags[pe->key_index[j]];
+        o = out->data + out->len;
+        is_first = len == 0;
+    } else {
+        memset(keys.bloom, 0, sizeof keys.bloom);
+        keys.n = 0;
+        o = out->data + start;
+        is_process_done = false;
+        for (size_t i = 0; p && i < p->n_tags; i++) {
+            const tw__tag *t = &p->tags[i];
+            if (is_local_used(local_used, i))
+                continue;
+            if (!key_set_add(&keys, t)) {
+                path = TAGS_GENERAL;
+                goto done;
+            }
+            if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
+                goto done;
         }
-        if ((path = put_member(out, &o, t, &is_first, text)) != TAGS_WRITTEN)
-            goto done;
+        is_process_done = true;
+        if (pe && pe->p) {
+            /* What every later span of the process reuses. */
+            size_t len = (size_t)(o - out->data) - start;
+            pe->mem.len = pe->fp_len + pe->ep_len;
+            if (proc_record(pe, out->data + start, len)) {
+                memcpy(pe->bloom, keys.bloom, sizeof keys.bloom);
+                pe->n_keys = keys.n;
+                for (size_t j = 0; j < keys.n; j++)
+                    pe->key_index[j] = (uint8_t)(keys.tags[j] - p->tags);
+                pe->has_plain_tags = true;
+                pe->is_ready = true;
+            } else {
+                pe->p = NULL;
+            }
+        }
     }
     for (size_t i = 0; i < s->n_tags; i++) {
         const tw__tag *t = &s->tags[i];
@@ -806,6 +1046,14 @@ static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__
     out->len = (size_t)(o - out->data);
     return !is_first && !PUT_LIT(out, "}") ? TAGS_FAILED : TAGS_WRITTEN;
 done:
+    if (path == TAGS_GENERAL && !is_process_done && pe && pe->p) {
+        /* A process tag the plain way cannot write (a key not plain or
+         * repeated, more than key_set holds): @p's alone, so every span of
+         * the process takes the general way. */
+        pe->mem.len = pe->fp_len + pe->ep_len;
+        pe->has_plain_tags = false;
+        pe->is_ready = true;
+    }
     if (path == TAGS_GENERAL)
         out->len = start;
     return path;
@@ -867,8 +1115,9 @@ typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
  * other condition of the plain tags fails (the caller then takes back what
  * was written and encodes the span again without @is_hopeful, the general
  * way). */
-static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
-                        bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
+static span_path encode(const tw__span_data *s, const tw__process *p, proc_entry *pe,
+                        tw__buf *out, tw__buf *text, bool *winners, bool *is_mapped,
+                        tag_map *tags_map, bool is_hopeful)
 {
     /* Every tag its key's winner (is_hopeful: at most 64 tags). */
 #define TW_8_TRUE true, true, true, true, true, true, true, true
@@ -953,7 +1202,14 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
      */
     enum { LOCAL_IP, LOCAL_IPV6, LOCAL_PORT };
     size_t local_used[N_LOCAL] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    if (p) {
+    if (pe && pe->is_ready) {
+        /* The process's endpoint as rendered for its first span. */
+        const uint8_t *ep = pe->mem.data + pe->fp_len;
+        if (pe->ep_len && !put(out, (const char *)ep, pe->ep_len))
+            return SPAN_FAILED;
+        memcpy(local_used, pe->local_used, sizeof local_used);
+    } else if (p) {
+        size_t ep_start = out->len;
         endpoint local;
         local.n = 0; /* (not an initializer: zeroing four address buffers cost more) */
         if (p->service_name && *p->service_name)
@@ -981,6 +1237,14 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
         }
         if (local.n && !put_endpoint(out, ",\"localEndpoint\":", 17, &local))
             return SPAN_FAILED;
+        if (pe) {
+            /* (A failed recording leaves the entry unready: rendered next time.) */
+            pe->mem.len = pe->fp_len;
+            memcpy(pe->local_used, local_used, sizeof local_used);
+            pe->ep_len = out->len - ep_start;
+            if (!proc_record(pe, out->data + ep_start, pe->ep_len))
+                pe->p = NULL;
+        }
     }
 
     /* remoteEndpoint (the reference's remote_endpoint). */
@@ -1055,7 +1319,7 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
         return SPAN_FAILED;
 
     /* tags: the process's, then the span's winners, the error rule applied. */
-    tags_path path = put_tags_plain(out, s, p, local_used, is_winner, is_mapped, text);
+    tags_path path = put_tags_plain(out, s, p, pe, local_used, is_winner, is_mapped, text);
     if (path == TAGS_GENERAL && is_hopeful)
         return SPAN_AGAIN;
     if (path == TAGS_GENERAL)
@@ -1065,8 +1329,15 @@ static span_path encode(const tw__span_data *s, const tw__process *p, tw__buf *o
 
 bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
 {
+    return tw__zipkin_encode_span_cached(s, p, out, NULL);
+}
+
+bool tw__zipkin_encode_span_cached(const tw__span_data *s, const tw__process *p, tw__buf *out,
+                                   tw__zipkin_process_cache *cache)
+{
     if (!s || !out)
         return false;
+    proc_entry *pe = proc_lookup(cache, p);
     size_t before = out->len;
     bool small[2][64];
     bool *is_winner = small[0], *is_mapped = small[1];
@@ -1083,12 +1354,12 @@ bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__bu
         memset(is_mapped, 0, s->n_tags * sizeof(bool));
         /* More than 64 tags never take the plain way (put_tags_plain's key_set). */
         span_path path = s->n_tags <= 64
-                             ? encode(s, p, out, &text, is_winner, is_mapped, &tags, true)
+                             ? encode(s, p, pe, out, &text, is_winner, is_mapped, &tags, true)
                              : SPAN_AGAIN;
         if (path == SPAN_AGAIN) {
             out->len = before;
             memset(is_mapped, 0, s->n_tags * sizeof(bool));
-            path = encode(s, p, out, &text, is_winner, is_mapped, &tags, false);
+            path = encode(s, p, pe, out, &text, is_winner, is_mapped, &tags, false);
         }
         ok = path == SPAN_WRITTEN;
     }

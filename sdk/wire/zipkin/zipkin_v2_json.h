@@ -82,6 +82,19 @@
  * buffer or on allocation failure (out unchanged). */
 bool tw__zipkin_encode_span(const tw__span_data *span, const tw__process *process, tw__buf *out);
 
+/* What tw__zipkin_encode_span_cached keeps of the processes it has seen:
+ * each one's localEndpoint and process tags, rendered once (bounded: a few
+ * dozen processes of a few KiB each). Content is compared on every use, so
+ * a process may change or be freed while the cache lives. One thread at a
+ * time. */
+typedef struct tw__zipkin_process_cache tw__zipkin_process_cache;
+tw__zipkin_process_cache *tw__zipkin_process_cache_new(void); /* NULL when out of memory */
+void tw__zipkin_process_cache_free(tw__zipkin_process_cache *cache);
+
+/* tw__zipkin_encode_span, the same bytes, with @cache (nullable: none). */
+bool tw__zipkin_encode_span_cached(const tw__span_data *span, const tw__process *process,
+                                   tw__buf *out, tw__zipkin_process_cache *cache);
+
 /* Appends a ListOfSpans (a JSON array) of @n spans sharing @process.
  * False (out unchanged) on failure. */
 bool tw__zipkin_encode_spans(tw__span_data *const *spans, size_t n, const tw__process *process,
