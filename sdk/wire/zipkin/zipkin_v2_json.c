@@ -447,11 +447,21 @@ static inline bool fp_has_bytes(const tw__tag *t)
     return t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY;
 }
 
-/* Whether @n bytes at @a and @b are equal: short ones (nearly every key
- * and value) by two overlapping loads, without a call. */
+/* Whether @n bytes at @a and @b are equal: the short ones (nearly every
+ * key and value) by overlapping loads, without a call. */
 static inline bool same_bytes(const void *a, const void *b, size_t n)
 {
     const unsigned char *x = a, *y = b;
+#ifdef TW__JSON_SSE2
+    if (n > 16 && n <= 32) {
+        __m128i eq = _mm_and_si128(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)x),
+                           _mm_loadu_si128((const __m128i *)(const void *)y)),
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(x + n - 16)),
+                           _mm_loadu_si128((const __m128i *)(const void *)(y + n - 16))));
+        return _mm_movemask_epi8(eq) == 0xffff;
+    }
+#endif
     if (n >= 8 && n <= 16) {
         uint64_t x0, x1, y0, y1;
         memcpy(&x0, x, 8);
@@ -468,6 +478,8 @@ static inline bool same_bytes(const void *a, const void *b, size_t n)
         memcpy(&y1, y + n - 4, 4);
         return ((x0 ^ y0) | (x1 ^ y1)) == 0;
     }
+    if (n < 4) /* (0 to 3 bytes: the first, middle and last are all of them) */
+        return n == 0 || (x[0] == y[0] && x[n >> 1] == y[n >> 1] && x[n - 1] == y[n - 1]);
     return memcmp(x, y, n) == 0;
 }
 
@@ -505,38 +517,50 @@ static bool fp_record(proc_entry *e, const tw__process *p)
 }
 
 /* Whether @p's content is the one @e's fingerprint recorded. Reads no
- * byte of @p beyond its lengths, nor of the fingerprint beyond fp_len. */
+ * byte of @p beyond its lengths, nor of the fingerprint beyond fp_len.
+ * (Every span of a cached process comes here: the common tag, a string, is
+ * taken without fp_header's switch.) */
 static bool fp_same(const proc_entry *e, const tw__process *p)
 {
     const uint8_t *f = e->mem.data, *end = f + e->fp_len;
-    size_t sn = service_len(p);
-    if ((size_t)(end - f) < sizeof sn + sizeof p->n_tags || memcmp(f, &sn, sizeof sn) != 0)
+    size_t sn = service_len(p), n_tags = p->n_tags, recorded;
+    if ((size_t)(end - f) < sizeof sn + sizeof n_tags)
+        return false;
+    memcpy(&recorded, f, sizeof recorded);
+    if (recorded != sn)
         return false;
     f += sizeof sn;
     if (sn != SIZE_MAX) {
-        if ((size_t)(end - f) < sn || !same_bytes(f, p->service_name, sn))
+        if ((size_t)(end - f) < sn + sizeof n_tags || !same_bytes(f, p->service_name, sn))
             return false;
         f += sn;
     }
-    if ((size_t)(end - f) < sizeof p->n_tags || memcmp(f, &p->n_tags, sizeof p->n_tags) != 0)
+    memcpy(&recorded, f, sizeof recorded);
+    if (recorded != n_tags)
         return false;
-    f += sizeof p->n_tags;
-    for (size_t i = 0; i < p->n_tags; i++) {
+    f += sizeof n_tags;
+    for (size_t i = 0; i < n_tags; i++) {
         const tw__tag *t = &p->tags[i];
-        fp_tag h = fp_header(t);
-        if ((size_t)(end - f) < sizeof h || memcmp(f, &h, sizeof h) != 0)
+        fp_tag h;
+        if ((size_t)(end - f) < sizeof h)
             return false;
+        memcpy(&h, f, sizeof h);
         f += sizeof h;
-        if (t->key) {
-            if ((size_t)(end - f) < t->key_len || !same_bytes(f, t->key, t->key_len))
+        size_t key_len = t->key ? t->key_len : 0, value_len = 0;
+        if (t->type == TW_VALUE_STRING && t->key) {
+            if (h.key_len != t->key_len || h.type != TW_VALUE_STRING || h.value != t->len)
                 return false;
-            f += t->key_len;
-        }
-        if (fp_has_bytes(t)) {
-            if ((size_t)(end - f) < t->len || !same_bytes(f, fp_bytes(t), t->len))
+            value_len = t->len;
+        } else {
+            fp_tag now = fp_header(t);
+            if (memcmp(&h, &now, sizeof h) != 0)
                 return false;
-            f += t->len;
+            value_len = fp_has_bytes(t) ? t->len : 0;
         }
+        if ((size_t)(end - f) < key_len || (size_t)(end - f) - key_len < value_len ||
+            !same_bytes(f, t->key, key_len) || !same_bytes(f + key_len, fp_bytes(t), value_len))
+            return false;
+        f += key_len + value_len;
     }
     return f == end;
 }
@@ -1115,9 +1139,9 @@ typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
  * other condition of the plain tags fails (the caller then takes back what
  * was written and encodes the span again without @is_hopeful, the general
  * way). */
-static span_path encode(const tw__span_data *s, const tw__process *p, proc_entry *pe,
-                        tw__buf *out, tw__buf *text, bool *winners, bool *is_mapped,
-                        tag_map *tags_map, bool is_hopeful)
+static span_path encode(const tw__span_data *s, const tw__process *p, proc_entry *pe, tw__buf *out,
+                        tw__buf *text, bool *winners, bool *is_mapped, tag_map *tags_map,
+                        bool is_hopeful)
 {
     /* Every tag its key's winner (is_hopeful: at most 64 tags). */
 #define TW_8_TRUE true, true, true, true, true, true, true, true
