@@ -90,6 +90,11 @@ bool tw__zipkin_encode_span(const tw__span_data *span, const tw__process *proces
 typedef struct tw__zipkin_process_cache tw__zipkin_process_cache;
 tw__zipkin_process_cache *tw__zipkin_process_cache_new(void); /* NULL when out of memory */
 void tw__zipkin_process_cache_free(tw__zipkin_process_cache *cache);
+/* Starts a batch: until the next call, every process the caller passes
+ * stays alive and unchanged (the spans of one call), so that the cache
+ * compares each process once per batch instead of once per span. Without
+ * it, every use compares. */
+void tw__zipkin_process_cache_new_batch(tw__zipkin_process_cache *cache);
 
 /* tw__zipkin_encode_span, the same bytes, with @cache (nullable: none). */
 bool tw__zipkin_encode_span_cached(const tw__span_data *span, const tw__process *process,

@@ -39,6 +39,9 @@ static void doc_destroy(tw__doc_encoder *e)
 
 static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n, tw__buf *out)
 {
+    /* The spans of one call and their processes are alive and unchanged
+     * until it returns (tw__wire_encoder). */
+    tw__zipkin_process_cache_new_batch(e->cache);
     for (size_t i = 0; i < n; i++) {
         if (!tw__buf_append(out, e->n_written++ ? "," : "[", 1) ||
             !tw__zipkin_encode_span_cached(spans[i].data, spans[i].process, out, e->cache))
