@@ -732,7 +732,8 @@ struct kind_text {
  * that maps is not repeated as a tag). One pass over the keys, by their
  * length first, which also tells whether any key is a remoteEndpoint one
  * (*has_peer: "peer." and at least 9 bytes). */
-static const struct kind_text *kind_of(const tw__span_data *s, bool *is_mapped, bool *has_peer)
+static inline __attribute__((always_inline)) const struct kind_text *
+kind_of(const tw__span_data *s, bool *is_mapped, bool *has_peer)
 {
     static const struct kind_text kinds[] = {
         {TW__KIND_CLIENT, "CLIENT\0", 6},
@@ -1023,9 +1024,10 @@ put_member(tw__buf *out, uint8_t **at, const tw__tag *t, bool *is_first, tw__buf
     return TAGS_WRITTEN;
 }
 
-static tags_path put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p,
-                                proc_entry *pe, const size_t *local_used, const bool *is_winner,
-                                const bool *is_mapped, tw__buf *text)
+static inline __attribute__((always_inline)) tags_path
+put_tags_plain(tw__buf *out, const tw__span_data *s, const tw__process *p, proc_entry *pe,
+               const size_t *local_used, const bool *is_winner, const bool *is_mapped,
+               tw__buf *text)
 {
     key_set keys;
     size_t start = out->len;
@@ -1167,9 +1169,9 @@ typedef enum { SPAN_WRITTEN, SPAN_FAILED, SPAN_AGAIN } span_path;
  * other condition of the plain tags fails (the caller then takes back what
  * was written and encodes the span again without @is_hopeful, the general
  * way). */
-static span_path encode(const tw__span_data *s, const tw__process *p, proc_entry *pe, tw__buf *out,
-                        tw__buf *text, bool *winners, bool *is_mapped, tag_map *tags_map,
-                        bool is_hopeful)
+static inline __attribute__((always_inline)) span_path
+encode(const tw__span_data *s, const tw__process *p, proc_entry *pe, tw__buf *out, tw__buf *text,
+       bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
     /* Every tag its key's winner (is_hopeful: at most 64 tags). */
 #define TW_8_TRUE true, true, true, true, true, true, true, true
@@ -1379,17 +1381,35 @@ static span_path encode(const tw__span_data *s, const tw__process *p, proc_entry
     return path == TAGS_WRITTEN && PUT_LIT(out, "}") ? SPAN_WRITTEN : SPAN_FAILED;
 }
 
-bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
+/* encode() twice over: without a cache (the SDK's reporter: its cache
+ * branches compiled out, which keeps it at its old cost) and with one
+ * (`convert`). */
+static __attribute__((noinline)) span_path
+encode_uncached(const tw__span_data *s, const tw__process *p, tw__buf *out, tw__buf *text,
+                bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
-    return tw__zipkin_encode_span_cached(s, p, out, NULL);
+    return encode(s, p, NULL, out, text, winners, is_mapped, tags_map, is_hopeful);
 }
 
-bool tw__zipkin_encode_span_cached(const tw__span_data *s, const tw__process *p, tw__buf *out,
-                                   tw__zipkin_process_cache *cache)
+static __attribute__((noinline)) span_path
+encode_cached(const tw__span_data *s, const tw__process *p, proc_entry *pe, tw__buf *out,
+              tw__buf *text, bool *winners, bool *is_mapped, tag_map *tags_map, bool is_hopeful)
 {
-    if (!s || !out)
-        return false;
-    proc_entry *pe = proc_lookup(cache, p);
+    return encode(s, p, pe, out, text, winners, is_mapped, tags_map, is_hopeful);
+}
+
+static inline span_path encode_with(const tw__span_data *s, const tw__process *p, proc_entry *pe,
+                                    tw__buf *out, tw__buf *text, bool *winners, bool *is_mapped,
+                                    tag_map *tags_map, bool is_hopeful)
+{
+    return pe ? encode_cached(s, p, pe, out, text, winners, is_mapped, tags_map, is_hopeful)
+              : encode_uncached(s, p, out, text, winners, is_mapped, tags_map, is_hopeful);
+}
+
+/* The one span, with @pe (NULL: no cache entry). */
+static inline __attribute__((always_inline)) bool
+encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out, proc_entry *pe)
+{
     size_t before = out->len;
     bool small[2][64];
     bool *is_winner = small[0], *is_mapped = small[1];
@@ -1406,12 +1426,12 @@ bool tw__zipkin_encode_span_cached(const tw__span_data *s, const tw__process *p,
         memset(is_mapped, 0, s->n_tags * sizeof(bool));
         /* More than 64 tags never take the plain way (put_tags_plain's key_set). */
         span_path path = s->n_tags <= 64
-                             ? encode(s, p, pe, out, &text, is_winner, is_mapped, &tags, true)
+                             ? encode_with(s, p, pe, out, &text, is_winner, is_mapped, &tags, true)
                              : SPAN_AGAIN;
         if (path == SPAN_AGAIN) {
             out->len = before;
             memset(is_mapped, 0, s->n_tags * sizeof(bool));
-            path = encode(s, p, pe, out, &text, is_winner, is_mapped, &tags, false);
+            path = encode_with(s, p, pe, out, &text, is_winner, is_mapped, &tags, false);
         }
         ok = path == SPAN_WRITTEN;
     }
@@ -1425,6 +1445,17 @@ bool tw__zipkin_encode_span_cached(const tw__span_data *s, const tw__process *p,
     if (!ok)
         out->len = before;
     return ok;
+}
+
+bool tw__zipkin_encode_span(const tw__span_data *s, const tw__process *p, tw__buf *out)
+{
+    return s && out && encode_span(s, p, out, NULL);
+}
+
+bool tw__zipkin_encode_span_cached(const tw__span_data *s, const tw__process *p, tw__buf *out,
+                                   tw__zipkin_process_cache *cache)
+{
+    return s && out && encode_span(s, p, out, proc_lookup(cache, p));
 }
 
 bool tw__zipkin_encode_spans(tw__span_data *const *spans, size_t n, const tw__process *process,
