@@ -25,8 +25,10 @@
  * the reference by test_zipkin_text.
  *
  * Memory: a scratch buffer per call for stringified values; the tags
- * object's members in a stack table (heap beyond 32, with a hash index).
- * Locking: none.
+ * object's members in a stack table (heap beyond 32, with a hash index);
+ * with a tw__zipkin_process_cache (the zipkin-v2-json document's), each
+ * process's rendered part, bounded per entry and in number of entries.
+ * Locking: none (a cache is one thread's at a time).
  */
 #include "wire/zipkin/zipkin_v2_json.h"
 

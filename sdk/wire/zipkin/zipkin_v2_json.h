@@ -66,7 +66,8 @@
  * Invalid UTF-8 in names, keys and values is repaired (U+FFFD per bad byte),
  * never rejected.
  *
- * Locking: none; the functions are pure.
+ * Locking: none; the functions are pure, but for the cache that
+ * tw__zipkin_encode_span_cached updates (one thread at a time).
  */
 #ifndef TW_WIRE_ZIPKIN_V2_JSON_H
 #define TW_WIRE_ZIPKIN_V2_JSON_H
