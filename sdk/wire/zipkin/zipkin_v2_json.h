@@ -66,7 +66,8 @@
  * Invalid UTF-8 in names, keys and values is repaired (U+FFFD per bad byte),
  * never rejected.
  *
- * Locking: none; the functions are pure.
+ * Locking: none; the functions are pure, but for the cache that
+ * tw__zipkin_encode_span_cached updates (one thread at a time).
  */
 #ifndef TW_WIRE_ZIPKIN_V2_JSON_H
 #define TW_WIRE_ZIPKIN_V2_JSON_H
@@ -81,6 +82,24 @@
  * localEndpoint and no process tags) to @out. False on a NULL span or
  * buffer or on allocation failure (out unchanged). */
 bool tw__zipkin_encode_span(const tw__span_data *span, const tw__process *process, tw__buf *out);
+
+/* What tw__zipkin_encode_span_cached keeps of the processes it has seen:
+ * each one's localEndpoint and process tags, rendered once (bounded: a few
+ * dozen processes of a few KiB each). Content is compared on every use, so
+ * a process may change or be freed while the cache lives. One thread at a
+ * time. */
+typedef struct tw__zipkin_process_cache tw__zipkin_process_cache;
+tw__zipkin_process_cache *tw__zipkin_process_cache_new(void); /* NULL when out of memory */
+void tw__zipkin_process_cache_free(tw__zipkin_process_cache *cache);
+/* Starts a batch: until the next call, every process the caller passes
+ * stays alive and unchanged (the spans of one call), so that the cache
+ * compares each process once per batch instead of once per span. Without
+ * it, every use compares. */
+void tw__zipkin_process_cache_new_batch(tw__zipkin_process_cache *cache);
+
+/* tw__zipkin_encode_span, the same bytes, with @cache (nullable: none). */
+bool tw__zipkin_encode_span_cached(const tw__span_data *span, const tw__process *process,
+                                   tw__buf *out, tw__zipkin_process_cache *cache);
 
 /* Appends a ListOfSpans (a JSON array) of @n spans sharing @process.
  * False (out unchanged) on failure. */

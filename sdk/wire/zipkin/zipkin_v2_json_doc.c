@@ -13,6 +13,9 @@
 
 struct tw__doc_encoder {
     size_t n_written;
+    /* Each process's endpoint and tags rendered once (a document has
+     * thousands of spans per process); NULL: rendered every time. */
+    tw__zipkin_process_cache *cache;
 };
 
 static tw__doc_encoder *doc_create(const tw__wire_options *opts, tw__span_reject_fn reject,
@@ -21,19 +24,27 @@ static tw__doc_encoder *doc_create(const tw__wire_options *opts, tw__span_reject
     (void)opts;
     (void)reject; /* every span the model holds has a Zipkin v2 form */
     (void)reject_data;
-    return calloc(1, sizeof(tw__doc_encoder));
+    tw__doc_encoder *e = calloc(1, sizeof(tw__doc_encoder));
+    if (e)
+        e->cache = tw__zipkin_process_cache_new();
+    return e;
 }
 
 static void doc_destroy(tw__doc_encoder *e)
 {
+    if (e)
+        tw__zipkin_process_cache_free(e->cache);
     free(e);
 }
 
 static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n, tw__buf *out)
 {
+    /* The spans of one call and their processes are alive and unchanged
+     * until it returns (tw__wire_encoder). */
+    tw__zipkin_process_cache_new_batch(e->cache);
     for (size_t i = 0; i < n; i++) {
         if (!tw__buf_append(out, e->n_written++ ? "," : "[", 1) ||
-            !tw__zipkin_encode_span(spans[i].data, spans[i].process, out))
+            !tw__zipkin_encode_span_cached(spans[i].data, spans[i].process, out, e->cache))
             return false;
     }
     return true;

@@ -249,6 +249,69 @@ static void test_random_corpus_matches_jansson(void)
     CU_ASSERT(n_direct > N_RANDOM);
 }
 
+/* The per-process cache of tw__zipkin_encode_span_cached (the document
+ * encoder's) against the uncached encoder, byte for byte: every random span
+ * once with a fresh process at one stack address (so that each process is
+ * new content at an address the cache has seen: a stale entry must be
+ * refused), and then twice more (the second a cache hit); then many live
+ * processes encoded in turn (entries evicted and taken again). */
+static bool cached_is_same(const tw__span_data *s, const tw__process *p,
+                           tw__zipkin_process_cache *cache)
+{
+    tw__buf plain, cached;
+    tw__buf_init(&plain);
+    tw__buf_init(&cached);
+    bool ok = tw__zipkin_encode_span(s, p, &plain) &&
+              tw__zipkin_encode_span_cached(s, p, &cached, cache) && plain.len == cached.len &&
+              memcmp(plain.data, cached.data, plain.len) == 0;
+    tw__buf_free(&plain);
+    tw__buf_free(&cached);
+    return ok;
+}
+
+static void test_process_cache_is_the_same_text(void)
+{
+    tw__zipkin_process_cache *cache = tw__zipkin_process_cache_new();
+    CU_ASSERT_FATAL(cache != NULL);
+    size_t n_same = 0, n = 0;
+    for (size_t i = 0; i < 2 * N_RANDOM; i++) {
+        tw__process p;
+        bool has_process = false;
+        int options = i < N_RANDOM ? CORPUS_INVALID_KEYS | CORPUS_EMPTY_KEYS : CORPUS_EMPTY_KEYS;
+        tw__span_data *s = corpus_span(11, i, &p, &has_process, options);
+        CU_ASSERT_FATAL(s != NULL);
+        const tw__process *pp = has_process ? &p : NULL;
+        for (int round = 0; round < 3; round++, n++)
+            n_same += cached_is_same(s, pp, cache);
+        tw__span_data_unref(s);
+        tw__process_clear(&p);
+    }
+    CU_ASSERT_EQUAL(n_same, n);
+    /* Live processes, more than the cache's slots, in turn. */
+    enum { LIVE = 200 };
+    static tw__process procs[LIVE];
+    tw__span_data *spans[LIVE];
+    bool has[LIVE];
+    for (size_t i = 0; i < LIVE; i++) {
+        spans[i] = corpus_span(13, i, &procs[i], &has[i], CORPUS_EMPTY_KEYS);
+        CU_ASSERT_FATAL(spans[i] != NULL);
+    }
+    n_same = n = 0;
+    for (size_t round = 0; round < 5; round++) {
+        for (size_t i = 0; i < LIVE; i++, n++) {
+            size_t k = (i * 7 + round * 31) % LIVE;
+            n_same += cached_is_same(spans[k], has[k] ? &procs[k] : NULL, cache);
+        }
+    }
+    CU_ASSERT_EQUAL(n_same, n);
+    for (size_t i = 0; i < LIVE; i++) {
+        tw__span_data_unref(spans[i]);
+        tw__process_clear(&procs[i]);
+    }
+    tw__zipkin_process_cache_free(cache);
+    tw__zipkin_process_cache_free(NULL);
+}
+
 static void test_refuses_null(void)
 {
     tw__buf b;
@@ -354,6 +417,7 @@ void tw_test_register(void)
     CU_add_test(suite, "rules_match_jansson", test_rules_match_jansson);
     CU_add_test(suite, "plain_tags_match_jansson", test_plain_tags_match_jansson);
     CU_add_test(suite, "random_corpus_matches_jansson", test_random_corpus_matches_jansson);
+    CU_add_test(suite, "process_cache_is_the_same_text", test_process_cache_is_the_same_text);
     CU_add_test(suite, "refuses_null", test_refuses_null);
     CU_add_test(suite, "ipv4_canonical_is_what_inet_ntop_writes",
                 test_ipv4_canonical_is_what_inet_ntop_writes);
