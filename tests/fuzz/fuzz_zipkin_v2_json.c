@@ -22,7 +22,9 @@
  * on each record is held to the token path: the input read without it
  * (tw__zipkin_v2_json_read) gives the same spans, processes, rejects and
  * warnings. And what it takes of the input's start is one object that
- * Jansson and the scanner read alike, ending where the scanner ends it.
+ * Jansson and the scanner read alike, ending where the scanner ends it; and
+ * its endpoint memo (texts kept from inputs before, and from the same input
+ * read again) changes nothing it takes.
  *
  * Built and run by tests/fuzz/run_fuzz.sh; seeds in
  * tests/fuzz/corpus/zipkin_v2_json/.
@@ -122,15 +124,78 @@ static void check_hex16(const uint8_t *data, size_t size)
         fail("tw__jd_hex16 and tw__parse_hex disagree");
 }
 
+static bool same_str(const tw__z2d_str *a, const tw__z2d_str *b)
+{
+    return (a->s == NULL) == (b->s == NULL) && a->len == b->len &&
+           (!a->s || memcmp(a->s, b->s, a->len) == 0);
+}
+
+static bool same_endpoint(const tw__z2d_endpoint *a, const tw__z2d_endpoint *b)
+{
+    return same_str(&a->service, &b->service) && same_str(&a->ipv4, &b->ipv4) &&
+           same_str(&a->ipv6, &b->ipv6) && a->has_port == b->has_port &&
+           (!a->has_port || a->port == b->port);
+}
+
+/* Two readings of one text by the direct reader: the same in every member. */
+static bool same_direct(const tw__z2d_span *a, const tw__z2d_span *b)
+{
+    if (!same_str(&a->trace_id, &b->trace_id) || !same_str(&a->id, &b->id) ||
+        !same_str(&a->parent_id, &b->parent_id) || !same_str(&a->name, &b->name) ||
+        !same_str(&a->kind, &b->kind) || a->has_timestamp != b->has_timestamp ||
+        a->has_duration != b->has_duration || (a->has_timestamp && a->timestamp != b->timestamp) ||
+        (a->has_duration && a->duration != b->duration) || a->debug != b->debug ||
+        a->shared != b->shared || a->has_local != b->has_local || a->has_remote != b->has_remote ||
+        !same_endpoint(&a->local, &b->local) || !same_endpoint(&a->remote, &b->remote) ||
+        !same_str(&a->local_text, &b->local_text) || !same_str(&a->remote_text, &b->remote_text) ||
+        a->n_tags != b->n_tags || a->n_annotations != b->n_annotations)
+        return false;
+    for (size_t i = 0; i < a->n_tags; i++) {
+        if (!same_str(&a->tags[i].key, &b->tags[i].key) ||
+            !same_str(&a->tags[i].value, &b->tags[i].value))
+            return false;
+    }
+    for (size_t i = 0; i < a->n_annotations; i++) {
+        if (a->annotations[i].timestamp != b->annotations[i].timestamp ||
+            !same_str(&a->annotations[i].value, &b->annotations[i].value))
+            return false;
+    }
+    return true;
+}
+
+/* The direct reader with its endpoint memo against it without: @data read
+ * with a memo kept from input to input (texts of inputs before kept), then
+ * again (this input's endpoints kept), each the same as without one. */
+static bool check_direct_memo(const uint8_t *data, size_t size, tw__z2d_span *plain, bool taken,
+                              size_t used)
+{
+    static tw__z2d_memo memo;
+    static tw__z2d_span span;
+    for (int round = 0; round < 2; round++) {
+        char scratch[4096];
+        tw__jd_scratch sc = {scratch, 0, sizeof scratch};
+        size_t memo_used = 0;
+        bool memo_taken =
+            tw__zipkin_v2_direct_parse((const char *)data, size, &sc, &memo, &span, &memo_used);
+        if (memo_taken != taken || (taken && (memo_used != used || !same_direct(&span, plain))))
+            return false;
+    }
+    return true;
+}
+
 /* What the direct reader takes of @data's start: an object Jansson reads
- * (duplicate keys refused) and the scanner reads to the same end. */
+ * (duplicate keys refused) and the scanner reads to the same end; and the
+ * same with its endpoint memo. */
 static void check_direct_parse(const uint8_t *data, size_t size)
 {
     static tw__z2d_span span;
     char scratch[4096];
     tw__jd_scratch sc = {scratch, 0, sizeof scratch};
     size_t used = 0;
-    if (!tw__zipkin_v2_direct_parse((const char *)data, size, &sc, &span, &used))
+    bool taken = tw__zipkin_v2_direct_parse((const char *)data, size, &sc, NULL, &span, &used);
+    if (!check_direct_memo(data, size, &span, taken, used))
+        fail("the direct reader reads a text apart with its endpoint memo");
+    if (!taken)
         return;
     if (used == 0 || used > size)
         fail("the direct reader took bytes it was not given");

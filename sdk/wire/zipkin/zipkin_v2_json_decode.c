@@ -55,6 +55,28 @@
  * tracers at a few KiB), small enough to bound memory. */
 #define MAX_RECORD_BYTES ((size_t)16 * 1024 * 1024)
 
+/* What the decoder made of the text a memo slot holds (its endpoint, as
+ * direct_endpoint takes it, and the process it gives as a localEndpoint):
+ * valid while the slot's gen is @gen. */
+typedef struct {
+    uint64_t gen; /* 0: nothing made */
+    bool is_ok;   /* direct_endpoint took it: else the span goes the token way */
+    char ipv4[INET6_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN];
+    int64_t port;
+    uint64_t process_gen; /* process is this text's when it equals gen */
+    tw__process process;
+} slot_made;
+
+/* The direct reader's endpoint memo and what was made of each slot: a span
+ * whose endpoint text is a slot's then costs a comparison, not a read, an
+ * address parse and a process; and the bridge, handed the same process
+ * address for the same endpoint, finds its copy at the first guess
+ * (bridge/procs.c). Memory: fixed (one process per slot, its arena reused). */
+typedef struct {
+    tw__z2d_memo memo;
+    slot_made made[TW__Z2D_MEMO_SLOTS];
+} endpoint_memo;
+
 /* Per-record state: where messages point and what the input can do. */
 typedef struct {
     tw__wire_input *in;
@@ -63,8 +85,10 @@ typedef struct {
     tw__time_unit unit; /* the unit of timestamps and durations */
     tw__id_base base;
     bool is_nomem;
-    tw__span_data *direct_span; /* the span read_direct took, for read_record */
-    tw__z2d_span direct;        /* what read_direct read (large: kept off its stack) */
+    tw__span_data *direct_span;        /* the span read_direct took, for read_record */
+    const tw__process *direct_process; /* and its process (`process` or a memo slot's) */
+    endpoint_memo *em;                 /* NULL: none (allocation failed) */
+    tw__z2d_span direct;               /* what read_direct read (large: kept off its stack) */
     /* The localEndpoint text that `process` holds, when a direct span set
      * it and nothing has changed it since: a batch of spans usually comes
      * from one service, and the same text gives the same process. */
@@ -362,7 +386,7 @@ static bool set_remote(const endpoint *ep, tw__span_data *s)
                                                     ep->ipv6, strlen(ep->ipv6)))
         return false;
     tw_value port = {.type = TW_VALUE_INT64, .as.i64 = ep->port};
-    return !ep->port || tw__span_data_add_tag(s, "peer.port", &port);
+    return !ep->port || tw__span_data_add_tag_n(s, "peer.port", sizeof "peer.port" - 1, &port);
 }
 
 /* ---- one span ------------------------------------------------------------------------------ */
@@ -698,16 +722,65 @@ static bool direct_endpoint(const tw__z2d_endpoint *in, endpoint *ep)
     return true;
 }
 
+/* What was made of memo slot @slot's text of @gen (@in, as the reader took
+ * it): made now when it was made of another text. */
+static slot_made *slot_endpoint(record_ctx *rc, int slot, uint64_t gen, const tw__z2d_endpoint *in)
+{
+    slot_made *m = &rc->em->made[slot];
+    if (m->gen != gen) {
+        endpoint ep;
+        m->is_ok = direct_endpoint(in, &ep);
+        if (m->is_ok) {
+            memcpy(m->ipv4, ep.ipv4, sizeof m->ipv4);
+            memcpy(m->ipv6, ep.ipv6, sizeof m->ipv6);
+            m->port = ep.port;
+        }
+        m->gen = gen;
+        m->process_gen = 0;
+    }
+    return m;
+}
+
+/* The endpoint of @m (is_ok), with the service the reader took (@in). */
+static void made_endpoint(const slot_made *m, const tw__z2d_endpoint *in, endpoint *ep)
+{
+    ep->service = in->service.len ? in->service.s : NULL; /* "" is absent */
+    ep->service_len = in->service.len;
+    ep->service_has_nul = false;
+    memcpy(ep->ipv4, m->ipv4, sizeof ep->ipv4);
+    memcpy(ep->ipv6, m->ipv6, sizeof ep->ipv6);
+    ep->port = m->port;
+}
+
 /* The kind the direct reader took, as read_kind reads it: 0..3, -1 for
  * none; -2 (an unknown one: read_kind warns) declines. */
 static int direct_kind(const tw__z2d_str *kind)
 {
     if (!kind->s)
         return -1;
-    for (int k = 0; k < 4; k++) {
-        size_t len = strlen(kinds[k]);
-        if (kind->len == len && strncasecmp(kind->s, kinds[k], len) == 0)
-            return k;
+    /* The names are 6 or 8 letters: the bytes given, each with its 0x20 bit
+     * set (which makes a letter lower case and no other byte a letter),
+     * against the lower-case names, as one word (strncasecmp cost about 80
+     * instructions a span). */
+    static const uint64_t lower = UINT64_C(0x2020202020202020);
+    uint64_t w = 0, name;
+    if (kind->len == 6) {
+        memcpy(&w, kind->s, 6);
+        w |= lower >> 16;
+        for (int k = 0; k < 2; k++) {
+            name = 0;
+            memcpy(&name, kinds_lower[k], 6);
+            if (w == name)
+                return k;
+        }
+    } else if (kind->len == 8) {
+        memcpy(&w, kind->s, 8);
+        w |= lower;
+        for (int k = 2; k < 4; k++) {
+            memcpy(&name, kinds_lower[k], 8);
+            if (w == name)
+                return k;
+        }
     }
     return -2;
 }
@@ -741,13 +814,43 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
             parent = 0; /* Zipkin drops a "circular" parent */
     }
     int kind = direct_kind(&d->kind);
-    endpoint local, remote;
-    bool is_same_local =
-        rc->is_local_kept && d->local_text.len == rc->local_len &&
-        (rc->local_len == 0 || memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0);
-    if (kind == -2 || (!is_same_local && !direct_endpoint(&d->local, &local)) ||
-        !direct_endpoint(&d->remote, &remote))
+    if (kind == -2)
         return NULL;
+    endpoint local, remote;
+    /* The endpoints: by their memo slots when they have them, where a text
+     * read before has its endpoint and process made already. */
+    slot_made *local_made = NULL;
+    bool is_same_local = false;
+    if (rc->em && d->local_slot >= 0) {
+        local_made = slot_endpoint(rc, d->local_slot, d->local_gen, &d->local);
+        if (!local_made->is_ok)
+            return NULL;
+        if (local_made->process_gen != local_made->gen)
+            made_endpoint(local_made, &d->local, &local);
+    } else {
+        is_same_local =
+            rc->is_local_kept && d->local_text.len == rc->local_len &&
+            (rc->local_len == 0 || memcmp(d->local_text.s, rc->local_text, rc->local_len) == 0);
+        if (!is_same_local && !direct_endpoint(&d->local, &local))
+            return NULL;
+    }
+    /* The remote text took the slot of the local one: what the slot makes
+     * stays the local one's (its process is in use). */
+    if (rc->em && d->remote_slot >= 0 &&
+        (d->remote_slot != d->local_slot || d->remote_gen == d->local_gen)) {
+        const slot_made *m = slot_endpoint(rc, d->remote_slot, d->remote_gen, &d->remote);
+        if (!m->is_ok)
+            return NULL;
+        made_endpoint(m, &d->remote, &remote);
+    } else if (!d->has_remote) {
+        remote.service = NULL; /* as direct_endpoint takes an absent one */
+        remote.service_len = 0;
+        remote.service_has_nul = false;
+        remote.ipv4[0] = remote.ipv6[0] = '\0';
+        remote.port = 0;
+    } else if (!direct_endpoint(&d->remote, &remote)) {
+        return NULL;
+    }
     /* The times: integers only (the direct reader takes no other). */
     int64_t start = 0, duration = 0;
     if (d->has_timestamp && !tw__time_int_to_us(d->timestamp, rc->unit, &start))
@@ -773,13 +876,22 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
     if (d->debug)
         s->flags |= TW__FLAG_DEBUG;
     if (kind >= 0 && !tw__span_data_add_str_tag_n(s, "span.kind", sizeof "span.kind" - 1,
-                                                  kinds_lower[kind], strlen(kinds[kind])))
+                                                  kinds_lower[kind], kind < 2 ? 6 : 8))
         goto fail;
     if (d->shared)
         s->shared = kind != 0; /* Zipkin clears it on a CLIENT span */
     size_t n_more = (remote.service != NULL) + (remote.ipv4[0] != '\0') + (remote.ipv6[0] != '\0') +
                     (remote.port != 0) + d->n_tags;
-    if (!is_same_local) {
+    if (local_made) {
+        if (local_made->process_gen != local_made->gen) {
+            tw__process_reset(&local_made->process);
+            if (!set_local(&local, &local_made->process))
+                goto fail; /* made again next time */
+            local_made->process_gen = local_made->gen;
+        }
+        rc->direct_process = &local_made->process;
+    } else if (!is_same_local) {
+        rc->direct_process = process;
         tw__process_reset(process);
         rc->is_local_kept = false;
         if (!set_local(&local, process))
@@ -790,6 +902,8 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
             rc->local_len = d->local_text.len;
             rc->is_local_kept = true;
         }
+    } else {
+        rc->direct_process = process;
     }
     if (!tw__span_data_reserve_tags(s, n_more) || !set_remote(&remote, s))
         goto fail;
@@ -832,7 +946,8 @@ static bool read_direct(void *arg, const char *text, size_t len, size_t *used)
      * the token way. */
     char scratch[4096];
     tw__jd_scratch sc = {scratch, 0, sizeof scratch};
-    if (!tw__zipkin_v2_direct_parse(text, len, &sc, &rc->direct, used))
+    if (!tw__zipkin_v2_direct_parse(text, len, &sc, rc->em ? &rc->em->memo : NULL, &rc->direct,
+                                    used))
         return false;
     rc->direct_span = build_direct(rc, &rc->direct, &rc->process);
     return rc->direct_span != NULL;
@@ -852,7 +967,7 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
         /* Taken and built by read_direct. */
         span = rc->direct_span;
         rc->direct_span = NULL;
-        return tw__wire_emit(in, line_no, span, &rc->process, rec, len) ? TW_OK : TW_E_STATE;
+        return tw__wire_emit(in, line_no, span, rc->direct_process, rec, len) ? TW_OK : TW_E_STATE;
     }
     tw__process_reset(&rc->process);
     rc->is_local_kept = false;
@@ -879,8 +994,19 @@ tw_status tw__zipkin_v2_json_read(FILE *stream, tw__wire_input *in, bool is_dire
     tw__process_init(&rc.process);
     /* The direct reader reads hex ids only. */
     bool use_direct = is_direct && rc.base != TW__ID_DEC;
+    if (use_direct) {
+        /* Without it (no memory) the direct reader reads every endpoint. */
+        rc.em = calloc(1, sizeof *rc.em);
+        for (size_t i = 0; rc.em && i < TW__Z2D_MEMO_SLOTS; i++)
+            tw__process_init(&rc.em->made[i].process);
+    }
     tw_status status = tw__json_scan_records(
         stream, in, MAX_RECORD_BYTES, use_direct ? read_direct : NULL, read_record, &rc, err);
+    if (rc.em) {
+        for (size_t i = 0; i < TW__Z2D_MEMO_SLOTS; i++)
+            tw__process_clear(&rc.em->made[i].process);
+        free(rc.em);
+    }
     tw__process_clear(&rc.process);
     return status;
 }

@@ -23,7 +23,8 @@
  * test_zipkin_v2_direct.c and tests/fuzz/fuzz_zipkin_v2_json.c hold the two
  * ways to the same spans, rejects and messages.
  *
- * Memory: none of its own (the caller's scratch for escaped strings).
+ * Memory: none of its own (the caller's scratch for escaped strings, the
+ * caller's endpoint memo).
  * Locking: none.
  */
 #include "wire/zipkin/zipkin_v2_json_int.h"
@@ -137,17 +138,103 @@ static bool boolean_or_null(tw__jd *c, bool *out)
 
 static bool endpoint_value(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep);
 
+/* Which memo set an endpoint's text at @p (MEMO_KEY bytes there) goes to:
+ * a hash of its bytes 16 to 47, past `{"serviceName":"`, where the service
+ * and the address are. Only a guess (texts are compared in full), and
+ * cheap: a hit costs this, a comparison and the copy of the slot. */
+#define MEMO_KEY 48
+static inline uint64_t memo_hash(const char *p)
+{
+    uint64_t w[4];
+    memcpy(w, p + 16, sizeof w);
+    uint64_t h = (w[0] ^ (w[1] << 17 | w[1] >> 47)) * UINT64_C(0x9e3779b97f4a7c15);
+    h ^= (w[2] ^ (w[3] << 31 | w[3] >> 33)) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    return h ^ (h >> 29);
+}
+
+/* A string the reader took of an endpoint's text at @start (@len bytes) as
+ * a place in it; false when it is not there (unescaped into the scratch). */
+static bool memo_str(const tw__z2d_str *s, const char *start, size_t len, tw__z2d_memo_str *out)
+{
+    out->is_set = s->s != NULL;
+    if (!s->s)
+        return true;
+    if (s->s < start || s->s > start + len || s->len > len - (size_t)(s->s - start))
+        return false;
+    out->off = (uint8_t)(s->s - start);
+    out->len = (uint8_t)s->len;
+    return true;
+}
+
+static void memo_unstr(const tw__z2d_memo_str *m, const char *start, tw__z2d_str *out)
+{
+    out->s = m->is_set ? start + m->off : NULL;
+    out->len = m->is_set ? m->len : 0;
+}
+
 /* {"serviceName":S,"ipv4":S,"ipv6":S,"port":N} in any order, or null;
- * *text its bytes. */
-static bool endpoint(tw__jd *c, tw__jd_scratch *sc, bool *has, tw__z2d_endpoint *ep,
-                     tw__z2d_str *text)
+ * *text its bytes, *slot the memo slot that holds them (-1: none). An
+ * object whose text is one the memo holds is taken from there: equal bytes
+ * read the same way, and the object ends at the same byte. */
+static bool endpoint(tw__jd *c, tw__jd_scratch *sc, tw__z2d_memo *memo, bool *has,
+                     tw__z2d_endpoint *ep, tw__z2d_str *text, int *slot, uint64_t *gen)
 {
     blanks(c);
     const char *start = c->p;
+    size_t avail = (size_t)(c->e - start);
+    *slot = -1;
+    uint64_t hash = 0;
+    tw__z2d_memo_slot *set = NULL;
+    if (memo && avail >= MEMO_KEY && *start == '{') {
+        /* Keyed by bytes that may lie past a short text's end: a text and
+         * its copy followed by other bytes go to two slots, no harm. */
+        hash = memo_hash(start);
+        size_t set_no = (size_t)hash & (TW__Z2D_MEMO_SETS - 1);
+        set = &memo->slots[set_no * TW__Z2D_MEMO_WAYS];
+        for (int w = 0; w < TW__Z2D_MEMO_WAYS; w++) {
+            const tw__z2d_memo_slot *m = &set[w];
+            if (m->gen && m->hash == hash && m->len <= avail &&
+                memcmp(m->text, start, m->len) == 0) {
+                *has = true;
+                memo_unstr(&m->service, start, &ep->service);
+                memo_unstr(&m->ipv4, start, &ep->ipv4);
+                memo_unstr(&m->ipv6, start, &ep->ipv6);
+                ep->has_port = m->has_port;
+                ep->port = m->port;
+                c->p = start + m->len;
+                text->s = start;
+                text->len = m->len;
+                *slot = (int)(set_no * TW__Z2D_MEMO_WAYS) + w;
+                *gen = m->gen;
+                return true;
+            }
+        }
+    }
     if (!endpoint_value(c, sc, has, ep))
         return false;
     text->s = start;
     text->len = (size_t)(c->p - start);
+    tw__z2d_memo_slot m;
+    if (set && *has && text->len <= TW__Z2D_MEMO_TEXT &&
+        memo_str(&ep->service, start, text->len, &m.service) &&
+        memo_str(&ep->ipv4, start, text->len, &m.ipv4) &&
+        memo_str(&ep->ipv6, start, text->len, &m.ipv6)) {
+        size_t set_no = (size_t)(set - memo->slots) / TW__Z2D_MEMO_WAYS;
+        int w = memo->victim[set_no];
+        memo->victim[set_no] = (uint8_t)((w + 1) % TW__Z2D_MEMO_WAYS);
+        tw__z2d_memo_slot *to = &set[w];
+        to->gen = ++memo->last_gen;
+        to->hash = hash;
+        to->len = text->len;
+        to->service = m.service;
+        to->ipv4 = m.ipv4;
+        to->ipv6 = m.ipv6;
+        to->has_port = ep->has_port;
+        to->port = ep->port;
+        memcpy(to->text, start, text->len);
+        *slot = (int)(set - memo->slots) + w;
+        *gen = to->gen;
+    }
     return true;
 }
 
@@ -227,15 +314,18 @@ static bool annotations(tw__jd *c, tw__jd_scratch *sc, tw__z2d_span *out)
     return next_is(c, ']');
 }
 
-/* Which of 64 bits stands for the key @k (its length and two bytes): a key
- * whose bit is already set is compared with the earlier ones. */
-static inline uint64_t key_bit(const tw__z2d_str *k)
+/* Which two of 64 bits stand for the key @k (its length and two bytes): a
+ * key whose bits are both set already is compared with the earlier ones.
+ * Two bits, not one: a span's dozen keys set a quarter of the word, and
+ * one bit sent a key in eight to the comparisons for nothing. */
+static inline uint64_t key_bits(const tw__z2d_str *k)
 {
     if (k->len == 0)
         return 1;
     uint32_t f = (uint32_t)k->len << 16 | (uint32_t)(unsigned char)k->s[0] << 8 |
                  (unsigned char)k->s[k->len - 1];
-    return UINT64_C(1) << ((f * UINT32_C(0x9e3779b1)) >> 26);
+    uint64_t h = f * UINT64_C(0x9e3779b97f4a7c15); /* a 32-bit product spread them worse */
+    return UINT64_C(1) << (h >> 58) | UINT64_C(1) << (h >> 52 & 63);
 }
 
 /* {"key":"value",...} of strings, or null. */
@@ -260,15 +350,15 @@ static bool tags(tw__jd *c, tw__jd_scratch *sc, tw__z2d_span *out)
             !(two(c, ':', '"') || (next_is(c, ':') && next_is(c, '"'))) ||
             !tw__jd_string(c, sc, &t->value.s, &t->value.len))
             return false;
-        uint64_t bit = key_bit(&t->key);
-        if (seen & bit) {
+        uint64_t bits = key_bits(&t->key);
+        if ((seen & bits) == bits) {
             for (size_t i = 0; i < out->n_tags; i++) {
                 const tw__z2d_str *k = &out->tags[i].key;
                 if (k->len == t->key.len && memcmp(k->s, t->key.s, k->len) == 0)
                     return false;
             }
         }
-        seen |= bit;
+        seen |= bits;
         out->n_tags++;
         is_quoted = two(c, ',', '"');
     } while (is_quoted || next_is(c, ','));
@@ -292,8 +382,8 @@ enum {
 };
 
 /* One member of the span object, c->p at the first byte of its name. */
-static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scratch *sc,
-                                                         tw__z2d_span *out, unsigned *seen_p)
+static inline __attribute__((always_inline)) bool
+member(tw__jd *c, tw__jd_scratch *sc, tw__z2d_memo *memo, tw__z2d_span *out, unsigned *seen_p)
 {
     unsigned seen = *seen_p;
     bool ok;
@@ -330,11 +420,13 @@ static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scrat
         break;
     case 'l':
         ok = KEY(c, "localEndpoint") && ONCE(seen, S_LOCAL) &&
-             endpoint(c, sc, &out->has_local, &out->local, &out->local_text);
+             endpoint(c, sc, memo, &out->has_local, &out->local, &out->local_text, &out->local_slot,
+                      &out->local_gen);
         break;
     case 'r':
         ok = KEY(c, "remoteEndpoint") && ONCE(seen, S_REMOTE) &&
-             endpoint(c, sc, &out->has_remote, &out->remote, &out->remote_text);
+             endpoint(c, sc, memo, &out->has_remote, &out->remote, &out->remote_text,
+                      &out->remote_slot, &out->remote_gen);
         break;
     case 'a':
         ok = KEY(c, "annotations") && ONCE(seen, S_ANNOTATIONS) && annotations(c, sc, out);
@@ -346,8 +438,8 @@ static inline __attribute__((always_inline)) bool member(tw__jd *c, tw__jd_scrat
     return ok;
 }
 
-bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc, tw__z2d_span *out,
-                                size_t *used)
+bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc,
+                                tw__z2d_memo *memo, tw__z2d_span *out, size_t *used)
 {
     tw__jd c = {text, text + len};
     /* Only what is read is set: the arrays stay as they are. */
@@ -358,6 +450,7 @@ bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc
     out->has_local = out->has_remote = false;
     out->local_text.s = out->remote_text.s = NULL;
     out->local_text.len = out->remote_text.len = 0;
+    out->local_slot = out->remote_slot = -1;
     memset(&out->local, 0, sizeof out->local);
     memset(&out->remote, 0, sizeof out->remote);
     out->n_tags = out->n_annotations = 0;
@@ -366,7 +459,7 @@ bool tw__zipkin_v2_direct_parse(const char *text, size_t len, tw__jd_scratch *sc
     unsigned seen = 0;
     bool is_quoted = at(&c, '"') && (c.p++, true);
     do {
-        if (!(is_quoted || next_is(&c, '"')) || c.p == c.e || !member(&c, sc, out, &seen))
+        if (!(is_quoted || next_is(&c, '"')) || c.p == c.e || !member(&c, sc, memo, out, &seen))
             return false;
         is_quoted = two(&c, ',', '"');
     } while (is_quoted || next_is(&c, ','));

@@ -456,11 +456,11 @@ static void test_the_common_shape_is_taken_whole(void)
         char *text = malloc(len + 3);
         memcpy(text, spans[i], len);
         memcpy(text + len, ",{", 2);
-        CU_ASSERT_TRUE(d && tw__zipkin_v2_direct_parse(text, len + 2, &sc, d, &used));
+        CU_ASSERT_TRUE(d && tw__zipkin_v2_direct_parse(text, len + 2, &sc, NULL, d, &used));
         CU_ASSERT_EQUAL(used, len);
         /* Cut anywhere, it is no object: declined. */
         for (size_t cut = 0; cut < len; cut++)
-            CU_ASSERT_FALSE(tw__zipkin_v2_direct_parse(text, cut, &sc, d, &used));
+            CU_ASSERT_FALSE(tw__zipkin_v2_direct_parse(text, cut, &sc, NULL, d, &used));
         CU_ASSERT_TRUE(both_ways_agree(spans[i], len));
         free(text);
         free(d);
@@ -484,8 +484,8 @@ static void test_nothing_stays_from_the_span_before(void)
     char scratch[64];
     tw__jd_scratch sc = {scratch, 0, sizeof scratch};
     size_t used;
-    CU_ASSERT_TRUE_FATAL(d && tw__zipkin_v2_direct_parse(with, strlen(with), &sc, d, &used));
-    CU_ASSERT_TRUE_FATAL(tw__zipkin_v2_direct_parse(without, strlen(without), &sc, d, &used));
+    CU_ASSERT_TRUE_FATAL(d && tw__zipkin_v2_direct_parse(with, strlen(with), &sc, NULL, d, &used));
+    CU_ASSERT_TRUE_FATAL(tw__zipkin_v2_direct_parse(without, strlen(without), &sc, NULL, d, &used));
     CU_ASSERT_TRUE(!d->name.s && !d->name.len && !d->kind.s && !d->kind.len && !d->parent_id.s);
     CU_ASSERT_TRUE(!d->has_timestamp && !d->has_duration && !d->debug && !d->shared);
     CU_ASSERT_TRUE(!d->local_text.s && !d->remote_text.s && !d->local.service.s &&
@@ -509,8 +509,8 @@ static void test_random_common_spans_agree(void)
         span_text(&b, false);
         tw__jd_scratch sc = {scratch, 0, sizeof scratch};
         size_t used;
-        taken +=
-            tw__zipkin_v2_direct_parse((const char *)b.data, b.len, &sc, d, &used) && used == b.len;
+        taken += tw__zipkin_v2_direct_parse((const char *)b.data, b.len, &sc, NULL, d, &used) &&
+                 used == b.len;
         CU_ASSERT_TRUE_FATAL(both_ways_agree(b.data, b.len));
         tw__buf_free(&b);
     }
@@ -617,6 +617,128 @@ static void test_every_fixture_agrees(void)
 /* The direct reader's id reader (json_direct.h, SSE2) against tw__hex16
  * and tw__parse_hex: every byte value at every place of a valid id, and
  * random ids of either case. */
+/* ---- the endpoint memo --------------------------------------------------------------------- */
+
+static bool same_str(const tw__z2d_str *a, const tw__z2d_str *b)
+{
+    return (a->s == NULL) == (b->s == NULL) && a->len == b->len &&
+           (!a->s || memcmp(a->s, b->s, a->len) == 0);
+}
+
+static bool same_endpoint(const tw__z2d_endpoint *a, const tw__z2d_endpoint *b)
+{
+    return same_str(&a->service, &b->service) && same_str(&a->ipv4, &b->ipv4) &&
+           same_str(&a->ipv6, &b->ipv6) && a->has_port == b->has_port &&
+           (!a->has_port || a->port == b->port);
+}
+
+/* @text parsed with @memo and without one: the same verdict, end and
+ * endpoints (the rest is read the same way either way). */
+static bool memo_agrees(tw__z2d_memo *memo, const char *text, size_t len)
+{
+    tw__z2d_span *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    char sa[512], sb[512];
+    tw__jd_scratch sca = {sa, 0, sizeof sa}, scb = {sb, 0, sizeof sb};
+    size_t ua = 0, ub = 0;
+    CU_ASSERT_TRUE_FATAL(a && b);
+    bool ra = tw__zipkin_v2_direct_parse(text, len, &sca, memo, a, &ua);
+    bool rb = tw__zipkin_v2_direct_parse(text, len, &scb, NULL, b, &ub);
+    bool same = ra == rb;
+    if (same && ra)
+        same = ua == ub && a->has_local == b->has_local && a->has_remote == b->has_remote &&
+               same_endpoint(&a->local, &b->local) && same_endpoint(&a->remote, &b->remote) &&
+               same_str(&a->local_text, &b->local_text) &&
+               same_str(&a->remote_text, &b->remote_text) && a->n_tags == b->n_tags;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* One span with @local and @remote endpoint texts. */
+static size_t memo_span(char *out, size_t size, const char *local, const char *remote)
+{
+    int n =
+        snprintf(out, size,
+                 "{\"traceId\":\"57f98f52c0a9efa2a71bb93bc2dc1773\",\"id\":\"77029ee522645990\","
+                 "\"localEndpoint\":%s,\"remoteEndpoint\":%s,\"tags\":{\"a\":\"b\"}}",
+                 local, remote);
+    return (size_t)n;
+}
+
+/* The same endpoint text twice (the second taken from the memo), a text
+ * that differs in one byte from a kept one (early, late, its length), one
+ * whose strings hold escapes (not kept), and every cut of a span whose
+ * endpoints the memo holds: each parsed as without the memo. */
+static void test_endpoint_memo_parses_as_without(void)
+{
+    static const char *const eps[] = {
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.15\"}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.1\"}",
+        "{\"serviceName\":\"catalogue\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"Catalog\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.14\",\"port\":9002}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.14\",\"port\":9003}",
+        "{\"serviceName\":\"cat\\u0061log\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"cat\\u0061log\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"catalog\", \"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"catalog\",\"ipv4\":\"10.3.0.14\",\"ipv4\":\"10.3.0.14\"}",
+        "{\"serviceName\":\"a}b\",\"ipv6\":\"2001:db8::1\",\"port\":1}",
+        "{\"serviceName\":\"a}b\",\"ipv6\":\"2001:db8::1\",\"port\":1}",
+        "{\"serviceName\":\"\",\"ipv6\":\"2001:db8::1\"}",
+        "null",
+        "{}",
+    };
+    size_t n = sizeof eps / sizeof eps[0];
+    tw__z2d_memo *memo = calloc(1, sizeof *memo);
+    CU_ASSERT_TRUE_FATAL(memo != NULL);
+    char text[1024];
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = 0; j < n; j += 3) {
+                size_t len = memo_span(text, sizeof text, eps[i], eps[(i + j) % n]);
+                CU_ASSERT_TRUE(memo_agrees(memo, text, len));
+                /* Cut anywhere (inside a kept endpoint too): as without. */
+                for (size_t cut = 0; cut < len; cut += 1 + (cut > 150) * 7)
+                    CU_ASSERT_TRUE(memo_agrees(memo, text, cut));
+            }
+        }
+    }
+    /* More distinct texts than the memo has slots, then the first again. */
+    for (int k = 0; k < TW__Z2D_MEMO_SLOTS * 3; k++) {
+        char ep[128];
+        snprintf(ep, sizeof ep, "{\"serviceName\":\"svc%d\",\"ipv4\":\"10.0.%d.%d\"}", k % 7,
+                 k / 200, k % 200);
+        size_t len = memo_span(text, sizeof text, ep, ep);
+        CU_ASSERT_TRUE(memo_agrees(memo, text, len));
+    }
+    CU_ASSERT_TRUE(memo->last_gen > TW__Z2D_MEMO_SLOTS);
+    free(memo);
+
+    /* The whole reader, both ways, on a document of these spans: the
+     * decoder's processes and endpoints kept per slot give the same spans. */
+    tw__buf b;
+    tw__buf_init(&b);
+    put(&b, "[");
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < n; i++) {
+            size_t len = memo_span(text, sizeof text, eps[(i * 5) % n], eps[(i + round) % n]);
+            put(&b, "%s%.*s", round || i ? "," : "", (int)len, text);
+        }
+    }
+    /* An address that is none: declined each time, from the memo too. */
+    for (int k = 0; k < 3; k++) {
+        size_t len =
+            memo_span(text, sizeof text, "{\"serviceName\":\"bad\",\"ipv4\":\"10.3.0.999\"}",
+                      "{\"serviceName\":\"bad\",\"ipv4\":\"10.3.0.256\",\"port\":70000}");
+        put(&b, ",%.*s", (int)len, text);
+    }
+    put(&b, "]");
+    CU_ASSERT_TRUE(both_ways_agree(b.data, b.len));
+    tw__buf_free(&b);
+}
+
 static void test_hex16_reads_as_tw_hex16(void)
 {
     char text[17] = "0123456789abcdef";
@@ -651,4 +773,5 @@ void tw_test_register(void)
     CU_add_test(suite, "cut_and_flipped_documents_agree", test_cut_and_flipped_documents_agree);
     CU_add_test(suite, "spans_across_read_buffers_agree", test_spans_across_read_buffers_agree);
     CU_add_test(suite, "every_fixture_agrees", test_every_fixture_agrees);
+    CU_add_test(suite, "endpoint_memo_parses_as_without", test_endpoint_memo_parses_as_without);
 }
