@@ -578,14 +578,66 @@ TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_list(uint8_t *p, int16_t id, size_t 
     return direct_bin_be32(p + 1, (uint32_t)n);
 }
 
+/* Texts up to this length are copied and checked in one pass. */
+#define FUSED_TEXT_MAX 64
+
+/* Copies @len bytes of @text to @p and returns p + len, or NULL when the
+ * text is not valid UTF-8 (the bytes at @p are then garbage; the caller
+ * drops the span's bytes). Most texts (keys, names, values) are short
+ * ASCII: copied a word at a time while the words are OR-ed for the
+ * ASCII test, one pass instead of tw__utf8_is_valid's and memcpy's (a libc
+ * call, which costs more than a short copy). The words stay inside
+ * [text, text + len) and [p, p + len), the last one overlapping. Longer
+ * texts, and any with a byte >= 0x80, take the full check. */
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_copy_text(uint8_t *p, const char *text, size_t len)
+{
+    uint64_t any;
+    if (len > FUSED_TEXT_MAX) {
+        if (!tw__utf8_is_valid(text, len))
+            return NULL;
+        memcpy(p, text, len);
+        return p + len;
+    }
+    if (len >= 8) {
+        uint64_t x;
+        any = 0;
+        for (size_t i = 0; i + 8 < len; i += 8) {
+            memcpy(&x, text + i, 8);
+            memcpy(p + i, &x, 8);
+            any |= x;
+        }
+        memcpy(&x, text + len - 8, 8);
+        memcpy(p + len - 8, &x, 8);
+        any |= x;
+    } else if (len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, text, 4);
+        memcpy(&y, text + len - 4, 4);
+        memcpy(p, &x, 4);
+        memcpy(p + len - 4, &y, 4);
+        any = x | y;
+    } else if (len > 0) {
+        unsigned a = (unsigned char)text[0], b = (unsigned char)text[len >> 1],
+                 c = (unsigned char)text[len - 1];
+        p[0] = (uint8_t)a;
+        p[len >> 1] = (uint8_t)b;
+        p[len - 1] = (uint8_t)c;
+        any = a | b | c;
+    } else {
+        return p;
+    }
+    if ((any & UINT64_C(0x8080808080808080)) && tw__utf8_valid_prefix(text, len) != len)
+        return NULL;
+    return p + len;
+}
+
 /* A text field when @text is valid UTF-8; NULL (for the generic writer,
  * which repairs it) when not. */
 TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_text(uint8_t *p, int16_t id, const char *text,
                                                  size_t len)
 {
-    if (!tw__utf8_is_valid(text, len))
-        return NULL;
-    return direct_bin_bytes(p, id, text, len);
+    p = direct_bin_be32(direct_bin_header(p, TW__T_STRING, id), (uint32_t)len);
+    return direct_bin_copy_text(p, text, len);
 }
 
 /* A Tag struct; NULL when a text is not valid UTF-8 or the type unknown. */
