@@ -238,7 +238,9 @@ static bool bound_values(twb_pipeline *p, tw__span_data *s, tw__tag *tags, size_
     size_t cap = p->c.opts.max_value_bytes;
     for (size_t i = 0; i < n; i++) {
         tw__tag *t = &tags[i];
-        if ((t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY) && t->len > cap) {
+        /* The length first: it rules out most tags in one test (a number's
+         * len is unused, so the type still decides). */
+        if (t->len > cap && (t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY)) {
             if (!truncate_value(s, t, cap))
                 return false;
             p->n.truncated++;

@@ -350,14 +350,20 @@ static void normalise_logs(tw__span_data *m)
 
 /* ---- kinds and endpoints --------------------------------------------------------------------- */
 
+/* @v (NUL-terminated, @len bytes) is the literal @lit: strcmp's answer
+ * without the call. The literal's NUL is compared too, within v's len + 1
+ * readable bytes, so a value with an embedded NUL compares as strcmp does. */
+#define VALUE_IS(v, len, lit) ((len) >= sizeof(lit) - 1 && memcmp((v), (lit), sizeof(lit)) == 0)
+
 static uint8_t kind_of(const tw__span_data *d)
 {
-    /* tw__span_data_find_tag(d, "span.kind") (the last such tag) with the
-     * key's first byte tested before strcmp: most keys differ there. */
+    /* tw__span_data_find_tag(d, "span.kind") (the last such tag), compared
+     * by the key's length first (a tag's key_len is its strlen): most keys
+     * differ there, and no strcmp call. */
     const tw__tag *t = NULL;
     for (size_t i = d->n_tags; i > 0; i--) {
         const tw__tag *c = &d->tags[i - 1];
-        if (c->key[0] == 's' && strcmp(c->key, "span.kind") == 0) {
+        if (c->key_len == 9 && memcmp(c->key, "span.kind", 9) == 0) {
             t = c;
             break;
         }
@@ -365,19 +371,20 @@ static uint8_t kind_of(const tw__span_data *d)
     if (!t || t->type != TW_VALUE_STRING)
         return KIND_NONE;
     const char *v = t->v.str;
-    switch (v[0]) { /* the first byte before strcmp: most values are one of these */
+    size_t len = t->len;
+    switch (v[0]) { /* the first byte first: most values are one of these */
     case 'c':
-        if (strcmp(v, "client") == 0)
+        if (VALUE_IS(v, len, "client"))
             return KIND_CLIENT;
-        if (strcmp(v, "consumer") == 0)
+        if (VALUE_IS(v, len, "consumer"))
             return KIND_CONSUMER;
         break;
     case 's':
-        if (strcmp(v, "server") == 0)
+        if (VALUE_IS(v, len, "server"))
             return KIND_SERVER;
         break;
     case 'p':
-        if (strcmp(v, "producer") == 0)
+        if (VALUE_IS(v, len, "producer"))
             return KIND_PRODUCER;
         break;
     default:

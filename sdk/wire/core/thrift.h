@@ -47,6 +47,7 @@
 #ifndef TW_WIRE_CORE_THRIFT_H
 #define TW_WIRE_CORE_THRIFT_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -150,9 +151,16 @@ bool tw__thrift_read_message_begin(tw__thrift_reader *r, const uint8_t **name, s
 /* Bit t set for the binary-protocol type ids 2..4, 6, 8, 10..15. */
 #define TW__THRIFT_TYPE_BITS 0xfd5cu
 
-/* @n (2, 4 or 8) big-endian bytes at @p. */
+/* The @n big-endian bytes at @p, for n = 2, 4 or 8 only: the sizes of
+ * Thrift's i16, i32 and i64 (a byte is read as p[0], never through here).
+ * The caller has checked that @n bytes are there. Another @n is a caller's
+ * bug, caught by the assert in debug builds; in release builds it takes the
+ * byte loop, which reads exactly @n bytes (the swaps would read 2 for
+ * n == 1, one past what was checked). Every @n is a constant after
+ * inlining, so the tests fold away. */
 static inline uint64_t tw__thrift__load_be(const uint8_t *p, size_t n)
 {
+    assert(n == 2 || n == 4 || n == 8);
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (n == 8) {
         uint64_t x;
@@ -164,15 +172,16 @@ static inline uint64_t tw__thrift__load_be(const uint8_t *p, size_t n)
         memcpy(&x, p, 4);
         return __builtin_bswap32(x);
     }
-    uint16_t x;
-    memcpy(&x, p, 2);
-    return __builtin_bswap16(x);
-#else
+    if (n == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return __builtin_bswap16(x);
+    }
+#endif
     uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && i < 8; i++)
         v = (v << 8) | p[i];
     return v;
-#endif
 }
 
 static inline bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_t *id,
@@ -212,8 +221,10 @@ static inline bool tw__thrift_read_field(tw__thrift_reader *r, int *type, int16_
     return tw__thrift_read_field_any(r, type, id, last_id);
 }
 
+/* @bits is 16, 32 or 64 (an i16, i32 or i64; a byte is tw__thrift_read_byte). */
 static inline bool tw__thrift_read_int(tw__thrift_reader *r, int bits, int64_t *out)
 {
+    assert(bits == 16 || bits == 32 || bits == 64);
     if (r->proto == TW__THRIFT_BINARY) {
         size_t n = (size_t)bits / 8;
         if (r->state == TW__THRIFT_OK && r->len - r->pos >= n) {

@@ -455,63 +455,14 @@ static void direct_tag_list(tw__thrift_writer *w, int16_t id, const tw__tag *tag
  *
  * In the binary protocol every part of a Span has a size known before it
  * is written (a field header is 3 bytes, an integer 4 or 8, a string 4 and
- * its bytes), so direct_bin_span bounds the span's size from its lengths,
- * makes room once, and writes through a cursor, where the generic writer
- * checks for room at every field. It takes a span only when every text is valid UTF-8 and
+ * its bytes), so direct_bin_span bounds the sizes from the lengths, makes
+ * room for the fixed fields once and for each tag as it comes, and writes
+ * through a cursor, where the generic writer checks for room at every
+ * field. It takes a span only when every text is valid UTF-8 and
  * every length fits Thrift's i32; anything else (text to repair, a huge
  * value, an unknown tag type, allocation failure) goes to the generic
  * writer, whose bytes it reproduces (tests/unit/wire/test_jaeger_thrift.c
  * compares both on spans of every shape). */
-
-/* An upper bound of the bytes of a list<Tag> field of @n tags (its header
- * included), from the lengths alone: a tag is at most its key and value
- * bytes and 26 more (three field headers, two string lengths, the vType
- * i32, a stop byte; an 8-byte value is no larger than a string's 4-byte
- * length and its header). SIZE_MAX when a length is beyond Thrift's i32.
- * The texts are checked as they are written (direct_bin_text). */
-static size_t direct_bin_tags_bound(const tw__tag *tags, size_t n)
-{
-    if (n > TW__THRIFT_MAX_LEN)
-        return SIZE_MAX;
-    size_t total = 3 + 5;
-    for (size_t i = 0; i < n; i++) {
-        const tw__tag *t = &tags[i];
-        size_t len = t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY ? t->len : 0;
-        if (t->key_len > TW__THRIFT_MAX_LEN || len > TW__THRIFT_MAX_LEN)
-            return SIZE_MAX;
-        total += (size_t)t->key_len + len + 26; /* n and each length < 2^31: no overflow */
-    }
-    return total;
-}
-
-/* An upper bound of the Span's bytes (the stop byte is the caller's);
- * SIZE_MAX when the fast path cannot write it. */
-static size_t direct_bin_span_bound(const tw__span_data *s, size_t op_len)
-{
-    size_t total = 4 * 11 + 7 + 2 * 11; /* ids, flags, start, duration */
-    if (op_len > TW__THRIFT_MAX_LEN || s->n_refs > TW__THRIFT_MAX_LEN ||
-        s->n_logs > TW__THRIFT_MAX_LEN)
-        return SIZE_MAX;
-    total += 3 + 4 + op_len;
-    if (s->n_refs > 0)
-        total += 3 + 5 + s->n_refs * (7 + 3 * 11 + 1);
-    if (s->n_tags > 0) {
-        size_t part = direct_bin_tags_bound(s->tags, s->n_tags);
-        if (part == SIZE_MAX)
-            return SIZE_MAX;
-        total += part;
-    }
-    if (s->n_logs > 0) {
-        total += 3 + 5;
-        for (size_t i = 0; i < s->n_logs; i++) {
-            size_t part = direct_bin_tags_bound(s->logs[i].fields, s->logs[i].n_fields);
-            if (part == SIZE_MAX || part > SIZE_MAX - total - 12)
-                return SIZE_MAX;
-            total += 11 + part + 1;
-        }
-    }
-    return total;
-}
 
 /* Big-endian stores through the cursor: inline, with a constant width, each
  * compiles to a byte swap and one store. */
@@ -578,14 +529,66 @@ TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_list(uint8_t *p, int16_t id, size_t 
     return direct_bin_be32(p + 1, (uint32_t)n);
 }
 
+/* Texts up to this length are copied and checked in one pass. */
+#define FUSED_TEXT_MAX 64
+
+/* Copies @len bytes of @text to @p and returns p + len, or NULL when the
+ * text is not valid UTF-8 (the bytes at @p are then garbage; the caller
+ * drops the span's bytes). Most texts (keys, names, values) are short
+ * ASCII: copied a word at a time while the words are OR-ed for the
+ * ASCII test, one pass instead of tw__utf8_is_valid's and memcpy's (a libc
+ * call, which costs more than a short copy). The words stay inside
+ * [text, text + len) and [p, p + len), the last one overlapping. Longer
+ * texts, and any with a byte >= 0x80, take the full check. */
+TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_copy_text(uint8_t *p, const char *text, size_t len)
+{
+    uint64_t any;
+    if (len > FUSED_TEXT_MAX) {
+        if (!tw__utf8_is_valid(text, len))
+            return NULL;
+        memcpy(p, text, len);
+        return p + len;
+    }
+    if (len >= 8) {
+        uint64_t x;
+        any = 0;
+        for (size_t i = 0; i + 8 < len; i += 8) {
+            memcpy(&x, text + i, 8);
+            memcpy(p + i, &x, 8);
+            any |= x;
+        }
+        memcpy(&x, text + len - 8, 8);
+        memcpy(p + len - 8, &x, 8);
+        any |= x;
+    } else if (len >= 4) {
+        uint32_t x, y;
+        memcpy(&x, text, 4);
+        memcpy(&y, text + len - 4, 4);
+        memcpy(p, &x, 4);
+        memcpy(p + len - 4, &y, 4);
+        any = x | y;
+    } else if (len > 0) {
+        unsigned a = (unsigned char)text[0], b = (unsigned char)text[len >> 1],
+                 c = (unsigned char)text[len - 1];
+        p[0] = (uint8_t)a;
+        p[len >> 1] = (uint8_t)b;
+        p[len - 1] = (uint8_t)c;
+        any = a | b | c;
+    } else {
+        return p;
+    }
+    if ((any & UINT64_C(0x8080808080808080)) && tw__utf8_valid_prefix(text, len) != len)
+        return NULL;
+    return p + len;
+}
+
 /* A text field when @text is valid UTF-8; NULL (for the generic writer,
  * which repairs it) when not. */
 TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_text(uint8_t *p, int16_t id, const char *text,
                                                  size_t len)
 {
-    if (!tw__utf8_is_valid(text, len))
-        return NULL;
-    return direct_bin_bytes(p, id, text, len);
+    p = direct_bin_be32(direct_bin_header(p, TW__T_STRING, id), (uint32_t)len);
+    return direct_bin_copy_text(p, text, len);
 }
 
 /* A Tag struct; NULL when a text is not valid UTF-8 or the type unknown. */
@@ -638,32 +641,86 @@ TW__THRIFT_WRITE_INLINE uint8_t *direct_bin_tag(uint8_t *p, const tw__tag *t)
     return p;
 }
 
-static uint8_t *direct_bin_tags(uint8_t *p, int16_t id, const tw__tag *tags, size_t n)
+/* Where direct_bin_span writes: room is made as it goes, a tag at a time,
+ * for an upper bound of what comes next. A separate pass over the tags to
+ * bound the whole span first cost as much as a fifth of writing them. */
+typedef struct bin_cursor {
+    tw__buf *out;
+    uint8_t *p, *end; /* the write position and the end of out's capacity */
+} bin_cursor;
+
+static bool bin_room_grow(bin_cursor *c, size_t n)
 {
-    p = direct_bin_list(p, id, n);
-    for (size_t i = 0; i < n && p; i++)
-        p = direct_bin_tag(p, &tags[i]);
-    return p;
+    c->out->len = (size_t)(c->p - c->out->data);
+    if (!tw__buf_grow(c->out, n))
+        return false;
+    c->p = c->out->data + c->out->len;
+    c->end = c->out->data + c->out->cap;
+    return true;
+}
+
+/* At least @n bytes of room at c->p. */
+TW__THRIFT_WRITE_INLINE bool bin_room(bin_cursor *c, size_t n)
+{
+    return (size_t)(c->end - c->p) >= n || bin_room_grow(c, n);
+}
+
+/* A list<Tag> field; false when a length is beyond Thrift's i32, a text is
+ * not valid UTF-8, a type unknown, or on allocation failure. Room for a tag:
+ * its key and value bytes and 26 more (three field headers, two string
+ * lengths, the vType i32, a stop byte; an 8-byte value is no larger than a
+ * string's 4-byte length and its header). */
+static bool direct_bin_tags(bin_cursor *c, int16_t id, const tw__tag *tags, size_t n)
+{
+    if (n > TW__THRIFT_MAX_LEN || !bin_room(c, 8))
+        return false;
+    uint8_t *p = direct_bin_list(c->p, id, n);
+    for (size_t i = 0; i < n; i++) {
+        const tw__tag *t = &tags[i];
+        size_t len = t->type == TW_VALUE_STRING || t->type == TW_VALUE_BINARY ? t->len : 0;
+        if (t->key_len > TW__THRIFT_MAX_LEN || len > TW__THRIFT_MAX_LEN)
+            return false;
+        size_t need = (size_t)t->key_len + len + 26; /* each length < 2^31: no overflow */
+        if ((size_t)(c->end - p) < need) {
+            c->p = p;
+            if (!bin_room_grow(c, need))
+                return false;
+            p = c->p;
+        }
+        p = direct_bin_tag(p, t);
+        if (!p)
+            return false;
+    }
+    c->p = p;
+    return true;
 }
 
 /* Writes the Span's fields as direct_span does; false (@out's length
  * unchanged) when the span needs the generic writer. Room is made for an
- * upper bound of the size, and the texts are checked as they are written:
- * one pass over the tags, not a measuring one and a writing one. */
+ * upper bound of the fixed fields, then of each tag as it comes, and the
+ * texts are checked as they are written: one pass over the tags. */
 static bool direct_bin_span(const tw__span_data *s, tw__buf *out)
 {
+    size_t before = out->len;
     size_t op_len = s->operation ? strlen(s->operation) : 0;
-    size_t bound = direct_bin_span_bound(s, op_len);
-    if (bound == SIZE_MAX || !tw__buf_grow(out, bound))
+    if (op_len > TW__THRIFT_MAX_LEN || s->n_refs > TW__THRIFT_MAX_LEN ||
+        s->n_logs > TW__THRIFT_MAX_LEN)
         return false;
-    uint8_t *p = out->data + out->len;
+    /* ids, flags, start, duration; the operation; the references */
+    size_t fixed = 4 * 11 + 7 + 2 * 11 + 3 + 4 + op_len;
+    if (s->n_refs > 0)
+        fixed += 3 + 5 + s->n_refs * (7 + 3 * 11 + 1);
+    if (!tw__buf_grow(out, fixed))
+        return false;
+    bin_cursor c = {out, out->data + out->len, out->data + out->cap};
+    uint8_t *p = c.p;
     p = direct_bin_i64(p, 1, u64_bits(s->trace_id_low));
     p = direct_bin_i64(p, 2, u64_bits(s->trace_id_high));
     p = direct_bin_i64(p, 3, u64_bits(s->span_id));
     p = direct_bin_i64(p, 4, u64_bits(s->parent_id));
     p = direct_bin_text(p, 5, s->operation ? s->operation : "", op_len);
     if (!p)
-        return false;
+        goto fail;
     if (s->n_refs > 0) {
         p = direct_bin_list(p, 6, s->n_refs);
         for (size_t i = 0; i < s->n_refs; i++) {
@@ -681,23 +738,27 @@ static bool direct_bin_span(const tw__span_data *s, tw__buf *out)
     p = direct_bin_i32(p, 7, u32_bits(s->flags));
     p = direct_bin_i64(p, 8, s->start_us);
     p = direct_bin_i64(p, 9, s->duration_us);
-    if (s->n_tags > 0) {
-        p = direct_bin_tags(p, 10, s->tags, s->n_tags);
-        if (!p)
-            return false;
-    }
+    c.p = p;
+    if (s->n_tags > 0 && !direct_bin_tags(&c, 10, s->tags, s->n_tags))
+        goto fail;
     if (s->n_logs > 0) {
-        p = direct_bin_list(p, 11, s->n_logs);
+        if (!bin_room(&c, 8))
+            goto fail;
+        c.p = direct_bin_list(c.p, 11, s->n_logs);
         for (size_t i = 0; i < s->n_logs; i++) {
-            p = direct_bin_i64(p, 1, s->logs[i].timestamp_us);
-            p = direct_bin_tags(p, 2, s->logs[i].fields, s->logs[i].n_fields);
-            if (!p)
-                return false;
-            *p++ = 0;
+            if (!bin_room(&c, 11))
+                goto fail;
+            c.p = direct_bin_i64(c.p, 1, s->logs[i].timestamp_us);
+            if (!direct_bin_tags(&c, 2, s->logs[i].fields, s->logs[i].n_fields) || !bin_room(&c, 1))
+                goto fail;
+            *c.p++ = 0;
         }
     }
-    out->len = (size_t)(p - out->data);
+    out->len = (size_t)(c.p - out->data);
     return true;
+fail:
+    out->len = before;
+    return false;
 }
 
 static void direct_span(tw__thrift_writer *w, const tw__span_data *s, tw__buf *scratch)

@@ -46,6 +46,10 @@ struct tw__doc_encoder {
     GPtrArray *batches;           /* the same, in order of first appearance (owns them) */
     size_t pending_bytes;         /* span bytes in all pending batches */
     size_t idle_bytes;            /* capacity of the idle batches' span buffers */
+    /* The batch of the last span: a group's spans mostly share their
+     * process, and the hash lookup cost more than the rest of batch_of. */
+    const tw__process *last_process;
+    pending_batch *last_batch;
     tw__span_reject_fn reject;
     void *reject_data;
 };
@@ -123,9 +127,14 @@ static bool emit_all_batches(tw__doc_encoder *e, tw__buf *out)
 
 static pending_batch *batch_of(tw__doc_encoder *e, const tw__process *process)
 {
+    if (process == e->last_process && e->last_batch)
+        return e->last_batch;
     pending_batch *b = g_hash_table_lookup(e->batch_by_process, process);
-    if (b)
+    if (b) {
+        e->last_process = process;
+        e->last_batch = b;
         return b;
+    }
     b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -138,6 +147,8 @@ static pending_batch *batch_of(tw__doc_encoder *e, const tw__process *process)
     }
     g_ptr_array_add(e->batches, b);
     g_hash_table_insert(e->batch_by_process, (void *)process, b);
+    e->last_process = process;
+    e->last_batch = b;
     return b;
 }
 

@@ -18,17 +18,25 @@
 
 /* ---- the span struct ------------------------------------------------------------------------ */
 
-void tw__zipkin_v1_span_init(tw__zipkin_v1_span *s)
+static void span_reset(tw__zipkin_v1_span *s)
 {
     memset(s, 0, offsetof(tw__zipkin_v1_span, arena));
     s->name = "";
     tw__arena_init_inline(&s->arena, s->inline_arena, sizeof s->inline_arena);
 }
 
+void tw__zipkin_v1_span_init(tw__zipkin_v1_span *s)
+{
+    span_reset(s);
+    for (size_t i = 0; i < TW__ZIPKIN_EP_CACHE; i++)
+        s->ep_kept[i].raw_len = 0;
+    s->ep_gen = 0;
+}
+
 void tw__zipkin_v1_span_clear(tw__zipkin_v1_span *s)
 {
     tw__arena_release(&s->arena);
-    tw__zipkin_v1_span_init(s);
+    span_reset(s);
 }
 
 /* Grows an arena array by doubling (the old copy stays in the arena: at most
@@ -592,6 +600,23 @@ static inline uint64_t load8(const uint8_t *p)
     return v;
 }
 
+/* The @len bytes at @p (with @left >= len readable, @head their first 8
+ * when len >= 8) are @raw's (@raw_head its first 8). */
+static inline bool raw_equal(const uint8_t *p, uint64_t head, const uint8_t *raw, size_t len,
+                             uint64_t raw_head)
+{
+    if (len < 8)
+        return memcmp(p, raw, len) == 0;
+    if (raw_head != head)
+        return false;
+    /* The rest 8 bytes a step, the last step overlapping the one before:
+     * within both ranges, no call. */
+    size_t k = 8;
+    while (k + 8 < len && load8(p + k) == load8(raw + k))
+        k += 8;
+    return k + 8 >= len && load8(p + len - 8) == load8(raw + len - 8);
+}
+
 /* The memo of decode_endpoint, with the first 8 bytes compared inline
  * (Endpoints of different hosts mostly differ in the ipv4 there). */
 static inline const endpoint_memo *fast_find_memo(const fast *f)
@@ -600,21 +625,7 @@ static inline const endpoint_memo *fast_find_memo(const fast *f)
     uint64_t head = left >= 8 ? load8(f->p) : 0;
     for (unsigned i = 0; i < N_MEMOS; i++) {
         const endpoint_memo *m = &f->memos[i];
-        if (!m->raw || left < m->len)
-            continue;
-        if (m->len < 8) {
-            if (memcmp(f->p, m->raw, m->len) == 0)
-                return m;
-            continue;
-        }
-        if (m->head != head)
-            continue;
-        /* The rest 8 bytes a step, the last step overlapping the one
-         * before: within both ranges, no call. */
-        size_t k = 8;
-        while (k + 8 < m->len && load8(f->p + k) == load8(m->raw + k))
-            k += 8;
-        if (k + 8 >= m->len && load8(f->p + m->len - 8) == load8(m->raw + m->len - 8))
+        if (m->raw && left >= m->len && raw_equal(f->p, head, m->raw, m->len, m->head))
             return m;
     }
     return NULL;
@@ -675,6 +686,51 @@ static bool fast_endpoint_decode(fast *f, const tw__zipkin_endpoint **out)
     return true;
 }
 
+/* The kept slot of the Endpoint whose first 8 bytes are @head. */
+static inline tw__zipkin_endpoint_kept *kept_slot(tw__zipkin_v1_span *s, uint64_t head)
+{
+    return &s->ep_kept[(head * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - TW__ZIPKIN_EP_SLOTS_LOG2)];
+}
+
+/* An Endpoint not in this span's memos: the kept one's when its bytes are
+ * here (then remembered in the memos too), else decoded, and kept unless
+ * its slot is handed out in this span (the span may point at it). */
+static bool fast_endpoint_kept(fast *f, const tw__zipkin_endpoint **out)
+{
+    tw__zipkin_v1_span *s = f->span;
+    size_t left = fast_left(f);
+    uint64_t head = left >= 8 ? load8(f->p) : 0;
+    tw__zipkin_endpoint_kept *k = kept_slot(s, head);
+    if (k->raw_len && left >= k->raw_len && raw_equal(f->p, head, k->raw, k->raw_len, k->head)) {
+        k->gen = s->ep_gen;
+        f->memos[f->next_memo] = (endpoint_memo){f->p, k->raw_len, &k->e, k->bad_ipv6, k->head};
+        f->next_memo = (f->next_memo + 1) % N_MEMOS;
+        f->p += k->raw_len;
+        s->bad_ipv6 += k->bad_ipv6;
+        *out = &k->e;
+        return true;
+    }
+    const uint8_t *at = f->p;
+    size_t bad_before = s->bad_ipv6;
+    if (!fast_endpoint_decode(f, out))
+        return false;
+    const tw__zipkin_endpoint *e = *out;
+    size_t len = (size_t)(f->p - at);
+    if (len > TW__ZIPKIN_EP_RAW_MAX || e->service_len > TW__ZIPKIN_EP_NAME_MAX ||
+        (k->raw_len && k->gen == s->ep_gen))
+        return true;
+    k->e = *e;
+    memcpy(k->name, e->service_name, e->service_len);
+    k->name[e->service_len] = '\0';
+    k->e.service_name = k->name;
+    memcpy(k->raw, at, len);
+    k->raw_len = len;
+    k->head = head;
+    k->bad_ipv6 = s->bad_ipv6 - bad_before;
+    k->gen = s->ep_gen - 1; /* not handed out: this span has the arena's copy */
+    return true;
+}
+
 #if defined(__GNUC__)
 #define FAST_INLINE static inline __attribute__((always_inline))
 #else
@@ -687,7 +743,7 @@ FAST_INLINE bool fast_endpoint(fast *f, const tw__zipkin_endpoint **out)
 {
     const endpoint_memo *hit = fast_find_memo(f);
     if (!hit)
-        return fast_endpoint_decode(f, out);
+        return fast_endpoint_kept(f, out);
     f->p += hit->len;
     f->span->bad_ipv6 += hit->bad_ipv6;
     *out = hit->decoded;
@@ -813,6 +869,7 @@ static bool fast_span(const uint8_t *data, size_t len, tw__zipkin_v1_span *out, 
 {
     fast f = {.p = data, .end = data + len, .span = out};
     tw__zipkin_v1_span_clear(out);
+    out->ep_gen++; /* a new span: no kept Endpoint is handed out in it yet */
     for (;;) {
         unsigned type;
         int id = 0;

@@ -103,6 +103,27 @@ typedef struct tw__zipkin_binary_annotation {
  * what a small hostile input can make us allocate. */
 #define TW__ZIPKIN_MAX_ITEMS 65536u
 
+/* An Endpoint the binary decoder's fast path keeps across spans: its raw
+ * bytes and what they decode to (zipkin_v1_thrift.c, fast_endpoint_kept).
+ * Spans come from the same hosts over and over; decoding an Endpoint again
+ * (fields, the service name into the arena) cost several times comparing
+ * its bytes with a kept one. One slot per hash of the first 8 bytes (the
+ * ipv4 field's header and address, and the next header's type). */
+#define TW__ZIPKIN_EP_SLOTS_LOG2 6
+#define TW__ZIPKIN_EP_CACHE (1u << TW__ZIPKIN_EP_SLOTS_LOG2) /* slots */
+#define TW__ZIPKIN_EP_RAW_MAX 96                             /* longer Endpoints are not kept */
+#define TW__ZIPKIN_EP_NAME_MAX 63 /* nor ones with a longer service name */
+
+typedef struct tw__zipkin_endpoint_kept {
+    tw__zipkin_endpoint e; /* e.service_name points at name */
+    size_t raw_len;        /* 0: empty slot */
+    size_t bad_ipv6;       /* what decoding it counted */
+    uint64_t head;         /* the first 8 raw bytes, compared first */
+    unsigned gen;          /* the span (s->ep_gen) that last handed it out */
+    char name[TW__ZIPKIN_EP_NAME_MAX + 1];
+    uint8_t raw[TW__ZIPKIN_EP_RAW_MAX];
+} tw__zipkin_endpoint_kept;
+
 typedef struct tw__zipkin_v1_span {
     uint64_t trace_id_high; /* 0: 64-bit trace id */
     uint64_t trace_id;
@@ -124,11 +145,18 @@ typedef struct tw__zipkin_v1_span {
     size_t bad_ipv6;            /* endpoints whose ipv6 was not 16 bytes */
     tw__arena arena;
     _Alignas(max_align_t) unsigned char inline_arena[2048];
+    /* Kept across spans: tw__zipkin_v1_span_clear leaves them (they are
+     * found by their bytes, so they never go stale); init empties them. A
+     * slot handed out in the current span (gen == ep_gen) is not replaced
+     * while the span may point at it. */
+    tw__zipkin_endpoint_kept ep_kept[TW__ZIPKIN_EP_CACHE];
+    unsigned ep_gen; /* counts the fast path's spans */
 } tw__zipkin_v1_span;
 
-/* An empty span (all fields zero, name ""). Cannot fail. */
+/* An empty span (all fields zero, name "", no kept Endpoints). Cannot fail. */
 void tw__zipkin_v1_span_init(tw__zipkin_v1_span *s);
-/* Frees what the span allocated and makes it empty again; init'ed spans only. */
+/* Frees what the span allocated and makes it empty again (the kept
+ * Endpoints stay); init'ed spans only. */
 void tw__zipkin_v1_span_clear(tw__zipkin_v1_span *s);
 
 /* Builders for the JSON reader (and the decoder): a new zeroed element in

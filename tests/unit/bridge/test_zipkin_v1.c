@@ -746,6 +746,59 @@ static void test_thrift_keys_end_at_a_nul(void)
     capture_free(&c);
 }
 
+/* Where a key's text ends is found word by word for keys up to 64 bytes
+ * (memchr past that): at every length to 72, a NUL at every position cuts
+ * the key there, and a key without one is whole. */
+static void test_thrift_key_nul_at_every_length_and_position(void)
+{
+    for (size_t n = 1; n <= 72; n++) {
+        /* The NUL positions 1..n-1, and n for none; past 40 bytes every
+         * third one and the last few (one span must fit in a tbuf). */
+        size_t at[72], n_at = 0;
+        for (size_t p = 1; p <= n; p++)
+            if (n <= 40 || p % 3 == 0 || p + 9 > n || p < 9)
+                at[n_at++] = p;
+        tbuf b = {.len = 0};
+        list_header(&b, 1);
+        field(&b, 10, 1);
+        put_be(&b, 7, 8);
+        field(&b, 11, 3);
+        str(&b, "op");
+        field(&b, 10, 4);
+        put_be(&b, 8, 8);
+        field(&b, 10, 10);
+        put_be(&b, 1000, 8);
+        field(&b, 15, 8);
+        put_be(&b, 12, 1);
+        put_be(&b, (uint32_t)n_at, 4);
+        char key[72];
+        for (size_t j = 0; j < n_at; j++) {
+            for (size_t i = 0; i < n; i++)
+                key[i] = (char)(i == 0 ? 'k' : 'a' + (int)((i + n) % 26));
+            if (at[j] < n)
+                key[at[j]] = '\0';
+            ba_raw(&b, key, n, "v", 1, 6);
+        }
+        stop(&b);
+        read_capture c;
+        read_thrift(&c, b.data, b.len);
+        CU_ASSERT_EQUAL_FATAL(c.n_spans, 1);
+        const tw__span_data *s = c.spans[0].data;
+        size_t j = 0;
+        for (size_t i = 0; i < s->n_tags; i++) {
+            const tw__tag *t = &s->tags[i];
+            if (t->key[0] != 'k')
+                continue;
+            CU_ASSERT_FATAL(j < n_at);
+            CU_ASSERT_EQUAL(t->key_len, at[j]);
+            CU_ASSERT_EQUAL(strlen(t->key), at[j]);
+            j++;
+        }
+        CU_ASSERT_EQUAL(j, n_at);
+        capture_free(&c);
+    }
+}
+
 /* ---- the memos against the general path ----------------------------------------------------
  *
  * The binary decoder reuses the decoding of an Endpoint whose bytes repeat a
@@ -994,6 +1047,18 @@ static void fast_and_slow_agree(const uint8_t *bytes, size_t len)
     CU_ASSERT_STRING_EQUAL(fast_why, slow_why);
     if (f == TW__THRIFT_OK && s == TW__THRIFT_OK) {
         CU_ASSERT_EQUAL(fast_size, slow_size);
+        CU_ASSERT(tw_test_v1_spans_equal(&fast, &slow));
+    }
+    /* Again into the same span: its Endpoints now come from the ones the
+     * fast path kept from the first decode; the answer is the same. */
+    size_t again_size = 0;
+    char again_why[256];
+    tw__thrift_result a =
+        tw__zipkin_thrift_decode_span(data, len, &fast, &again_size, again_why, sizeof again_why);
+    CU_ASSERT_EQUAL(a, s);
+    CU_ASSERT_STRING_EQUAL(again_why, slow_why);
+    if (a == TW__THRIFT_OK && s == TW__THRIFT_OK) {
+        CU_ASSERT_EQUAL(again_size, slow_size);
         CU_ASSERT(tw_test_v1_spans_equal(&fast, &slow));
     }
     tw__zipkin_v1_span_clear(&fast);
@@ -1469,6 +1534,8 @@ void tw_test_register(void)
     CU_add_test(suite, "bad_records_rejected_naming_the_field",
                 test_bad_records_rejected_naming_the_field);
     CU_add_test(suite, "thrift_keys_end_at_a_nul", test_thrift_keys_end_at_a_nul);
+    CU_add_test(suite, "thrift_key_nul_at_every_length_and_position",
+                test_thrift_key_nul_at_every_length_and_position);
     CU_add_test(suite, "thrift_raw_lists_stream_every_span",
                 test_thrift_raw_lists_stream_every_span);
     CU_add_test(suite, "thrift_malformed_and_hostile_input",

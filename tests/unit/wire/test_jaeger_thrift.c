@@ -420,6 +420,52 @@ static void test_invalid_utf8_text_is_repaired(void)
     tw__span_data_unref(s);
 }
 
+/* The binary fast path copies and checks short texts in one pass (word by
+ * word, by length class: 1..3, 4..7, 8..64 bytes, longer): at every length
+ * to 72 and every position, an é is kept and a byte that is not UTF-8
+ * (0xff, a lone lead byte 0xc3) becomes U+FFFD, in the operation name and
+ * in a tag's key and value. */
+static void test_binary_text_lengths_and_bad_byte_positions(void)
+{
+    static const char *const inserts[] = {"\xc3\xa9", "\xff", "\xc3"};
+    char text[80], want[96];
+    for (size_t len = 1; len <= 72; len++) {
+        for (size_t pos = 0; pos < len; pos++) {
+            for (size_t k = 0; k < 3; k++) {
+                size_t ins = strlen(inserts[k]);
+                if (pos + ins > len)
+                    continue;
+                memset(text, 'a' + (int)(len % 26), len);
+                memcpy(text + pos, inserts[k], ins);
+                text[len] = '\0';
+                bool valid = k == 0;
+                memcpy(want, text, pos);
+                size_t wn = pos;
+                memcpy(want + wn, valid ? "\xc3\xa9" : "\xef\xbf\xbd", valid ? 2 : 3);
+                wn += valid ? 2 : 3;
+                memcpy(want + wn, text + pos + ins, len - pos - ins + 1);
+                tw__span_data *s = tw__span_data_new();
+                CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+                s->trace_id_low = 1;
+                s->span_id = 2;
+                CU_ASSERT_FATAL(tw__span_data_set_operation(s, text, len));
+                CU_ASSERT_FATAL(tw_test_add_tag(s, text, tw_test_str(text)));
+                tw__buf out = {0};
+                CU_ASSERT_FATAL(tw__jaeger_encode_span(encoder_by_protocol[1], s, &out));
+                TwireJaegerSpan *got = g_object_new(TWIRE_JAEGER_TYPE_SPAN, NULL);
+                CU_ASSERT_FATAL(decode_struct(TW__THRIFT_BINARY, out.data, out.len, got));
+                const TwireJaegerTag *t = g_ptr_array_index(got->tags, 0);
+                CU_ASSERT_STRING_EQUAL(got->operationName, want);
+                CU_ASSERT_STRING_EQUAL(t->key, want);
+                CU_ASSERT_STRING_EQUAL(t->vStr, want);
+                g_object_unref(got);
+                tw__buf_free(&out);
+                tw__span_data_unref(s);
+            }
+        }
+    }
+}
+
 static void test_empty_optional_lists_are_not_written(void)
 {
     for (size_t p = 0; p < N_PROTOCOLS; p++) {
@@ -1145,6 +1191,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_ids_with_top_bit_set_are_negative_i64_with_same_bits);
     CU_ADD_TEST(suite, test_empty_optional_lists_are_not_written);
     CU_ADD_TEST(suite, test_invalid_utf8_text_is_repaired);
+    CU_ADD_TEST(suite, test_binary_text_lengths_and_bad_byte_positions);
     CU_ADD_TEST(suite, test_process_decodes_with_every_tag_type);
     CU_ADD_TEST(suite, test_encode_appends_to_existing_content);
     CU_ADD_TEST(suite, test_reused_encoder_repeats_its_bytes);

@@ -567,6 +567,24 @@ static void test_binary_edges(void)
     CU_ASSERT_EQUAL(r.state, TW__THRIFT_SHORT);
 }
 
+/* tw__thrift__load_be takes n = 2, 4 or 8 (its assert refuses others):
+ * each reads exactly n bytes, big-endian, so a value at the very end of a
+ * heap block of n bytes is read whole and nothing past it (valgrind and
+ * the sanitizers watch the block's end). */
+static void test_load_be_reads_exactly_n_bytes(void)
+{
+    static const uint8_t be[8] = {0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xf8};
+    const size_t sizes[] = {2, 4, 8};
+    const uint64_t want[] = {0x8102, 0x81020304, 0x81020304050607f8};
+    for (size_t i = 0; i < 3; i++) {
+        uint8_t *p = malloc(sizes[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        memcpy(p, be, sizes[i]);
+        CU_ASSERT_EQUAL(tw__thrift__load_be(p, sizes[i]), want[i]);
+        free(p);
+    }
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/thrift_read", NULL, NULL);
@@ -582,6 +600,7 @@ void tw_test_register(void)
                 test_skip_agrees_with_the_reference_on_random_structs);
     CU_add_test(suite, "integer_edges", test_integer_edges);
     CU_add_test(suite, "binary_edges", test_binary_edges);
+    CU_add_test(suite, "load_be_reads_exactly_n_bytes", test_load_be_reads_exactly_n_bytes);
     CU_add_test(suite, "long_field_id_and_strings_at_the_end",
                 test_long_field_id_and_strings_at_the_end);
 }
