@@ -39,6 +39,7 @@ struct twa_framing {
     const tw__http_format_vtable *http; /* HTTP kinds */
     const twb_writer_vtable *writer;    /* TWA_FRAME_FILE */
     tw__jaeger_view view;               /* Jaeger kinds: the span seen by the encoder */
+    bool uses_view;                     /* encoders see spans through the view */
     tw__jaeger_encoder *udp_enc;        /* UDP kinds: shared by the batches */
     tw__buf scratch;
     twb_options opts; /* the writer's options */
@@ -201,6 +202,7 @@ twa_framing *twa_framing_new(twa_framing_kind kind, const twb_writer_vtable *wri
     default:
         break;
     }
+    f->uses_view = twa_framing_is_jaeger(f) && kind != TWA_FRAME_FILE;
     return f;
 }
 
@@ -292,7 +294,7 @@ static void *encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *
         return item;
     }
     const tw__span_data *span = it->data;
-    if (twa_framing_is_jaeger(f) && f->kind != TWA_FRAME_FILE) {
+    if (f->uses_view) {
         span = tw__jaeger_view_of(&f->view, span);
         if (!span)
             return NULL;
