@@ -493,9 +493,11 @@ static bool grow_ring(twa_dest *d)
 /* Releases a queue slot's references and its early item. */
 static void slot_release(twa_dest *d, twa_item *it)
 {
-    twa_framing_free_item(d->framing, it->encoded);
-    it->encoded = NULL;
-    it->encoded_size = 0;
+    if (it->encoded) { /* rare: an early item no batch took */
+        twa_framing_free_item(d->framing, it->encoded);
+        it->encoded = NULL;
+        it->encoded_size = 0;
+    }
     twa_item_release(it);
 }
 
