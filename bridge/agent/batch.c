@@ -283,7 +283,8 @@ static frame_state *state_open(twa_framing *f, twa_proc *key)
 /* One span as an item; NULL on failure. @in_slab: the item goes in @s's
  * slab (the destination thread's batches), else in an allocation of its
  * own (early encoding). */
-static void *encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *size, bool in_slab)
+static inline __attribute__((always_inline)) void *
+encode(twa_framing *f, frame_state *s, const twa_item *it, size_t *size, bool in_slab)
 {
     if (it->encoded) {                   /* encoded early (twa_early_encode): the batch takes it */
         twa_item *mine = (twa_item *)it; /* the destination thread's own copy */
@@ -500,20 +501,6 @@ twa_batcher *twa_batcher_new(twa_framing *f, size_t max_body_bytes, size_t max_o
 void twa_batcher_free(twa_batcher *b)
 {
     tw__batcher_free(b);
-}
-
-twa_add_result twa_batcher_add(twa_batcher *b, const twa_item *it, int64_t now_ns)
-{
-    switch (tw__batcher_add(b, it->proc, it->data, it, it->chunk, now_ns)) {
-    case TW__BATCH_OK:
-        return TWA_ADD_OK;
-    case TW__BATCH_TOO_LARGE:
-        return TWA_ADD_TOO_LARGE;
-    case TW__BATCH_NOMEM:
-        return TWA_ADD_NOMEM;
-    default:
-        return TWA_ADD_ENCODE;
-    }
 }
 
 void twa_batcher_tick(twa_batcher *b, int64_t now_ns)

@@ -1136,7 +1136,8 @@ static void *run(void *arg)
             twa_item *slot = &d->ring[d->head];
             take[n++] = *slot;
             d->bytes -= slot_bytes(slot);
-            d->head = (d->head + 1) % d->ring_cap;
+            if (++d->head == d->ring_cap) /* no division per span */
+                d->head = 0;
             d->count--;
         }
         bool stopping = d->stopping;
