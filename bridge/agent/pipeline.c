@@ -278,7 +278,9 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
     b->first_reject[0] = '\0';
     size_t kept = 0, filtered = 0;
     pthread_rwlock_rdlock(&p->lock);
-    for (size_t i = 0; i < b->n; i++) {
+    if (!p->drop && !p->redact) /* nothing to apply: every span is kept, in place */
+        kept = b->n;
+    for (size_t i = kept; i < b->n; i++) {
         tw__span_data *d = b->items[i].data; /* still private to this receiver */
         if (p->drop && tw__handler_apply(p->drop, d, HANDLER_MAX_TAGS, HANDLER_MAX_VALUE_BYTES) ==
                            TW_HANDLER_DROP) {
