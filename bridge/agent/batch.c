@@ -110,10 +110,9 @@ static void slab_retire(slab *b)
  * else an allocation of its own. NULL when out of memory. */
 static bytes_item *item_new(frame_state *s, const uint8_t *bytes, size_t len)
 {
-    const size_t align = _Alignof(item_head);
     if (len > SIZE_MAX / 2)
         return NULL;
-    size_t need = (sizeof(item_head) + len + align - 1) / align * align;
+    size_t need = twa_early_item_bytes(len); /* the same layout in a slab */
     item_head *h;
     if (!s) {
         h = malloc(need);
@@ -386,6 +385,12 @@ void twa_early_free(twa_early *e)
         free(e->state);
     }
     free(e);
+}
+
+size_t twa_early_item_bytes(size_t size)
+{
+    const size_t align = _Alignof(item_head);
+    return (sizeof(item_head) + size + align - 1) / align * align;
 }
 
 void twa_framing_free_item(const twa_framing *f, void *item)

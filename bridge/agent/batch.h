@@ -69,6 +69,9 @@ bool twa_framing_encodes_early(const twa_framing *f);
  * encodes it and counts a failure). */
 void *twa_early_encode(const twa_framing *f, twa_early **early, const twa_item *it, size_t *size);
 void twa_early_free(twa_early *e);
+/* The bytes an early item of @size body bytes holds (its header and
+ * padding too): what a queue counts for it. */
+size_t twa_early_item_bytes(size_t size);
 /* Frees an item twa_early_encode made that no batch took. */
 void twa_framing_free_item(const twa_framing *f, void *item);
 

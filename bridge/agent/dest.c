@@ -461,10 +461,10 @@ static size_t item_bytes(const tw__span_data *s)
     return n;
 }
 
-/* What a queue slot holds: the record and, when encoded early, its item. */
+/* What a queue slot holds: the record or, when encoded early, its item. */
 static size_t slot_bytes(const twa_item *it)
 {
-    return it->data ? item_bytes(it->data) : it->encoded_size;
+    return it->data ? item_bytes(it->data) : twa_early_item_bytes(it->encoded_size);
 }
 
 /* The ring grows on demand up to d->cap (queue_max_spans), so that its
@@ -512,8 +512,9 @@ static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, 
     bool interrupted = false;
     pthread_mutex_lock(&d->lock);
     while (taken < n && !d->stopping) {
-        size_t size = encoded && encoded[taken].encoded ? encoded[taken].encoded_size
-                                                        : item_bytes(items[taken].data);
+        size_t size = encoded && encoded[taken].encoded
+                          ? twa_early_item_bytes(encoded[taken].encoded_size)
+                          : item_bytes(items[taken].data);
         bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
         if (!fits) {
             interrupted = can_wait && atomic_load(&twa_stopping);
