@@ -266,11 +266,15 @@ size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait
  * destination thread then only batches and sends these, so the encoding
  * moves to the receivers while the destination cannot keep up, and stays
  * on the destination thread while it can. @early is the caller's state for this destination
- * (created on first use; twa_dest_early_free frees it). Thread-safe; one
- * @early per calling thread.
+ * (created on first use; twa_dest_early_free frees it; NULL: no early
+ * encoding). @is_move: the queue takes the references of the items it
+ * accepts, items[0..returned), instead of adding its own (the caller's last
+ * destination: two atomic operations and a release fewer per span); the
+ * caller releases only the rest. Thread-safe; one @early per calling
+ * thread.
  */
 size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
-                           twa_early **early);
+                           twa_early **early, bool is_move);
 void twa_dest_early_free(twa_early *early);
 /* Wakes pushers waiting for room (after twa_stopping is set): they return. */
 void twa_dest_interrupt(twa_dest *d);

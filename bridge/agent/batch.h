@@ -69,6 +69,9 @@ bool twa_framing_encodes_early(const twa_framing *f);
  * encodes it and counts a failure). */
 void *twa_early_encode(const twa_framing *f, twa_early **early, const twa_item *it, size_t *size);
 void twa_early_free(twa_early *e);
+/* The bytes an early item of @size body bytes holds (its header and
+ * padding too): what a queue counts for it. */
+size_t twa_early_item_bytes(size_t size);
 /* Frees an item twa_early_encode made that no batch took. */
 void twa_framing_free_item(const twa_framing *f, void *item);
 
@@ -101,8 +104,20 @@ typedef enum twa_add_result {
 } twa_add_result;
 
 /* Encodes the item's span into its process's batch (the item stays the
- * caller's). May emit batches. */
-twa_add_result twa_batcher_add(twa_batcher *b, const twa_item *it, int64_t now_ns);
+ * caller's). May emit batches. Inline: once per span. */
+static inline twa_add_result twa_batcher_add(twa_batcher *b, const twa_item *it, int64_t now_ns)
+{
+    switch (tw__batcher_add(b, it->proc, it->data, it, it->chunk, now_ns)) {
+    case TW__BATCH_OK:
+        return TWA_ADD_OK;
+    case TW__BATCH_TOO_LARGE:
+        return TWA_ADD_TOO_LARGE;
+    case TW__BATCH_NOMEM:
+        return TWA_ADD_NOMEM;
+    default:
+        return TWA_ADD_ENCODE;
+    }
+}
 /* Emits the batches opened before @now_ns - flush_ms. */
 void twa_batcher_tick(twa_batcher *b, int64_t now_ns);
 /* When the oldest open batch is due (INT64_MAX: none open). */

@@ -461,10 +461,10 @@ static size_t item_bytes(const tw__span_data *s)
     return n;
 }
 
-/* What a queue slot holds: the record and, when encoded early, its item. */
+/* What a queue slot holds: the record or, when encoded early, its item. */
 static size_t slot_bytes(const twa_item *it)
 {
-    return it->data ? item_bytes(it->data) : it->encoded_size;
+    return it->data ? item_bytes(it->data) : twa_early_item_bytes(it->encoded_size);
 }
 
 /* The ring grows on demand up to d->cap (queue_max_spans), so that its
@@ -493,20 +493,28 @@ static bool grow_ring(twa_dest *d)
 /* Releases a queue slot's references and its early item. */
 static void slot_release(twa_dest *d, twa_item *it)
 {
-    twa_framing_free_item(d->framing, it->encoded);
-    it->encoded = NULL;
-    it->encoded_size = 0;
+    if (it->encoded) { /* rare: an early item no batch took */
+        twa_framing_free_item(d->framing, it->encoded);
+        it->encoded = NULL;
+        it->encoded_size = 0;
+    }
     twa_item_release(it);
 }
 
-static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, twa_item *encoded)
+/* Queues what fits of @items (encoded[i].encoded, when given, is item i
+ * encoded early: the slot owns it). @is_move: a slot takes its item's
+ * references instead of adding its own (the caller keeps only those of the
+ * items not taken). */
+static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, twa_item *encoded,
+                   bool is_move)
 {
     size_t taken = 0;
     bool interrupted = false;
     pthread_mutex_lock(&d->lock);
     while (taken < n && !d->stopping) {
-        size_t size = encoded && encoded[taken].encoded ? encoded[taken].encoded_size
-                                                        : item_bytes(items[taken].data);
+        size_t size = encoded && encoded[taken].encoded
+                          ? twa_early_item_bytes(encoded[taken].encoded_size)
+                          : item_bytes(items[taken].data);
         bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
         if (!fits) {
             interrupted = can_wait && atomic_load(&twa_stopping);
@@ -520,15 +528,16 @@ static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, 
             break; /* out of memory: counted as queue_full */
         twa_item *slot = &d->ring[(d->head + d->count) % d->ring_cap];
         const tw__span_data *span = items[taken].data;
-        *slot = (twa_item){.proc = twa_proc_ref(items[taken].proc), .chunk = items[taken].chunk};
-        if (encoded && encoded[taken].encoded) {
+        *slot = (twa_item){.proc = is_move ? items[taken].proc : twa_proc_ref(items[taken].proc),
+                           .chunk = items[taken].chunk};
+        if (encoded && encoded[taken].encoded) { /* a moved record is released below */
             slot->encoded = encoded[taken].encoded;
             slot->encoded_size = encoded[taken].encoded_size;
             slot->trace_id_high = span->trace_id_high;
             slot->trace_id_low = span->trace_id_low;
             slot->span_id = span->span_id;
         } else {
-            slot->data = tw__span_data_ref(items[taken].data);
+            slot->data = is_move ? items[taken].data : tw__span_data_ref(items[taken].data);
         }
         d->count++;
         d->bytes += size;
@@ -544,6 +553,10 @@ static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, 
      * again at the next start. */
     if (taken < n && !(can_wait && (interrupted || d->stopping)))
         twa_add(&d->st.dropped[TWA_DROP_QUEUE_FULL], n - taken);
+    for (size_t i = 0; encoded && is_move && i < taken; i++) {
+        if (encoded[i].encoded) /* the slot holds the encoding, not the record */
+            tw__span_data_unref(items[i].data);
+    }
     for (size_t i = taken; encoded && i < n; i++)
         twa_framing_free_item(d->framing, encoded[i].encoded);
     return taken;
@@ -551,12 +564,14 @@ static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, 
 
 size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
 {
-    return push(d, items, n, can_wait, NULL);
+    return push(d, items, n, can_wait, NULL, false);
 }
 
 size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
-                           twa_early **early)
+                           twa_early **early, bool is_move)
 {
+    if (!early)
+        return push(d, items, n, can_wait, NULL, is_move);
     /* Only while the destination thread is behind (more queued than it
      * takes at once), and when the whole call fits the queue now (an
      * estimate; the push decides): spans about to be dropped as queue_full
@@ -567,10 +582,10 @@ size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool ca
         queued + (int64_t)n > (int64_t)d->cap ||
         queued_bytes + (int64_t)(n * (sizeof(tw__span_data) + TW__SPAN_INLINE_ARENA)) >
             (int64_t)d->o.queue_max_bytes)
-        return push(d, items, n, can_wait, NULL);
+        return push(d, items, n, can_wait, NULL, is_move);
     twa_item *encoded = malloc(n * sizeof *encoded);
     if (!encoded)
-        return push(d, items, n, can_wait, NULL);
+        return push(d, items, n, can_wait, NULL, is_move);
     uint64_t n_encoded = 0;
     for (size_t i = 0; i < n; i++) {
         encoded[i].encoded_size = 0;
@@ -582,7 +597,7 @@ size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool ca
             n_encoded++;
     }
     twa_add(&d->st.encoded_early, n_encoded);
-    size_t taken = push(d, items, n, can_wait, encoded);
+    size_t taken = push(d, items, n, can_wait, encoded, is_move);
     free(encoded);
     return taken;
 }
@@ -1122,7 +1137,8 @@ static void *run(void *arg)
             twa_item *slot = &d->ring[d->head];
             take[n++] = *slot;
             d->bytes -= slot_bytes(slot);
-            d->head = (d->head + 1) % d->ring_cap;
+            if (++d->head == d->ring_cap) /* no division per span */
+                d->head = 0;
             d->count--;
         }
         bool stopping = d->stopping;

@@ -278,7 +278,9 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
     b->first_reject[0] = '\0';
     size_t kept = 0, filtered = 0;
     pthread_rwlock_rdlock(&p->lock);
-    for (size_t i = 0; i < b->n; i++) {
+    if (!p->drop && !p->redact) /* nothing to apply: every span is kept, in place */
+        kept = b->n;
+    for (size_t i = kept; i < b->n; i++) {
         tw__span_data *d = b->items[i].data; /* still private to this receiver */
         if (p->drop && tw__handler_apply(p->drop, d, HANDLER_MAX_TAGS, HANDLER_MAX_VALUE_BYTES) ==
                            TW_HANDLER_DROP) {
@@ -303,11 +305,15 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
         b->n = 0;
         return kept;
     }
-    size_t accepted = kept;
+    size_t accepted = kept, moved = 0;
     for (size_t d = 0; d < p->n_dests; d++) {
-        size_t took = b->is_backlogged ? twa_dest_push(p->dests[d], b->items, kept, b->can_wait)
-                                       : twa_dest_push_early(p->dests[d], b->items, kept,
-                                                             b->can_wait, &b->early[d]);
+        /* The last destination takes this buffer's references: the spans
+         * it accepted, items[0..moved), are its own now. */
+        bool is_last = d + 1 == p->n_dests;
+        size_t took = twa_dest_push_early(p->dests[d], b->items, kept, b->can_wait,
+                                          b->is_backlogged ? NULL : &b->early[d], is_last);
+        if (is_last)
+            moved = took;
         if (took < accepted)
             accepted = took;
         /* Follow mode stopped while waiting: those lines stay not done (read
@@ -315,7 +321,7 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
         for (size_t i = took; i < kept && !b->can_wait; i++)
             twa_chunk_done(b->items[i].chunk, 1);
     }
-    for (size_t i = 0; i < kept; i++)
+    for (size_t i = moved; i < kept; i++)
         twa_item_release(&b->items[i]);
     b->n = 0;
     return accepted;

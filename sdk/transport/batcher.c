@@ -4,7 +4,9 @@
  * array (max_open, 64 at most in practice): a span of the same key as the
  * previous one skips the search, others scan it, which costs less than a
  * hash at these sizes. The pending total is kept exact: each batch caches
- * its body size after every add.
+ * its body size after every add. The arrays of the last batch freed are
+ * kept for the next one, so that a steady stream of full batches does not
+ * grow them again, copy after copy, for each batch.
  *
  * Locking: none (one thread per batcher).
  */
@@ -26,6 +28,11 @@ struct tw__batcher {
     uint64_t tick;
     size_t spans;
     size_t pending; /* sum of the open batches' body_bytes */
+    /* A freed batch's arrays (spare_cap slots each; NULL: none) for the
+     * next batch. */
+    void **spare_items;
+    tw__batch_span *spare_meta;
+    size_t spare_cap;
 };
 
 tw__batcher *tw__batcher_new(const tw__batch_ops *ops, void *ctx, const tw__batcher_limits *limits,
@@ -54,6 +61,15 @@ static void batch_free(tw__batcher *b, tw__batch *batch)
 {
     for (size_t i = 0; i < batch->n; i++)
         b->ops->free_item(b->ctx, batch->items[i]);
+    if (batch->cap > b->spare_cap) { /* the larger pair stays */
+        void **items = b->spare_items;
+        tw__batch_span *meta = b->spare_meta;
+        b->spare_items = batch->items;
+        b->spare_meta = batch->meta;
+        b->spare_cap = batch->cap;
+        batch->items = items;
+        batch->meta = meta;
+    }
     free(batch->items);
     free(batch->meta);
     if (batch->state)
@@ -93,6 +109,8 @@ void tw__batcher_free(tw__batcher *b)
     if (!b)
         return;
     tw__batcher_discard(b);
+    free(b->spare_items);
+    free(b->spare_meta);
     free(b->open);
     free(b);
 }
@@ -137,6 +155,14 @@ static tw__batch *batch_for(tw__batcher *b, const void *key, int64_t now_ns, boo
     }
     batch->key = key;
     batch->first_ns = now_ns;
+    if (b->spare_cap) {
+        batch->items = b->spare_items;
+        batch->meta = b->spare_meta;
+        batch->cap = b->spare_cap;
+        b->spare_items = NULL;
+        b->spare_meta = NULL;
+        b->spare_cap = 0;
+    }
     b->open[b->n_open++] = batch;
     return b->last = batch;
 }

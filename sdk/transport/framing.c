@@ -40,10 +40,7 @@ typedef struct {
     tw__buf spans;      /* build's scratch: the items concatenated */
 } jaeger_format;
 
-typedef struct {
-    size_t len;
-    uint8_t data[];
-} jaeger_item;
+typedef tw__http_item jaeger_item;
 
 static tw__http_format *jaeger_new(void)
 {
@@ -88,11 +85,16 @@ static tw_status jaeger_open(tw__http_format *f, const tw__process *process, tw_
     return TW_OK;
 }
 
+static bool jaeger_encode_to(tw__http_format *f, const tw__span_data *span, tw__buf *out)
+{
+    return tw__jaeger_encode_span(((jaeger_format *)f)->enc, span, out);
+}
+
 static void *jaeger_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
     jaeger_format *j = (jaeger_format *)f;
     tw__buf_reset(&j->spans);
-    if (!tw__jaeger_encode_span(j->enc, span, &j->spans))
+    if (!jaeger_encode_to(f, span, &j->spans))
         return NULL;
     jaeger_item *item = malloc(sizeof(*item) + j->spans.len);
     if (!item)
@@ -136,6 +138,7 @@ const tw__http_format_vtable tw__http_jaeger_format = {
     .free_item = free,
     .body_size = jaeger_body_size,
     .build = jaeger_build,
+    .encode_to = jaeger_encode_to,
 };
 
 /* ---- JSON items (Zipkin and OTLP): each span's text, written by its encoder --------------------
@@ -196,11 +199,16 @@ static tw_status zipkin_open(tw__http_format *f, const tw__process *process, tw_
     return TW_OK;
 }
 
+static bool zipkin_encode_to(tw__http_format *f, const tw__span_data *span, tw__buf *out)
+{
+    return tw__zipkin_encode_span(span, ((zipkin_format *)f)->process, out);
+}
+
 static void *zipkin_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
     zipkin_format *z = (zipkin_format *)f;
     tw__buf_reset(&z->text);
-    if (!tw__zipkin_encode_span(span, z->process, &z->text))
+    if (!zipkin_encode_to(f, span, &z->text))
         return NULL;
     return item_from(&z->text, size);
 }
@@ -244,6 +252,7 @@ const tw__http_format_vtable tw__http_zipkin_format = {
     .body_size = zipkin_body_size,
     .build = zipkin_build,
     .encode_with = zipkin_encode_with,
+    .encode_to = zipkin_encode_to,
 };
 
 /* ---- OTLP/JSON ----------------------------------------------------------------------------- */
@@ -277,6 +286,12 @@ static tw_status otlp_open(tw__http_format *f, const tw__process *process, tw_er
         return TW_E_ENCODE;
     }
     return TW_OK;
+}
+
+static bool otlp_encode_to(tw__http_format *f, const tw__span_data *span, tw__buf *out)
+{
+    (void)f;
+    return tw__otlp_encode_span(span, out);
 }
 
 static void *otlp_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
@@ -319,6 +334,7 @@ const tw__http_format_vtable tw__http_otlp_format = {
     .free_item = free,
     .body_size = otlp_body_size,
     .build = otlp_build,
+    .encode_to = otlp_encode_to,
 };
 
 /* ---- OTLP protobuf ------------------------------------------------------------------------- */
@@ -360,6 +376,12 @@ static tw_status otlp_proto_open(tw__http_format *f, const tw__process *process,
     return TW_OK;
 }
 
+static bool otlp_proto_encode_to(tw__http_format *f, const tw__span_data *span, tw__buf *out)
+{
+    (void)f;
+    return tw__otlp_proto_encode_span(span, out);
+}
+
 /* An item is a span's `spans` field as it goes into the body. */
 static void *otlp_proto_encode(tw__http_format *f, const tw__span_data *span, size_t *size)
 {
@@ -386,14 +408,17 @@ static bool otlp_proto_build(tw__http_format *f, void *const *items, size_t n, i
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += ((const jaeger_item *)items[i])->len;
+    size_t size = tw__otlp_proto_resource_spans_size(&o->envelope, total);
     tw__buf_reset(out);
-    if (!tw__buf_reserve(out, tw__otlp_proto_resource_spans_size(&o->envelope, total)) ||
-        !tw__otlp_proto_put_resource_spans_head(&o->envelope, total, out))
+    if (!tw__buf_reserve(out, size) ||
+        !tw__otlp_proto_put_resource_spans_head(&o->envelope, total, out) ||
+        out->len + total != size)
         return false;
+    /* The room is reserved: the items go in without a check each. */
     for (size_t i = 0; i < n; i++) {
         const jaeger_item *item = items[i];
-        if (!tw__buf_append(out, item->data, item->len))
-            return false;
+        memcpy(out->data + out->len, item->data, item->len);
+        out->len += item->len;
     }
     return true;
 }
@@ -410,4 +435,5 @@ const tw__http_format_vtable tw__http_otlp_proto_format = {
     .free_item = free,
     .body_size = otlp_proto_body_size,
     .build = otlp_proto_build,
+    .encode_to = otlp_proto_encode_to,
 };

@@ -36,6 +36,14 @@
 
 typedef struct tw__http_format tw__http_format;
 
+/* What encode's items are: one span's bytes as they go into a body. A
+ * caller that allocates items itself (encode_to) gives build pointers to
+ * this layout. */
+typedef struct tw__http_item {
+    size_t len;
+    uint8_t data[];
+} tw__http_item;
+
 /*
  * A body format. The sender keeps the pending spans as opaque encoded items
  * (one per span, made by encode) and asks the format for the exact size a
@@ -68,6 +76,10 @@ typedef struct tw__http_format_vtable {
      * body may mix the spans of many processes. */
     void *(*encode_with)(tw__http_format *f, const tw__process *process, const tw__span_data *span,
                          size_t *size);
+    /* Appends the bytes encode's item would hold to @out, so that a caller
+     * can keep them in memory of its own (a tw__http_item it allocates)
+     * instead of one allocation per span; false on failure. */
+    bool (*encode_to)(tw__http_format *f, const tw__span_data *span, tw__buf *out);
 } tw__http_format_vtable;
 
 extern const tw__http_format_vtable tw__http_jaeger_format;

@@ -12,6 +12,11 @@
  * stream malformed, two gzip members read), Jaeger datagrams of the wrong
  * protocol refused with a reason. procs: equal processes share one entry,
  * --tag overrides replace and add, a sweep frees what no span holds.
+ * batch (bridge/agent/batch.c): the items the batches keep in slabs (an
+ * item cut by size moves to the next batch of its key, items larger than a
+ * slab, keys interleaved) make the bodies the SDK's framing makes from the
+ * same spans, whole and in ranges (the halves of a refused batch); valgrind
+ * and ASan see the slabs freed.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,8 +26,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "agent/batch.h"
 #include "agent/decode.h"
 #include "agent/spool.h"
+#include "transport/framing.h"
+#include "wire/jaeger/jaeger_view.h"
 #include "harness.h"
 
 /* ---- spool ----------------------------------------------------------------------------------- */
@@ -277,6 +285,124 @@ static void test_processes_are_shared_overridden_and_swept(void)
     twa_procs_free(t);
 }
 
+/* ---- batch ------------------------------------------------------------------------------------
+ */
+
+#define BATCH_SPANS 600
+
+typedef struct batch_check {
+    tw__span_data *spans[BATCH_SPANS + 1]; /* by span id */
+    const twa_framing *framing;
+    size_t batches, spans_seen, mismatches;
+} batch_check;
+
+/* The body of b's items [lo, lo + n) as the SDK's framing makes it from the spans. */
+static bool reference_body(batch_check *c, const twa_batch *b, size_t lo, size_t n, tw__buf *out)
+{
+    const tw__http_format_vtable *vt = &tw__http_otlp_proto_format;
+    tw__http_format *fmt = vt->new_format();
+    const twa_proc *proc = b->key;
+    tw__process named; /* the agent's OTLP name for an empty service */
+    const tw__process *p = tw__process_named(&proc->process, TW__OTLP_EMPTY_SERVICE, &named);
+    bool ok = fmt && vt->open(fmt, p, NULL) == TW_OK;
+    void *items[BATCH_SPANS];
+    size_t made = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        size_t size;
+        items[i] = vt->encode(fmt, c->spans[b->meta[lo + i].span_id], &size);
+        ok = items[i] != NULL;
+        made += ok;
+    }
+    static const tw__client_stats zero = {0, 0, 0};
+    ok = ok && vt->build(fmt, items, n, 0, &zero, out);
+    for (size_t i = 0; i < made; i++)
+        vt->free_item(items[i]);
+    vt->free_format(fmt);
+    return ok;
+}
+
+static void on_checked_batch(void *arg, twa_batch *b)
+{
+    batch_check *c = arg;
+    tw__buf got, want;
+    tw__buf_init(&got);
+    tw__buf_init(&want);
+    c->batches++;
+    c->spans_seen += b->n;
+    /* The whole batch, then its halves (send_range's split). */
+    size_t ranges[3][2] = {{0, b->n}, {0, b->n / 2}, {b->n / 2, b->n - b->n / 2}};
+    for (size_t r = 0; r < 3; r++) {
+        if (!ranges[r][1])
+            continue;
+        bool ok = twa_batch_body(c->framing, b, ranges[r][0], ranges[r][1], &got) &&
+                  reference_body(c, b, ranges[r][0], ranges[r][1], &want);
+        if (!ok || got.len != want.len || memcmp(got.data, want.data, got.len) != 0)
+            c->mismatches++;
+    }
+    tw__buf_free(&got);
+    tw__buf_free(&want);
+}
+
+static void test_slab_items_make_the_sdk_bodies(void)
+{
+    char why[128];
+    twa_procs *procs = twa_procs_new(NULL, 0);
+    twa_framing *f = twa_framing_new(TWA_FRAME_OTLP_PROTO, NULL, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(procs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static batch_check c;
+    memset(&c, 0, sizeof c);
+    c.framing = f;
+    /* Bodies of up to 160 KiB: several slabs each, and room for a span larger than a slab. */
+    twa_batcher *b = twa_batcher_new(f, 160 << 10, 4, 0, on_checked_batch, &c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    twa_proc *keys[3];
+    const char *services[3] = {"", "svc-a", "svc-b"}; /* "": renamed unknown_service */
+    for (size_t k = 0; k < 3; k++) {
+        tw__process p;
+        tw__process_init(&p);
+        tw__process_set_service(&p, services[k]);
+        keys[k] = twa_procs_intern(procs, &p);
+        tw__process_clear(&p);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(keys[k]);
+    }
+    static char big[100 << 10];
+    memset(big, 'x', sizeof big);
+    size_t added = 0;
+    for (uint64_t id = 1; id <= BATCH_SPANS; id++) {
+        tw__span_data *s = tw__span_data_new();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        s->trace_id_low = 0xabcdef;
+        s->span_id = id;
+        s->start_us = 1700000000000000LL + (int64_t)id;
+        s->duration_us = 10;
+        tw__span_data_set_operation(s, "op", 2);
+        /* Mostly small spans; every 97th one larger than the largest slab. */
+        size_t len = id % 97 == 0 ? sizeof big : (size_t)(id * 37 % 3000);
+        tw__tag *t = tw__span_data_push_tag(s);
+        tw_value v = {.type = TW_VALUE_STRING, .len = len, .as.str = big};
+        CU_ASSERT_FATAL(t && tw__tag_set(&s->arena, t, "payload", &v, SIZE_MAX, NULL));
+        s->n_tags++;
+        c.spans[id] = s;
+        /* Keys interleaved, in runs, so that slabs of several batches are live at once. */
+        twa_item it = {.data = s, .proc = keys[(id / 3 + id % 2) % 3]};
+        if (twa_batcher_add(b, &it, (int64_t)id) == TWA_ADD_OK)
+            added++;
+    }
+    twa_batcher_flush(b);
+    CU_ASSERT_EQUAL(added, BATCH_SPANS);
+    CU_ASSERT_EQUAL(c.spans_seen, added);
+    CU_ASSERT(c.batches > 10);
+    CU_ASSERT_EQUAL(c.mismatches, 0);
+    twa_batcher_free(b);
+    twa_framing_free(f);
+    for (uint64_t id = 1; id <= BATCH_SPANS; id++)
+        tw__span_data_unref(c.spans[id]);
+    for (size_t k = 0; k < 3; k++)
+        twa_proc_unref(keys[k]);
+    twa_procs_free(procs);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite s = CU_add_suite("agent/spool", NULL, NULL);
@@ -294,4 +420,7 @@ void tw_test_register(void)
     s = CU_add_suite("agent/procs", NULL, NULL);
     CU_add_test(s, "processes are shared, overridden and swept",
                 test_processes_are_shared_overridden_and_swept);
+    s = CU_add_suite("agent/batch", NULL, NULL);
+    CU_add_test(s, "items kept in slabs make the SDK's bodies, whole and in halves",
+                test_slab_items_make_the_sdk_bodies);
 }
