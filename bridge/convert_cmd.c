@@ -38,11 +38,6 @@
 #define DEFAULT_WINDOW_SPANS 10000
 #define DEFAULT_MAX_ANNOTATIONS 1000
 #define DEFAULT_MAX_VALUE_BYTES ((size_t)64 * 1024)
-/* The stdio buffer of the output: static, so that it outlives the stream
- * whether that is a file or stdout (flushed at exit). glibc's setvbuf ignores
- * the size when it allocates the buffer itself, which left 4 KiB writes. */
-#define IO_BUFFER_BYTES ((size_t)256 << 10)
-static char out_buffer[IO_BUFFER_BYTES];
 /* A numeric option the user did not give (GOption cannot say; no valid value is this). */
 #define OPTION_UNSET INT64_MIN
 
@@ -487,7 +482,10 @@ int tw__convert_cmd_main(int argc, char **argv)
             goto close_out;
         }
         r.out_name = c.output ? c.output : "standard output";
-        setvbuf(out, out_buffer, _IOFBF, sizeof out_buffer);
+        /* Unbuffered: the writer hands over pieces of 256 KiB or more
+         * (bridge/sinks/writers.c), each one write(2) with no copy into a
+         * stdio buffer. */
+        setvbuf(out, NULL, _IONBF, 0);
         r.writer = r.writer_vt->new_writer(out, &r.opts, &e);
         if (!r.writer) {
             tw__cli_error("convert: %s", tw_error_message(e));

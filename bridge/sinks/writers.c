@@ -8,14 +8,22 @@
  * file owns the file: it writes those bytes out, flushes at the end and
  * turns write errors into TW_E_IO naming the system's reason.
  *
+ * The bytes collect in the writer's buffer and go to the stream in pieces
+ * of WRITE_BYTES or more, so that an unbuffered stream (convert's output)
+ * writes each piece with one system call and no copy into a stdio buffer.
+ * What the writer was given reaches the stream even when the run stops
+ * before finish (writer_free writes it), as a stdio buffer's bytes would.
+ *
  * A span the output format cannot hold is left out by the encoder and
  * reported through opts->span_rejected (the pipeline counts and shows it);
- * the run goes on. Memory: one group's bytes plus what the encoder holds.
- * Single-threaded.
+ * the run goes on. Memory: WRITE_BYTES plus one group's bytes plus what the
+ * encoder holds. Single-threaded.
  */
 #include "convert.h"
 
 #include <stdlib.h>
+
+#define WRITE_BYTES ((size_t)256 << 10)
 
 struct twb_writer {
     FILE *out;
@@ -47,29 +55,42 @@ static void writer_free(twb_writer *w)
 {
     if (!w)
         return;
+    if (w->buf.len) /* best effort: the run already failed or stopped */
+        (void)fwrite(w->buf.data, 1, w->buf.len, w->out);
     w->enc->destroy(w->doc);
     tw__buf_free(&w->buf);
     free(w);
 }
 
+/* Writes what the buffer holds and empties it (also after a failed write:
+ * the error ends the run, and writer_free must not write the bytes again). */
+static tw_status writer_drain(twb_writer *w, tw_error **err)
+{
+    tw_status st = twb_write_out(w->out, w->buf.data, w->buf.len, err);
+    tw__buf_reset(&w->buf);
+    return st;
+}
+
 static tw_status writer_write(twb_writer *w, const twb_span *spans, size_t n, tw_error **err)
 {
-    tw__buf_reset(&w->buf);
+    size_t before = w->buf.len;
     if (!w->enc->encode(w->doc, spans, n, &w->buf)) {
+        w->buf.len = before; /* no part of the failed group reaches the output */
         tw__set_error(err, TW_E_NOMEM, "out of memory while encoding %s", w->enc->name);
         return TW_E_NOMEM;
     }
-    return twb_write_out(w->out, w->buf.data, w->buf.len, err);
+    return w->buf.len >= WRITE_BYTES ? writer_drain(w, err) : TW_OK;
 }
 
 static tw_status writer_finish(twb_writer *w, tw_error **err)
 {
-    tw__buf_reset(&w->buf);
+    size_t before = w->buf.len;
     if (!w->enc->finish(w->doc, &w->buf)) {
+        w->buf.len = before;
         tw__set_error(err, TW_E_NOMEM, "out of memory while encoding %s", w->enc->name);
         return TW_E_NOMEM;
     }
-    tw_status st = twb_write_out(w->out, w->buf.data, w->buf.len, err);
+    tw_status st = writer_drain(w, err);
     return st == TW_OK ? twb_flush_out(w->out, err) : st;
 }
 
