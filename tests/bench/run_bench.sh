@@ -15,6 +15,10 @@
 #    uses), callgrind instruction counts per call (bench_propagation ir), then
 #    bench_propagation's table with ratios against the peer.
 set -u
+# Callgrind runs keep glibc's vector copy loops: valgrind counts each byte a
+# `rep movsb` moves as one instruction, and glibc copies 2 KiB to 512 KiB that
+# way, so a large memcpy would count 10-30x what it executes (CONTRIBUTING.md).
+cg_tunables="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.x86_rep_movsb_threshold=0xffffffffffffffff"
 builddir=$(cd "$1" && pwd)
 srcdir=$(cd "$2" && pwd)
 bench="$builddir/tests/bench/bench_tracer"
@@ -25,7 +29,7 @@ mkdir -p "$work"
 callgrind_ir() { # mode n -> prints "caller_total process_total"
     local mode=$1 n=$2 out="$work/cg.$1.$2"
     rm -f "$out"*
-    valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
+    GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
         "$bench" ir "$mode" "$n" >/dev/null 2>"$work/cg.$mode.$n.log" || {
         echo "callgrind run failed: see $work/cg.$mode.$n.log" >&2
         echo "0 0"
@@ -96,7 +100,7 @@ prop_bench="$builddir/tests/bench/bench_propagation"
 prop_ir() { # row op n -> prints the run's total instructions
     local out="$work/cg.prop.$1.$2.$3"
     rm -f "$out"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$prop_bench" ir "$1" "$2" "$3" \
+    if ! GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --callgrind-out-file="$out" "$prop_bench" ir "$1" "$2" "$3" \
         >/dev/null 2>"$out.log"; then
         echo "callgrind run failed: see $out.log" >&2
         echo 0
@@ -159,7 +163,7 @@ if command -v valgrind >/dev/null; then
         for k in 0 $n; do
             out="$work/cg.encode.$f.$k"
             rm -f "$out"
-            if valgrind --tool=callgrind --callgrind-out-file="$out" "$encode" ir "$f" "$k" \
+            if GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --callgrind-out-file="$out" "$encode" ir "$f" "$k" \
                 >/dev/null 2>"$out.log"; then
                 v=$(awk '/^(summary|totals):/ {print $2; exit}' "$out")
             else

@@ -9,6 +9,10 @@
 # The reporter as a whole (encoding, batching, HTTP to a loopback receiver) is measured by
 # bench_transports (rows otlp-http and otlp-http-proto).
 set -u
+# Callgrind runs keep glibc's vector copy loops: valgrind counts each byte a
+# `rep movsb` moves as one instruction, and glibc copies 2 KiB to 512 KiB that
+# way, so a large memcpy would count 10-30x what it executes (CONTRIBUTING.md).
+cg_tunables="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.x86_rep_movsb_threshold=0xffffffffffffffff"
 builddir=$(cd "$1" && pwd)
 bench="$builddir/tests/bench/bench_proto"
 work="$builddir/tests/bench/.out"
@@ -18,7 +22,7 @@ mkdir -p "$work"
 ir() { # mode n -> total Ir of the run
     local out="$work/cg.proto.$1.$2"
     rm -f "$out"
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" ir "$1" "$2" \
+    GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" ir "$1" "$2" \
         >/dev/null 2>"$out.log" || { echo 0; return; }
     awk '/^(summary|totals):/ {print $2; exit}' "$out"
 }

@@ -41,6 +41,10 @@
 # Exit status: 0 when every run and check passed (a missed target is reported, not an
 # error); 1 when a tool is missing, a command failed or timed out, or an output is wrong.
 set -u
+# Callgrind runs keep glibc's vector copy loops: valgrind counts each byte a
+# `rep movsb` moves as one instruction, and glibc copies 2 KiB to 512 KiB that
+# way, so a large memcpy would count 10-30x what it executes (CONTRIBUTING.md).
+cg_tunables="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.x86_rep_movsb_threshold=0xffffffffffffffff"
 builddir=$(cd "$1" && pwd)
 srcdir=$(cd "$2" && pwd)
 here="$srcdir/tests/bench/convert"
@@ -289,7 +293,7 @@ if [ "${TW_BENCH_CONVERT_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null
         "$cg_dapper" 2>/dev/null || die "making the callgrind inputs failed"
     : >"$work/cg.empty"
     instructions() { # FROM TO INPUT
-        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tracewire" convert \
+        GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tracewire" convert \
             --no-progress --from "$1" --to "$2" -o /dev/null "$3" 2>&1 >/dev/null |
             sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
     }

@@ -22,6 +22,10 @@
 # (seconds per command, default 1800). Exit status: 0 when every run worked (a missed target is
 # reported, not an error), 1 when a tool is missing or a command failed.
 set -u
+# Callgrind runs keep glibc's vector copy loops: valgrind counts each byte a
+# `rep movsb` moves as one instruction, and glibc copies 2 KiB to 512 KiB that
+# way, so a large memcpy would count 10-30x what it executes (CONTRIBUTING.md).
+cg_tunables="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.x86_rep_movsb_threshold=0xffffffffffffffff"
 builddir=$(cd "$1" && pwd)
 srcdir=$(cd "$2" && pwd)
 work="$builddir/tests/bench/.out"
@@ -137,7 +141,7 @@ if command -v valgrind >/dev/null; then
     cg_total() { # out-file command... -> total instructions
         local out=$1
         shift
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>"$out.log" ||
+        GLIBC_TUNABLES="$cg_tunables" valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>"$out.log" ||
             die "callgrind failed: $out.log"
         awk '/^(summary|totals):/ {print $2; exit}' "$out"
     }
