@@ -16,6 +16,7 @@ command (e.g. valgrind) except the large-input check.
 """
 import json
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -627,6 +628,35 @@ z = json.loads(out)
 check("Zipkin keeps the shared span id and marks the server shared",
       len(z) == 2 and z[0]["id"] == z[1]["id"] and
       [s.get("shared") for s in z if s.get("kind") == "SERVER"] == [True], out[:800])
+
+# ---- readers that reuse a process: each span keeps its own -----------------------------------
+
+# The Zipkin v2 and Dapper readers keep recent endpoints/processes (at most a few
+# hundred) and hand the same process again with a stamp, so that interning skips
+# comparing it; 700 processes in a shuffled order make them replace entries at
+# addresses the interning has seen. Every span must come out with its own.
+rng = random.Random(7)
+picks = [rng.randrange(700) for _ in range(6000)]
+z2 = [{"traceId": "%032x" % (i + 1), "id": "%016x" % (i + 1), "name": "op",
+       "timestamp": 1700000000000000 + i, "duration": 5,
+       "localEndpoint": {"serviceName": "svc%d" % k, "ipv4": "10.0.%d.%d" % (k // 250, k % 250),
+                         "port": 1000 + k}} for i, k in enumerate(picks)]
+rc, out, err = run(["--to", "zipkin-v2-json", write("many-endpoints.json", json.dumps(z2))])
+want = {s["id"]: s["localEndpoint"] for s in z2}
+got = json.loads(out) if rc == 0 else []
+wrong = [s["id"] for s in got if s.get("localEndpoint") != want.get(s["id"])]
+check("zipkin-v2-json: 6,000 spans of 700 recurring endpoints keep their own (%d wrong)"
+      % len(wrong), rc == 0 and len(got) == len(z2) and not wrong, err, wrong[:5])
+lines = ['{"v":1,"trace_id":"%032x","span_id":"%016x","name":"op","start_us":%d,"end_us":%d,'
+         '"flags":1,"process":{"service":"svc%d","host":"h%d","ip":"10.1.%d.%d"}}'
+         % (i + 1, i + 1, 1700000000000000 + i, 1700000000000005 + i, k, k, k // 250, k % 250)
+         for i, k in enumerate(picks)]
+rc, out, err = run(["--to", "zipkin-v2-json", write("many-processes.dapper", "\n".join(lines))])
+got = json.loads(out) if rc == 0 else []
+wrong = [s["id"] for s in got
+         if s.get("localEndpoint", {}).get("serviceName") != "svc%d" % picks[int(s["id"], 16) - 1]]
+check("dapper: 6,000 spans of 700 recurring processes keep their own (%d wrong)" % len(wrong),
+      rc == 0 and len(got) == len(lines) and not wrong, err, wrong[:5])
 
 # ---- bounded memory on a large input ---------------------------------------------------------
 

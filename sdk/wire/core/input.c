@@ -8,6 +8,7 @@
 #include "wire/core/input.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -135,4 +136,12 @@ bool tw__wire_emit(tw__wire_input *in, size_t line_no, tw__span_data *span,
         return in->emit(in, span, process);
     tw__span_data_unref(span);
     return in->reject(in, line_no, raw, raw_len, why);
+}
+
+/* Stamps name one process's content for good: never 0, never reused. */
+static atomic_uint_fast64_t last_stamp;
+
+uint64_t tw__wire_new_stamp(void)
+{
+    return atomic_fetch_add_explicit(&last_stamp, 1, memory_order_relaxed) + 1;
 }

@@ -137,4 +137,9 @@ typedef struct tw__wire_decoder {
     int (*sniff)(const uint8_t *head, size_t len);
 } tw__wire_decoder;
 
+/* A new process_stamp: non-zero and never handed out before in this
+ * process, by any decoder (so a stamp cannot match one of another reader's
+ * at a reused address). Thread-safe. */
+uint64_t tw__wire_new_stamp(void);
+
 #endif /* TW_WIRE_CORE_INPUT_H */

@@ -37,9 +37,8 @@
  * Memory: bounded stack state (escaped strings unescape into a 4 KiB stack
  * buffer; a line that needs more is declined); the memo holds at most
  * MEMO_SETS * MEMO_WAYS texts of up to MEMO_MAX_BYTES with their processes.
- * Locking: none (the stamp counter is atomic: readers on several threads).
+ * Locking: none (stamps come from tw__wire_new_stamp: readers on several threads).
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h> /* strcasecmp */
@@ -47,6 +46,7 @@
 #include "wire/dapper/dapper_log.h"
 #include "wire/dapper/dapper_log_int.h"
 #include "wire/core/base64.h"
+#include "wire/core/input.h"
 #include "wire/core/json_direct.h"
 
 /* Per log and per record: more are declined (the fast decoder reads them). */
@@ -75,9 +75,6 @@ struct tw__dapper_memo {
     unsigned char older[MEMO_SETS]; /* the way a miss replaces */
     tw__process *spare;             /* owned: a miss decodes into it */
 };
-
-/* Stamps name one entry's content for good: never 0, never reused. */
-static atomic_uint_fast64_t last_stamp;
 
 typedef struct {
     tw__jd c;
@@ -593,7 +590,7 @@ static bool process(reader *r)
         x->len = n;
         x->hash = hash;
         memcpy(x->text, text, n);
-        x->stamp = atomic_fetch_add_explicit(&last_stamp, 1, memory_order_relaxed) + 1;
+        x->stamp = tw__wire_new_stamp();
         m->older[memo_set(hash)] = (unsigned char)(1 - w);
         r->stamp = x->stamp;
     }

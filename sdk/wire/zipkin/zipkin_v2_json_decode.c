@@ -63,15 +63,17 @@ typedef struct {
     bool is_ok;   /* direct_endpoint took it: else the span goes the token way */
     char ipv4[INET6_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN];
     int64_t port;
-    uint64_t process_gen; /* process is this text's when it equals gen */
+    uint64_t process_gen;   /* process is this text's when it equals gen */
+    uint64_t process_stamp; /* its tw__wire_input process_stamp (tw__wire_new_stamp) */
     tw__process process;
 } slot_made;
 
 /* The direct reader's endpoint memo and what was made of each slot: a span
  * whose endpoint text is a slot's then costs a comparison, not a read, an
  * address parse and a process; and the bridge, handed the same process
- * address for the same endpoint, finds its copy at the first guess
- * (bridge/procs.c). Memory: fixed (one process per slot, its arena reused). */
+ * address and stamp (tw__wire_input's process_stamp) for the same endpoint,
+ * takes its copy without comparing (bridge/procs.c). Memory: fixed (one
+ * process per slot, its arena reused). */
 typedef struct {
     tw__z2d_memo memo;
     slot_made made[TW__Z2D_MEMO_SLOTS];
@@ -87,6 +89,7 @@ typedef struct {
     bool is_nomem;
     tw__span_data *direct_span;        /* the span read_direct took, for read_record */
     const tw__process *direct_process; /* and its process (`process` or a memo slot's) */
+    uint64_t direct_stamp;             /* a memo slot's process: its stamp; else 0 */
     endpoint_memo *em;                 /* NULL: none (allocation failed) */
     tw__z2d_span direct;               /* what read_direct read (large: kept off its stack) */
     /* The localEndpoint text that `process` holds, when a direct span set
@@ -793,6 +796,7 @@ static int direct_kind(const tw__z2d_str *kind)
 static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__process *process)
 {
     uint64_t hi, lo, id, parent = 0;
+    rc->direct_stamp = 0;
     /* The ids: decode_span's fast forms only (the others give reasons). */
     if (d->trace_id.len == 32) {
         if (!tw__jd_hex16(d->trace_id.s, &hi) || !tw__jd_hex16(d->trace_id.s + 16, &lo) ||
@@ -888,8 +892,11 @@ static tw__span_data *build_direct(record_ctx *rc, const tw__z2d_span *d, tw__pr
             if (!set_local(&local, &local_made->process))
                 goto fail; /* made again next time */
             local_made->process_gen = local_made->gen;
+            /* New content at this address: a stamp the bridge has not seen. */
+            local_made->process_stamp = tw__wire_new_stamp();
         }
         rc->direct_process = &local_made->process;
+        rc->direct_stamp = local_made->process_stamp;
     } else if (!is_same_local) {
         rc->direct_process = process;
         tw__process_reset(process);
@@ -967,7 +974,11 @@ static tw_status read_record(void *arg, const tw__json_scan *js, const char *rec
         /* Taken and built by read_direct. */
         span = rc->direct_span;
         rc->direct_span = NULL;
-        return tw__wire_emit(in, line_no, span, rc->direct_process, rec, len) ? TW_OK : TW_E_STATE;
+        /* A memo slot's process keeps its content while its stamp lasts. */
+        in->process_stamp = rc->direct_stamp;
+        bool go_on = tw__wire_emit(in, line_no, span, rc->direct_process, rec, len);
+        in->process_stamp = 0;
+        return go_on ? TW_OK : TW_E_STATE;
     }
     tw__process_reset(&rc->process);
     rc->is_local_kept = false;
