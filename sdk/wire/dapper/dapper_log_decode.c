@@ -774,10 +774,10 @@ tw_status tw__dapper_log_reader_next_shared(tw__dapper_log_reader *r, tw__span_d
     if (!r->memo)
         r->memo = tw__dapper_memo_new(); /* NULL: lines are decoded without it */
     /* tw__dapper_log_decode with the memo: the direct decoder first, then
-     * the same fallbacks. */
-    if (len && p[len - 1] == '\n')
-        len--;
-    if (len && p[len - 1] == '\r')
+     * the same fallbacks, on the bytes tw__dapper_log_reader_raw gives (every
+     * CR and LF at the end taken off), so that an error's column is the one
+     * the line decoder names for the raw line the rejects file keeps. */
+    while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
         len--;
     if (r->memo &&
         tw__dapper_log_decode_direct_memo(p, len, r->memo, span_out, process_out, stamp_out))
