@@ -560,7 +560,9 @@ static bool process(reader *r)
     size_t n = (size_t)(r->c.e - text);
     uint64_t hash = 0;
     memo_entry *set = NULL;
-    if (n <= MEMO_MAX_BYTES) {
+    /* Not an empty rest: it would match an unused entry (length and hash 0)
+     * and hand out its process for a line cut after "process":. */
+    if (n && n <= MEMO_MAX_BYTES) {
         hash = memo_hash(text, n);
         set = m->sets[memo_set(hash)];
         for (int w = 0; w < MEMO_WAYS; w++) {

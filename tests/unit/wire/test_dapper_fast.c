@@ -1296,6 +1296,41 @@ static void test_shared_reader_agrees_with_line_decoder(void)
         tw__dapper_log_encoder_free(enc[k]);
 }
 
+/* A line cut right after "process": leaves nothing to look up: the memo must
+ * not take the empty rest for one of its unused entries (length 0, hash 0),
+ * which handed out a process and accepted the line (fuzz_dapper_log). */
+static void test_shared_reader_line_cut_after_process(void)
+{
+    static const char text[] =
+        "{\"v\":1,\"trace_id\":\"aa\",\"span_id\":\"bb\",\"name\":\"\",\"start_us\":1,"
+        "\"end_us\":1,\"flags\":1,\"process\":\n"
+        "{\"v\":1,\"trace_id\":\"aa\",\"span_id\":\"bb\",\"name\":\"\",\"start_us\":1,"
+        "\"end_us\":1,\"flags\":1,\"process\":{\"service\":\"s\"}}\n"
+        "{\"v\":1,\"trace_id\":\"aa\",\"span_id\":\"bb\",\"name\":\"\",\"start_us\":1,"
+        "\"end_us\":1,\"flags\":1,\"process\":\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+    CU_ASSERT_FATAL(f != NULL);
+    tw__dapper_log_reader *reader = tw__dapper_log_reader_new(f, 0);
+    CU_ASSERT_FATAL(reader != NULL);
+    /* The first line meets an empty memo, the third one that holds an entry. */
+    static const tw_status want[] = {TW_E_MALFORMED, TW_OK, TW_E_MALFORMED};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tw__span_data *span = NULL;
+        const tw__process *process = NULL;
+        uint64_t stamp = 0;
+        tw_error *e = NULL;
+        tw_status st = tw__dapper_log_reader_next_shared(reader, &span, &process, &stamp, &e);
+        CU_ASSERT_EQUAL(st, want[i]);
+        if (st == TW_OK)
+            CU_ASSERT(process != NULL && process->service_name &&
+                      strcmp(process->service_name, "s") == 0);
+        tw_error_free(e);
+        tw__span_data_unref(span);
+    }
+    tw__dapper_log_reader_free(reader);
+    fclose(f);
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("wire/dapper_fast", NULL, NULL);
@@ -1308,6 +1343,8 @@ void tw_test_register(void)
     CU_add_test(suite, "direct_int64_short_path", test_direct_int64_short_path);
     CU_add_test(suite, "scanner_depth_falls_back_wide_objects_do_not",
                 test_scanner_depth_falls_back_wide_objects_do_not);
+    CU_add_test(suite, "shared_reader_line_cut_after_process",
+                test_shared_reader_line_cut_after_process);
     CU_add_test(suite, "shared_reader_agrees_with_line_decoder",
                 test_shared_reader_agrees_with_line_decoder);
 }
