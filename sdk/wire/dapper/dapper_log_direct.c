@@ -371,25 +371,14 @@ static tw__span_kind kind_tagged(const reader *r)
 /* tw__dapper_settle_kind, with the span.kind tag known (kind_tagged). */
 static bool settle_kind(reader *r, tw__span_kind member, tw__span_kind from_annotations)
 {
-    tw__span_kind kind = member;
-    if (from_annotations != TW__KIND_NONE) {
-        if (kind != TW__KIND_NONE && kind != from_annotations)
-            return false;
-        kind = from_annotations;
-    }
+    tw__span_kind kind;
+    if (!tw__dapper_merge_kind(member, from_annotations, &kind))
+        return false;
     if (kind == TW__KIND_NONE)
         return true;
     if (r->kind_tag != SIZE_MAX)
         return kind_tagged(r) == kind;
-    tw__span_data *s = r->span;
-    const char *name = tw__dapper_kind_names[kind];
-    tw__tag *slot = tw__span_data_push_tag(s);
-    tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};
-    bool was_truncated = false;
-    if (!slot || !tw__tag_set_n(&s->arena, slot, "span.kind", 9, &v, SIZE_MAX, &was_truncated))
-        return false;
-    s->n_tags++;
-    return true;
+    return tw__dapper_add_kind_tag(r->span, kind);
 }
 
 static bool apply_annotations(reader *r, const annotations *an, tw__span_kind *kind)

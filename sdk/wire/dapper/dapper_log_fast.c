@@ -213,18 +213,20 @@ static bool decode_annotations(fast *f, size_t annotations, tw__span_kind *kind)
 bool tw__dapper_settle_kind(tw__span_data *span, tw__span_kind member,
                             tw__span_kind from_annotations)
 {
-    tw__span_kind kind = member;
-    if (from_annotations != TW__KIND_NONE) {
-        if (kind != TW__KIND_NONE && kind != from_annotations)
-            return false;
-        kind = from_annotations;
-    }
+    tw__span_kind kind;
+    if (!tw__dapper_merge_kind(member, from_annotations, &kind))
+        return false;
     if (kind == TW__KIND_NONE)
         return true;
     size_t index;
     tw__span_kind tagged = tw__span_kind_of(span, &index);
     if (index != SIZE_MAX)
         return tagged == kind;
+    return tw__dapper_add_kind_tag(span, kind);
+}
+
+bool tw__dapper_add_kind_tag(tw__span_data *span, tw__span_kind kind)
+{
     const char *name = tw__dapper_kind_names[kind];
     tw__tag *slot = tw__span_data_push_tag(span);
     tw_value v = {.type = TW_VALUE_STRING, .as.str = name, .len = strlen(name)};

@@ -42,6 +42,19 @@ tw__span_kind tw__dapper_kind_of_annotation(const char *s);
  * False when they disagree or memory runs out. */
 bool tw__dapper_settle_kind(tw__span_data *span, tw__span_kind member,
                             tw__span_kind from_annotations);
+/* Its two steps, for a decoder that finds the span.kind tag its own way
+ * (dapper_log_direct.c): the kind @member and @from_annotations agree on
+ * (TW__KIND_NONE: neither names one), false when they disagree; and the
+ * span.kind tag of a kind (not TW__KIND_NONE) added, false on no memory. */
+static inline bool tw__dapper_merge_kind(tw__span_kind member, tw__span_kind from_annotations,
+                                         tw__span_kind *kind)
+{
+    if (from_annotations != TW__KIND_NONE && member != TW__KIND_NONE && member != from_annotations)
+        return false;
+    *kind = from_annotations != TW__KIND_NONE ? from_annotations : member;
+    return true;
+}
+bool tw__dapper_add_kind_tag(tw__span_data *span, tw__span_kind kind);
 /* An int64 tag written as a decimal string (C string @s of @len bytes). */
 bool tw__dapper_int64_text(const char *s, size_t len, int64_t *out);
 /* A float64 tag written as "NaN", "Infinity" or "-Infinity" (C string). */
