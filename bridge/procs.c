@@ -38,7 +38,8 @@
  * guess is compared in full like any other, unless the caller gave it a
  * stamp (twb_procs_intern_stamped): the same non-zero stamp at the same
  * address is the content the guess was made from (the Dapper reader's
- * shared processes), so the comparison is skipped. A reader that changes
+ * shared processes, the Zipkin v2 reader's endpoint memo), so the
+ * comparison is skipped. A reader that changes
  * a process at one address gives it a new stamp or none. */
 #define N_BY_ADDRESS 64 /* a power of two */
 

@@ -72,7 +72,8 @@ struct tw__wire_input {
     void *user_data;
     /* Set by a decoder around one emit (0 otherwise): non-zero, a number
      * that names the content of the process that emit is given for good
-     * (the Dapper reader's shared processes, dapper_log.h): the same stamp
+     * (the Dapper reader's shared processes, dapper_log.h; the Zipkin v2
+     * reader's endpoint memo): the same stamp
      * again is the same process at the same address, unchanged. 0 promises
      * nothing. What the caller may skip with it: comparing the process. */
     uint64_t process_stamp;
