@@ -8,6 +8,14 @@
  * and skipped, not held (its bytes can be handed on as they are read:
  * spill).
  *
+ * Copies: a line that lies whole in the read buffer is handed out where it
+ * lies; only a line cut by the end of the buffer is gathered into a second
+ * one. The reads ask for the whole buffer (64 KiB) at a time, so that a
+ * stdio stream with a buffer no larger than that reads straight into it
+ * (glibc's fread skips the stream's own buffer for such a request): one
+ * copy per byte, the kernel's. 64 KiB rather than more: the kernel's copy
+ * into a larger buffer measured several times slower (bridge/pipeline.c).
+ *
  * Ownership: the reader owns its buffers; the line is valid until the next
  * call. Locking: none; one thread per reader.
  */
@@ -20,11 +28,18 @@
 
 #include "wire/core/buf.h"
 
+#define TW__LINE_READ_BYTES ((size_t)64 << 10)
+
 typedef struct tw__line_reader {
     FILE *stream; /* borrowed */
     size_t max_line;
-    size_t line_no;  /* of the line last returned, 1-based */
-    tw__buf line;    /* the line last returned, without its "\n" */
+    size_t line_no; /* of the line last returned, 1-based */
+    /* The line last returned (TW__LINE_OK), without its "\n": in the read
+     * buffer or in held; "" with 0 after any other result. */
+    const char *line;
+    size_t line_len;
+    tw__buf held;    /* a line cut by the end of the read buffer, gathered */
+    char *in;        /* the read buffer (TW__LINE_READ_BYTES), made at the first read */
     size_t pos, end; /* unread bytes: in[pos, end) */
     bool is_eof;
     /* Optional (NULL after init): where the bytes of a line over max_line go,
@@ -33,13 +48,12 @@ typedef struct tw__line_reader {
      * the last piece. Returning false stops the pieces of that line. */
     bool (*spill)(void *arg, const void *bytes, size_t len);
     void *spill_arg;
-    char in[65536];
 } tw__line_reader;
 
 /* What tw__line_reader_next returns. */
 enum {
     TW__LINE_END = 0,       /* no more lines */
-    TW__LINE_OK = 1,        /* lr->line holds the line (any bytes but "\n") */
+    TW__LINE_OK = 1,        /* lr->line / lr->line_len: the line (any bytes but "\n") */
     TW__LINE_TOO_LONG = -1, /* longer than max_line: skipped, lr->line empty */
     TW__LINE_IO = -2,       /* a read error (errno says which) */
     TW__LINE_NOMEM = -3

@@ -799,6 +799,8 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
      * rejected) instead of cutting it and gluing the next line on. */
     tw__line_reader lines;
     tw__line_reader_init(&lines, stream, MAX_LINE_BYTES);
+    tw__buf text; /* the line, NUL-terminated, for the parsers */
+    tw__buf_init(&text);
     if (in->reject_part) { /* an oversized line goes whole to the rejects */
         lines.spill = tw__wire_reject_part;
         lines.spill_arg = in;
@@ -831,16 +833,17 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
             }
             continue;
         }
-        /* The line without its end (a CR too), NUL-terminated for the
-         * parsers below. */
-        lr.len = lines.line.len;
-        while (lr.len > 0 && lines.line.data[lr.len - 1] == '\r')
+        /* The line without its end (a CR too), copied and NUL-terminated
+         * for the parsers below (which cut cells in place). */
+        lr.len = lines.line_len;
+        while (lr.len > 0 && lines.line[lr.len - 1] == '\r')
             lr.len--;
-        if (!tw__buf_reserve(&lines.line, lr.len + 1)) {
+        tw__buf_reset(&text);
+        if (!tw__buf_reserve(&text, lr.len + 1) || !tw__buf_append(&text, lines.line, lr.len)) {
             nomem = true;
             break;
         }
-        lr.buf = (char *)lines.line.data;
+        lr.buf = (char *)text.data;
         lr.buf[lr.len] = '\0';
         const char *nul = memchr(lr.buf, '\0', lr.len);
         if (nul) {
@@ -934,6 +937,7 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
     free(r.cells);
     free(r.cell_lens);
     tw__line_reader_free(&lines);
+    tw__buf_free(&text);
     return rc;
 }
 

@@ -698,12 +698,12 @@ size_t tw__dapper_log_reader_line(const tw__dapper_log_reader *r)
 
 const char *tw__dapper_log_reader_raw(const tw__dapper_log_reader *r, size_t *len)
 {
-    const tw__buf *line = &r->lines.line;
-    size_t n = line->len;
-    while (n > 0 && (line->data[n - 1] == '\n' || line->data[n - 1] == '\r'))
+    const char *line = r->lines.line;
+    size_t n = r->lines.line_len;
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         n--;
     *len = n;
-    return n ? (const char *)line->data : "";
+    return n ? line : "";
 }
 
 /* The next line that is not blank: TW_OK with @line / @line_len (its line end
@@ -736,8 +736,8 @@ static tw_status next_line(tw__dapper_log_reader *r, const char **line, size_t *
                           lines->line_no, lines->max_line);
             return TW_E_MALFORMED;
         }
-        const char *p = (const char *)lines->line.data;
-        size_t len = lines->line.len;
+        const char *p = lines->line;
+        size_t len = lines->line_len;
         size_t blank = 0;
         while (blank < len && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
             blank++;
