@@ -18,7 +18,8 @@
 # while their size matches. Each command runs pinned to CPU 0 (taskset -c 0, when it works) and
 # timed by `measure` (wall time, CPU time, peak RSS); paired rows check both outputs
 # (check_output.py: well-formed, span counts, the first 50,000 spans compared field by field),
-# every row checks that tracewire converted every span it read. spans/s = input spans / wall s.
+# every row checks that tracewire converted every span it read. spans/s = input spans / wall s,
+# for tracewire the median of TW_BENCH_CONVERT_RUNS runs (default 3; the peer runs once).
 # Before each timed command (tracewire and peer alike) a scratch file of
 # TW_BENCH_CONVERT_WARM_MIB (default 2048) is written and deleted, so that the command's
 # output lands in page-cache pages this machine has used before. On this project's virtual
@@ -36,8 +37,9 @@
 #
 # Environment: TW_BENCH_CONVERT_SPANS (default 1000000), TW_BENCH_CONVERT_TIMEOUT (seconds
 # per command, default 1800), TW_BENCH_CONVERT_WARM_MIB (default 2048; 0: no warm-up),
-# TW_BENCH_CONVERT_RSS_SPANS (default "200000 5000000"; empty: skip), TW_BENCH_CONVERT_CALLGRIND=0 skips callgrind, TW_BENCH_KEEP_OUTPUT=1 keeps the
-# converted files.
+# TW_BENCH_CONVERT_RUNS (tracewire's runs per row, default 3), TW_BENCH_CONVERT_RSS_SPANS
+# (default "200000 5000000"; empty: skip), TW_BENCH_CONVERT_CALLGRIND=0 skips callgrind,
+# TW_BENCH_KEEP_OUTPUT=1 keeps the converted files.
 # Exit status: 0 when every run and check passed (a missed target is reported, not an
 # error); 1 when a tool is missing, a command failed or timed out, or an output is wrong.
 set -u
@@ -56,6 +58,8 @@ gen="$builddir/tests/bench/convert/gen_spans"
 measure="$builddir/tests/bench/convert/measure"
 target=500000
 warm_mib=${TW_BENCH_CONVERT_WARM_MIB:-2048}
+tw_runs=${TW_BENCH_CONVERT_RUNS:-3}
+case $tw_runs in '' | *[!0-9]* | 0) echo "TW_BENCH_CONVERT_RUNS must be a count >= 1" >&2 && exit 1 ;; esac
 mkdir -p "$work"
 
 die() {
@@ -164,6 +168,21 @@ timed() {
     fi
 }
 
+# timed_tw NAME OUT COMMAND... INPUT: tracewire's side, run $tw_runs times (each as timed
+# runs it); wall, cpu, rss and sys are those of the run with the median wall time, walls lists
+# every run's wall time. This machine's speed drifts by up to 2x within an hour (CONTRIBUTING.md,
+# "Benchmark"): one slow moment must not decide a row. The peer runs once (jq takes minutes).
+timed_tw() {
+    local runs=() k median
+    for ((k = 0; k < tw_runs; k++)); do
+        timed "$@"
+        runs+=("$wall $cpu $rss $sys")
+    done
+    median=$(printf '%s\n' "${runs[@]}" | sort -n -k1,1 | sed -n "$(((tw_runs + 1) / 2))p")
+    read -r wall cpu rss sys <<<"$median"
+    walls=$(printf '%s\n' "${runs[@]}" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $1 }')
+}
+
 rows=()
 notes=()
 failed=0
@@ -177,10 +196,11 @@ run_pair() {
     in_mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN { printf "%.1f", b / 1048576 }')
     echo "-- $title: tracewire"
     # shellcheck disable=SC2086 # tw_args is a fixed word list
-    timed "tracewire.$mode" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
+    timed_tw "tracewire.$mode" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
     tw_wall=$wall tw_cpu=$cpu tw_rss=$rss tw_sys=$sys
     summary=$(grep 'convert: read ' "$work/tracewire.$mode.err" | tail -n 1)
     echo "   $summary"
+    echo "   wall s of the $tw_runs runs: $walls (the median counts)"
     read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
     written=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' <<<"$summary")
     # "read" counts model spans: a Zipkin v1 record with both RPC halves counts 2.
@@ -236,9 +256,10 @@ run_solo() {
     in_mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN { printf "%.1f", b / 1048576 }')
     echo "-- $title: tracewire"
     # shellcheck disable=SC2086 # tw_args is a fixed word list
-    timed "tracewire.solo" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
+    timed_tw "tracewire.solo" "$tw_out" "${pin[@]}" "$tracewire" convert $tw_args "$input"
     summary=$(grep 'convert: read ' "$work/tracewire.solo.err" | tail -n 1)
     echo "   $summary"
+    echo "   wall s of the $tw_runs runs: $walls (the median counts)"
     read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
     written=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' <<<"$summary")
     rejected=$(sed -n 's/.*; rejected \([0-9]*\) records.*/\1/p' <<<"$summary")
@@ -353,7 +374,8 @@ for size in $rss_sizes; do
 done
 
 echo
-echo "== conversion results ($n input spans each; spans/s = input spans / wall s; $pinned)"
+echo "== conversion results ($n input spans each; spans/s = input spans / wall s, tracewire's the"
+echo "   median of $tw_runs runs; $pinned)"
 printf "%-34s %8s | %-45s | %-38s | %s\n" "" "" "tracewire convert" "peer" "ratio"
 printf "%-34s %8s | %8s %7s %6s %10s %8s | %8s %7s %10s %8s | %7s %7s\n" "conversion" "in MiB" \
     "wall s" "cpu s" "sys s" "spans/s" "RSS MiB" "wall s" "cpu s" "spans/s" "RSS MiB" "wall" "cpu"
