@@ -26,6 +26,7 @@
 # machine the first write of 1 GiB into never-used memory cost 1.11 s of kernel time, the same
 # write again 0.26 s (dd, 2026-12-03): without the warm-up a row measured that first touch of
 # the host's memory, not the conversion. The table shows each command's kernel (sys) seconds.
+# Every timed command writes a new output file: an earlier run's is deleted first (see timed).
 #
 # Then, per path: callgrind instructions per span (the whole command on a 20,000-span input, a
 # run on an empty input subtracted; needs valgrind, else "-"), and the peak RSS of the command
@@ -147,10 +148,15 @@ fi
 # timed NAME OUT COMMAND... INPUT: runs the command (stdout to OUT, stderr to $work/NAME.err)
 # and sets wall, cpu, rss (KiB); dies when it fails or times out. The last argument must be
 # the input file: it is read once first, so that both sides start with it in the page cache.
+# OUT is deleted first, so that every run writes a new file: on ext4, opening an earlier run's
+# 525 MiB output with O_TRUNC waited 0.41 s for its pages, and closing a file truncated that
+# way starts its writeback (auto_da_alloc), 0.33 s more, both outside the process's CPU time
+# (CONTRIBUTING.md, "Benchmark").
 timed() {
     local name=$1 out=$2
     shift 2
     local err="$work/$name.err" result status
+    if [ -f "$out" ]; then rm -f -- "$out"; fi # a regular file only (never /dev/null)
     cat -- "${@: -1}" >/dev/null 2>&1 # the input into the page cache, for both sides alike
     if [ "$warm_mib" -gt 0 ]; then    # see "warm-up" at the top
         dd if=/dev/zero of="$work/warm.scratch" bs=1M count="$warm_mib" status=none ||
