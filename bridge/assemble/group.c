@@ -40,8 +40,8 @@ typedef struct twb__item {
     endpoint ep;      /* the part's own local endpoint */
     endpoint tracker; /* a merge base: the endpoint of every part merged so far */
     unsigned best_ep; /* a merge base: fields of its process's endpoint */
-    uint8_t kind;
-    bool alive, has_hash, has_ep, is_base, merged, reided;
+    uint8_t kind;     /* read through item_kind: found on first use (has_kind) */
+    bool alive, has_hash, has_ep, has_kind, is_base, merged, reided;
     /* clock skew tree */
     size_t parent, first_child, next_sibling;
     int64_t delta;
@@ -393,6 +393,21 @@ static uint8_t kind_of(const tw__span_data *d)
     return KIND_OTHER;
 }
 
+/* The part's kind, looked up on first use. Most groups never need it: it
+ * matters only where parts share a span id (ordering, merge, backfill) and
+ * to --skew adjust. Looking it up for every span scanned the tags of records
+ * the window made 10,000 spans earlier, long out of the cache: that scan was
+ * about half of this file's time in a conversion (perf, otlp-proto ->
+ * zipkin-v2-json). */
+static uint8_t item_kind(twb__item *it)
+{
+    if (!it->has_kind) {
+        it->kind = kind_of(it->sp->data);
+        it->has_kind = true;
+    }
+    return it->kind;
+}
+
 static const tw__tag *present_tag(const tw__process *p, const char *key)
 {
     const tw__tag *t = tw__process_find_tag(p, key);
@@ -478,8 +493,9 @@ static const tw__tag *host_of(twb__item *it)
 
 /* ---- sorting and lookup ---------------------------------------------------------------------- */
 
-/* The order of items: span id, then a bucket's precedence, then arrival. */
-static inline int item_order(const twb__item *a, const twb__item *b)
+/* The order of items: span id, then a bucket's precedence, then arrival.
+ * Not const: it may look up a kind (item_kind). */
+static inline int item_order(twb__item *a, twb__item *b)
 {
     const tw__span_data *p = a->sp->data, *q = b->sp->data;
     if (p->span_id != q->span_id)
@@ -487,16 +503,18 @@ static inline int item_order(const twb__item *a, const twb__item *b)
     if (p->shared != q->shared)
         return p->shared ? 1 : -1;
     if (!p->shared) {
-        bool ca = a->kind == KIND_CLIENT, cb = b->kind == KIND_CLIENT;
+        bool ca = item_kind(a) == KIND_CLIENT, cb = item_kind(b) == KIND_CLIENT;
         if (ca != cb)
             return ca ? -1 : 1;
     }
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
+/* qsort's comparison: sort_items looks every kind up first, so that
+ * item_order writes nothing into the array qsort is sorting. */
 static int item_cmp(const void *x, const void *y)
 {
-    return item_order(x, y);
+    return item_order((twb__item *)x, (twb__item *)y);
 }
 
 /* Groups up to this size are sorted here, larger ones by qsort. */
@@ -523,6 +541,8 @@ static void sort_items(twb__group_scratch *sc, size_t n)
         return;
     if (n > SMALL_SORT || !ensure((void **)&sc->order, &sc->order_cap, n, sizeof(twb__item *)) ||
         !ensure((void **)&sc->sorted, &sc->sorted_cap, n, sizeof(twb__item))) {
+        for (size_t k = 0; k < n; k++)
+            (void)item_kind(&items[k]);
         qsort(items, n, sizeof(twb__item), item_cmp);
         return;
     }
@@ -584,7 +604,8 @@ static bool mergeable(twb__item *base, twb__item *x, bool fragment)
     const tw__span_data *b = base->sp->data, *d = x->sp->data;
     if (b->shared != d->shared && !fragment)
         return false;
-    if (base->kind != x->kind && base->kind != KIND_NONE && x->kind != KIND_NONE)
+    uint8_t bk = item_kind(base), xk = item_kind(x);
+    if (bk != xk && bk != KIND_NONE && xk != KIND_NONE)
         return false;
     if (b->parent_id != 0 && d->parent_id != 0 && b->parent_id != d->parent_id)
         return false;
@@ -611,8 +632,8 @@ static bool merge_parts(twb__item *base, twb__item *x)
         base->sp->process = x->sp->process;
         base->ep = *xe;
     }
-    if (base->kind == KIND_NONE)
-        base->kind = x->kind;
+    if (item_kind(base) == KIND_NONE)
+        base->kind = item_kind(x);
     twb_span *slot = x->sp;
     kill(x);
     if (x->pos < base->pos) {
@@ -671,7 +692,7 @@ static tw_status bucket_rules(twb__item *items, size_t b, size_t e, twb_assemble
      * non-shared part joins a shared part with a compatible endpoint. */
     for (size_t j = b; j < e; j++) {
         twb__item *x = &items[j];
-        if (!x->alive || x->kind != KIND_NONE || x->sp->data->shared || x->sp->data->start_us)
+        if (!x->alive || item_kind(x) != KIND_NONE || x->sp->data->shared || x->sp->data->start_us)
             continue;
         for (size_t k = b; k < e; k++) {
             twb__item *base = &items[k];
@@ -702,8 +723,8 @@ static tw_status bucket_rules(twb__item *items, size_t b, size_t e, twb_assemble
         twb__item *x = &items[j];
         if (!x->alive)
             continue;
-        bool to_share =
-            items[f].kind == KIND_CLIENT && x->kind == KIND_SERVER && !x->sp->data->shared;
+        bool to_share = item_kind(&items[f]) == KIND_CLIENT && item_kind(x) == KIND_SERVER &&
+                        !x->sp->data->shared;
         bool shared = to_share || x->sp->data->shared;
         bool to_parent = shared && x->sp->data->parent_id == 0 && first->parent_id != 0;
         if (!to_share && !to_parent)
@@ -925,7 +946,7 @@ static tw_status clock_skew(twb__group_scratch *sc, size_t n, twb_assemble_stats
             int64_t delta = 0;
             if (field_equal(hp, hc))
                 delta = p->delta;
-            else if (p->kind == KIND_CLIENT && child->kind == KIND_SERVER)
+            else if (item_kind(p) == KIND_CLIENT && item_kind(child) == KIND_SERVER)
                 delta = skew_delta(p->sp->data, child->sp->data);
             child->delta = delta;
             if (delta != 0) {
@@ -985,7 +1006,6 @@ tw_status twb__assemble_group(twb__group_scratch *sc, const twb_assemble_options
         memset(&items[i], 0, sizeof(items[i]));
         items[i].sp = &spans[i];
         items[i].pos = i;
-        items[i].kind = kind_of(spans[i].data);
         items[i].alive = true;
     }
     sort_items(sc, n);

@@ -561,6 +561,33 @@ static void test_server_after_client_is_backfilled_shared(void)
     capture_clear(&c);
 }
 
+/* The same in groups on both sides of the sort's limit (an insertion sort
+ * up to 64 parts, qsort above): the kinds that order the parts of 0x20 are
+ * looked up only where parts share an id, whichever sort runs. */
+static void test_backfill_in_groups_of_every_size(void)
+{
+    static const size_t others[] = {0, 10, 62, 63, 64, 100};
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        capture c;
+        twb_assembler *a = new_asm(1000, false, false, 1.0, &c);
+        for (size_t i = 0; i < others[k] / 2; i++)
+            add_ok(a, sp(mk(0, 4, 0x1000 + i, 0x20, "client", "call", 120, 5), &process_b));
+        add_ok(a, sp(mk(0, 4, 0x20, 0, "server", "get", 110, 50), &process_b));
+        for (size_t i = others[k] / 2; i < others[k]; i++)
+            add_ok(a, sp(mk(0, 4, 0x1000 + i, 0x20, "client", "call", 120, 5), &process_b));
+        add_ok(a, sp(mk(0, 4, 0x20, 0x10, "client", "get", 100, 80), &process_a));
+        flush_ok(a);
+        CU_ASSERT_EQUAL_FATAL(c.n, others[k] + 2);
+        const tw__span_data *server = c.spans[others[k] / 2].data;
+        CU_ASSERT_EQUAL(server->span_id, 0x20);
+        CU_ASSERT_TRUE(server->shared);
+        CU_ASSERT_EQUAL(server->parent_id, 0x10);
+        CU_ASSERT_FALSE(c.spans[others[k] + 1].data->shared);
+        twb_assembler_free(a);
+        capture_clear(&c);
+    }
+}
+
 /* Client A:0x20 (parent 0x10), shared server B:0x20, children of 0x20 on
  * each side, a grandchild under the server's child. */
 static void add_rpc_trace(twb_assembler *a)
@@ -1104,6 +1131,7 @@ void tw_test_register(void)
                 test_records_held_elsewhere_are_copied_not_changed);
     CU_add_test(suite, "server_after_client_is_backfilled_shared",
                 test_server_after_client_is_backfilled_shared);
+    CU_add_test(suite, "backfill_in_groups_of_every_size", test_backfill_in_groups_of_every_size);
     CU_add_test(suite, "jaeger_ids_give_shared_server_own_id_and_children",
                 test_jaeger_ids_give_shared_server_own_id_and_children);
     CU_add_test(suite, "jaeger_ids_are_deterministic_and_skip_used_ids",
