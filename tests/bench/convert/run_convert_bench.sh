@@ -27,6 +27,8 @@
 # write again 0.26 s (dd, 2026-12-03): without the warm-up a row measured that first touch of
 # the host's memory, not the conversion. The table shows each command's kernel (sys) seconds.
 # Every timed command writes a new output file: an earlier run's is deleted first (see timed).
+# Before each of tracewire's runs, cache_probe measures the latency of a load over 8 MiB, the
+# machine's state at that moment; the table shows it next to each row ("load ns").
 #
 # Then, per path: callgrind instructions per span (the whole command on a 20,000-span input, a
 # run on an empty input subtracted; needs valgrind, else "-"), and the peak RSS of the command
@@ -57,6 +59,7 @@ timeout_s=${TW_BENCH_CONVERT_TIMEOUT:-1800}
 tracewire="$builddir/bridge/tracewire"
 gen="$builddir/tests/bench/convert/gen_spans"
 measure="$builddir/tests/bench/convert/measure"
+cache_probe="$builddir/tests/bench/convert/cache_probe"
 target=500000
 warm_mib=${TW_BENCH_CONVERT_WARM_MIB:-2048}
 tw_runs=${TW_BENCH_CONVERT_RUNS:-3}
@@ -178,21 +181,25 @@ timed() {
 # runs it); wall, cpu, rss and sys are those of the run with the median wall time, walls lists
 # every run's wall time. This machine's speed drifts by up to 2x within an hour (CONTRIBUTING.md,
 # "Benchmark"): one slow moment must not decide a row. The peer runs once (jq takes minutes).
+# Before each run, cache_probe measures the latency of a load over 8 MiB (the machine's state:
+# see cache_probe.c); probe_ns is the one before the median run, probes lists them all.
 timed_tw() {
-    local runs=() k median
+    local runs=() k median p
     for ((k = 0; k < tw_runs; k++)); do
+        p=$("${pin[@]}" "$cache_probe" 8) || p="?"
         timed "$@"
-        runs+=("$wall $cpu $rss $sys")
+        runs+=("$wall $cpu $rss $sys $p")
     done
     median=$(printf '%s\n' "${runs[@]}" | sort -n -k1,1 | sed -n "$(((tw_runs + 1) / 2))p")
-    read -r wall cpu rss sys <<<"$median"
+    read -r wall cpu rss sys probe_ns <<<"$median"
     walls=$(printf '%s\n' "${runs[@]}" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $1 }')
+    probes=$(printf '%s\n' "${runs[@]}" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $5 }')
 }
 
 rows=()
 notes=()
 failed=0
-declare -A tw_rate peer_ratio peer_name
+declare -A tw_rate peer_ratio peer_name probe_at
 
 # run_pair TITLE IN TW_OUT TW_ARGS PEER_LABEL PEER_OUT CHECK_MODE PEER_COMMAND...
 run_pair() {
@@ -207,6 +214,8 @@ run_pair() {
     summary=$(grep 'convert: read ' "$work/tracewire.$mode.err" | tail -n 1)
     echo "   $summary"
     echo "   wall s of the $tw_runs runs: $walls (the median counts)"
+    echo "   ns per load over 8 MiB just before each: $probes"
+    probe_at[$title]=$probe_ns
     read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
     written=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' <<<"$summary")
     # "read" counts model spans: a Zipkin v1 record with both RPC halves counts 2.
@@ -266,6 +275,8 @@ run_solo() {
     summary=$(grep 'convert: read ' "$work/tracewire.solo.err" | tail -n 1)
     echo "   $summary"
     echo "   wall s of the $tw_runs runs: $walls (the median counts)"
+    echo "   ns per load over 8 MiB just before each: $probes"
+    probe_at[$title]=$probe_ns
     read_n=$(sed -n 's/.*read \([0-9]*\) spans.*/\1/p' <<<"$summary")
     written=$(sed -n 's/.*; converted \([0-9]*\);.*/\1/p' <<<"$summary")
     rejected=$(sed -n 's/.*; rejected \([0-9]*\) records.*/\1/p' <<<"$summary")
@@ -403,8 +414,8 @@ read -r rss_lo rss_hi _ <<<"$rss_sizes"
 echo
 echo "== targets (one core): spans/s >= $target; x jq >= 20 where jq expresses the mapping;"
 echo "   peak RSS <= 32 MiB and flat from ${rss_lo:-?} to ${rss_hi:-?} spans; instr/span from callgrind"
-printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s\n" "path" "spans/s" "target" \
-    "instr/span" "x jq (>=20)" "RSS ${rss_lo:-?}" "RSS ${rss_hi:-?}" "<=32MiB"
+printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s | %s\n" "path" "spans/s" "target" \
+    "instr/span" "x jq (>=20)" "RSS ${rss_lo:-?}" "RSS ${rss_hi:-?}" "<=32MiB" "load ns"
 for p in "${paths[@]}"; do
     rate=${tw_rate[$p]:-0}
     met=$([ "$rate" -ge "$target" ] && echo met || echo "NOT met")
@@ -418,13 +429,17 @@ for p in "${paths[@]}"; do
     if [ -n "$lo" ] && [ -n "$hi" ]; then
         rss_cell=$([ "$hi" -le 32768 ] && [ "$lo" -le 32768 ] && echo met || echo "NOT met")
     fi
-    printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s\n" "$p" "$rate" "$met" \
+    printf "%-34s | %10s %-7s | %10s | %-12s | %9s %9s %-7s | %s\n" "$p" "$rate" "$met" \
         "${cg_ips[$p]:--}" "$jq_cell" "${lo:+$((lo / 1024)) MiB}" "${hi:+$((hi / 1024)) MiB}" \
-        "$rss_cell"
+        "$rss_cell" "${probe_at[$p]:--}"
 done
 echo "x jq: jq's wall time / tracewire's on the same input in this run; n/a: jq cannot read the"
 echo "input (Thrift, protobuf) or express the mapping in a streaming program (Jaeger JSON groups"
 echo "spans by trace). The zipkin-v1-thrift row's peer is python3-thrift (table above)."
+echo "load ns: cache_probe's latency of one load over 8 MiB just before the counted run. On this"
+echo "project's virtual machine it reads about 20 ns when the 32 MiB L3 is ours and 140-220 ns when"
+echo "other tenants hold it; the conversions revisit each span 10,000 spans after decoding it and"
+echo "slow down with it (CONTRIBUTING.md, \"Benchmark\")."
 for note in "${notes[@]}"; do
     echo "note: $note"
 done
