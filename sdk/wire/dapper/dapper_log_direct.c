@@ -633,27 +633,48 @@ static bool decode_record(reader *r)
            (!LIT(r, ",\"refs\":[") || refs(r)) && process(r);
 }
 
-bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
-                                  tw__process *process_out)
+/* Both entry points: the record of @line, or NULL when the line is not one
+ * this decoder takes (nothing is left behind then). Without @memo the
+ * process is decoded into @process (initialised here, cleared on failure);
+ * with it, *got and *stamp say which process the line gave. */
+static inline __attribute__((always_inline)) tw__span_data *
+decode_line(const char *line, size_t len, tw__process *process, tw__dapper_memo *memo,
+            const tw__process **got, uint64_t *stamp)
 {
     /* Not the encoder's line: no record is started. */
     if (len < 2 || line[0] != '{' || line[1] != '"')
-        return false;
-    char scratch[SCRATCH_BYTES];
+        return NULL;
+    char scratch[SCRATCH_BYTES]; /* unescaped strings; all copied out before the return */
     reader r = {.c = {line, line + len},
                 .sc = {scratch, 0, sizeof scratch},
                 .kind_tag = SIZE_MAX,
                 .span = tw__span_data_new(),
-                .process = process_out};
+                .process = process,
+                .memo = memo};
     if (!r.span)
-        return false;
-    tw__process_init(process_out);
+        return NULL;
+    if (process)
+        tw__process_init(process);
     if (!decode_record(&r)) {
         tw__span_data_unref(r.span);
-        tw__process_clear(process_out);
-        return false;
+        if (process)
+            tw__process_clear(process);
+        return NULL;
     }
-    *span_out = r.span;
+    *got = r.got;
+    *stamp = r.stamp;
+    return r.span;
+}
+
+bool tw__dapper_log_decode_direct(const char *line, size_t len, tw__span_data **span_out,
+                                  tw__process *process_out)
+{
+    const tw__process *unused_got;
+    uint64_t unused_stamp;
+    tw__span_data *s = decode_line(line, len, process_out, NULL, &unused_got, &unused_stamp);
+    if (!s)
+        return false;
+    *span_out = s;
     return true;
 }
 
@@ -700,23 +721,9 @@ bool tw__dapper_log_decode_direct_memo(const char *line, size_t len, tw__dapper_
                                        tw__span_data **span_out, const tw__process **process_out,
                                        uint64_t *stamp_out)
 {
-    if (len < 2 || line[0] != '{' || line[1] != '"')
+    tw__span_data *s = decode_line(line, len, NULL, memo, process_out, stamp_out);
+    if (!s)
         return false;
-    char scratch[SCRATCH_BYTES];
-    reader r = {.c = {line, line + len},
-                .sc = {scratch, 0, sizeof scratch},
-                .kind_tag = SIZE_MAX,
-                .span = tw__span_data_new(),
-                .process = NULL,
-                .memo = memo};
-    if (!r.span)
-        return false;
-    if (!decode_record(&r)) {
-        tw__span_data_unref(r.span);
-        return false;
-    }
-    *span_out = r.span;
-    *process_out = r.got;
-    *stamp_out = r.stamp;
+    *span_out = s;
     return true;
 }
