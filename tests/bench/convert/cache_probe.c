@@ -14,14 +14,16 @@
  * rounds of LOADS / 5 loads (default 2,000,000 in all).
  *
  * Why: on this project's virtual machine the same conversion runs up to 2.4
- * times slower for hours at a time. This probe read about 20 ns over 8 MiB in
- * fast minutes (the processor's 32 MiB L3 is ours) and 120-220 ns in slow
- * ones (other tenants hold the L3: beyond about 2 MiB every load goes to
- * DRAM), and the conversions, which revisit each span 10,000 spans after
- * decoding it, slow down with it (CONTRIBUTING.md, "Benchmark").
+ * times slower for hours at a time. This probe read 120-225 ns over 8 MiB in
+ * slow minutes (other tenants hold the L3: beyond about 2 MiB every load
+ * goes to DRAM); its first version read 19.5 ns in a fast one (the
+ * processor's 32 MiB L3 is ours). The conversions, which revisit each span
+ * 10,000 spans after decoding it, slow down with it (CONTRIBUTING.md,
+ * "Benchmark").
  *
  * Huge pages are asked for (madvise) so that the figure is the cache's, not
- * the TLB's; without them it read 10-15% higher. Exit status 0, or 2 on
+ * the TLB's; without them the first version read about 10% higher over
+ * 8 MiB (197 against 180 ns). Exit status 0, or 2 on
  * a usage error or allocation failure.
  */
 #ifndef _GNU_SOURCE

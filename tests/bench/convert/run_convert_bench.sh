@@ -179,7 +179,7 @@ timed() {
 
 # timed_tw NAME OUT COMMAND... INPUT: tracewire's side, run $tw_runs times (each as timed
 # runs it); wall, cpu, rss and sys are those of the run with the median wall time, walls lists
-# every run's wall time. This machine's speed drifts by up to 2x within an hour (CONTRIBUTING.md,
+# every run's wall time. This machine's speed drifts by up to 2.4x for hours (CONTRIBUTING.md,
 # "Benchmark"): one slow moment must not decide a row. The peer runs once (jq takes minutes).
 # Before each run, cache_probe measures the latency of a load over 8 MiB (the machine's state:
 # see cache_probe.c); probe_ns is the one before the median run, probes lists them all.
@@ -437,7 +437,7 @@ echo "x jq: jq's wall time / tracewire's on the same input in this run; n/a: jq 
 echo "input (Thrift, protobuf) or express the mapping in a streaming program (Jaeger JSON groups"
 echo "spans by trace). The zipkin-v1-thrift row's peer is python3-thrift (table above)."
 echo "load ns: cache_probe's latency of one load over 8 MiB just before the counted run. On this"
-echo "project's virtual machine it reads about 20 ns when the 32 MiB L3 is ours and 140-220 ns when"
+echo "project's virtual machine it read about 20 ns when the 32 MiB L3 was ours and 120-225 ns when"
 echo "other tenants hold it; the conversions revisit each span 10,000 spans after decoding it and"
 echo "slow down with it (CONTRIBUTING.md, \"Benchmark\")."
 for note in "${notes[@]}"; do
