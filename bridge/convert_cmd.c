@@ -193,14 +193,16 @@ static void summary(const run *r, const twb_assemble_stats *as, const twb_send_s
                     bool has_rejects_file)
 {
     const twb_pipeline_counts *n = twb_pipeline_get_counts(r->pipeline);
+    twb_pipeline_warn_split(r->pipeline);
     fprintf(stderr,
             "%s: convert: read %" PRIu64 " spans from %" PRIu64 " input(s); converted %" PRIu64
             "; rejected %" PRIu64 " records; warnings %" PRIu64 "; adjusted (clock skew) %" PRIu64
             "; sampled out %" PRIu64 "; merged %" PRIu64 "; duplicates removed %" PRIu64
-            "; values truncated %" PRIu64 "; annotations dropped %" PRIu64 "\n",
+            "; values truncated %" PRIu64 "; annotations dropped %" PRIu64
+            "; traces split by the window %" PRIu64 "\n",
             TW_CLI_PROGRAM, n->read, n->files, r->written, n->rejected, n->warnings,
             as->skew_adjusted, as->sampled_out, as->merged, as->duplicates, n->truncated,
-            n->dropped_annotations);
+            n->dropped_annotations, as->split_traces);
     if (ss)
         fprintf(stderr,
                 "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " requests (%" PRIu64

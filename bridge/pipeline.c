@@ -508,6 +508,27 @@ void twb_pipeline_assemble_stats(const twb_pipeline *p, twb_assemble_stats *st)
     twb_assembler_stats(p->assembler, st);
 }
 
+void twb_pipeline_warn_split(const twb_pipeline *p)
+{
+    twb_assemble_stats st;
+    twb_assembler_stats(p->assembler, &st);
+    if (st.split_traces == 0)
+        return;
+    const char *s = st.split_traces == 1 ? "" : "s";
+    size_t window = p->c.assemble.window_spans;
+    if (window > 0)
+        tw__cli_warn("%s: %" PRIu64 " trace%s went out in parts: %s spans arrived further apart "
+                     "than the window holds (--window %zu), so each part was assembled on its own "
+                     "(merging, duplicates, Jaeger ids, clock skew); a larger --window joins them",
+                     p->c.command, st.split_traces, s, st.split_traces == 1 ? "its" : "their",
+                     window);
+    else
+        tw__cli_warn("%s: %" PRIu64 " trace%s went out in parts: with --window 0 a part ends at "
+                     "a span of another trace or at 1024 spans, and each part was assembled on "
+                     "its own; --window N holds N spans to join them",
+                     p->c.command, st.split_traces, s);
+}
+
 bool twb_pipeline_is_stopped(const twb_pipeline *p)
 {
     return p->is_stopped;

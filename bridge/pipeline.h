@@ -94,6 +94,9 @@ void twb_pipeline_span_rejected(twb_pipeline *p, const twb_span *span, const cha
 
 const twb_pipeline_counts *twb_pipeline_get_counts(const twb_pipeline *p);
 void twb_pipeline_assemble_stats(const twb_pipeline *p, twb_assemble_stats *st);
+/* After the flush: when the window split traces (twb_assemble_stats.split_traces), one
+ * warning on stderr saying how many and what a larger --window does; nothing otherwise. */
+void twb_pipeline_warn_split(const twb_pipeline *p);
 /* True when the run stopped early (--strict, or a fatal error). */
 bool twb_pipeline_is_stopped(const twb_pipeline *p);
 /* The error that stopped the run (owned by the pipeline; the caller may set

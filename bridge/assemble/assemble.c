@@ -20,9 +20,22 @@
 
 #define RUN_MAX 1024u       /* pass-through group bound */
 #define DEBUG_IDS_MAX 4096u /* debug trace ids remembered */
-#define DEBUG_SLOTS 8192u   /* open-addressing table for them (power of two) */
-#define SLOT_INLINE 4u      /* spans a window slot holds without a heap array */
-#define SLOT_KEEP_CAP 64u   /* larger heap arrays are freed when a slot is recycled */
+#define SENT_IDS_MAX 16384u /* ids of traces sent remembered, to count split traces */
+_Static_assert((DEBUG_IDS_MAX & (DEBUG_IDS_MAX - 1)) == 0 &&
+                   (SENT_IDS_MAX & (SENT_IDS_MAX - 1)) == 0,
+               "an id set's table is a power of two (twice its ids)");
+#define SLOT_INLINE 4u    /* spans a window slot holds without a heap array */
+#define SLOT_KEEP_CAP 64u /* larger heap arrays are freed when a slot is recycled */
+
+/* A bounded set of trace ids (low halves): see "id sets" below. */
+typedef struct id_set {
+    uint64_t *slots; /* 2 * max of them (a power of two); 0: empty */
+    uint8_t *marks;  /* one per slot, moved with its id */
+    uint64_t *ring;  /* the ids held, in order of entry */
+    size_t max, n, next;
+    bool has_zero;
+    uint8_t zero_mark;
+} id_set;
 
 /* One trace held in the window. */
 typedef struct trace_slot {
@@ -54,11 +67,8 @@ struct twb_assembler {
     size_t run_n, run_cap;
     uint64_t run_high, run_low;
 
-    /* debug set: trace low halves (0 kept aside), FIFO-bounded */
-    uint64_t *dbg_slots;
-    uint64_t *dbg_ring;
-    size_t dbg_n, dbg_next;
-    bool dbg_zero;
+    id_set debug; /* debug traces (sampling) */
+    id_set sent;  /* traces with a kept part sent (split_traces) */
 };
 
 /* ---- hashes -------------------------------------------------------------------------------- */
@@ -96,85 +106,121 @@ uint64_t twb_shared_span_id(uint64_t client_id)
     return id;
 }
 
-/* ---- the debug set --------------------------------------------------------------------------
- * Linear probing with backward-shift deletion (no tombstones), so lookups
- * stay short however many ids passed through; the ring says which id leaves
- * when the set is full. */
+/* ---- id sets ------------------------------------------------------------------------------
+ * The debug traces and the traces already sent: trace ids (low halves), at
+ * most `max`, the oldest forgotten first. Linear probing with backward-shift
+ * deletion (no tombstones), so lookups stay short however many ids passed
+ * through; the ring says which id leaves when the set is full. Each id
+ * carries a mark for the caller. Id 0 (the empty slot) is kept aside and
+ * never forgotten. The tables are allocated at the first add. */
 
-static size_t dbg_home(uint64_t key)
+static size_t idset_mask(const id_set *s)
 {
-    return (size_t)(twb__splitmix64_mix(key) & (DEBUG_SLOTS - 1));
+    return 2 * s->max - 1;
 }
 
-static size_t dbg_find(const twb_assembler *a, uint64_t key)
+static size_t idset_home(const id_set *s, uint64_t key)
 {
-    size_t i = dbg_home(key);
-    while (a->dbg_slots[i] != 0 && a->dbg_slots[i] != key)
-        i = (i + 1) & (DEBUG_SLOTS - 1);
+    return (size_t)(twb__splitmix64_mix(key) & idset_mask(s));
+}
+
+/* The slot holding @key, or the empty slot where it would go. */
+static size_t idset_find(const id_set *s, uint64_t key)
+{
+    size_t i = idset_home(s, key);
+    while (s->slots[i] != 0 && s->slots[i] != key)
+        i = (i + 1) & idset_mask(s);
     return i;
 }
 
-static bool dbg_has(const twb_assembler *a, uint64_t key)
+/* The mark of @key, or NULL when @key is not in the set. */
+static uint8_t *idset_get(id_set *s, uint64_t key)
 {
     if (key == 0)
-        return a->dbg_zero;
-    if (!a->dbg_slots)
-        return false;
-    return a->dbg_slots[dbg_find(a, key)] == key;
+        return s->has_zero ? &s->zero_mark : NULL;
+    if (!s->slots)
+        return NULL;
+    size_t i = idset_find(s, key);
+    return s->slots[i] == key ? &s->marks[i] : NULL;
 }
 
-static void dbg_delete(twb_assembler *a, uint64_t key)
+static void idset_delete(id_set *s, uint64_t key)
 {
-    size_t i = dbg_find(a, key);
-    if (a->dbg_slots[i] != key)
+    size_t mask = idset_mask(s), i = idset_find(s, key);
+    if (s->slots[i] != key)
         return;
-    a->dbg_slots[i] = 0;
+    s->slots[i] = 0;
     size_t j = i;
     for (;;) {
-        j = (j + 1) & (DEBUG_SLOTS - 1);
-        if (a->dbg_slots[j] == 0)
+        j = (j + 1) & mask;
+        if (s->slots[j] == 0)
             return;
-        size_t k = dbg_home(a->dbg_slots[j]);
+        size_t k = idset_home(s, s->slots[j]);
         /* Move slot j back to the hole unless its home lies cyclically in (i, j]. */
         bool home_between = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (!home_between) {
-            a->dbg_slots[i] = a->dbg_slots[j];
-            a->dbg_slots[j] = 0;
+            s->slots[i] = s->slots[j];
+            s->marks[i] = s->marks[j];
+            s->slots[j] = 0;
             i = j;
         }
     }
 }
 
-/* Remembers a debug trace; false on allocation failure. */
-static bool dbg_add(twb_assembler *a, uint64_t key)
+/* Adds @key (mark 0) unless it is there (its mark kept); false on allocation failure. */
+static bool idset_add(id_set *s, uint64_t key)
 {
     if (key == 0) {
-        a->dbg_zero = true;
+        if (!s->has_zero)
+            s->zero_mark = 0;
+        s->has_zero = true;
         return true;
     }
-    if (!a->dbg_slots) {
-        a->dbg_slots = calloc(DEBUG_SLOTS, sizeof(uint64_t));
-        a->dbg_ring = calloc(DEBUG_IDS_MAX, sizeof(uint64_t));
-        if (!a->dbg_slots || !a->dbg_ring) {
-            free(a->dbg_slots);
-            free(a->dbg_ring);
-            a->dbg_slots = a->dbg_ring = NULL;
+    if (!s->slots) {
+        s->slots = calloc(2 * s->max, sizeof(uint64_t));
+        s->marks = calloc(2 * s->max, 1);
+        s->ring = calloc(s->max, sizeof(uint64_t));
+        if (!s->slots || !s->marks || !s->ring) {
+            free(s->slots);
+            free(s->marks);
+            free(s->ring);
+            s->slots = s->ring = NULL;
+            s->marks = NULL;
             return false;
         }
     }
-    size_t i = dbg_find(a, key);
-    if (a->dbg_slots[i] == key)
+    size_t i = idset_find(s, key);
+    if (s->slots[i] == key)
         return true;
-    if (a->dbg_n == DEBUG_IDS_MAX) {
-        dbg_delete(a, a->dbg_ring[a->dbg_next]);
-        a->dbg_n--;
-        i = dbg_find(a, key);
+    if (s->n == s->max) {
+        idset_delete(s, s->ring[s->next]);
+        s->n--;
+        i = idset_find(s, key);
     }
-    a->dbg_slots[i] = key;
-    a->dbg_ring[a->dbg_next] = key;
-    a->dbg_next = (a->dbg_next + 1) % DEBUG_IDS_MAX;
-    a->dbg_n++;
+    s->slots[i] = key;
+    s->marks[i] = 0;
+    s->ring[s->next] = key;
+    s->next = (s->next + 1) % s->max;
+    s->n++;
     return true;
+}
+
+static void idset_free(id_set *s)
+{
+    free(s->slots);
+    free(s->marks);
+    free(s->ring);
+}
+
+/* A trace starts in the window (or a pass-through group): if a kept part of
+ * it went out already, the window split it (counted once per trace). */
+static void note_start(twb_assembler *a, uint64_t low)
+{
+    uint8_t *mark = idset_get(&a->sent, low);
+    if (mark && !*mark) {
+        *mark = 1;
+        a->st.split_traces++;
+    }
 }
 
 /* ---- sending a group ------------------------------------------------------------------------ */
@@ -198,10 +244,10 @@ static bool decide(twb_assembler *a, const twb_span *spans, size_t n, bool *keep
     for (size_t i = 0; i < n; i++) {
         if (spans[i].data->flags & TW__FLAG_DEBUG) {
             *keep = true;
-            return dbg_add(a, low);
+            return idset_add(&a->debug, low);
         }
     }
-    *keep = dbg_has(a, low) || twb_trace_sampled(0, low, a->o.sample);
+    *keep = idset_get(&a->debug, low) != NULL || twb_trace_sampled(0, low, a->o.sample);
     return true;
 }
 
@@ -220,6 +266,11 @@ static tw_status send_group(twb_assembler *a, twb_span *spans, size_t n, tw_erro
         a->st.sampled_out += n;
         release(spans, n);
         return TW_OK;
+    }
+    if (!idset_add(&a->sent, spans[0].data->trace_id_low)) {
+        release(spans, n);
+        tw__set_error(err, TW_E_NOMEM, "trace assembly: out of memory (the set of traces sent)");
+        return TW_E_NOMEM;
     }
     size_t kept = n;
     if (n > 1) {
@@ -269,6 +320,7 @@ static tw_status add_pass_through(twb_assembler *a, twb_span span, tw_error **er
         a->run_cap = cap;
     }
     if (a->run_n == 0) {
+        note_start(a, d->trace_id_low);
         a->run_low = d->trace_id_low;
         a->run_high = d->trace_id_high;
     } else if (a->run_high == 0) {
@@ -382,6 +434,7 @@ static trace_slot *slot_new(twb_assembler *a, uint64_t high, uint64_t low)
     s->high = high;
     s->low = low;
     s->n = 0;
+    note_start(a, low);
     size_t b = bucket_of(a, low);
     s->hnext = a->buckets[b];
     a->buckets[b] = s;
@@ -456,6 +509,8 @@ twb_assembler *twb_assembler_new(const twb_assemble_options *o, twb_assemble_out
     a->o = *o;
     a->out = out;
     a->arg = arg;
+    a->debug.max = DEBUG_IDS_MAX;
+    a->sent.max = SENT_IDS_MAX;
     if (o->window_spans > 0) {
         a->buckets = calloc(64, sizeof(*a->buckets));
         if (!a->buckets) {
@@ -532,8 +587,8 @@ void twb_assembler_free(twb_assembler *a)
         slot_free(s);
     }
     free(a->buckets);
-    free(a->dbg_slots);
-    free(a->dbg_ring);
+    idset_free(&a->debug);
+    idset_free(&a->sent);
     twb__group_scratch_free(&a->scratch);
     free(a);
 }

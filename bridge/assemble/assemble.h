@@ -21,6 +21,15 @@
  *   are assembled together); a group goes out when a span of another trace
  *   arrives, when it reaches 1024 spans, or at flush. A group of one span
  *   costs no hashing or copying. Memory: the window (or 1024 spans).
+ * SPLIT TRACES. A trace whose spans arrive further apart than the window
+ *   (or, with window 0, not one after another) goes out in more than one
+ *   group, and the rules below see each group alone. split_traces counts
+ *   such traces, once each: a trace that starts a new group (window slot or
+ *   pass-through group) while one of its kept groups already went out. The
+ *   ids of the last 16384 traces with a kept group are remembered (first in
+ *   first out), so a trace whose next part comes later than that is not
+ *   counted: the count is a lower bound. Memory: about 400 KiB, allocated
+ *   when the first group goes out.
  * TRACE IDENTITY. Traces are keyed by the low 64 bits of the trace id: a
  *   64-bit id joins the 128-bit trace with the same low half, and the longest
  *   id is applied to every span of the group (and to references into the
@@ -116,6 +125,7 @@ typedef struct twb_assemble_stats {
     uint64_t sampled_out;   /* spans dropped by sampling */
     uint64_t reparented;    /* children moved under a re-ided shared span */
     uint64_t shared_ids;    /* shared spans given their own id (jaeger_ids) */
+    uint64_t split_traces;  /* traces sent in more than one group (see SPLIT TRACES) */
 } twb_assemble_stats;
 
 /* Receives groups of spans (whole traces, or the parts of a trace the window

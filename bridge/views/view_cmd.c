@@ -391,6 +391,7 @@ bool twv_run(const twv_cli *c, char *const *files, const twv_filter *filter, boo
     }
     twb_pipeline_flush(p);
     twb_pipeline_progress_end(p);
+    twb_pipeline_warn_split(p);
     const twb_pipeline_counts *n = twb_pipeline_get_counts(p);
     tw_error **fatal = twb_pipeline_fatal(p);
     if (*fatal)

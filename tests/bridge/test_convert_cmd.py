@@ -204,6 +204,8 @@ def summary_count(err, what):
                 pass
         if what == "sampled" and part.strip().startswith("sampled out"):
             return int(words[2])
+        if what == "split" and part.strip().startswith("traces split by the window"):
+            return int(words[-1])
     return None
 
 
@@ -610,6 +612,26 @@ spans = json.loads(out)
 check("clock skew is left alone by default",
       not all(clients[s["id"]]["timestamp"] <= s["timestamp"] for s in spans
               if s.get("kind") == "SERVER" and s["id"] in clients), out[:800])
+
+# Traces whose spans arrive further apart than the window go out in parts, each assembled on
+# its own: the summary counts them and one warning says what a larger --window does (before,
+# nothing told the user that halves had not been merged).
+inter = write("interleaved.ndjson", "".join(
+    '{"traceId":"%016x","id":"%016x","name":"op","timestamp":1700000000000000,"duration":10,'
+    '"localEndpoint":{"serviceName":"a"}}\n' % (t, 100 * t + i) for i in range(1, 4)
+    for t in (1, 2, 3)))
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--window", "2", inter])
+check("traces split by --window are counted once each and named in one warning",
+      rc == 0 and len(json.loads(out)) == 9 and summary_count(err, "split") == 3 and
+      err.count("went out in parts") == 1 and "3 traces went out in parts" in err and
+      "(--window 2)" in err and "a larger --window joins them" in err, rc, err)
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", "--window", "0", inter])
+check("with --window 0 interleaved traces are split and the warning says why",
+      rc == 0 and summary_count(err, "split") == 3 and "with --window 0 a part ends" in err,
+      rc, err)
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", inter])
+check("the default window holds them: nothing split, no warning",
+      rc == 0 and summary_count(err, "split") == 0 and "went out in parts" not in err, rc, err)
 
 rpc = fixture("openzipkin__zipkin/benchmarks__src__main__resources__span-rpc.json")
 rc, out, err = run(["--to", "jaeger-json", rpc])

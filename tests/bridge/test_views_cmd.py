@@ -660,6 +660,14 @@ rc, out, err = run(["diff", "aaaa", "bbbb", both])
 check("diff of two traces exits 0 and names what got slower",
       rc == 0 and "frontend: retry" in out and re.search(r"spans added in B \(1\)", out) and
       "the largest change of self time: frontend: retry" in out, out, err)
+# A trace split by the window is shown in parts: the views say so, with what a larger
+# --window does.
+inter = write("interleaved.json", json.dumps([s for pair in zip(good, bad) for s in pair]))
+rc, out, err = run(["stats", "--window", "1", inter])
+check("a view warns when the window split traces",
+      rc == 0 and "stats: 2 traces went out in parts" in err and "(--window 1)" in err, err)
+rc, out, err = run(["stats", inter])
+check("no split, no warning", rc == 0 and "went out in parts" not in err, err)
 rc, out, err = run(["diff", good_f, bad_f])
 check("diff of two files (each a side) works the same", rc == 0 and "frontend: stock" in out, out)
 rc, out, err = run(["diff", "aaaa@" + both, "aaaa@" + both])

@@ -280,6 +280,104 @@ static void test_window_handles_many_traces(void)
     capture_clear(&c);
 }
 
+static uint64_t split_traces(const twb_assembler *a)
+{
+    twb_assemble_stats st;
+    twb_assembler_stats(a, &st);
+    return st.split_traces;
+}
+
+static void test_split_traces_are_counted_once_each(void)
+{
+    /* Window of 2: A, B, C: A goes; A again: split (B goes); B again: split
+     * (C goes). A's later parts join its held part, then start it anew
+     * after it left again: A is still one split trace. */
+    capture c;
+    twb_assembler *a = new_asm(2, false, false, 1.0, &c);
+    add_ok(a, sp(mk(0, 0xA, 1, 0, NULL, "a1", 1, 1), &process_a));
+    add_ok(a, sp(mk(0, 0xB, 2, 0, NULL, "b1", 2, 1), &process_a));
+    add_ok(a, sp(mk(0, 0xC, 3, 0, NULL, "c1", 3, 1), &process_a));
+    CU_ASSERT_EQUAL(c.n_groups, 1);
+    CU_ASSERT_EQUAL(split_traces(a), 0);
+    add_ok(a, sp(mk(0, 0xA, 4, 1, NULL, "a2", 4, 1), &process_a));
+    CU_ASSERT_EQUAL(split_traces(a), 1);
+    add_ok(a, sp(mk(0, 0xB, 5, 2, NULL, "b2", 5, 1), &process_a));
+    CU_ASSERT_EQUAL(split_traces(a), 2);
+    add_ok(a, sp(mk(0, 0xA, 6, 1, NULL, "a3", 6, 1), &process_a)); /* joins a2 */
+    add_ok(a, sp(mk(0, 0xD, 7, 0, NULL, "d1", 7, 1), &process_a));
+    add_ok(a, sp(mk(0, 0xE, 8, 0, NULL, "e1", 8, 1), &process_a));
+    add_ok(a, sp(mk(0, 0xA, 9, 1, NULL, "a4", 9, 1), &process_a)); /* A's third part */
+    flush_ok(a);
+    CU_ASSERT_EQUAL(split_traces(a), 2);
+    CU_ASSERT_EQUAL(c.n, 9); /* nothing lost: the parts went out, each on its own */
+    twb_assembler_free(a);
+    capture_clear(&c);
+
+    /* Pass-through: A B A splits A. */
+    a = new_asm(0, false, false, 1.0, &c);
+    add_ok(a, sp(mk(0, 0xA, 1, 0, NULL, "a1", 1, 1), &process_a));
+    add_ok(a, sp(mk(0, 0xB, 2, 0, NULL, "b1", 2, 1), &process_a));
+    CU_ASSERT_EQUAL(split_traces(a), 0);
+    add_ok(a, sp(mk(0, 0xA, 3, 1, NULL, "a2", 3, 1), &process_a));
+    CU_ASSERT_EQUAL(split_traces(a), 1);
+    flush_ok(a);
+    twb_assembler_free(a);
+    capture_clear(&c);
+}
+
+static tw_status count_spans(void *arg, const twb_span *spans, size_t n, tw_error **err)
+{
+    (void)spans;
+    (void)err;
+    *(size_t *)arg += n;
+    return TW_OK;
+}
+
+static void test_trace_longer_than_a_group_is_split(void)
+{
+    /* A pass-through group ends at 1024 spans; a window lets a trace go
+     * when it holds one span more than window_spans. */
+    for (size_t window = 0; window <= 1000; window += 1000) {
+        size_t sent = 0, whole = window ? window + 1 : 1024;
+        twb_assemble_options o = {.window_spans = window, .sample = 1.0};
+        twb_assembler *a = twb_assembler_new(&o, count_spans, &sent);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        for (uint64_t i = 0; i < whole; i++)
+            add_ok(a, sp(mk(0, 0xF, 100 + i, 0, NULL, "long", 1, 1), &process_a));
+        CU_ASSERT_EQUAL(split_traces(a), 0);
+        add_ok(a, sp(mk(0, 0xF, 99, 0, NULL, "long", 1, 1), &process_a));
+        flush_ok(a);
+        CU_ASSERT_EQUAL(split_traces(a), 1);
+        CU_ASSERT_EQUAL(sent, whole + 1);
+        twb_assembler_free(a);
+    }
+}
+
+/* Pass-through: trace 1, then @others traces, then trace 1 again: split? */
+static uint64_t split_after(uint64_t others)
+{
+    capture c;
+    twb_assembler *a = new_asm(0, false, false, 1.0, &c);
+    for (uint64_t t = 1; t <= others + 2; t++) {
+        uint64_t trace = t == others + 2 ? 1 : t;
+        add_ok(a, sp(mk(0, trace, 1, 0, NULL, "x", 1, 1), &process_a));
+        if (c.n > CAP / 2)
+            capture_clear(&c);
+    }
+    flush_ok(a);
+    uint64_t split = split_traces(a);
+    twb_assembler_free(a);
+    capture_clear(&c);
+    return split;
+}
+
+static void test_split_traces_are_remembered_for_16384_traces(void)
+{
+    /* The set of traces sent holds 16384 ids, first in first out. */
+    CU_ASSERT_EQUAL(split_after(16383), 1);
+    CU_ASSERT_EQUAL(split_after(16384), 0); /* forgotten: the count is a lower bound */
+}
+
 static void test_free_releases_held_spans(void)
 {
     capture c;
@@ -1020,6 +1118,8 @@ static void test_sampling_drops_whole_traces_and_keeps_debug(void)
     size_t others = c.n - debug_spans;
     CU_ASSERT_EQUAL(others, (size_t)twb_trace_sampled(0, 77, 0.5) + twb_trace_sampled(0, 78, 0.5));
     CU_ASSERT_EQUAL(st.sampled_out, 7 - c.n);
+    /* The debug trace went out in two parts; dropped traces are never split. */
+    CU_ASSERT_EQUAL(st.split_traces, 1);
     twb_assembler_free(a);
     capture_clear(&c);
 }
@@ -1114,6 +1214,12 @@ void tw_test_register(void)
                 test_pass_through_groups_one_records_halves);
     CU_add_test(suite, "window_lets_oldest_trace_go_whole", test_window_lets_oldest_trace_go_whole);
     CU_add_test(suite, "window_handles_many_traces", test_window_handles_many_traces);
+    CU_add_test(suite, "split_traces_are_counted_once_each",
+                test_split_traces_are_counted_once_each);
+    CU_add_test(suite, "trace_longer_than_a_group_is_split",
+                test_trace_longer_than_a_group_is_split);
+    CU_add_test(suite, "split_traces_are_remembered_for_16384_traces",
+                test_split_traces_are_remembered_for_16384_traces);
     CU_add_test(suite, "free_releases_held_spans", test_free_releases_held_spans);
     CU_add_test(suite, "exact_duplicates_are_dropped_and_counted",
                 test_exact_duplicates_are_dropped_and_counted);
