@@ -29,7 +29,7 @@
 #include "wire/zipkin/zipkin_v2_json.h"
 #include "zipkin/zipkin.pb-c.h"
 
-#define N_RANDOM 5000
+#define N_RANDOM tw_test_rounds(5000) /* a tenth under valgrind (harness.h) */
 
 /* ---- the reference: protobuf-c structs from the JSON object ------------------------------ */
 

@@ -502,8 +502,8 @@ static void test_random_common_spans_agree(void)
 {
     tw__z2d_span *d = malloc(sizeof *d);
     char scratch[4096];
-    size_t taken = 0;
-    for (int i = 0; i < 2000; i++) {
+    size_t taken = 0, rounds = tw_test_rounds(2000);
+    for (size_t i = 0; i < rounds; i++) {
         tw__buf b;
         tw__buf_init(&b);
         span_text(&b, false);
@@ -514,14 +514,14 @@ static void test_random_common_spans_agree(void)
         CU_ASSERT_TRUE_FATAL(both_ways_agree(b.data, b.len));
         tw__buf_free(&b);
     }
-    CU_ASSERT_EQUAL(taken, 2000);
+    CU_ASSERT_EQUAL(taken, rounds);
     free(d);
 }
 
 /* Odd spans, in every input shape, agree whichever way they are read. */
 static void test_random_odd_documents_agree(void)
 {
-    for (int i = 0; i < 4000; i++) {
+    for (size_t i = 0; i < tw_test_rounds(4000); i++) {
         tw__buf b;
         tw__buf_init(&b);
         document(&b, i % 4 != 0);
@@ -535,7 +535,7 @@ static void test_random_odd_documents_agree(void)
 static void test_options_agree(void)
 {
     static const tw__time_unit units[] = {TW__TIME_S, TW__TIME_MS, TW__TIME_US, TW__TIME_NS};
-    for (int i = 0; i < 800; i++) {
+    for (size_t i = 0; i < tw_test_rounds(800); i++) {
         time_unit = units[i % 4];
         id_base = i % 3 == 0 ? TW__ID_DEC : i % 3 == 1 ? TW__ID_HEX : TW__ID_AUTO;
         tw__buf b;
@@ -553,7 +553,7 @@ static void test_options_agree(void)
 static void test_cut_and_flipped_documents_agree(void)
 {
     static const char flips[] = "{}[]\",:\\ \n0a-.eE\x80\xc3";
-    for (int i = 0; i < 3000; i++) {
+    for (size_t i = 0; i < tw_test_rounds(3000); i++) {
         tw__buf b;
         tw__buf_init(&b);
         document(&b, i % 2 != 0);
