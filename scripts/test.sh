@@ -6,9 +6,11 @@
 # each stage in its own VPATH build directory under _build/:
 #
 #   plain      configure --enable-werror; make; make check           (_build/plain)
+#              (make check is left to distcheck when that stage runs too: it runs the
+#              same suite, from the tarball, so the suite does not run twice)
 #   distcheck  make distcheck: the tarball builds and passes check    (_build/plain)
 #   valgrind   the TW_VALGRIND_TESTS programs under valgrind (memcheck), TW_JOBS at a
-#              time                                                   (_build/plain)
+#              time, the TW_VALGRIND_FIRST ones (the longest) first   (_build/plain)
 #   asan       configure --enable-werror --enable-sanitizers; make check (ASan+UBSan)
 #   tsan       configure --enable-tsan; the TW_TSAN_TESTS programs (the unit suites with
 #              threads, declared in the Makefile fragments) under TSan
@@ -238,6 +240,14 @@ run_programs() {
 stage_plain() {
     configure_in plain --enable-werror || { note "configure failed"; return 1; }
     make_in plain || { note "build failed"; return 1; }
+    case " $STAGES " in
+    *" distcheck "*)
+        # The same `make check`, from the tarball: running it here as well cost CI two
+        # minutes for no test more (both ran the same 94 tests).
+        echo "make check: run by the distcheck stage, from the tarball"
+        return 0
+        ;;
+    esac
     if ! run_limited "$CHECK_TIMEOUT" make -C "$BUILD_ROOT/plain" -j"$JOBS" check; then
         show_test_logs plain
         note "make check failed"
@@ -262,12 +272,23 @@ stage_valgrind() {
     configure_in plain --enable-werror || { note "configure failed"; return 1; }
     # `all` first: it makes BUILT_SOURCES (the generated Thrift code); then the programs.
     make_in plain || { note "build failed"; return 1; }
-    local tests
+    local tests first t
     tests=$(core_tests plain)
     if [ -z "$tests" ]; then
         note "TW_CORE_TESTS is empty or could not be read"
         return 1
     fi
+    # The longest programs start first, so that the last to end is not a long one started
+    # late (one ran 152 s under memcheck while the other job had nothing left to do).
+    local ordered=""
+    first=$(make_var plain TW_VALGRIND_FIRST)
+    for t in $first; do
+        case " $tests " in *" $t "*) ordered="$ordered $t" ;; esac
+    done
+    for t in $tests; do
+        case " $first " in *" $t "*) ;; *) ordered="$ordered $t" ;; esac
+    done
+    tests=${ordered# }
     echo "core tests: $tests"
     # shellcheck disable=SC2086 # a list of make targets
     make_in plain $tests || { note "building the core tests failed"; return 1; }
