@@ -633,6 +633,30 @@ rc, out, err = run(["--from", "zipkin-v2-json", "--to", "zipkin-v2-json", inter]
 check("the default window holds them: nothing split, no warning",
       rc == 0 and summary_count(err, "split") == 0 and "went out in parts" not in err, rc, err)
 
+# otlp-proto output keeps a trace's spans together, so reading it back with the default window
+# assembles whole traces. Service a's spans are large and service b's small: when each
+# process's ResourceSpans was written only at 1 MiB, b's spans came about 13,000 spans after
+# their traces' a spans, and every trace was split on the way back.
+pad = "x" * 1000
+loc = []
+for t in range(1, 25001):
+    loc.append('{"traceId":"%016x","id":"%016x","name":"big","timestamp":1700000000000000,'
+               '"duration":10,"localEndpoint":{"serviceName":"a"},"tags":{"pad":"%s"}}'
+               % (t, 2 * t, pad))
+    loc.append('{"traceId":"%016x","id":"%016x","parentId":"%016x","name":"small",'
+               '"timestamp":1700000000000001,"duration":5,"localEndpoint":{"serviceName":"b"}}'
+               % (t, 2 * t + 1, 2 * t))
+loc_src = write("locality.ndjson", "\n".join(loc) + "\n")
+loc_pb = os.path.join(WORK, "locality.pb")
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "otlp-proto", "-o", loc_pb, loc_src])
+rc2, out2, err2 = run(["--from", "otlp-proto", "--to", "zipkin-v2-json", loc_pb])
+check("otlp-proto output keeps each trace's spans together (read back: none split)",
+      rc == 0 and rc2 == 0 and summary_count(err2, "read") == 50000 and
+      summary_count(err2, "split") == 0, rc, err, rc2, err2)
+os.unlink(loc_src)
+os.unlink(loc_pb)
+del loc
+
 rpc = fixture("openzipkin__zipkin/benchmarks__src__main__resources__span-rpc.json")
 rc, out, err = run(["--to", "jaeger-json", rpc])
 trace = json.loads(out)["data"][0]
