@@ -31,9 +31,10 @@ void tw_test_register(void);
  * least 1) when the program runs under valgrind, which runs this code 20 to
  * 50 times slower. The same generator and the same checks run either way:
  * valgrind's stage looks for memory errors and leaks on the code paths, which
- * a tenth of the rounds still reach, while the plain, ASan and TSan stages run
- * every round. Detected with valgrind's client request (when its header was
- * there at build time), not a switch of ours. */
+ * a tenth of the rounds still reach, while the distcheck (or plain, when it
+ * runs alone), ASan and TSan stages run every round. Detected with
+ * valgrind's client request (when its header was there at build time), not
+ * a switch of ours. */
 static inline size_t tw_test_rounds(size_t n)
 {
 #ifdef TW_TEST_HAVE_VALGRIND_H
