@@ -40,6 +40,16 @@ typedef void (*tw__span_reject_fn)(void *user_data, const tw__wire_span *span, c
 
 typedef struct tw__doc_encoder tw__doc_encoder;
 
+/* Encoders that gather spans per process (jaeger-thrift, otlp-proto) write
+ * every process's spans once this many wait in all, checked after a whole
+ * group, so the spans of one trace stay within a few thousand spans of each
+ * other and a reader's assembly window (10,000 spans by default) finds them
+ * together. Writing a process's spans only when they filled a batch put one
+ * trace's spans tens of thousands of spans apart: otlp-proto output of 1M
+ * spans read back with 99,964 of 100,000 traces split, jaeger-thrift with
+ * 61. The cost is one process head per process per flush. */
+#define TW__DOC_PENDING_SPANS 4096u
+
 /* The encoder's needs of the spans it is given. */
 enum {
     /* Jaeger wants unique span ids: shared server halves get their own

@@ -5,9 +5,10 @@
  * collector's /api/traces), each made by the one Jaeger Thrift encoder
  * (wire/jaeger/jaeger_thrift.h) after the Jaeger target rules
  * (wire/jaeger/jaeger_view.h). Spans are gathered per process across
- * groups, so a file holds one Batch per process, or per BATCH_BYTES of its
- * spans; at most PENDING_BYTES wait in all (then every batch goes).
- * Single-threaded.
+ * groups; every process's Batch is written once TW__DOC_PENDING_SPANS spans
+ * wait in all (wire/core/output.h: checked after each group, so a trace's
+ * spans stay together), once one process holds BATCH_BYTES of spans or all
+ * of them PENDING_BYTES, and at the end. Single-threaded.
  */
 #include <glib.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct tw__doc_encoder {
     GHashTable *batch_by_process; /* const tw__process * -> pending_batch * */
     GPtrArray *batches;           /* the same, in order of first appearance (owns them) */
     size_t pending_bytes;         /* span bytes in all pending batches */
+    size_t pending_spans;         /* spans since every batch last went */
     size_t idle_bytes;            /* capacity of the idle batches' span buffers */
     /* The batch of the last span: a group's spans mostly share their
      * process, and the hash lookup cost more than the rest of batch_of. */
@@ -118,6 +120,7 @@ static bool emit_batch(tw__doc_encoder *e, pending_batch *b, tw__buf *out)
 
 static bool emit_all_batches(tw__doc_encoder *e, tw__buf *out)
 {
+    e->pending_spans = 0;
     for (size_t i = 0; i < e->batches->len; i++) {
         if (!emit_batch(e, g_ptr_array_index(e->batches, i), out))
             return false;
@@ -174,6 +177,7 @@ static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n,
             continue;
         }
         b->n_spans++;
+        e->pending_spans++;
         e->pending_bytes += b->spans.len - before;
         bool ok = true;
         if (b->spans.len >= BATCH_BYTES)
@@ -183,7 +187,7 @@ static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n,
         if (!ok)
             return false;
     }
-    return true;
+    return e->pending_spans < TW__DOC_PENDING_SPANS || emit_all_batches(e, out);
 }
 
 static bool doc_finish(tw__doc_encoder *e, tw__buf *out)

@@ -6,11 +6,12 @@
  * time by the one OTLP protobuf encoder (wire/otlp/otlp_proto.h). A
  * request is a sequence of resource_spans fields, so the document needs no
  * framing: spans are gathered per process (pointer-equal processes are
- * one), and every process's ResourceSpans is written once PENDING_SPANS
- * spans wait in all (checked after each group, so a trace's spans stay
- * together), once one process holds 1 MiB of spans or all of them 32 MiB,
- * and at the end. A process with an empty service is named
- * "unknown_service", as in otlp-json. No locks.
+ * one), and every process's ResourceSpans is written once
+ * TW__DOC_PENDING_SPANS spans wait in all (wire/core/output.h: checked
+ * after each group, so a trace's spans stay together), once one process
+ * holds 1 MiB of spans or all of them 32 MiB, and at the end. A process
+ * with an empty service is named "unknown_service", as in otlp-json. No
+ * locks.
  */
 #include <glib.h>
 #include <stdlib.h>
@@ -21,12 +22,6 @@
 
 #define BATCH_BYTES ((size_t)1 << 20)    /* a ResourceSpans is written at this many span bytes */
 #define PENDING_BYTES ((size_t)32 << 20) /* span bytes waiting in all: past it, all go */
-/* Spans waiting in all: past it (after a group), all go. Writing each
- * process's spans only at 1 MiB put the spans of one trace tens of
- * thousands of spans apart in the file, so that reading it back with the
- * default 10,000-span window split 99,964 of 100,000 traces. Well under
- * that window, at the cost of one ResourceSpans head per process per flush. */
-#define PENDING_SPANS 4096u
 
 typedef struct pending {
     tw__otlp_proto_envelope envelope;
@@ -130,7 +125,7 @@ static bool doc_encode(tw__doc_encoder *e, const tw__wire_span *spans, size_t n,
         if (!ok)
             return false;
     }
-    return e->pending_spans < PENDING_SPANS || emit_all(e, out);
+    return e->pending_spans < TW__DOC_PENDING_SPANS || emit_all(e, out);
 }
 
 static bool doc_finish(tw__doc_encoder *e, tw__buf *out)
