@@ -71,6 +71,13 @@ size_t tw__cli_sanitize(const char *in, char *out, size_t size);
 bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *len, int *err_no,
                        char *why, size_t why_size);
 
+/* True when @value, given to an option that takes a file, looks like an
+ * option ("-o", "--to"): GOption takes the next word whatever it is, so
+ * `--html -o page.html` used to create a file named "-o". "-" alone (the
+ * standard stream) is not; a file whose name starts with '-' is named
+ * ./-x. */
+bool tw__cli_is_option_like(const char *value);
+
 /* Every message below is one line: control bytes in it are written as \xNN
  * and URL credentials (scheme://user:password@) as ***. */
 

@@ -5,7 +5,8 @@
  * agent's checkpoint): whole, but never past a bound, so that a path to
  * /dev/zero, a FIFO that never ends or a 10 GB file by mistake is an error
  * naming the file instead of memory that grows until the system kills the
- * process (bridge/cli.h). No state, no locks.
+ * process (bridge/cli.h); and the check that a file an option names is not
+ * an option taken as its value. No state, no locks.
  */
 #include "cli.h"
 
@@ -92,4 +93,9 @@ bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *
     *text = buf;
     *len = n;
     return true;
+}
+
+bool tw__cli_is_option_like(const char *value)
+{
+    return value && value[0] == '-' && value[1] != '\0';
 }

@@ -312,6 +312,18 @@ int tw__convert_cmd_main(int argc, char **argv)
                       .scribe_category = c.scribe_category ? c.scribe_category : "zipkin",
                       .span_rejected = on_span_rejected}};
     r.opts.span_rejected_data = &r;
+    const struct {
+        const char *option, *value;
+    } written[] = {{"--output", c.output}, {"--rejects", c.rejects}};
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+        if (tw__cli_is_option_like(written[i].value)) {
+            rc = usage_error(ctx,
+                             "%s takes a file, not '%s' (an option?); write ./%s for a file "
+                             "whose name starts with '-'",
+                             written[i].option, written[i].value, written[i].value);
+            goto free_cli;
+        }
+    }
     const twb_reader *from = NULL;
     if (c.from && !(from = twb_reader_find(c.from))) {
         rc = usage_error(ctx, "unknown input format '%s' (--list-formats)", c.from);

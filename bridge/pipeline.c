@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SNIFF_BYTES 4096
 /* The stdio buffer of an input (a buffer we allocate: glibc's setvbuf ignores
@@ -361,6 +362,11 @@ static ssize_t replay_read(void *cookie, char *buf, size_t size)
         rp->pos += n;
         return (ssize_t)n;
     }
+    /* End of file is final: a terminal delivers more after Ctrl-D, and
+     * glibc's fread of a large block reads again past it, so typed input
+     * took a second Ctrl-D to end. */
+    if (feof(rp->rest))
+        return 0;
     size_t n = fread(buf, 1, size, rp->rest);
     if (n == 0 && ferror(rp->rest))
         return -1;
@@ -381,6 +387,11 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
     p->current = name;
     p->n.files++;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    /* A command typed without its FILE waits at the terminal: say why. */
+    if (is_stdin && isatty(STDIN_FILENO))
+        tw__cli_error("%s: reading spans from the terminal: name a FILE, or end the input with "
+                      "Ctrl-D",
+                      p->c.command);
     if (!f) {
         tw__cli_error("%s: cannot open: %s", name, strerror(errno));
         p->n.failed_files++;

@@ -936,6 +936,21 @@ int tw__agent_cmd_main(int argc, char **argv)
         opts_clear(&a.o);
         return TW_CLI_EXIT_USAGE;
     }
+    /* The files the agent writes: an option taken as the value would be
+     * created under that name. */
+    const struct {
+        const char *option, *value;
+    } written[] = {
+        {"--log-file", a.o.log_file}, {"--checkpoint", a.o.checkpoint}, {"--spool", a.o.spool}};
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+        if (tw__cli_is_option_like(written[i].value)) {
+            tw__cli_error("agent: %s takes a file, not '%s' (an option?); write ./%s for a file "
+                          "whose name starts with '-'",
+                          written[i].option, written[i].value, written[i].value);
+            opts_clear(&a.o);
+            return TW_CLI_EXIT_USAGE;
+        }
+    }
     bool level_ok;
     twa_level level = level_of(&a.o, &level_ok);
     if (!level_ok) {

@@ -242,6 +242,7 @@ int tw__deps_cmd_main(int argc, char **argv)
         "2 on a usage error. Rules: docs/views.md.",
         entries, true);
     int rc = TW_CLI_EXIT_USAGE;
+    twv_output output = {0};
     deps_ctx x;
     twv_links_init(&x.links, 0);
     if (!twv_cli_parse(&c, ctx, &argc, &argv) || !twv_cli_finish(&c))
@@ -274,17 +275,23 @@ int tw__deps_cmd_main(int argc, char **argv)
     twv_links_free(&x.links);
     twv_links_init(&x.links, (size_t)max_links);
     rc = TW_CLI_EXIT_FAILURE;
+    if (!twv_output_open(&output, &c, c.output))
+        goto out;
     twv_run_result res;
     if (!twv_run(&c, c.files, &c.filter, false, true, on_trace, &x, &res))
         goto out;
+    if (res.is_unread) {
+        tw__cli_error("%s: no input could be read: nothing written", c.command);
+        goto out;
+    }
     twv_links_sort(&x.links);
     if (x.links.dropped)
         tw__cli_warn("deps: %" PRIu64 " call(s) not counted: more than %" PRId64
                      " distinct links (raise --max-links)",
                      x.links.dropped, max_links);
-    FILE *out = twv_open_output(&c, c.output);
-    if (!out)
+    if (!twv_output_start(&output, &c))
         goto out;
+    FILE *out = output.f;
     bool ok = true;
     if (f == FMT_TEXT) {
         ok = write_text(out, &x.links, &res);
@@ -295,9 +302,10 @@ int tw__deps_cmd_main(int argc, char **argv)
         ok = f == FMT_DOT ? fputs(dot, out) != EOF : write_svg(out, dot);
         g_free(dot);
     }
-    ok = twv_close_output(&c, out, c.output) && ok;
+    ok = twv_output_close(&output, &c) && ok;
     rc = ok && !res.is_failed ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 out:
+    twv_output_close(&output, &c); /* when the run ended early: nothing written */
     g_option_context_free(ctx);
     twv_links_free(&x.links);
     g_free(format);

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -537,9 +538,9 @@ int tw__diff_cmd_main(int argc, char **argv)
     size_t shown = top == 0 ? n_ch : (size_t)top;
     bool ok = as_json ? write_json(stdout, &a, &b, ch, n_ch, shown)
                       : write_text(stdout, &a, &b, ch, n_ch, shown);
-    ok = fflush(stdout) == 0 && ok;
+    ok = fflush(stdout) == 0 && !ferror(stdout) && ok;
     if (!ok)
-        tw__cli_error("diff: write error");
+        tw__cli_error("diff: standard output: write error: %s", strerror(errno ? errno : EIO));
     rc = ok && !is_failed ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 out:
     free(ch);

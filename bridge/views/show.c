@@ -21,6 +21,7 @@
 
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,8 @@ typedef struct show_ctx {
     const twv_cli *cli;
     show_opts o;
     twv_term term;
-    FILE *out;
-    twv_html *html;
+    twv_output out;
+    twv_html *html; /* --html: made with the first trace shown */
     uint64_t shown;
     bool is_header_done;
     bool write_failed;
@@ -87,7 +88,7 @@ static const char *service_color(const char *service)
 static void emit(show_ctx *x, GString *g)
 {
     g_string_append_c(g, '\n');
-    if (fwrite(g->str, 1, g->len, x->out) != g->len)
+    if (fwrite(g->str, 1, g->len, x->out.f) != g->len)
         x->write_failed = true;
     g_string_truncate(g, 0);
 }
@@ -765,10 +766,18 @@ static void list_line(show_ctx *x, const twv_trace *t)
 static int on_trace(void *arg, twv_trace *t)
 {
     show_ctx *x = arg;
+    /* The output is emptied only now: a run that shows nothing leaves it
+     * as it was. */
+    if (!x->out.is_started && !twv_output_start(&x->out, x->cli))
+        return TWV_FAIL;
+    if (x->o.html && !x->html && !(x->html = twv_html_new(x->out.f, "tracewire show"))) {
+        tw__cli_error("show: out of memory");
+        return TWV_FAIL;
+    }
     x->shown++;
     if (x->html) {
         if (!twv_html_add(x->html, t)) {
-            tw__cli_error("show: %s: write error", x->o.html);
+            tw__cli_error("show: %s: write error: %s", x->o.html, strerror(errno));
             return TWV_FAIL;
         }
     } else if (x->o.list) {
@@ -827,21 +836,27 @@ int tw__show_cmd_main(int argc, char **argv)
     }
     if (!twv_check_output(&c, x.o.html ? x.o.html : c.output, x.o.html ? "--html" : "--output"))
         goto out;
-    rc = TW_CLI_EXIT_FAILURE;
-    const char *path = x.o.html ? x.o.html : c.output;
-    x.out = twv_open_output(&c, path);
-    if (!x.out)
+    /* `show --html trace.json`, --html taken for a switch, replaced the
+     * trace with a page (of standard input's spans, or of none). */
+    const char *held = x.o.html ? twv_file_span_format(x.o.html) : NULL;
+    if (held) {
+        twv_usage_error(&c,
+                        "--html names %s, a file of spans (%s): the page would replace it. "
+                        "--html takes the page to write: tracewire show --html PAGE.html %s",
+                        x.o.html, held, x.o.html);
         goto out;
-    twv_term_detect(&x.term, &c, x.out);
+    }
+    rc = TW_CLI_EXIT_FAILURE;
+    if (!twv_output_open(&x.out, &c, x.o.html ? x.o.html : c.output))
+        goto out;
+    twv_term_detect(&x.term, &c, x.out.f);
     x.line = g_string_new(NULL);
-    if (x.o.html)
-        x.html = twv_html_new(x.out, "tracewire show");
     twv_run_result res;
     bool ran = twv_run(&c, c.files, &c.filter, x.o.critical || x.o.html, false, on_trace, &x, &res);
     bool ok = ran && !res.is_failed;
     if (x.html && !twv_html_finish(x.html))
         ok = false;
-    if (!twv_close_output(&c, x.out, path) || x.write_failed)
+    if (!twv_output_close(&x.out, &c) || x.write_failed)
         ok = false;
     if (ran && res.selected == 0 && !res.is_failed) {
         if (c.filter.trace_prefix[0] && res.traces == 0)

@@ -263,6 +263,7 @@ int tw__stats_cmd_main(int argc, char **argv)
              TWV_EXACT_MAX, 100.0 * TWV_SKETCH_ALPHA);
     g_option_context_set_description(ctx, description);
     int rc = TW_CLI_EXIT_USAGE;
+    twv_output output = {0};
     twv_opstats s;
     twv_opstats_init(&s, 0);
     row *rows = NULL;
@@ -291,9 +292,15 @@ int tw__stats_cmd_main(int argc, char **argv)
     twv_opstats_free(&s);
     twv_opstats_init(&s, (size_t)max_ops);
     rc = TW_CLI_EXIT_FAILURE;
+    if (!twv_output_open(&output, &c, c.output))
+        goto out;
     twv_run_result res;
     if (!twv_run(&c, c.files, &c.filter, true, true, on_trace, &s, &res))
         goto out;
+    if (res.is_unread) {
+        tw__cli_error("%s: no input could be read: nothing written", c.command);
+        goto out;
+    }
     rows = calloc(s.n_rows + 1, sizeof *rows);
     if (!rows) {
         tw__cli_error("stats: out of memory");
@@ -318,13 +325,14 @@ int tw__stats_cmd_main(int argc, char **argv)
         tw__cli_warn("stats: %" PRIu64 " span(s) without a duration were left out of the "
                      "latency figures",
                      no_duration);
-    FILE *out = twv_open_output(&c, c.output);
-    if (!out)
+    if (!twv_output_start(&output, &c))
         goto out;
+    FILE *out = output.f;
     bool ok = as_json ? write_json(out, rows, n) : write_text(out, rows, n, &s);
-    ok = twv_close_output(&c, out, c.output) && ok;
+    ok = twv_output_close(&output, &c) && ok;
     rc = ok && !res.is_failed ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 out:
+    twv_output_close(&output, &c); /* when the run ended early: nothing written */
     free(rows);
     twv_opstats_free(&s);
     g_option_context_free(ctx);

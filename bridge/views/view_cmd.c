@@ -17,6 +17,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -381,11 +382,12 @@ bool twv_run(const twv_cli *c, char *const *files, const twv_filter *filter, boo
     }
     if (pc.has_progress)
         twb_pipeline_measure(p, files);
+    uint64_t attempted = 1;
     if (!files || !files[0]) {
         twb_pipeline_read(p, "-");
     } else {
-        for (size_t i = 0; files[i] && !res->is_stopped; i++) {
-            if (!twb_pipeline_read(p, files[i]))
+        for (attempted = 0; files[attempted] && !res->is_stopped;) {
+            if (!twb_pipeline_read(p, files[attempted++]))
                 break;
         }
     }
@@ -403,6 +405,7 @@ bool twv_run(const twv_cli *c, char *const *files, const twv_filter *filter, boo
     if (n->failed_files)
         tw__cli_error("%s: %" PRIu64 " input(s) could not be read", c->command, n->failed_files);
     res->is_failed |= *fatal != NULL || n->rejected > 0 || n->failed_files > 0;
+    res->is_unread = n->failed_files >= attempted;
     twv_trace_free(&r.trace);
     twb_pipeline_free(p);
     return true;
@@ -460,6 +463,13 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
 
 bool twv_check_output(const twv_cli *c, const char *path, const char *option)
 {
+    if (tw__cli_is_option_like(path)) {
+        twv_usage_error(c,
+                        "%s takes a file, not '%s' (an option?); write ./%s for a file whose "
+                        "name starts with '-'",
+                        option, path, path);
+        return false;
+    }
     struct stat out;
     if (!path || strcmp(path, "-") == 0 || stat(path, &out) != 0)
         return true;
@@ -474,24 +484,82 @@ bool twv_check_output(const twv_cli *c, const char *path, const char *option)
     return true;
 }
 
-FILE *twv_open_output(const twv_cli *c, const char *path)
+const char *twv_file_span_format(const char *path)
 {
-    if (!path || strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        tw__cli_error("%s: %s: cannot open for writing: %s", c->command, path, strerror(errno));
-    return f;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    uint8_t head[4096];
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head) : -1;
+    close(fd);
+    const twb_reader *r = n > 0 ? twb_reader_detect(head, (size_t)n) : NULL;
+    return r ? r->name : NULL;
 }
 
-bool twv_close_output(const twv_cli *c, FILE *out, const char *path)
+bool twv_output_open(twv_output *o, const twv_cli *c, const char *path)
 {
-    bool ok = fflush(out) == 0 && !ferror(out);
-    if (out != stdout)
-        ok = fclose(out) == 0 && ok;
+    *o = (twv_output){.f = stdout};
+    if (!path || strcmp(path, "-") == 0)
+        return true;
+    o->path = path;
+    /* Created, or opened as it is: emptied by twv_output_start only. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        o->is_created = true;
+    } else if (errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        /* A symbolic link to a missing file: its target is created (as
+         * fopen would), and kept. */
+        if (fd < 0 && errno == ENOENT)
+            fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    }
+    if (fd >= 0 && !(o->f = fdopen(fd, "wb")))
+        close(fd);
+    if (fd < 0 || !o->f) {
+        tw__cli_error("%s: %s: cannot open for writing: %s", c->command, path, strerror(errno));
+        if (o->is_created)
+            unlink(path);
+        o->f = NULL;
+        return false;
+    }
+    return true;
+}
+
+bool twv_output_start(twv_output *o, const twv_cli *c)
+{
+    if (o->is_started)
+        return true;
+    o->is_started = true;
+    struct stat st;
+    if (!o->path || o->is_created || fstat(fileno(o->f), &st) != 0 || !S_ISREG(st.st_mode))
+        return true;
+    if (ftruncate(fileno(o->f), 0) != 0) {
+        tw__cli_error("%s: %s: cannot empty it for writing: %s", c->command, o->path,
+                      strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+bool twv_output_close(twv_output *o, const twv_cli *c)
+{
+    if (!o->f)
+        return true;
+    int err = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        err = errno ? errno : EIO;
+    if (o->f != stdout) {
+        if (fclose(o->f) != 0 && !err)
+            err = errno ? errno : EIO;
+        if (o->is_created && !o->is_started)
+            unlink(o->path);
+    }
+    bool ok = err == 0;
     if (!ok)
-        tw__cli_error("%s: %s: write error: %s", c->command,
-                      out == stdout || !path ? "<stdout>" : path, strerror(errno));
+        tw__cli_error("%s: %s: write error: %s", c->command, o->path ? o->path : "standard output",
+                      strerror(err));
+    o->f = NULL;
     return ok;
 }
 

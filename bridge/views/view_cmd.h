@@ -81,6 +81,7 @@ typedef struct twv_run_result {
     uint64_t spans;    /* spans in the selected traces */
     bool is_failed;    /* an input could not be read, records were rejected, or the run failed */
     bool is_stopped;   /* the callback stopped the run (TWV_DONE or TWV_FAIL) */
+    bool is_unread;    /* not one input could be read (each was reported) */
 } twv_run_result;
 
 /* Reads @files (NULL or empty: stdin) through the pipeline (Jaeger ids on)
@@ -108,13 +109,37 @@ typedef struct twv_term {
 void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out);
 
 /* False (with a usage error printed) when @path, the file an @option would
- * write, is one of the inputs: opening it would empty the input before it
- * is read. NULL and "-" are stdout. */
+ * write, is one of the inputs (opening it would empty the input before it
+ * is read) or looks like an option taken as its value (tw__cli_is_option_like).
+ * NULL and "-" are stdout. */
 bool twv_check_output(const twv_cli *c, const char *path, const char *option);
-/* Opens --output (or stdout). NULL on failure (reported). */
-FILE *twv_open_output(const twv_cli *c, const char *path);
-/* Flushes and closes @out (unless stdout); false on a write error (reported). */
-bool twv_close_output(const twv_cli *c, FILE *out, const char *path);
+/* The name of the span format detected in the first bytes of the regular
+ * file @path, or NULL (missing, not a regular file, unreadable, not spans). */
+const char *twv_file_span_format(const char *path);
+
+/* The output of a view: standard output, or the file --output (show:
+ * --html) names. The file is opened before the inputs are read, so that a
+ * path that cannot be written is an error at once, not after a long read;
+ * an existing file is emptied only when the view starts writing
+ * (twv_output_start). A run that writes nothing (no spans on standard
+ * input, every input unreadable, nothing matched in show) leaves an
+ * existing file as it was and removes the one it created. */
+typedef struct twv_output {
+    FILE *f;          /* stdout, or the file */
+    const char *path; /* NULL: standard output */
+    bool is_created;  /* the run created the file */
+    bool is_started;  /* twv_output_start ran */
+} twv_output;
+
+/* Opens @path (NULL or "-": standard output) for writing without emptying
+ * it. False on failure (reported). */
+bool twv_output_open(twv_output *o, const twv_cli *c, const char *path);
+/* Before the first byte: empties an existing regular file. Once per run;
+ * false on failure (reported). */
+bool twv_output_start(twv_output *o, const twv_cli *c);
+/* Flushes and closes the file (never stdout); removes a file the run
+ * created and never started. False on a write error (reported). */
+bool twv_output_close(twv_output *o, const twv_cli *c);
 
 /* Appends @s to @g made safe for a terminal and cut to @max_cols display
  * columns (an ellipsis marks a cut; "~" without @unicode); returns the

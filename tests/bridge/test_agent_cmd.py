@@ -762,7 +762,12 @@ def test_usage_errors():
                        (["--otlp=1.2.3.4:99999", "--send", "http://x/v1/traces"], "port"),
                        (["--otlp", "--send", "ftp://x"], "cannot tell the backend"),
                        (["--bogus"], "Unknown option"),
-                       (["--sampling", "--send", "http://x/v1/traces"], "--sampling needs")]:
+                       (["--sampling", "--send", "http://x/v1/traces"], "--sampling needs"),
+                       # An option taken as a written file's name would create that file.
+                       (["--otlp", "--send", "http://x/v1/traces", "--log-file", "--syslog"],
+                        "--log-file takes a file, not '--syslog' (an option?)"),
+                       (["--otlp", "--send", "http://x/v1/traces", "--spool", "-v"],
+                        "--spool takes a file, not '-v'")]:
         p = subprocess.run([TRACEWIRE, "agent", "--no-metrics"] + args, capture_output=True,
                            text=True, timeout=20)
         check("usage: %s -> exit 2 and a reason" % " ".join(args),

@@ -266,6 +266,16 @@ rc, out, err = run(["--to", "jaeger-json", "--send", "http://127.0.0.1:1/api/v2/
 check("--to conflicting with the --send destination is a usage error",
       rc == 2 and "conflicts" in err and "zipkin-v2-json" in err, rc, err)
 
+# An option taken as the name of a file to write is refused: `-o --to zipkin-v2-json` made a
+# file named "--to" and then asked for --to.
+for args, what in ((["-o", "--to", "zipkin-v2-json", SKEW], "--output takes a file, not '--to'"),
+                   (["--to", "dapper", "--rejects", "-o", "x", SKEW],
+                    "--rejects takes a file, not '-o'")):
+    rc, out, err = run(args)
+    check("%s: refused (exit 2) with a reason, no file made" % what.split()[0],
+          rc == 2 and what in err and "(an option?)" in err and
+          not os.path.exists("--to") and not os.path.exists("-o"), rc, err)
+
 # Write errors are said even when the run already failed for another reason (rejects).
 if os.path.exists("/dev/full"):
     bad = write("bad.json", "garbage\n")

@@ -332,6 +332,86 @@ for view, opt in (("show", "--html"), ("show", "-o"), ("stats", "-o"), ("deps", 
     rc, out, err = run([view, opt, copy, copy])
     check("%s %s naming an input is refused (exit 2) and the input kept" % (view, opt),
           rc == 2 and "would be emptied" in err and os.path.getsize(copy) > 1000, err)
+if os.path.exists("/dev/full"):
+    # A view whose output cannot be written says so and where, and fails.
+    for view in ("show", "stats", "deps"):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run(WRAP + [TW, view, ASCEND], stdout=full, stderr=subprocess.PIPE,
+                               timeout=600)
+        err = p.stderr.decode("utf-8", "replace")
+        check("%s to a full standard output: a write error naming it, exit 1" % view,
+              p.returncode == 1 and "standard output: write error: No space left" in err,
+              p.returncode, err)
+        rc, out, err = run([view, "-o", "/dev/full", ASCEND])
+        check("%s -o /dev/full: a write error naming the file, exit 1" % view,
+              rc == 1 and "/dev/full: write error: No space left" in err, rc, err)
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run(WRAP + [TW, "diff", ASCEND, ASCEND], stdout=full,
+                           stderr=subprocess.PIPE, timeout=600)
+    err = p.stderr.decode("utf-8", "replace")
+    check("diff to a full standard output: a write error naming it and why, exit 1",
+          p.returncode == 1 and "standard output: write error: No space left" in err,
+          p.returncode, err)
+
+# An output is emptied only when the view writes: `show --html trace.json`, --html taken for a
+# switch, used to replace the trace with an empty page; an option taken as a file's name created
+# a file named "-o"; a run that read nothing emptied or created its --output all the same.
+spans_file = write("spans.json", open(ASCEND, "rb").read())
+before = open(spans_file, "rb").read()
+rc, out, err = run(["show", "--html", spans_file], stdin=b"")
+check("show --html naming a file of spans is refused (exit 2), the file kept, the fix named",
+      rc == 2 and "a file of spans (zipkin-v2-json)" in err and
+      "tracewire show --html PAGE.html" in err and open(spans_file, "rb").read() == before,
+      rc, err)
+for args in (["show", "--html", "-o", "page.html", ASCEND], ["stats", "-o", "--json", ASCEND],
+             ["deps", "--output", "-x", ASCEND]):
+    rc, out, err = run(args)
+    check("%s: an option taken as the file's name is refused (exit 2), no file made" % args[0],
+          rc == 2 and "(an option?)" in err and not os.path.exists(args[2]),
+          rc, err)
+page = os.path.join(WORK, "page.html")
+rc, out, err = run(["show", "--html", page], stdin=b"")
+check("show --html: a run that shows nothing creates no page", rc == 1 and
+      "no spans in the input" in err and not os.path.exists(page), rc, err)
+with open(page, "w") as f:
+    f.write("old page\n")
+rc, out, err = run(["show", "--html", page, "--trace", "0123"], stdin=b"")
+check("show --html: a run that shows nothing leaves an existing page as it was",
+      rc == 1 and open(page).read() == "old page\n", rc, err)
+rc, out, err = run(["show", "--html", page, ASCEND])
+check("show --html: a run that shows a trace replaces the old page",
+      rc == 0 and open(page).read().startswith("<!DOCTYPE html>"), rc, err)
+missing = os.path.join(WORK, "missing.json")
+for view in ("stats", "deps"):
+    kept = write("kept.txt", "keep me\n")
+    rc, out, err = run([view, "-o", kept, missing])
+    check("%s: no input could be read: the output is left as it was, and the run says so" % view,
+          rc == 1 and "no input could be read: nothing written" in err and
+          open(kept).read() == "keep me\n", rc, err)
+    fresh = os.path.join(WORK, "fresh.txt")
+    rc, out, err = run([view, "-o", fresh, missing])
+    check("%s: no input could be read: no output file is created" % view,
+          rc == 1 and not os.path.exists(fresh), rc, err)
+    rc, out, err = run([view, "-o", os.path.join(WORK, "no-such-dir", "x.txt"), ASCEND])
+    check("%s: an output that cannot be created is an error before the inputs are read" % view,
+          rc == 1 and "no-such-dir/x.txt: cannot open for writing: No such file or directory"
+          in err, rc, err)
+# Typed without its FILE, a view waits at the terminal: it says so.
+master, slave = pty.openpty()
+p = subprocess.Popen(WRAP + [TW, "stats"], stdin=slave, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)
+os.close(slave)
+# A terminal line holds at most 4,095 bytes: one short span.
+os.write(master, b'{"traceId":"a1","id":"b2","name":"get","timestamp":1700000000000000,'
+         b'"duration":5,"localEndpoint":{"serviceName":"typed-svc"}}\n\x04')
+try:
+    out_b, err_b = p.communicate(timeout=60)
+finally:
+    os.close(master)
+check("a view reading spans from a terminal says how to name a FILE or end the input",
+      p.returncode == 0 and b"reading spans from the terminal" in err_b and b"Ctrl-D" in err_b
+      and b"typed-svc" in out_b, p.returncode, err_b)
+
 rc, out, err = run(["show", "--limit", "1", "--list", ASCEND, SKEW])
 check("--limit stops after N traces", rc == 0 and len(out.splitlines()) == 2, out)
 evil = write("evil.json", json.dumps([{"traceId": "abc1", "id": "1", "name": "x\x1b[31mred\x07",
