@@ -54,12 +54,6 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
 struct _GOptionEntry;
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
 
-/* Copies @in to @out (@size bytes, NUL-terminated, cut when full) with
- * control bytes written as \xNN and URL credentials (scheme://user:password@)
- * as ***: the rule for every line the bridge prints that may quote input
- * (bridge/cli_text.c). Returns the length written. */
-size_t tw__cli_sanitize(const char *in, char *out, size_t size);
-
 /* Limit of tw__cli_read_file for configuration files. */
 #define TW_CLI_MAX_CONFIG_BYTES ((size_t)16 * 1024 * 1024)
 
@@ -78,8 +72,9 @@ bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *
  * ./-x. */
 bool tw__cli_is_option_like(const char *value);
 
-/* Every message below is one line: control bytes in it are written as \xNN
- * and URL credentials (scheme://user:password@) as ***. */
+/* Every message below is one line: control bytes in it are written as \xNN,
+ * URL credentials (scheme://user:password@) and query values as ***
+ * (wire/core/redact.h). */
 
 /* Prints the message + newline on @out (results: stdout). */
 void tw__cli_print(FILE *out, const char *fmt, ...) TW_PRINTF(2, 3);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "tracewire/tracewire.h"
+#include "wire/core/redact.h"
 
 typedef struct {
     const char *name;
@@ -53,13 +54,13 @@ static const command commands[] = {
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* Writes one line: the text quotes input (file names, header values, URLs),
- * so it goes through tw__cli_sanitize (control bytes as \xNN, URL
- * credentials as ***). */
+ * so it goes through tw__redact_text (wire/core/redact.h: control bytes as
+ * \xNN, URL credentials and query values as ***). */
 static void vline(FILE *out, const char *prefix, const char *fmt, va_list ap)
 {
     char text[4096], safe[4 * sizeof text];
     vsnprintf(text, sizeof text, fmt, ap);
-    tw__cli_sanitize(text, safe, sizeof safe);
+    tw__redact_text(text, safe, sizeof safe);
     fputs(prefix, out);
     fputs(safe, out);
     fputc('\n', out);

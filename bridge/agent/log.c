@@ -19,6 +19,8 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "wire/core/redact.h"
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *log_file; /* NULL: stderr (unless syslog) */
 static char *log_path; /* --log-file */
@@ -91,8 +93,9 @@ void twa_log(twa_level level, const char *fmt, ...)
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
     /* Messages quote input (service names, request paths, file names,
-     * decoders' reasons): one line each, credentials masked. */
-    tw__cli_sanitize(raw, msg, sizeof msg);
+     * decoders' reasons): one line each, credentials masked
+     * (wire/core/redact.h). */
+    tw__redact_text(raw, msg, sizeof msg);
     pthread_mutex_lock(&log_lock);
     if (log_to_syslog) {
         static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};

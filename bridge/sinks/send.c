@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "transport/sender.h"
+#include "wire/core/redact.h"
 
 #define DEFAULT_RETRY_TIME_MS 15000u
 #define DEFAULT_CONNECT_TIMEOUT_MS 5000u
@@ -171,7 +172,7 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
                                   ? (window > 3600000u ? 3600000u : (unsigned int)window)
                                   : DEFAULT_RETRY_TIME_MS;
     char shown[512]; /* never the credentials */
-    tw__transport_url_for_log(url, shown, sizeof shown);
+    tw__redact_url(url, shown, sizeof shown);
     if (tw_reporter_options_set_endpoint(r, url) != TW_OK)
         return CONFIG_ERROR(err, "--send: bad URL \"%s\"", shown);
     if (o->max_body_bytes && tw_reporter_options_set_max_body_size(r, o->max_body_bytes) != TW_OK)
@@ -230,7 +231,7 @@ static void on_transport_refused(void *arg, uint64_t trace_high, uint64_t trace_
         s->on_refused(s->refused_arg, trace, span, reason);
     } else {
         char clean[1024]; /* the backend's answer: escaped, one line */
-        tw__transport_sanitize(reason, clean, sizeof clean);
+        tw__redact_text(reason, clean, sizeof clean);
         fprintf(stderr, "tracewire convert: --send (%s): span %s/%s refused: %s\n", s->fmt->name,
                 trace, span, clean);
     }
@@ -256,7 +257,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         return NULL;
     }
     char shown[512]; /* the URL for messages: never its credentials */
-    tw__transport_url_for_log(url, shown, sizeof shown);
+    tw__redact_url(url, shown, sizeof shown);
     bool is_udp = has_prefix(url, "udp://");
     bool is_http = has_prefix(url, "http://") || has_prefix(url, "https://");
     char *host = NULL;

@@ -125,7 +125,7 @@ static void add_row(tw_config *c, const char *name, const char *source, const ch
         c->cap_rows = cap;
     }
     char clean[1024];
-    tw__log_sanitize(value, clean, sizeof clean);
+    tw__redact_text(value, clean, sizeof clean);
     row *r = &c->rows[c->n_rows++];
     r->name = dup_or_flag(c, name);
     r->value = dup_or_flag(c, clean);
@@ -154,7 +154,7 @@ static void add_problem(tw_config *c, tw_log_level level, tw_status status, cons
         c->cap_problems = cap;
     }
     char clean[1024];
-    tw__log_sanitize(text, clean, sizeof clean);
+    tw__redact_text(text, clean, sizeof clean);
     problem *p = &c->problems[c->n_problems++];
     p->level = level;
     p->text = dup_or_flag(c, clean);

@@ -54,8 +54,8 @@ static void report(probe *p, const char *what, bool is_ok, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    tw__log_sanitize(message, clean, sizeof clean);
-    tw__log_sanitize(what, shown_what, sizeof shown_what);
+    tw__redact_text(message, clean, sizeof clean);
+    tw__redact_text(what, shown_what, sizeof shown_what);
     if (!is_ok)
         p->n_failed++;
     if (p->fn)
@@ -199,7 +199,7 @@ static void probe_http(probe *p, const char *name, const tw_reporter_options *ro
     const tw__http_options *h = ro->http;
     const char *url = h && h->endpoint ? h->endpoint : vt->default_endpoint;
     char what[600], shown[512];
-    tw__log_sanitize(url, shown, sizeof shown); /* masks user:password@ */
+    tw__redact_text(url, shown, sizeof shown); /* masks user:password@ */
     snprintf(what, sizeof what, "%s collector %s", name, shown);
 
     /* A batch of no spans, encoded by the reporter's own format. */
@@ -267,7 +267,7 @@ done:
 static void probe_sampling(probe *p, const char *endpoint, const char *service)
 {
     char what[600], shown[512];
-    tw__log_sanitize(endpoint, shown, sizeof shown);
+    tw__redact_text(endpoint, shown, sizeof shown);
     snprintf(what, sizeof what, "sampling endpoint %s", shown);
     char *escaped = curl_easy_escape(NULL, service, 0);
     size_t size = strlen(endpoint) + (escaped ? strlen(escaped) : 0) + 16;

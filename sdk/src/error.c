@@ -58,7 +58,7 @@ void tw__set_error(tw_error **err, tw_status status, const char *fmt, ...)
         raw[0] = '\0';
     /* Messages quote input (header values, variables): control bytes are
      * escaped and URL credentials masked before anyone sees them. */
-    tw__log_sanitize(raw, stack, sizeof stack);
+    tw__redact_text(raw, stack, sizeof stack);
     /* Where the log line goes: "not found" is an answer, not a problem (an
      * untraced request has no context to extract); an error the caller
      * receives is theirs to report (info, for whoever wants both); one

@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 #include "wire/model/span_data.h"
-#include "wire/core/error.h" /* tw__set_error */
+#include "wire/core/error.h"  /* tw__set_error */
+#include "wire/core/redact.h" /* tw__redact_text, tw__redact_url */
 #include "wire/core/tls.h"
 #include "context_parts.h"
 #include "tracewire/tracewire.h"
@@ -54,15 +55,10 @@ void tw__log_raw(tw_log_level level, const char *message);
  * stable address): the default logger lets one line per cause through
  * per minute and says how many it held back. */
 void tw__log_cause(tw_log_level level, const void *cause, const char *message);
-/* Copies @in into @out (NUL-terminated, cut to @size) with control bytes
- * as \xNN and the user:password of "scheme://user:password@" as "***".
- * Returns the length written. Every log line and error message passes
- * through it; the bridge's messages too. */
-size_t tw__log_sanitize(const char *in, char *out, size_t size);
-/* A URL (or any text meant as one) for a message: what precedes an '@' in
- * its authority (user:password) becomes "***"; without "://", whatever
- * precedes the last '@'. Cut to @size. */
-void tw__redact_url(const char *url, char *out, size_t size);
+/* Every log line and error message passes through tw__redact_text
+ * (wire/core/redact.h: control bytes escaped, URL credentials and query
+ * values masked), the bridge's messages too; URLs shown in messages through
+ * tw__redact_url. */
 /* TRACEWIRE_LOG_LEVEL / OTEL_LOG_LEVEL values: debug, info, warn(ing),
  * error, off (none); verbose, all, trace mean debug. Case-insensitive. */
 bool tw__parse_log_level(const char *v, tw_log_level *out);

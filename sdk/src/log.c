@@ -132,77 +132,6 @@ bool tw__log_enabled(tw_log_level level)
 
 /* ---- what every message goes through -------------------------------------------------------- */
 
-/* The authority of a URL starting at @p (just after "://"): up to the first
- * '/', '?', '#', space, quote or end. Returns the position of the last '@'
- * in it, or NULL. */
-static const char *userinfo_end(const char *p)
-{
-    const char *at = NULL;
-    for (; *p && !strchr("/?#\"' \t<>", *p); p++) {
-        if (*p == '@')
-            at = p;
-    }
-    return at;
-}
-
-size_t tw__log_sanitize(const char *in, char *out, size_t size)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t w = 0;
-    if (size == 0)
-        return 0;
-    for (const char *p = in; *p;) {
-        /* "scheme://user:password@host": the credentials become "***". */
-        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
-            const char *at = userinfo_end(p + 3);
-            if (at) {
-                const char *mask = "://***";
-                for (const char *m = mask; *m && w + 1 < size; m++)
-                    out[w++] = *m;
-                p = at;
-                continue;
-            }
-        }
-        unsigned char c = (unsigned char)*p++;
-        if (c < 0x20 || c == 0x7f) {
-            if (w + 4 >= size)
-                break;
-            out[w++] = '\\';
-            out[w++] = 'x';
-            out[w++] = hex[c >> 4];
-            out[w++] = hex[c & 0xf];
-        } else {
-            if (w + 1 >= size)
-                break;
-            out[w++] = (char)c;
-        }
-    }
-    out[w] = '\0';
-    return w;
-}
-
-void tw__redact_url(const char *url, char *out, size_t size)
-{
-    const char *scheme_end = strstr(url, "://");
-    const char *auth = scheme_end ? scheme_end + 3 : url;
-    const char *at = NULL;
-    for (const char *p = auth; *p && !strchr("/?#", *p); p++) {
-        if (*p == '@')
-            at = p;
-    }
-    if (!scheme_end && !at) {
-        /* Not a URL: "user:password@host/..." without a scheme, or a
-         * mangled scheme ("htp:/user:pw@host"): anything before an '@' in
-         * the text could be a credential. */
-        at = strrchr(url, '@');
-        auth = url;
-    }
-    if (!at)
-        snprintf(out, size, "%s", url);
-    else
-        snprintf(out, size, "%.*s***%s", (int)(auth - url), url, at);
-}
-
 /* Whether @s needs sanitizing at all (the common case does not). */
 static bool needs_sanitizing(const char *s)
 {
@@ -285,7 +214,7 @@ static void deliver(tw_log_level level, const void *cause, const char *message)
         return;
     char clean[2048];
     if (needs_sanitizing(message)) {
-        tw__log_sanitize(message, clean, sizeof clean);
+        tw__redact_text(message, clean, sizeof clean);
         message = clean;
     }
     char with_count[2200];

@@ -472,13 +472,3 @@ void tw__transport_free(tw__transport *t)
     tw_reporter_options_free(t->ropts);
     free(t);
 }
-
-void tw__transport_url_for_log(const char *url, char *out, size_t size)
-{
-    tw__redact_url(url, out, size);
-}
-
-void tw__transport_sanitize(const char *text, char *out, size_t size)
-{
-    tw__log_sanitize(text, out, size);
-}

@@ -134,16 +134,8 @@ tw_status tw__transport_close(tw__transport *t, unsigned int deadline_ms);
  * no-op. */
 void tw__transport_free(tw__transport *t);
 
-/* @url for a message: without user:password@ (a mangled URL is cut so
- * that no credential shows). */
-void tw__transport_url_for_log(const char *url, char *out, size_t size);
-
 /* Parses udp://HOST[:PORT][/]: HOST a name, an IPv4 literal or [IPv6];
  * PORT 1..65535 (default 6831). True with *host a new string (free()). */
 bool tw__transport_parse_udp_url(const char *url, char **host, unsigned int *port);
-
-/* @text (what a backend answered, a name from the input) as one printable
- * line: control bytes and invalid UTF-8 escaped, cut to fit @size. */
-void tw__transport_sanitize(const char *text, char *out, size_t size);
 
 #endif /* TW_TRANSPORT_SENDER_H */

@@ -107,7 +107,7 @@ static void logging_report(tw_reporter *r, tw__span_data *span)
     char buf[4096], clean[4096];
     tw__format_span_line(span, buf, sizeof buf);
     /* Names, tags and logs are the application's input: one span, one line. */
-    tw__log_sanitize(buf, clean, sizeof clean);
+    tw__redact_text(buf, clean, sizeof clean);
     lr->fn(TW_LOG_INFO, clean, lr->user_data);
     tw__count(&lr->counters.sent, 1);
 }

@@ -142,8 +142,45 @@ static void test_messages_escape_control_bytes_and_mask_credentials(void)
     char out[64];
     tw__redact_url("htp:/user:pw@host/x", out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "***@host/x");
+    /* An '@' in the query is no credential of the authority: the value
+     * goes as every query value does. */
     tw__redact_url("http://host/x?a=b@c", out, sizeof out);
-    CU_ASSERT_STRING_EQUAL(out, "http://host/x?a=b@c");
+    CU_ASSERT_STRING_EQUAL(out, "http://host/x?a=***");
+}
+
+/* Query values can be credentials (a backend may take its key as
+ * ?api_key=, ?token=, ?sig=): every value in a URL is masked, in messages
+ * and in URLs shown, and never shown in part when the text is cut. */
+static void test_query_values_are_masked(void)
+{
+    char out[128];
+    tw__redact_text("POST http://h:9/v1/traces?token=abc123&x=1 failed", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "POST http://h:9/v1/traces?token=***&x=*** failed");
+    tw__redact_text("to \"https://u:pw@h/x?api_key=zz&flag&e=#frag?k=v\" now", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "to \"https://***@h/x?api_key=***&flag&e=#frag?k=v\" now");
+    /* A control byte ends a URL, but not a secret: it is masked with it. */
+    tw__redact_text("a question? a=b, and http://h/p?k=v\r\nnext=1", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "a question? a=b, and http://h/p?k=***");
+    tw__redact_text("http://u:p\tw@h/a\tb?c", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "http://***@h/a\\x09b?c");
+    tw__redact_url("collector:4318/v1/traces?sig=s3cr3t", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "collector:4318/v1/traces?sig=***");
+    tw__redact_url("https://h/x?redirect=http://u:p@i/?t=1&k=2", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "https://h/x?redirect=***&k=***");
+    /* Cut: what does not fit is left out whole. */
+    char small[16];
+    tw__redact_text("http://h/?t=secret", small, sizeof small);
+    CU_ASSERT_STRING_EQUAL(small, "http://h/?t=***");
+    tw__redact_text("http://h/?t=secret", small, 14);
+    CU_ASSERT_STRING_EQUAL(small, "http://h/?t=");
+    CU_ASSERT_EQUAL(tw__redact_text("x", small, 0), 0);
+    /* Through the logger, as every SDK message goes. */
+    got[0] = '\0';
+    tw_set_logger(keep, NULL, TW_LOG_DEBUG);
+    tw__log_msg(TW_LOG_WARN, "POST %s failed", "https://collector/v1/traces?api-key=hunter2");
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    CU_ASSERT_PTR_NULL(strstr(got, "hunter2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "https://collector/v1/traces?api-key=***"));
 }
 
 static void test_inject_cannot_forge_log_lines_with_baggage_keys(void)
@@ -200,6 +237,7 @@ void tw_test_register(void)
                 test_installed_logger_gets_every_line_and_level_changes);
     CU_add_test(suite, "messages_escape_control_bytes_and_mask_credentials",
                 test_messages_escape_control_bytes_and_mask_credentials);
+    CU_add_test(suite, "query_values_are_masked", test_query_values_are_masked);
     CU_add_test(suite, "inject_cannot_forge_log_lines_with_baggage_keys",
                 test_inject_cannot_forge_log_lines_with_baggage_keys);
     CU_add_test(suite, "default_logger_never_blocks_on_a_full_stderr",

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/redact.c: control bytes escaped, URL credentials and query
+ * values masked (wire/core/redact.h). One pass, no allocation.
+ */
+#include "wire/core/redact.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Where the scan is in a URL. */
+enum { OUTSIDE, PATH, QUERY, FRAGMENT };
+
+typedef struct sink {
+    char *out;
+    size_t size, n;
+    bool is_full; /* a piece did not fit: nothing more is written */
+} sink;
+
+static void put(sink *s, const char *p, size_t len)
+{
+    if (s->is_full || s->n + len >= s->size) {
+        s->is_full = true;
+        return;
+    }
+    memcpy(s->out + s->n, p, len);
+    s->n += len;
+}
+
+static void put_char(sink *s, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (c < 0x20 || c == 0x7f) {
+        char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 0xf]};
+        put(s, esc, sizeof esc);
+    } else {
+        put(s, (const char *)&c, 1);
+    }
+}
+
+static bool ends_url(unsigned char c)
+{
+    return c == '\0' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c < 0x20 ||
+           c == 0x7f;
+}
+
+/* A secret (user:password, a query value) ends only where the text does
+ * or at a space, quote or angle bracket: a control byte inside it is
+ * masked with it, not taken for the URL's end with the rest shown. */
+static bool ends_secret(unsigned char c)
+{
+    return c == '\0' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>';
+}
+
+/* The authority of a URL starting at @p (just after "://") ends at '/',
+ * '?', '#' or the URL's end. Returns the position of its last '@', or
+ * NULL. */
+static const unsigned char *userinfo_end(const unsigned char *p)
+{
+    const unsigned char *at = NULL;
+    for (; !ends_secret(*p) && *p != '/' && *p != '?' && *p != '#'; p++) {
+        if (*p == '@')
+            at = p;
+    }
+    return at;
+}
+
+static void run(sink *s, const unsigned char *p, int where)
+{
+    while (*p && !s->is_full) {
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
+            put(s, "://", 3);
+            p += 3;
+            const unsigned char *at = userinfo_end(p);
+            if (at) {
+                put(s, "***", 3);
+                p = at;
+            }
+            where = PATH;
+            continue;
+        }
+        unsigned char c = *p;
+        if (where != OUTSIDE && ends_url(c)) {
+            where = OUTSIDE;
+        } else if (where == PATH && c == '?') {
+            where = QUERY;
+        } else if ((where == PATH || where == QUERY) && c == '#') {
+            where = FRAGMENT;
+        } else if (where == QUERY && c == '=') {
+            put(s, "=", 1);
+            const unsigned char *value = ++p;
+            while (!ends_secret(*p) && *p != '&' && *p != '#')
+                p++;
+            if (p > value)
+                put(s, "***", 3);
+            continue;
+        }
+        put_char(s, c);
+        p++;
+    }
+}
+
+size_t tw__redact_text(const char *in, char *out, size_t size)
+{
+    if (size == 0)
+        return 0;
+    sink s = {.out = out, .size = size};
+    run(&s, (const unsigned char *)in, OUTSIDE);
+    out[s.n] = '\0';
+    return s.n;
+}
+
+void tw__redact_url(const char *url, char *out, size_t size)
+{
+    if (size == 0)
+        return;
+    sink s = {.out = out, .size = size};
+    const unsigned char *p = (const unsigned char *)url;
+    if (!strstr(url, "://")) {
+        /* Not a URL with a scheme: "user:password@host/..." or a mangled
+         * scheme ("htp:/user:pw@host"): anything before an '@' could be a
+         * credential. */
+        const char *at = strrchr(url, '@');
+        if (at) {
+            put(&s, "***", 3);
+            p = (const unsigned char *)at;
+        }
+        run(&s, p, PATH);
+    } else {
+        run(&s, p, OUTSIDE);
+    }
+    out[s.n] = '\0';
+}

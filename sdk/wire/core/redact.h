@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire/core/redact.h: the project's one rule for text that may quote input
+ * or a URL, used by the library's log (log.c, error.c) and by every message
+ * and log line of the `tracewire` command (bridge/cli_text.c):
+ *   - control bytes (C0 and DEL) are written as \xNN, so that input (a file
+ *     name, a header value, a span's service name) cannot forge lines or
+ *     drive a terminal;
+ *   - in a URL ("scheme://..."), the user:password before an '@' and every
+ *     query value ("?token=...&key=...") are written as ***, so that no
+ *     credential a URL carries is ever printed. Query values go whole: a
+ *     backend may take its key under any name (api_key, sig, dd-api-key).
+ * A URL ends at a space, a quote, '<', '>' or a control byte; a secret in
+ * it only at a space, a quote, '<' or '>' (a control byte inside one is
+ * masked with it).
+ *
+ * No state, no locks: any thread.
+ */
+#ifndef TW_WIRE_CORE_REDACT_H
+#define TW_WIRE_CORE_REDACT_H
+
+#include <stddef.h>
+
+/* Copies @in to @out (@size bytes, NUL-terminated, cut when full) under the
+ * rules above. Returns the length written. */
+size_t tw__redact_text(const char *in, char *out, size_t size);
+
+/* @url with its credentials and query values as *** (the rules above; a
+ * text without "://" is taken as a URL without a scheme, so anything before
+ * its last '@' is masked), cut to @size. */
+void tw__redact_url(const char *url, char *out, size_t size);
+
+#endif /* TW_WIRE_CORE_REDACT_H */
