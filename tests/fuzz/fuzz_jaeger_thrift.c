@@ -52,12 +52,13 @@ typedef struct outcome {
 static void event(outcome *o, const char *kind, size_t index, size_t offset, size_t len,
                   const char *why)
 {
-    if (o->events_len < sizeof o->events) {
-        int n = snprintf(o->events + o->events_len, sizeof o->events - o->events_len,
-                         "%s %zu %zu %zu %s\n", kind, index, offset, len, why);
-        if (n > 0)
-            o->events_len += (size_t)n;
-    }
+    /* snprintf returns what it would have written: a cut line counts only
+     * what fits (the comparison reads events_len bytes). */
+    size_t room = sizeof o->events - o->events_len;
+    int n = snprintf(o->events + o->events_len, room, "%s %zu %zu %zu %s\n", kind, index, offset,
+                     len, why);
+    if (n > 0)
+        o->events_len += (size_t)n < room ? (size_t)n : room - 1;
 }
 
 static bool on_span(void *user_data, tw__span_data *span, const tw__process *process)
