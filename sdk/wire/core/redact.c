@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 /* Where the scan is in a URL. */
 enum { OUTSIDE, PATH, QUERY, FRAGMENT };
@@ -65,8 +66,16 @@ static const unsigned char *userinfo_end(const unsigned char *p)
     return at;
 }
 
+/* Query keys whose values are shown: the ones the library itself adds
+ * (the remote sampler's ?service=NAME), never a credential. */
+static bool is_shown_key(const unsigned char *key, size_t len)
+{
+    return len == 7 && strncasecmp((const char *)key, "service", 7) == 0;
+}
+
 static void run(sink *s, const unsigned char *p, int where)
 {
+    const unsigned char *key = p; /* in QUERY: where the current key starts */
     while (*p && !s->is_full) {
         if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
             put(s, "://", 3);
@@ -84,9 +93,12 @@ static void run(sink *s, const unsigned char *p, int where)
             where = OUTSIDE;
         } else if (where == PATH && c == '?') {
             where = QUERY;
+            key = p + 1;
+        } else if (where == QUERY && c == '&') {
+            key = p + 1;
         } else if ((where == PATH || where == QUERY) && c == '#') {
             where = FRAGMENT;
-        } else if (where == QUERY && c == '=') {
+        } else if (where == QUERY && c == '=' && !is_shown_key(key, (size_t)(p - key))) {
             put(s, "=", 1);
             const unsigned char *value = ++p;
             while (!ends_secret(*p) && *p != '&' && *p != '#')

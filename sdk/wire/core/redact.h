@@ -10,6 +10,8 @@
  *     query value ("?token=...&key=...") are written as ***, so that no
  *     credential a URL carries is ever printed. Query values go whole: a
  *     backend may take its key under any name (api_key, sig, dd-api-key).
+ *     The one exception is the key the library itself adds, the remote
+ *     sampler's ?service=NAME.
  * A URL ends at a space, a quote, '<', '>' or a control byte; a secret in
  * it only at a space, a quote, '<' or '>' (a control byte inside one is
  * masked with it).

@@ -163,6 +163,11 @@ static void test_query_values_are_masked(void)
     CU_ASSERT_STRING_EQUAL(out, "a question? a=b, and http://h/p?k=***");
     tw__redact_text("http://u:p\tw@h/a\tb?c", out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "http://***@h/a\\x09b?c");
+    /* The sampler's own ?service=NAME is shown: it names the service. */
+    tw__redact_text("GET http://h:5778/sampling?service=checkout&token=t failed", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "GET http://h:5778/sampling?service=checkout&token=*** failed");
+    tw__redact_text("http://h/?token=a&Service=b&xservice=c", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "http://h/?token=***&Service=b&xservice=***");
     tw__redact_url("collector:4318/v1/traces?sig=s3cr3t", out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "collector:4318/v1/traces?sig=***");
     tw__redact_url("https://h/x?redirect=http://u:p@i/?t=1&k=2", out, sizeof out);
