@@ -514,10 +514,13 @@ bool twv_output_open(twv_output *o, const twv_cli *c, const char *path)
         if (fd < 0 && errno == ENOENT)
             fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     }
-    if (fd >= 0 && !(o->f = fdopen(fd, "wb")))
+    int err = errno;
+    if (fd >= 0 && !(o->f = fdopen(fd, "wb"))) {
+        err = errno;
         close(fd);
+    }
     if (fd < 0 || !o->f) {
-        tw__cli_error("%s: %s: cannot open for writing: %s", c->command, path, strerror(errno));
+        tw__cli_error("%s: %s: cannot open for writing: %s", c->command, path, strerror(err));
         if (o->is_created)
             unlink(path);
         o->f = NULL;
