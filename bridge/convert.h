@@ -132,9 +132,11 @@ const twb_reader *twb_reader_alternative(const uint8_t *head, size_t len,
 
 typedef struct twb_writer twb_writer;
 
-/* Output conventions each writer needs from the assembler (wire/core/output.h). */
+/* What the command knows of each writer (wire/core/output.h): conventions it
+ * needs from the assembler, and whether its document is binary. */
 typedef enum twb_target_flags {
     TWB_TARGET_JAEGER_IDS = TW__ENCODER_JAEGER_IDS, /* give shared server spans their own ids */
+    TWB_TARGET_BINARY = TW__ENCODER_BINARY,         /* never written to a terminal */
 } twb_target_flags;
 
 typedef struct twb_writer_vtable {
@@ -157,8 +159,6 @@ extern const twb_writer_vtable twb_writer_jaeger_json;
 extern const twb_writer_vtable twb_writer_jaeger_thrift;
 extern const twb_writer_vtable twb_writer_otlp_json;
 extern const twb_writer_vtable twb_writer_dapper;
-extern const twb_writer_vtable twb_writer_otlp_proto;
-extern const twb_writer_vtable twb_writer_zipkin_v2_proto;
 extern const twb_writer_vtable twb_writer_otlp_proto;
 extern const twb_writer_vtable twb_writer_zipkin_v2_proto;
 

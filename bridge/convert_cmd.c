@@ -436,6 +436,16 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "--output and --rejects name the same file");
         goto free_custom_early;
     }
+    /* As gzip does: binary bytes on a terminal are of no use and can leave
+     * it in a strange state. */
+    if (!c.send && !c.output && r.writer_vt && (r.writer_vt->target_flags & TWB_TARGET_BINARY) &&
+        isatty(STDOUT_FILENO)) {
+        rc = usage_error(ctx,
+                         "--to %s writes binary: not to a terminal (name a file with -o, or pipe "
+                         "it on)",
+                         r.writer_vt->name);
+        goto free_custom_early;
+    }
     g_option_context_free(ctx);
     if (!any_input_opens(c.files)) {
         rc = TW_CLI_EXIT_USAGE; /* nothing written: --output is not even created */

@@ -123,7 +123,7 @@ WRITER(jaeger_json, "jaeger-json", tw__jaeger_json_encoder,
        TWB_TARGET_JAEGER_IDS);
 WRITER(jaeger_thrift, "jaeger-thrift", tw__jaeger_thrift_encoder,
        "Jaeger Thrift: binary Batch structs, one per process (the collector's body)",
-       TWB_TARGET_JAEGER_IDS);
+       TWB_TARGET_JAEGER_IDS | TWB_TARGET_BINARY);
 WRITER(otlp_json, "otlp-json", tw__otlp_json_encoder,
        "OTLP/JSON: one ExportTraceServiceRequest (the body of POST /v1/traces)", 0);
 WRITER(dapper, "dapper", tw__dapper_encoder,
@@ -131,8 +131,8 @@ WRITER(dapper, "dapper", tw__dapper_encoder,
 WRITER(otlp_proto, "otlp-proto", tw__otlp_proto_encoder,
        "OTLP protobuf: one ExportTraceServiceRequest (the body of POST /v1/traces as "
        "application/x-protobuf)",
-       0);
+       TWB_TARGET_BINARY);
 WRITER(zipkin_v2_proto, "zipkin-v2-proto", tw__zipkin_v2_proto_encoder,
        "Zipkin v2 proto3: one ListOfSpans (the body of POST /api/v2/spans as "
        "application/x-protobuf)",
-       0);
+       TWB_TARGET_BINARY);

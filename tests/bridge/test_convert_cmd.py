@@ -16,6 +16,7 @@ command (e.g. valgrind) except the large-input check.
 """
 import json
 import os
+import pty
 import random
 import shlex
 import subprocess
@@ -265,6 +266,33 @@ check("--to matching the --send destination is accepted",
 rc, out, err = run(["--to", "jaeger-json", "--send", "http://127.0.0.1:1/api/v2/spans", SKEW])
 check("--to conflicting with the --send destination is a usage error",
       rc == 2 and "conflicts" in err and "zipkin-v2-json" in err, rc, err)
+
+# Binary outputs are not written to a terminal (as gzip refuses to): nothing reaches it, exit 2.
+# Text outputs are, and binary ones go to a pipe or a file as before.
+def run_on_pty(args):
+    master, slave = pty.openpty()
+    p = subprocess.run(WRAP + [TW, "convert"] + args, stdout=slave, stderr=subprocess.PIPE,
+                       timeout=600)
+    os.close(slave)
+    os.set_blocking(master, False)
+    try:
+        shown = os.read(master, 65536)
+    except (BlockingIOError, OSError):
+        shown = b""
+    os.close(master)
+    return p.returncode, shown, p.stderr.decode("utf-8", "replace")
+
+
+for fmt in ("otlp-proto", "zipkin-v2-proto", "jaeger-thrift"):
+    for extra in ([], ["-o", "-"]):
+        rc, shown, err = run_on_pty(["--to", fmt] + extra + [SKEW])
+        check("--to %s %s on a terminal: refused (exit 2), nothing written" % (fmt, extra),
+              rc == 2 and "writes binary: not to a terminal" in err and shown == b"", rc, err,
+              shown[:80])
+rc, shown, err = run_on_pty(["--to", "zipkin-v2-json", SKEW])
+check("a text output is written to a terminal", rc == 0 and b"traceId" in shown, rc, err)
+rc, out, err = run(["--to", "otlp-proto", SKEW])
+check("a binary output to a pipe is written", rc == 0 and len(out) > 100, rc, err)
 
 # An option taken as the name of a file to write is refused: `-o --to zipkin-v2-json` made a
 # file named "--to" and then asked for --to.

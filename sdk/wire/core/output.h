@@ -54,7 +54,10 @@ typedef struct tw__doc_encoder tw__doc_encoder;
 enum {
     /* Jaeger wants unique span ids: shared server halves get their own
      * (the assembler of `tracewire convert` does it). */
-    TW__ENCODER_JAEGER_IDS = 1 << 0
+    TW__ENCODER_JAEGER_IDS = 1 << 0,
+    /* The document is binary, not text: `tracewire convert` does not write
+     * it to a terminal. */
+    TW__ENCODER_BINARY = 1 << 1
 };
 
 typedef struct tw__wire_encoder {

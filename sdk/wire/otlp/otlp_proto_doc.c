@@ -137,6 +137,7 @@ const tw__wire_encoder tw__otlp_proto_encoder = {
     .name = "otlp-proto",
     .summary = "OTLP protobuf: one ExportTraceServiceRequest (the body of POST /v1/traces as "
                "application/x-protobuf)",
+    .flags = TW__ENCODER_BINARY,
     .create = doc_create,
     .encode = doc_encode,
     .finish = doc_finish,

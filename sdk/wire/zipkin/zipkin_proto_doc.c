@@ -50,6 +50,7 @@ const tw__wire_encoder tw__zipkin_v2_proto_encoder = {
     .name = "zipkin-v2-proto",
     .summary = "Zipkin v2 proto3: one ListOfSpans (the body of POST /api/v2/spans as "
                "application/x-protobuf)",
+    .flags = TW__ENCODER_BINARY,
     .create = doc_create,
     .encode = doc_encode,
     .finish = doc_finish,
