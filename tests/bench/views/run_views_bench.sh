@@ -9,7 +9,10 @@
 #    format to read; a record with both RPC halves is two spans, so the span counts are
 #    tracewire's own, from its summary) and over Dapper span logs of 200,000 and 1,000,000
 #    spans (JSON lines, slower to read). spans/s = spans / wall seconds. Peak RSS at each size
-#    shows whether memory stays flat.
+#    shows whether memory stays flat. Each row is the median of 3 runs by wall time, with
+#    cache_probe's latency of a load over 8 MiB just before it ("load ns", as in the conversion
+#    table): this machine's speed drifts by up to 2.4x for hours, and one slow moment must not
+#    decide a row.
 # 2. The views alone (bench_views): spans read once into memory, then replayed through the
 #    assembler (Jaeger ids, window 10,000) and each view's work; spans/s and the share of it
 #    inside the view's own code.
@@ -34,6 +37,7 @@ timeout_s=${TW_BENCH_VIEWS_TIMEOUT:-1800}
 tracewire="$builddir/bridge/tracewire"
 gen="$builddir/tests/bench/convert/gen_spans"
 measure="$builddir/tests/bench/convert/measure"
+cache_probe="$builddir/tests/bench/convert/cache_probe"
 bench="$builddir/tests/bench/views/bench_views"
 target=500000
 mkdir -p "$work"
@@ -42,7 +46,7 @@ die() {
     echo "views bench: FAILED: $*" >&2
     exit 1
 }
-for tool in "$tracewire" "$gen" "$measure" "$bench"; do
+for tool in "$tracewire" "$gen" "$measure" "$bench" "$cache_probe"; do
     [ -x "$tool" ] || die "$tool is missing (make ${tool#"$builddir"/})"
 done
 pin=()
@@ -70,19 +74,24 @@ make_input() {
 }
 
 rows=()
-# timed VIEW FORMAT N: one end-to-end run; appends a row.
+# timed VIEW FORMAT N: three end-to-end runs; appends a row with the median one.
 timed() {
-    local view=$1 format=$2 n=$3 input result wall cpu rss status spans
+    local view=$1 format=$2 n=$3 input result wall cpu rss status spans probe k runs=()
     input=$(make_input "$format" "$n") || exit 1
     cat -- "$input" >/dev/null # into the page cache
     local err="$work/views.$view.$format.$n.err"
-    result=$("$measure" "$timeout_s" /dev/null "$err" "${pin[@]}" "$tracewire" "$view" \
-        --no-progress --from "$format" "$input") || die "measure failed"
-    read -r wall cpu rss status _ <<<"$result"
-    [ "$status" = 0 ] || {
-        tail -n 5 "$err" >&2
-        die "tracewire $view --from $format ($n): exit status $status"
-    }
+    for ((k = 0; k < 3; k++)); do
+        probe=$("${pin[@]}" "$cache_probe" 8) || probe="?"
+        result=$("$measure" "$timeout_s" /dev/null "$err" "${pin[@]}" "$tracewire" "$view" \
+            --no-progress --from "$format" "$input") || die "measure failed"
+        read -r wall cpu rss status _ <<<"$result"
+        [ "$status" = 0 ] || {
+            tail -n 5 "$err" >&2
+            die "tracewire $view --from $format ($n): exit status $status"
+        }
+        runs+=("$wall $cpu $rss $probe")
+    done
+    read -r wall cpu rss probe <<<"$(printf '%s\n' "${runs[@]}" | sort -n -k1,1 | sed -n 2p)"
     # spans as tracewire counts them: convert's summary on the same input is the reference
     spans=$(sed -n 's/^\([0-9]*\) spans.*/\1/p' "$work/views.spans.$format.$n" 2>/dev/null)
     if [ -z "$spans" ]; then
@@ -92,9 +101,9 @@ timed() {
         spans=$(sed -n 's/^\([0-9]*\) spans.*/\1/p' "$work/views.spans.$format.$n")
     fi
     rows+=("$(awk -v v="$view" -v f="$format" -v n="$n" -v s="$spans" -v w="$wall" -v c="$cpu" \
-        -v r="$rss" -v t=$target 'BEGIN {
-        printf "%-5s %-16s %9d %9d | %7.2f %7.2f %10.0f %10.0f %7.1f | wall: %s, cpu: %s", v, f, n,
-            s, w, c, s / w, s / c, r / 1024, (s / w >= t ? "met" : "NOT met"),
+        -v r="$rss" -v t=$target -v p="$probe" 'BEGIN {
+        printf "%-5s %-16s %9d %9d | %7.2f %7.2f %10.0f %10.0f %7.1f %7s | wall: %s, cpu: %s", v,
+            f, n, s, w, c, s / w, s / c, r / 1024, p, (s / w >= t ? "met" : "NOT met"),
             (s / c >= t ? "met" : "NOT met") }')")
 }
 
@@ -112,9 +121,11 @@ done
 
 echo
 echo "== end to end: tracewire VIEW --from FORMAT FILE (one core; spans/s = tracewire's spans / wall s)"
-printf "%-5s %-16s %9s %9s | %7s %7s %10s %10s %7s | %s\n" view format records spans "wall s" \
-    "cpu s" "spans/s" "spans/cpu" "RSS MiB" "target $target spans/s"
-echo "(CPU time is the fairer measure when other work shares the machine: load average above)"
+printf "%-5s %-16s %9s %9s | %7s %7s %10s %10s %7s %7s | %s\n" view format records spans "wall s" \
+    "cpu s" "spans/s" "spans/cpu" "RSS MiB" "load ns" "target $target spans/s"
+echo "(CPU time is the fairer measure when other work shares the machine: load average above;"
+echo " each row the median of 3 runs; load ns: cache_probe's latency of one load over 8 MiB just"
+echo " before that run: about 20 ns when the L3 cache was ours, 120-225 ns when other tenants held it)"
 for row in "${rows[@]}"; do
     echo "$row"
 done
