@@ -122,7 +122,7 @@ WRITER(jaeger_json, "jaeger-json", tw__jaeger_json_encoder,
        "Jaeger query-API JSON {\"data\":[trace...]} (loads in Jaeger UI's JSON upload)",
        TWB_TARGET_JAEGER_IDS);
 WRITER(jaeger_thrift, "jaeger-thrift", tw__jaeger_thrift_encoder,
-       "Jaeger Thrift: binary Batch structs, one per process (the collector's body)",
+       "Jaeger Thrift: binary Batch structs, by process (the collector's body)",
        TWB_TARGET_JAEGER_IDS | TWB_TARGET_BINARY);
 WRITER(otlp_json, "otlp-json", tw__otlp_json_encoder,
        "OTLP/JSON: one ExportTraceServiceRequest (the body of POST /v1/traces)", 0);

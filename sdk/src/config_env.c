@@ -21,7 +21,8 @@
  * the first error: every problem is collected, so that `tracewire config`
  * shows them all; tw_tracer_new_from_env() fails with the first. No
  * message ever quotes a secret: passwords, tokens and header values are
- * named, not shown, and URLs lose their user:password.
+ * named, not shown, and URLs lose their user:password and query values
+ * (wire/core/redact.h).
  *
  * The reporters are constructed while reading (their constructors check
  * URLs and TLS files; no connection, no thread), so tw_config_from_env()

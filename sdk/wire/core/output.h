@@ -50,7 +50,7 @@ typedef struct tw__doc_encoder tw__doc_encoder;
  * 61. The cost is one process head per process per flush. */
 #define TW__DOC_PENDING_SPANS 4096u
 
-/* The encoder's needs of the spans it is given. */
+/* What an encoder needs of the spans it is given, and what it writes. */
 enum {
     /* Jaeger wants unique span ids: shared server halves get their own
      * (the assembler of `tracewire convert` does it). */

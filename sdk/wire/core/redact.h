@@ -2,7 +2,8 @@
 /*
  * wire/core/redact.h: the project's one rule for text that may quote input
  * or a URL, used by the library's log (log.c, error.c) and by every message
- * and log line of the `tracewire` command (bridge/cli_text.c):
+ * and log line of the `tracewire` command (bridge/main.c, bridge/agent/log.c,
+ * bridge/sinks/send.c):
  *   - control bytes (C0 and DEL) are written as \xNN, so that input (a file
  *     name, a header value, a span's service name) cannot forge lines or
  *     drive a terminal;

@@ -197,7 +197,7 @@ static bool doc_finish(tw__doc_encoder *e, tw__buf *out)
 
 const tw__wire_encoder tw__jaeger_thrift_encoder = {
     .name = "jaeger-thrift",
-    .summary = "Jaeger Thrift: binary Batch structs, one per process (the collector's body)",
+    .summary = "Jaeger Thrift: binary Batch structs, by process (the collector's body)",
     .flags = TW__ENCODER_JAEGER_IDS | TW__ENCODER_BINARY,
     .create = doc_create,
     .encode = doc_encode,
