@@ -65,12 +65,12 @@ const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntr
 bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *len, int *err_no,
                        char *why, size_t why_size);
 
-/* True when @value, given to an option that takes a file, looks like an
- * option ("-o", "--to"): GOption takes the next word whatever it is, so
- * `--html -o page.html` used to create a file named "-o". "-" alone (the
- * standard stream) is not; a file whose name starts with '-' is named
- * ./-x. */
-bool tw__cli_is_option_like(const char *value);
+/* False, with the reason in @why, when @value, given to @option (one that
+ * names a file to write), looks like an option ("-o", "--to"): GOption
+ * takes the next word whatever it is, so `--html -o page.html` used to
+ * create a file named "-o". NULL and "-" alone (the standard stream) pass;
+ * a file whose name starts with '-' is named ./-x. */
+bool tw__cli_output_path_ok(const char *option, const char *value, char *why, size_t why_size);
 
 /* Every message below is one line: control bytes in it are written as \xNN,
  * URL credentials (scheme://user:password@) and query values as ***

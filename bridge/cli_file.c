@@ -95,7 +95,13 @@ bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *
     return true;
 }
 
-bool tw__cli_is_option_like(const char *value)
+bool tw__cli_output_path_ok(const char *option, const char *value, char *why, size_t why_size)
 {
-    return value && value[0] == '-' && value[1] != '\0';
+    if (!value || value[0] != '-' || value[1] == '\0')
+        return true;
+    snprintf(why, why_size,
+             "%s takes a file, not '%s' (an option?); write ./%s for a file whose name starts "
+             "with '-'",
+             option, value, value);
+    return false;
 }

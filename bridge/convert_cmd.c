@@ -316,11 +316,9 @@ int tw__convert_cmd_main(int argc, char **argv)
         const char *option, *value;
     } written[] = {{"--output", c.output}, {"--rejects", c.rejects}};
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
-        if (tw__cli_is_option_like(written[i].value)) {
-            rc = usage_error(ctx,
-                             "%s takes a file, not '%s' (an option?); write ./%s for a file "
-                             "whose name starts with '-'",
-                             written[i].option, written[i].value, written[i].value);
+        char why[512];
+        if (!tw__cli_output_path_ok(written[i].option, written[i].value, why, sizeof why)) {
+            rc = usage_error(ctx, "%s", why);
             goto free_cli;
         }
     }

@@ -943,10 +943,8 @@ int tw__agent_cmd_main(int argc, char **argv)
     } written[] = {
         {"--log-file", a.o.log_file}, {"--checkpoint", a.o.checkpoint}, {"--spool", a.o.spool}};
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
-        if (tw__cli_is_option_like(written[i].value)) {
-            tw__cli_error("agent: %s takes a file, not '%s' (an option?); write ./%s for a file "
-                          "whose name starts with '-'",
-                          written[i].option, written[i].value, written[i].value);
+        if (!tw__cli_output_path_ok(written[i].option, written[i].value, why, sizeof why)) {
+            tw__cli_error("agent: %s", why);
             opts_clear(&a.o);
             return TW_CLI_EXIT_USAGE;
         }

@@ -463,11 +463,9 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
 
 bool twv_check_output(const twv_cli *c, const char *path, const char *option)
 {
-    if (tw__cli_is_option_like(path)) {
-        twv_usage_error(c,
-                        "%s takes a file, not '%s' (an option?); write ./%s for a file whose "
-                        "name starts with '-'",
-                        option, path, path);
+    char why[512];
+    if (!tw__cli_output_path_ok(option, path, why, sizeof why)) {
+        twv_usage_error(c, "%s", why);
         return false;
     }
     struct stat out;

@@ -110,7 +110,7 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out);
 
 /* False (with a usage error printed) when @path, the file an @option would
  * write, is one of the inputs (opening it would empty the input before it
- * is read) or looks like an option taken as its value (tw__cli_is_option_like).
+ * is read) or looks like an option taken as its value (tw__cli_output_path_ok).
  * NULL and "-" are stdout. */
 bool twv_check_output(const twv_cli *c, const char *path, const char *option);
 /* The name of the span format detected in the first bytes of the regular
