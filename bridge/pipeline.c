@@ -28,8 +28,9 @@
  * the size when it allocates the buffer itself, which left 8 KiB reads).
  * 64 KiB: the kernel's copy into a buffer this size measured a quarter of
  * its cost into 128 or 256 KiB ones (1 GiB of Dapper log: 0.13 s of kernel
- * time against 0.5 s, 2026-12-03), on every conversion path; the line reader
- * reads as much at a time, so that its reads skip this buffer. */
+ * time against 0.5 s, 2026-12-03), on every conversion path. The line reader
+ * reads as much at a time, so that its reads of a regular file skip this
+ * buffer (a pipe's go through the replay stream's). */
 #define IO_BUFFER_BYTES ((size_t)64 << 10)
 #define TRUNCATION_MARKER "...[truncated]"
 
@@ -41,6 +42,7 @@ struct twb_pipeline {
     bool is_stopped;
     int64_t last_progress_ms, start_ms;
     uint64_t total_bytes, bytes_read; /* of the inputs that are regular files (progress) */
+    FILE *direct;                     /* the regular file read without a replay, if any */
     const char *current;              /* the input being read, for messages */
     tw_error *fatal;                  /* what stopped the run */
     bool has_parts;                   /* a record too large to hold is being written to --rejects */
@@ -84,7 +86,9 @@ static void progress(twb_pipeline *p, bool is_final)
     double secs = (double)(t - p->start_ms) / 1000.0;
     char bar[48] = "";
     if (p->total_bytes > 0) {
-        double share = (double)p->bytes_read / (double)p->total_bytes;
+        off_t at = p->direct ? ftello(p->direct) : 0;
+        double share =
+            (double)(p->bytes_read + (at > 0 ? (uint64_t)at : 0)) / (double)p->total_bytes;
         if (share > 1.0)
             share = 1.0;
         int filled = (int)(share * 20.0);
@@ -398,17 +402,30 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
         return true;
     }
     char *stream_buffer = NULL;
+    /* A regular file is read straight, from its start again after detection:
+     * the replay stream below copies every byte through its own buffer
+     * (glibc's fopencookie streams do not hand large reads to the caller's
+     * memory): a tenth of the instructions of a Dapper log conversion under
+     * callgrind, 2026-12-03. Its buffer
+     * is as large as the replay's would be: the readers' large reads skip
+     * it, small ones need few system calls. */
+    struct stat sb;
+    bool is_direct = !is_stdin && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+    if (is_direct && (stream_buffer = malloc(IO_BUFFER_BYTES)) != NULL)
+        setvbuf(f, stream_buffer, _IOFBF, IO_BUFFER_BYTES);
     replay *rp = calloc(1, sizeof *rp);
     if (!rp) {
         tw__set_error(&p->fatal, TW_E_NOMEM, "out of memory");
         if (!is_stdin)
             fclose(f);
+        free(stream_buffer);
         return false;
     }
     rp->rest = f;
     rp->bytes_read = &p->bytes_read;
     rp->len = fread(rp->head, 1, SNIFF_BYTES, f);
-    p->bytes_read += rp->len;
+    if (!is_direct)
+        p->bytes_read += rp->len;
     if (rp->len < SNIFF_BYTES && ferror(f)) {
         tw__cli_error("%s: read error: %s", name, strerror(errno));
         p->n.failed_files++;
@@ -425,20 +442,31 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
         p->n.failed_files++;
         goto done;
     }
-    cookie_io_functions_t io = {.read = replay_read, .close = replay_close};
-    FILE *stream = fopencookie(rp, "rb", io);
-    if (!stream) {
-        tw__set_error(&p->fatal, TW_E_NOMEM, "out of memory");
+    FILE *stream = f;
+    if (is_direct && fseeko(f, 0, SEEK_SET) != 0) {
+        tw__cli_error("%s: cannot read from the start again: %s", name, strerror(errno));
+        p->n.failed_files++;
         goto done;
     }
-    /* Large reads: 8 KiB stdio buffers made the kernel copies a tenth of a
-     * Thrift conversion (bench profile). The underlying file needs no large
-     * buffer of its own: glibc's fread reads a request of a buffer's size or
-     * more straight into the caller's memory, here this buffer. Without the
-     * buffer (no memory) the stream keeps glibc's small one. */
-    stream_buffer = malloc(IO_BUFFER_BYTES);
-    if (stream_buffer)
-        setvbuf(stream, stream_buffer, _IOFBF, IO_BUFFER_BYTES);
+    if (!is_direct) {
+        cookie_io_functions_t io = {.read = replay_read, .close = replay_close};
+        stream = fopencookie(rp, "rb", io);
+        if (!stream) {
+            tw__set_error(&p->fatal, TW_E_NOMEM, "out of memory");
+            goto done;
+        }
+        /* Large reads: 8 KiB stdio buffers made the kernel copies a tenth of
+         * a Thrift conversion (bench profile). The underlying file needs no
+         * large buffer of its own: glibc's fread reads a request of a
+         * buffer's size or more straight into the caller's memory, here this
+         * buffer. Without the buffer (no memory) the stream keeps glibc's
+         * small one. */
+        stream_buffer = malloc(IO_BUFFER_BYTES);
+        if (stream_buffer)
+            setvbuf(stream, stream_buffer, _IOFBF, IO_BUFFER_BYTES);
+    } else {
+        p->direct = f;
+    }
     pipeline_input pi = {.in = {.name = name,
                                 .opts = &p->c.opts,
                                 .emit = on_emit,
@@ -451,8 +479,12 @@ bool twb_pipeline_read(twb_pipeline *p, const char *path)
                          .head_len = rp->len};
     tw_error *e = NULL;
     tw_status st = reader->read(stream, &pi.in, &e);
-    fclose(stream);
-    free(stream_buffer);
+    if (is_direct) {
+        p->direct = NULL;
+        p->bytes_read += (uint64_t)sb.st_size;
+    } else {
+        fclose(stream);
+    }
     if (st != TW_OK && st != TW_E_STATE) {
         tw__cli_error("%s", tw_error_message(e));
         p->n.failed_files++;
@@ -462,6 +494,7 @@ done:
     free(rp);
     if (!is_stdin)
         fclose(f);
+    free(stream_buffer); /* after the file that may use it */
     return !p->is_stopped && !p->fatal;
 }
 
