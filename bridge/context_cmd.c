@@ -168,6 +168,10 @@ static int extract_main(int argc, char **argv)
         goto fail_read;
     }
     tw_carrier_reader reader = tw_headers_reader(headers);
+    /* Extract gives each baggage, tracestate or debug-id problem to both the
+     * callback and the logger: the callback shows them, the logger keeps to
+     * errors for this call, so that each is printed once. */
+    tw_set_logger(NULL, NULL, TW_LOG_ERROR);
     tw_span_context *ctx = tw_propagator_extract(propagator, TW_FORMAT_HTTP_HEADERS, &reader,
                                                  print_warning, NULL, &err);
     if (!ctx) {

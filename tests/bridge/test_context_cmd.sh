@@ -75,7 +75,8 @@ ok() {
     fi
 }
 
-# ok_warn NAME INPUT EXPECTED_STDOUT WARNING_PATTERN ARGS...: as ok, plus a warning on stderr.
+# ok_warn NAME INPUT EXPECTED_STDOUT WARNING_PATTERN ARGS...: as ok, plus a warning on stderr
+# matching WARNING_PATTERN, printed once.
 ok_warn() {
     name=$1 input=$2 expected=$3 pattern=$4
     shift 4
@@ -88,6 +89,8 @@ ok_warn() {
         fail "$name" "expected: $(cat "$work/expected")"
     elif ! grep -q "^tracewire: warning: .*$pattern" "$work/err"; then
         fail "$name" "stderr lacks a warning matching: $pattern"
+    elif [ "$(grep -c "$pattern" "$work/err")" -ne 1 ]; then
+        fail "$name" "the warning is printed more than once: $(cat "$work/err")"
     else
         pass "$name"
     fi
@@ -500,6 +503,24 @@ for args in "--help" "context --help" "context extract --help" "context inject -
         fail "help: tracewire $args" "exit $rc, expected 0 and a usage text on stdout"
     fi
 done
+# The manual's schema of extract's output lists every key the command prints, in order.
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+man_keys=$(awk '/always has every key/ { on = 1 } on && /^```$/ { if (++fences == 2) exit; next }
+    fences == 1' "$top_srcdir/docs/man/tracewire-context.1.scd" |
+    grep -o '"[a-z_]*":' | tr -d '":' | grep -vx key | tr '\n' ' ') # "key": baggage's example
+run "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03\n" context extract
+out_keys=$(grep -o '"[a-z_]*":' "$work/out" | tr -d '":' | tr '\n' ' ')
+if [ "$rc" -eq 0 ] && [ -n "$man_keys" ] && [ "$man_keys" = "$out_keys" ]; then
+    pass "extract prints the keys of tracewire-context(1), in its order"
+else
+    fail "extract prints the keys of tracewire-context(1), in its order" \
+        "manual: $man_keys; output: $out_keys"
+fi
+ok_warn "extract: each baggage warning is printed once" \
+    "uber-trace-id: 1:1:0:1\nuberctx-bad: %%zz\n" \
+    '{"trace_id": "00000000000000000000000000000001", "span_id": "0000000000000001", "parent_id": null, "sampled": true, "debug": false, "firehose": false, "random_trace_id": false, "baggage": {"bad": "%%zz"}, "tracestate": null, "debug_id": null}' \
+    "bad percent-encoding" context extract --format jaeger
+
 run "" --version
 if [ "$rc" -eq 0 ] && grep -Eq '^tracewire [0-9]+\.[0-9]+\.[0-9]+$' "$work/out"; then
     pass "tracewire --version"
