@@ -183,6 +183,49 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/*
+ * A comma list variable (TRACEWIRE_REPORTER, OTEL_TRACES_EXPORTER,
+ * JAEGER_PROPAGATION, OTEL_PROPAGATORS). A value that is empty once its
+ * blanks are trimmed is unset, as the OpenTelemetry specification says of
+ * an empty value: the default applies. An empty item ("a,,b", "a,", ",")
+ * is an error naming the variable, never skipped: the item may have been a
+ * name lost by a script, and skipping it could leave a list that turns
+ * span export off without a word. *is_bad: the value was refused (the
+ * problem is recorded); the value is still returned, so that the caller
+ * knows the variable was set.
+ */
+static const char *env_list(tw_config *c, const char *name, bool *is_bad)
+{
+    const char *v = env(name);
+    *is_bad = false;
+    if (!v)
+        return NULL;
+    const char *p = v;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (!*p)
+        return NULL;
+    size_t item = 1;
+    for (const char *start = v;; item++) {
+        const char *comma = strchr(start, ',');
+        const char *end = comma ? comma : start + strlen(start);
+        const char *q = start;
+        while (q < end && isspace((unsigned char)*q))
+            q++;
+        if (q == end) {
+            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
+                        "%s=\"%s\": item %zu of the list is empty (a comma too many?)", name, v,
+                        item);
+            *is_bad = true;
+            break;
+        }
+        if (!comma)
+            break;
+        start = comma + 1;
+    }
+    return v;
+}
+
 /* "a variable that has no effect" */
 static void warn_unused(tw_config *c, const char *name, const char *why)
 {
@@ -1179,9 +1222,7 @@ static bool otel_propagators(tw_config *c, const char *v, char *out, size_t size
     bool ok = true;
     *is_none = false;
     for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
-        const char *name = trim(item), *mapped = NULL;
-        if (!*name)
-            continue;
+        const char *name = trim(item), *mapped = NULL; /* not empty: env_list() */
         if (strcasecmp(name, "tracecontext") == 0 || strcasecmp(name, "baggage") == 0)
             mapped = "w3c";
         else if (strcasecmp(name, "b3") == 0)
@@ -1239,10 +1280,15 @@ static void normalize_list(const char *v, char *out, size_t size)
 
 static void read_propagation(tw_config *c)
 {
-    const char *jaeger = env("JAEGER_PROPAGATION"), *otel = env("OTEL_PROPAGATORS");
+    bool jaeger_bad, otel_bad;
+    const char *jaeger = env_list(c, "JAEGER_PROPAGATION", &jaeger_bad);
+    const char *otel = env_list(c, "OTEL_PROPAGATORS", &otel_bad);
+    if (jaeger_bad)
+        return; /* reported */
     char from_otel[128] = "", normalized[256] = "";
     bool is_none = false;
-    bool has_otel = otel && otel_propagators(c, otel, from_otel, sizeof from_otel, &is_none);
+    bool has_otel =
+        otel && !otel_bad && otel_propagators(c, otel, from_otel, sizeof from_otel, &is_none);
     if (jaeger)
         normalize_list(jaeger, normalized, sizeof normalized);
     if (jaeger && has_otel && strcmp(normalized, is_none ? "none" : from_otel) != 0)
@@ -1796,9 +1842,7 @@ static bool parse_transports(tw_config *c, const char *var, const char *v, const
     for (char *item = strtok_r(copy, ",", &save); ok && item; item = strtok_r(NULL, ",", &save)) {
         char *name = trim(item);
         for (char *p = name; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        if (!*name)
-            continue;
+            *p = (char)tolower((unsigned char)*p); /* not empty: env_list() */
         const char *canon = NULL;
         if (is_otel) {
             if (strcmp(name, "otlp") == 0)
@@ -1844,10 +1888,6 @@ static bool parse_transports(tw_config *c, const char *var, const char *v, const
     if (ok && *is_none && (*n || *log_spans)) {
         add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
                     "OTEL_TRACES_EXPORTER=\"%s\": \"none\" cannot be combined with exporters", v);
-        ok = false;
-    }
-    if (ok && !is_otel && *n == 0) {
-        add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s=\"%s\": no transport named", var, v);
         ok = false;
     }
     return ok;
@@ -1955,16 +1995,21 @@ static void read_reporter(tw_config *c)
     const char *names[MAX_TRANSPORTS];
     size_t n = 0;
     bool log_spans = false, is_none = false;
-    const char *list = env("TRACEWIRE_REPORTER"), *otel = env("OTEL_TRACES_EXPORTER");
+    bool list_bad, otel_bad;
+    const char *list = env_list(c, "TRACEWIRE_REPORTER", &list_bad);
+    const char *otel = env_list(c, "OTEL_TRACES_EXPORTER", &otel_bad);
     const char *jaeger_url = env("JAEGER_ENDPOINT");
     const char *source;
     /* The OTEL choice, read (and checked) whether it wins or not. */
     const char *otel_names[MAX_TRANSPORTS];
     size_t n_otel = 0;
     bool otel_log = false, otel_none = false;
-    bool has_otel = otel && parse_transports(c, "OTEL_TRACES_EXPORTER", otel, otel_names, &n_otel,
-                                             &otel_log, &otel_none);
-    if (list) {
+    bool has_otel = otel && !otel_bad &&
+                    parse_transports(c, "OTEL_TRACES_EXPORTER", otel, otel_names, &n_otel,
+                                     &otel_log, &otel_none);
+    if (list_bad) {
+        return; /* reported */
+    } else if (list) {
         source = "TRACEWIRE_REPORTER";
         if (!parse_transports(c, source, list, names, &n, &log_spans, &is_none))
             return;

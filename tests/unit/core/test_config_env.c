@@ -1059,6 +1059,72 @@ static void test_close_timeout_variable_bounds_close(void)
     tw_config_free(c);
 }
 
+/* The list variables: a blank value is unset (the default applies, as the
+ * OpenTelemetry specification says of an empty value); an empty item is an
+ * error naming the variable, the same for all four. A blank
+ * OTEL_TRACES_EXPORTER used to give the null reporter, silently. */
+static void test_blank_lists_are_unset_and_empty_items_refused(void)
+{
+    static const struct {
+        const char *var, *setting, *dflt, *good;
+    } lists[] = {
+        {"TRACEWIRE_REPORTER", "reporter", "jaeger-udp", "jaeger-udp,zipkin"},
+        {"OTEL_TRACES_EXPORTER", "reporter", "jaeger-udp", "otlp,zipkin"},
+        {"JAEGER_PROPAGATION", "propagation", "jaeger", "jaeger,b3"},
+        {"OTEL_PROPAGATORS", "propagation", "jaeger", "b3,jaeger"},
+    };
+    static const char *const blanks[] = {" ", " \t "};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        for (size_t b = 0; b < sizeof blanks / sizeof blanks[0]; b++) {
+            clear_env();
+            setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+            setenv(lists[i].var, blanks[b], 1);
+            const char *src = NULL;
+            tw_config *c = tw_config_from_env("svc");
+            const char *value = setting(c, lists[i].setting, &src);
+            CU_ASSERT_STRING_EQUAL(value ? value : "(none)", lists[i].dflt);
+            CU_ASSERT_STRING_EQUAL(src ? src : "(none)", "default");
+            dump_problems(c);
+            CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+            tw_config_free(c);
+            tw_error *err = NULL;
+            tw_tracer *t = tw_tracer_new_from_env("svc", &err);
+            CU_ASSERT_PTR_NOT_NULL(t);
+            const char *name = t ? tw_reporter_name(tw_tracer_reporter(t)) : NULL;
+            CU_ASSERT_STRING_EQUAL(name ? name : "(none)", "jaeger-udp");
+            tw_tracer_free(t);
+            tw_error_free(err);
+        }
+        /* The well-formed list, with an item emptied in each place. */
+        char bad[5][64], needle[512];
+        const char *good = lists[i].good, *comma = strchr(good, ',');
+        int first = (int)(comma - good);
+        snprintf(bad[0], sizeof bad[0], "%.*s,,%s", first, good, comma + 1);
+        snprintf(bad[1], sizeof bad[1], "%s,", good);
+        snprintf(bad[2], sizeof bad[2], ",%s", good);
+        snprintf(bad[3], sizeof bad[3], ",");
+        snprintf(bad[4], sizeof bad[4], " , ");
+        static const int item[] = {2, 3, 1, 1, 1};
+        for (size_t k = 0; k < 5; k++) {
+            clear_env();
+            setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+            setenv(lists[i].var, bad[k], 1);
+            snprintf(needle, sizeof needle, "%s=\"%s\": item %d of the list is empty", lists[i].var,
+                     bad[k], item[k]);
+            expect_error(needle);
+        }
+        /* The well-formed list is taken. */
+        clear_env();
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        setenv(lists[i].var, good, 1);
+        tw_config *c = tw_config_from_env("svc");
+        dump_problems(c);
+        CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+        tw_config_free(c);
+    }
+    clear_env();
+}
+
 static void test_queue_bytes_variable_bounds_the_queue(void)
 {
     clear_env();
@@ -1122,4 +1188,6 @@ void tw_test_register(void)
     CU_add_test(suite, "no_secret_is_ever_printed", test_no_secret_is_ever_printed);
     CU_add_test(suite, "queue_bytes_variable_bounds_the_queue",
                 test_queue_bytes_variable_bounds_the_queue);
+    CU_add_test(suite, "blank_lists_are_unset_and_empty_items_refused",
+                test_blank_lists_are_unset_and_empty_items_refused);
 }
