@@ -48,6 +48,10 @@
 /* ---- errors and logging (error.c, log.c) --------------------------------------------------- */
 
 void tw__log_msg(tw_log_level level, const char *fmt, ...) TW_PRINTF(2, 3);
+/* tw__log_msg on behalf of @who (a reporter's or transport's name): the
+ * default logger limits each call site per name, so that two transports
+ * of a composite failing at once are both heard. */
+void tw__log_for(tw_log_level level, const char *who, const char *fmt, ...) TW_PRINTF(3, 4);
 bool tw__log_enabled(tw_log_level level);
 /* Delivers a formatted message (sanitized here) with no rate limit. */
 void tw__log_raw(tw_log_level level, const char *message);

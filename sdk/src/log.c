@@ -145,8 +145,12 @@ static bool needs_sanitizing(const char *s)
 /* ---- the default logger's rate limit -------------------------------------------------------- */
 
 /* One line per cause per minute. A cause is a call site's format string (its
- * address: the same site is one cause whatever the values); the table is
- * fixed, a full table shares one overflow slot. */
+ * address: the same site is one cause whatever the values), or that site
+ * for one instance (tw__log_for: each reporter of a composite has its own
+ * say). The table is fixed; a slot whose cause has been quiet for a minute
+ * and held nothing back is taken over by a new cause (its state is then
+ * that of a fresh slot), so reporters made and freed over a long run do not
+ * fill it; a full table shares one overflow slot. */
 #define RATE_SLOTS 256
 #define RATE_PERIOD_NS 60000000000LL
 
@@ -158,20 +162,41 @@ typedef struct rate_slot {
 
 static rate_slot rate_slots[RATE_SLOTS + 1]; /* the last one: overflow */
 
-static rate_slot *slot_for(const void *cause)
+static uint64_t mix(uint64_t h)
 {
-    uintptr_t h = (uintptr_t)cause;
-    h ^= h >> 17;
-    h *= 0x9e3779b97f4a7c15ULL;
-    size_t start = (size_t)(h >> 40) % RATE_SLOTS;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* A slot that a new cause may take: empty, or quiet for a period with
+ * nothing held back (the cause would be let through anyway). */
+static bool is_free(rate_slot *s, const void *seen, int64_t now)
+{
+    if (seen == NULL)
+        return true;
+    long long last = atomic_load_explicit(&s->last_ns, memory_order_relaxed);
+    return last != 0 && now - last >= RATE_PERIOD_NS &&
+           atomic_load_explicit(&s->suppressed, memory_order_relaxed) == 0;
+}
+
+static rate_slot *slot_for(const void *cause, int64_t now)
+{
+    size_t start = (size_t)(mix((uintptr_t)cause) >> 40) % RATE_SLOTS;
     for (size_t i = 0; i < 8; i++) {
         rate_slot *s = &rate_slots[(start + i) % RATE_SLOTS];
         const void *seen = atomic_load_explicit(&s->cause, memory_order_acquire);
         if (seen == cause)
             return s;
-        if (seen == NULL) {
-            const void *expected = NULL;
-            if (atomic_compare_exchange_strong(&s->cause, &expected, cause) || expected == cause)
+    }
+    for (size_t i = 0; i < 8; i++) {
+        rate_slot *s = &rate_slots[(start + i) % RATE_SLOTS];
+        const void *seen = atomic_load_explicit(&s->cause, memory_order_acquire);
+        if (is_free(s, seen, now)) {
+            /* A race with the old cause costs at most one line held back
+             * or let through: the limit is a courtesy, not a count. */
+            if (atomic_compare_exchange_strong(&s->cause, &seen, cause) || seen == cause)
                 return s;
         }
     }
@@ -182,8 +207,8 @@ static rate_slot *slot_for(const void *cause)
  * number of lines of the same cause held back since the last one. */
 static bool rate_allows(const void *cause, unsigned int *suppressed)
 {
-    rate_slot *s = slot_for(cause);
     int64_t now = tw__mono_ns();
+    rate_slot *s = slot_for(cause, now);
     long long last = atomic_load_explicit(&s->last_ns, memory_order_relaxed);
     if (last != 0 && now - last < RATE_PERIOD_NS) {
         atomic_fetch_add_explicit(&s->suppressed, 1, memory_order_relaxed);
@@ -258,6 +283,26 @@ void tw__log_msg(tw_log_level level, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     deliver(level, fmt, buf);
+}
+
+void tw__log_for(tw_log_level level, const char *who, const char *fmt, ...)
+{
+    if (!tw__log_enabled(level))
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    /* The site and the name as one key (FNV-1a of the name, mixed): two
+     * names at one site are two causes; a collision would only make two
+     * share a limit. By name, not by instance: a program that makes a
+     * reporter per task still gets one line a minute per site. */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)(who ? who : ""); *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    uintptr_t key = (uintptr_t)fmt ^ (uintptr_t)mix(h);
+    deliver(level, (const void *)(key ? key : 1), buf);
 }
 
 /* ---- sinks ---------------------------------------------------------------------------------- */

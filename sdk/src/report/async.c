@@ -172,8 +172,8 @@ static void restart_locked(async_reporter *a)
 {
     int rc = spawn_thread(a);
     if (rc != 0) {
-        tw__log_msg(TW_LOG_WARN, "%s reporter: cannot restart its thread after fork: %s", a->name,
-                    strerror(rc));
+        tw__log_for(TW_LOG_WARN, a->name, "%s reporter: cannot restart its thread after fork: %s",
+                    a->name, strerror(rc));
         return;
     }
     a->has_thread = true;
@@ -313,7 +313,7 @@ static void replace_sender_locked(async_reporter *a)
                             ? old->vtable->fork_clone(old)
                             : NULL;
     if (!fresh) {
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, a->name,
                     "%s reporter: its sender was busy when the process forked and cannot be "
                     "made anew in the child: the child's spans are counted as failed",
                     a->name);
@@ -327,8 +327,8 @@ static void replace_sender_locked(async_reporter *a)
     tw_error *err = NULL;
     tw_status st = fresh->vtable->open(fresh, a->process, &err);
     if (st != TW_OK)
-        tw__log_msg(TW_LOG_WARN, "%s reporter: cannot open its sender after fork: %s", a->name,
-                    tw_error_message(err));
+        tw__log_for(TW_LOG_WARN, a->name, "%s reporter: cannot open its sender after fork: %s",
+                    a->name, tw_error_message(err));
     tw_error_free(err);
     pthread_mutex_lock(&a->lock);
     a->is_sender_busy = false;
@@ -354,8 +354,8 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_
         a->said_queue_full = a->said_too_large = a->said_failed = a->said_queue_bytes =
             0; /* counters restarted */
     if (full > a->said_queue_full)
-        tw__log_msg(
-            TW_LOG_WARN,
+        tw__log_for(
+            TW_LOG_WARN, a->name,
             "%s reporter: the queue was full: %llu spans dropped (%llu in all), %llu "
             "at its limit of %zu spans and %llu at its limit of %zu bytes; spans are "
             "finished faster than they are sent: raise the queue's limits "
@@ -365,20 +365,20 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_
             (unsigned long long)((full - a->said_queue_full) - (by_bytes - a->said_queue_bytes)),
             a->cap, (unsigned long long)(by_bytes - a->said_queue_bytes), a->max_bytes);
     if (large > a->said_too_large)
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, a->name,
                     "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
                     "in all); lower the per-span limits (TRACEWIRE_MAX_*) or raise the packet or "
                     "body size",
                     a->name, (unsigned long long)(large - a->said_too_large),
                     (unsigned long long)large);
     if (failed > a->said_failed && is_past_deadline)
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, a->name,
                     "%s reporter: %llu spans could not be sent (%llu in all): close reached its "
                     "deadline of %u ms (TRACEWIRE_REPORTER_CLOSE_TIMEOUT) before they were sent",
                     a->name, (unsigned long long)(failed - a->said_failed),
                     (unsigned long long)failed, a->close_timeout_ms);
     else if (failed > a->said_failed)
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, a->name,
                     "%s reporter: %llu spans could not be sent (%llu in all); the transport's "
                     "own message says why",
                     a->name, (unsigned long long)(failed - a->said_failed),
@@ -815,8 +815,8 @@ tw_reporter *tw__async_reporter_new(const char *name, tw__sender *sender,
                                      .child = fork_child,
                                      .arg = a};
     if (!tw__fork_register(&a->fork_entry))
-        tw__log_msg(TW_LOG_WARN, "%s reporter: pthread_atfork failed: a forked child cannot report",
-                    name);
+        tw__log_for(TW_LOG_WARN, a->name,
+                    "%s reporter: pthread_atfork failed: a forked child cannot report", name);
     return &a->base;
 
 fail_ring:

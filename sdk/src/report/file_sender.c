@@ -94,17 +94,17 @@ static void log_errno(file_sender *f, const char *what, const char *name, int e)
         return;
     f->last_errno = e;
     if (e == ENXIO && strcmp(what, "cannot open") == 0)
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, "dapper-file",
                     "dapper-file: cannot open %s: a named pipe with no reader (spans are counted "
                     "as failed until a reader opens it)",
                     name);
     else if (e == EAGAIN)
-        tw__log_msg(TW_LOG_WARN,
+        tw__log_for(TW_LOG_WARN, "dapper-file",
                     "dapper-file: cannot write %s: its reader took nothing for %d ms (spans are "
                     "counted as failed)",
                     name, WRITE_STALL_MS);
     else
-        tw__log_msg(TW_LOG_WARN, "dapper-file: %s %s: %s", what, name, strerror(e));
+        tw__log_for(TW_LOG_WARN, "dapper-file", "dapper-file: %s %s: %s", what, name, strerror(e));
 }
 
 static void sync_file(file_sender *f)

@@ -223,7 +223,8 @@ static bool make_handle(http_sender *h)
 {
     CURL *c = curl_easy_init();
     if (!c) {
-        tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl handle", h->fmt_vt->name);
+        tw__log_for(TW_LOG_ERROR, h->fmt_vt->name, "%s: cannot create a libcurl handle",
+                    h->fmt_vt->name);
         return false;
     }
     bool ok = curl_easy_setopt(c, CURLOPT_URL, h->url) == CURLE_OK;
@@ -259,8 +260,8 @@ static bool make_handle(http_sender *h)
     if (h->key_file)
         ok = ok && curl_easy_setopt(c, CURLOPT_SSLKEY, h->key_file) == CURLE_OK;
     if (!ok) {
-        tw__log_msg(TW_LOG_ERROR, "%s: libcurl refused an option (TLS or URL support missing?)",
-                    h->fmt_vt->name);
+        tw__log_for(TW_LOG_ERROR, h->fmt_vt->name,
+                    "%s: libcurl refused an option (TLS or URL support missing?)", h->fmt_vt->name);
         curl_easy_cleanup(c);
         return false;
     }
@@ -268,7 +269,8 @@ static bool make_handle(http_sender *h)
     if (!h->multi) {
         h->multi = curl_multi_init();
         if (!h->multi) {
-            tw__log_msg(TW_LOG_ERROR, "%s: cannot create a libcurl multi handle", h->fmt_vt->name);
+            tw__log_for(TW_LOG_ERROR, h->fmt_vt->name, "%s: cannot create a libcurl multi handle",
+                        h->fmt_vt->name);
             curl_easy_cleanup(c);
             h->curl = NULL;
             return false;
@@ -368,7 +370,7 @@ static void log_failure(http_sender *h, const char *what, size_t n_spans)
     if (strncmp(h->last_error, what, sizeof(h->last_error) - 1) == 0)
         return;
     snprintf(h->last_error, sizeof h->last_error, "%s", what);
-    tw__log_msg(TW_LOG_WARN,
+    tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
                 "%s: POST %s failed: %s%s%s (%zu spans counted as failed; this "
                 "message is not repeated until the error changes)",
                 h->fmt_vt->name, h->log_url, what, h->snippet_len ? ": " : "", h->snippet, n_spans);
@@ -385,7 +387,7 @@ static void log_answer_cut(http_sender *h, CURLcode rc)
     if (strncmp(h->last_answer_cut, what, sizeof(h->last_answer_cut) - 1) == 0)
         return;
     snprintf(h->last_answer_cut, sizeof h->last_answer_cut, "%s", what);
-    tw__log_msg(TW_LOG_INFO,
+    tw__log_for(TW_LOG_INFO, h->fmt_vt->name,
                 "%s: POST %s: %s; the batch was accepted and is not sent again (the connection is "
                 "closed; this message is not repeated until the cause changes)",
                 h->fmt_vt->name, h->log_url, what);
@@ -497,7 +499,8 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
         outcome o = post_once(h, timeout, &retry_after_ms, what, what_size);
         if (o == SENT) {
             if (h->last_error[0])
-                tw__log_msg(TW_LOG_INFO, "%s: POST %s works again", h->fmt_vt->name, h->log_url);
+                tw__log_for(TW_LOG_INFO, h->fmt_vt->name, "%s: POST %s works again",
+                            h->fmt_vt->name, h->log_url);
             h->last_error[0] = '\0';
             return SENT;
         }
@@ -520,8 +523,8 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
         int64_t elapsed_ns = tw__mono_ns() - start;
         if (attempt >= h->max_retries || elapsed_ns + (int64_t)delay * 1000000 >= budget_ns)
             break;
-        tw__log_msg(TW_LOG_DEBUG, "%s: POST %s: %s; retry %u in %llu ms", h->fmt_vt->name,
-                    h->log_url, what, attempt + 1, (unsigned long long)delay);
+        tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name, "%s: POST %s: %s; retry %u in %llu ms",
+                    h->fmt_vt->name, h->log_url, what, attempt + 1, (unsigned long long)delay);
         sleep_ms(h, (unsigned int)delay);
         h->stats.retries++;
         if (backoff_ms < 3600000u)
@@ -548,7 +551,8 @@ static void *batch_open(void *ctx, const void *key)
     tw_error *e = NULL;
     if (f && h->fmt_vt->open(f, key, &e) == TW_OK)
         return f;
-    tw__log_msg(TW_LOG_WARN, "%s: %s", h->fmt_vt->name, e ? tw_error_message(e) : "out of memory");
+    tw__log_for(TW_LOG_WARN, h->fmt_vt->name, "%s: %s", h->fmt_vt->name,
+                e ? tw_error_message(e) : "out of memory");
     tw_error_free(e);
     if (f)
         h->fmt_vt->free_format(f);
@@ -634,7 +638,7 @@ static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why
     if (strncmp(h->last_error, why, sizeof(h->last_error) - 1) == 0)
         return;
     snprintf(h->last_error, sizeof h->last_error, "%s", why);
-    tw__log_msg(TW_LOG_WARN,
+    tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
                 "%s: POST %s refused span %016" PRIx64 "%016" PRIx64 "/%016" PRIx64
                 ": %s (counted as failed; this message is not repeated until the error changes)",
                 h->fmt_vt->name, h->log_url, m->trace_id_high, m->trace_id_low, m->span_id, why);
@@ -652,15 +656,15 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
     tw__report_counters *c = h->base.counters;
     if (tw__sender_gave_up(&h->base)) {
         /* Closing, past the deadline: nothing more is sent. */
-        tw__log_msg(TW_LOG_DEBUG, "%s: close deadline passed: %zu spans failed", h->fmt_vt->name,
-                    n);
+        tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name, "%s: close deadline passed: %zu spans failed",
+                    h->fmt_vt->name, n);
         tw__count(&c->failed, n);
         return;
     }
     if (tw__mono_ns() < h->breaker_until_ns) {
         /* The endpoint failed a whole retry cycle moments ago. */
-        tw__log_msg(TW_LOG_DEBUG, "%s: cooling down after failed retries: %zu spans failed",
-                    h->fmt_vt->name, n);
+        tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name,
+                    "%s: cooling down after failed retries: %zu spans failed", h->fmt_vt->name, n);
         tw__count(&c->failed, n);
         return;
     }
@@ -669,22 +673,24 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
     for (size_t i = lo; i < lo + n; i++)
         items_size += b->meta[i].size;
     if (!h->fmt_vt->build(b->state, b->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
-        tw__log_msg(TW_LOG_WARN, "%s: cannot build a body of %zu spans (out of memory)",
-                    h->fmt_vt->name, n);
+        tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
+                    "%s: cannot build a body of %zu spans (out of memory)", h->fmt_vt->name, n);
         tw__count(&c->failed, n);
         return;
     }
     h->seq_no++;
     size_t expected = h->fmt_vt->body_size(b->state, n, items_size);
     if (h->body.len != expected)
-        tw__log_msg(TW_LOG_ERROR, "%s: body is %zu bytes, %zu were predicted (a bug)",
-                    h->fmt_vt->name, h->body.len, expected);
+        tw__log_for(TW_LOG_ERROR, h->fmt_vt->name,
+                    "%s: body is %zu bytes, %zu were predicted (a bug)", h->fmt_vt->name,
+                    h->body.len, expected);
     h->wire = h->body.data;
     h->wire_len = h->body.len;
     if (h->is_gzip) {
         if (!gzip_body(h)) {
-            tw__log_msg(TW_LOG_WARN, "%s: cannot gzip a body of %zu bytes (out of memory)",
-                        h->fmt_vt->name, h->body.len);
+            tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
+                        "%s: cannot gzip a body of %zu bytes (out of memory)", h->fmt_vt->name,
+                        h->body.len);
             tw__count(&c->failed, n);
             return;
         }

@@ -96,8 +96,8 @@ static bool resolve(udp_sender *u)
     int rc = resolver(u->host, u->port, &hints, &res);
     if (rc != 0) {
         tw__count(&u->base.counters->resolve_failures, 1);
-        tw__log_msg(TW_LOG_WARN, "%s: cannot resolve agent host \"%s\": %s", u->name, u->host,
-                    gai_strerror(rc));
+        tw__log_for(TW_LOG_WARN, u->name, "%s: cannot resolve agent host \"%s\": %s", u->name,
+                    u->host, gai_strerror(rc));
         return false;
     }
     bool ok = false;
@@ -121,7 +121,8 @@ static bool resolve(udp_sender *u)
     }
     freeaddrinfo(res);
     if (!ok)
-        tw__log_msg(TW_LOG_WARN, "%s: cannot connect a socket to %s:%s", u->name, u->host, u->port);
+        tw__log_for(TW_LOG_WARN, u->name, "%s: cannot connect a socket to %s:%s", u->name, u->host,
+                    u->port);
     return ok;
 }
 
@@ -206,7 +207,7 @@ static void emit(udp_sender *u)
         } else {
             int e = rc < 0 ? errno : EMSGSIZE;
             if (e != u->last_errno)
-                tw__log_msg(TW_LOG_WARN,
+                tw__log_for(TW_LOG_WARN, u->name,
                             "%s: send to %s:%s failed: %s; spans are being dropped%s (counted "
                             "as failed to emit; this message is not repeated until the error "
                             "changes)",

@@ -101,6 +101,22 @@ static void test_one_line_per_cause_per_minute(void)
     tw__log_rate_reset();
 }
 
+/* tw__log_for: one call site is one cause per name, so two transports
+ * failing at once are both heard, each still limited. */
+static void test_one_line_per_cause_and_name_per_minute(void)
+{
+    tw__log_rate_reset();
+    capture_stderr();
+    for (int i = 0; i < 50; i++) {
+        tw__log_for(TW_LOG_WARN, "first", "send failed: %s %d", "first", i);
+        tw__log_for(TW_LOG_WARN, "second", "send failed: %s %d", "second", i);
+    }
+    const char *out = release_stderr();
+    CU_ASSERT_EQUAL(count(out, "send failed: first"), 1);
+    CU_ASSERT_EQUAL(count(out, "send failed: second"), 1);
+    tw__log_rate_reset();
+}
+
 static char got[8192];
 static void keep(tw_log_level level, const char *message, void *user_data)
 {
@@ -247,6 +263,8 @@ void tw_test_register(void)
     CU_add_test(suite, "default_logger_writes_warnings_to_stderr",
                 test_default_logger_writes_warnings_to_stderr);
     CU_add_test(suite, "one_line_per_cause_per_minute", test_one_line_per_cause_per_minute);
+    CU_add_test(suite, "one_line_per_cause_and_name_per_minute",
+                test_one_line_per_cause_and_name_per_minute);
     CU_add_test(suite, "installed_logger_gets_every_line_and_level_changes",
                 test_installed_logger_gets_every_line_and_level_changes);
     CU_add_test(suite, "messages_escape_control_bytes_and_mask_credentials",

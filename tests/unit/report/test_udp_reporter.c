@@ -424,6 +424,68 @@ static void test_agent_that_moves_is_found_again(void)
     udp_sink_close(&second);
 }
 
+/* Two transports of a composite that fail at once are both heard through
+ * the default logger, whose limit of one line a minute is per call site and
+ * per reporter name: the two share the sender's and the reporter thread's call
+ * sites, and the second used to be held back as "the same cause". */
+static void test_composite_failures_are_each_said(void)
+{
+    udp_sink sink;
+    unsigned int ports[2];
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_FATAL(udp_sink_open(&sink, "127.0.0.1"));
+        ports[i] = sink.port;
+        udp_sink_close(&sink);
+    }
+    tw_reporter *rs[2];
+    for (int i = 0; i < 2; i++) {
+        tw_reporter_options *ro = tw_reporter_options_new();
+        tw_reporter_options_set_agent(ro, "127.0.0.1", ports[i]);
+        tw_reporter_options_set_flush_interval_ms(ro, 60000);
+        rs[i] = i == 0 ? tw_reporter_jaeger_udp_new(ro, NULL)
+                       : tw_reporter_jaeger_udp_binary_new(ro, NULL);
+        tw_reporter_options_free(ro);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rs[i]);
+    }
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_reporter(opts, tw_reporter_composite_new(rs, 2));
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+
+    /* stderr into a pipe, the default logger with a fresh history. */
+    int fds[2];
+    CU_ASSERT_FATAL(pipe(fds) == 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    tw__log_rate_reset();
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    for (int round = 0; round < 3; round++) {
+        tw_span_finish(tw_span_start(t, "lost", NULL));
+        tw_tracer_flush(t, 5000);
+    }
+    tw_tracer_free(t); /* the reporter threads say their losses at close */
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(fds[1]);
+    static char out[65536];
+    ssize_t n, total = 0;
+    while ((n = read(fds[0], out + total, sizeof out - 1 - (size_t)total)) > 0)
+        total += n;
+    out[total] = '\0';
+    close(fds[0]);
+    tw__log_rate_reset();
+    if (!strstr(out, "jaeger-udp: send to") || !strstr(out, "jaeger-udp-binary: send to") ||
+        !strstr(out, "jaeger-udp reporter: ") || !strstr(out, "jaeger-udp-binary reporter: "))
+        fprintf(stderr, "stderr was:\n%s", out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "jaeger-udp: send to"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "jaeger-udp-binary: send to"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "jaeger-udp reporter: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "jaeger-udp-binary reporter: "));
+}
+
 void tw_test_register(void)
 {
     CU_pSuite suite = CU_add_suite("report/udp", NULL, NULL);
@@ -439,4 +501,5 @@ void tw_test_register(void)
     CU_add_test(suite, "losses_are_said_by_the_reporter_thread",
                 test_losses_are_said_by_the_reporter_thread);
     CU_add_test(suite, "agent_that_moves_is_found_again", test_agent_that_moves_is_found_again);
+    CU_add_test(suite, "composite_failures_are_each_said", test_composite_failures_are_each_said);
 }
