@@ -135,6 +135,14 @@ static inline bool tw__context_has_ids(const tw_span_context *c)
 /* The finished-span handler chain (handlers/handlers.h). */
 typedef struct tw__handler_chain tw__handler_chain;
 
+/* The longest operation name and tag or log field key a span keeps, in
+ * bytes; longer ones are cut on a UTF-8 character boundary and counted in
+ * tracewire.truncated_values (docs/CONFIGURATION.md). Fixed: values have
+ * TRACEWIRE_MAX_VALUE_BYTES; a name or key is an identifier, and no
+ * sensible one comes near this. Without a bound, one name could make every
+ * span too large for a packet whatever the limits said. */
+#define TW__MAX_NAME_BYTES 1024
+
 typedef struct tw__limits {
     size_t max_tags;
     size_t max_logs;

@@ -433,7 +433,9 @@ static inline void keep_op_name(tw_span *s, const char *operation)
     }
     free(s->op_name_long);
     s->needs_finish_work = true;
-    s->op_name_long = strdup(operation);
+    /* One byte past the bound at most: enough for begin_recording to see
+     * that the name is too long, cut it and count the cut. */
+    s->op_name_long = strndup(operation, TW__MAX_NAME_BYTES + 1);
     if (!s->op_name_long) { /* no memory: the name is cut rather than lost */
         memcpy(s->op_name, operation, sizeof s->op_name - 1);
         s->op_name[sizeof s->op_name - 1] = '\0';
@@ -500,6 +502,10 @@ static inline __attribute__((always_inline)) bool begin_recording(tw_span *s, co
     d->parent_id = s->context.parent_id;
     d->start_us = start_us;
     size_t len = strlen(operation);
+    if (__builtin_expect(len > TW__MAX_NAME_BYTES, 0)) {
+        len = tw__utf8_cut(operation, TW__MAX_NAME_BYTES);
+        d->truncated_values++;
+    }
     const char *name = arena_copy(&d->arena, operation, len);
     if (!name) {
         tw__span_data_unref(d);
@@ -531,19 +537,26 @@ static inline tw__tag *next_tag_slot(tw__span_data *d)
  * line, so that the flag it sets lives only here: the common case keeps
  * no flag in memory. */
 static __attribute__((noinline)) int fill_tag_slow(tw__arena *a, tw__tag *t, const char *key,
-                                                   const tw_value *value, size_t value_cap)
+                                                   size_t key_len, const tw_value *value,
+                                                   size_t value_cap)
 {
     bool truncated = false;
-    if (!tw__tag_set(a, t, key, value, value_cap, &truncated))
+    if (key_len > TW__MAX_NAME_BYTES) {
+        key_len = tw__utf8_cut(key, TW__MAX_NAME_BYTES);
+        truncated = true;
+    }
+    bool value_cut = false;
+    if (!tw__tag_set_n(a, t, key, key_len, value, value_cap, &value_cut))
         return -1;
-    return truncated ? 1 : 0;
+    return truncated || value_cut ? 1 : 0;
 }
 
 /* Fills @t with a copy of @key and @value, the common cases inline: a key
  * and a string value that fits the cap share one arena allocation, a
- * number copies the key only. Binary values, values over the cap and
- * allocation failures go through tw__tag_set. Returns 0, 1 when the value
- * was cut, -1 on failure (@t is not filled). */
+ * number copies the key only. Binary values, values over the cap, keys
+ * over TW__MAX_NAME_BYTES and allocation failures go through
+ * fill_tag_slow. Returns 0, 1 when the key or value was cut, -1 on failure
+ * (@t is not filled). */
 static inline __attribute__((always_inline)) int fill_tag(tw__arena *a, tw__tag *t, const char *key,
                                                           tw_value_type type, const tw_value *value,
                                                           size_t value_cap)
@@ -553,7 +566,7 @@ static inline __attribute__((always_inline)) int fill_tag(tw__arena *a, tw__tag 
     /* Unsigned compare: also sends a value type out of the enum (a caller's
      * bad log field) to tw__tag_set, which refuses it. */
     if (__builtin_expect((unsigned)type <= TW_VALUE_INT64 && value_len <= value_cap &&
-                             key_len <= UINT32_MAX && (value_len == 0 || value->as.str),
+                             key_len <= TW__MAX_NAME_BYTES && (value_len == 0 || value->as.str),
                          1)) {
         size_t value_at = type == TW_VALUE_STRING ? key_len + 1 : 0;
         char *p = arena_take(a, key_len + 1 + (value_at ? value_len + 1 : 0));
@@ -584,7 +597,7 @@ static inline __attribute__((always_inline)) int fill_tag(tw__arena *a, tw__tag 
             return 0;
         }
     }
-    return fill_tag_slow(a, t, key, value, value_cap);
+    return fill_tag_slow(a, t, key, key_len, value, value_cap);
 }
 
 /* @type is @value's: a constant in each setter, so that the switch above
@@ -1308,7 +1321,12 @@ void tw_span_set_operation_name(tw_span *span, const char *operation)
         return;
     TW_CHECK_ARG_VOID(operation && span->state == TW__SPAN_OPEN);
     if (span->data) {
-        if (!tw__span_data_set_operation(span->data, operation, strlen(operation)))
+        size_t len = strlen(operation);
+        if (len > TW__MAX_NAME_BYTES) {
+            len = tw__utf8_cut(operation, TW__MAX_NAME_BYTES);
+            span->data->truncated_values++;
+        }
+        if (!tw__span_data_set_operation(span->data, operation, len))
             tw__log_msg(TW_LOG_ERROR, "tw_span_set_operation_name: out of memory");
         return;
     }
@@ -1444,12 +1462,20 @@ void tw_span_log_fields(tw_span *span, int64_t timestamp_us, const tw_log_field 
     log->timestamp_us = timestamp_us ? timestamp_us : tw__now_us();
     for (size_t i = 0; i < keep; i++) {
         bool truncated = false;
-        if (!fields[i].key || !tw__tag_set(&d->arena, &log->fields[log->n_fields], fields[i].key,
-                                           &fields[i].value, lim->max_value_bytes, &truncated)) {
+        if (!fields[i].key) {
             d->truncated_values++;
             continue;
         }
-        if (truncated)
+        size_t key_len = strlen(fields[i].key);
+        bool key_cut = key_len > TW__MAX_NAME_BYTES;
+        if (key_cut)
+            key_len = tw__utf8_cut(fields[i].key, TW__MAX_NAME_BYTES);
+        if (!tw__tag_set_n(&d->arena, &log->fields[log->n_fields], fields[i].key, key_len,
+                           &fields[i].value, lim->max_value_bytes, &truncated)) {
+            d->truncated_values++;
+            continue;
+        }
+        if (truncated || key_cut)
             d->truncated_values++;
         log->n_fields++;
     }

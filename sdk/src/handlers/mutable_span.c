@@ -132,8 +132,11 @@ bool tw_mutable_span_log_field(const tw_mutable_span *span, size_t log, size_t f
 tw_status tw_mutable_span_set_operation(tw_mutable_span *span, const char *operation)
 {
     TW_CHECK_ARG(span && operation, TW_E_INVALID_ARG);
-    return tw__span_data_set_operation(span->data, operation, strlen(operation)) ? TW_OK
-                                                                                 : TW_E_NOMEM;
+    /* The bound of the span's own names (not counted, as build_tag). */
+    size_t len = strlen(operation);
+    if (len > TW__MAX_NAME_BYTES)
+        len = tw__utf8_cut(operation, TW__MAX_NAME_BYTES);
+    return tw__span_data_set_operation(span->data, operation, len) ? TW_OK : TW_E_NOMEM;
 }
 
 /* Builds @out (key @key, value @value cut to the value limit) in the arena;
@@ -141,8 +144,11 @@ tw_status tw_mutable_span_set_operation(tw_mutable_span *span, const char *opera
 static bool build_tag(tw_mutable_span *span, tw__tag *out, const char *key, const tw_value *value)
 {
     bool truncated = false; /* not counted: the limit marks are already set */
-    return tw__tag_set(&span->data->arena, out, key, value, span->limits->max_value_bytes,
-                       &truncated);
+    size_t key_len = strlen(key);
+    if (key_len > TW__MAX_NAME_BYTES)
+        key_len = tw__utf8_cut(key, TW__MAX_NAME_BYTES);
+    return tw__tag_set_n(&span->data->arena, out, key, key_len, value,
+                         span->limits->max_value_bytes, &truncated);
 }
 
 /* Removes the tags named @key at positions >= @from, keeping the order of

@@ -507,9 +507,7 @@ bool tw__span_data_add_ref(tw__span_data *s, tw__ref_type type, uint64_t trace_h
     return true;
 }
 
-/* Length of the longest prefix of str[0..cap) that ends on a UTF-8
- * character boundary, so truncation never splits a multi-byte character. */
-static size_t utf8_cut(const char *str, size_t cap)
+size_t tw__utf8_cut(const char *str, size_t cap)
 {
     size_t n = cap;
     /* Step back over continuation bytes (10xxxxxx) of a split character. */
@@ -552,7 +550,7 @@ bool tw__tag_set_cut(tw__arena *a, tw__tag *tag, const char *key, size_t key_len
 {
     /* tw__tag_set_n calls this for a string or binary longer than the cap. */
     tw_value cut = *value;
-    cut.len = value->type == TW_VALUE_STRING ? utf8_cut(value->as.str, value_cap) : value_cap;
+    cut.len = value->type == TW_VALUE_STRING ? tw__utf8_cut(value->as.str, value_cap) : value_cap;
     *was_truncated = true;
     return tw__tag_store(a, tag, key, key_len, &cut);
 }

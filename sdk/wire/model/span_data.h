@@ -303,6 +303,11 @@ tw__tag_store(tw__arena *a, tw__tag *tag, const char *key, size_t key_len, const
     return true;
 }
 
+/* Length of the longest prefix of str[0..cap) that ends on a UTF-8
+ * character boundary, so truncation never splits a multi-byte character.
+ * @str must hold more than @cap bytes (str[cap] is read). */
+size_t tw__utf8_cut(const char *str, size_t cap);
+
 /* tw__tag_set_n when the value is cut (out of line: only the SDK caps). */
 bool tw__tag_set_cut(tw__arena *a, tw__tag *tag, const char *key, size_t key_len,
                      const tw_value *value, size_t value_cap, bool *was_truncated);

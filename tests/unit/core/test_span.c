@@ -245,7 +245,7 @@ static void test_limits_cut_and_mark_the_span(void)
     CU_ASSERT(tw_finished_span_find_tag(f, "tracewire.dropped_logs", &v) && v.as.i64 == 3);
     CU_ASSERT(tag_equals_str(f, "sampler.type", "const")); /* never displaced */
     CU_ASSERT_EQUAL(tw_finished_span_log_count(f), 3);
-    /* Ids, name and times are never cut. */
+    /* Ids and times are never cut, nor a name below TW__MAX_NAME_BYTES. */
     CU_ASSERT(tw_finished_span_span_id(f) != 0);
     CU_ASSERT_STRING_EQUAL(tw_finished_span_operation(f), "limited");
 }
@@ -457,6 +457,72 @@ static void test_rename_before_forced_sampling_keeps_the_new_name(void)
     CU_ASSERT_STRING_EQUAL(tw_finished_span_operation(tw_memory_reporter_span(memory, 2)),
                            long_name);
     tw_tracer_free(t);
+}
+
+/* A string of @len bytes: 'a's, a 3-byte character across the name bound
+ * (bytes TW__MAX_NAME_BYTES - 1 .. + 1), then 'b's. Freed by the caller. */
+static char *long_text(size_t len)
+{
+    char *p = malloc(len + 1);
+    memset(p, 'a', len);
+    memcpy(p + TW__MAX_NAME_BYTES - 1, "\xe2\x82\xac", 3);
+    memset(p + TW__MAX_NAME_BYTES + 2, 'b', len - TW__MAX_NAME_BYTES - 2);
+    p[len] = '\0';
+    return p;
+}
+
+/* Names and keys are bounded like values: an operation name, a tag key or
+ * a log field key longer than TW__MAX_NAME_BYTES is cut on a UTF-8
+ * boundary (here before the character that crosses it) and counted in
+ * tracewire.truncated_values; a 100,000-byte name used to be kept whole and
+ * make the span too large for any packet. */
+static void test_long_names_and_keys_are_cut_and_counted(void)
+{
+    tw_memory_reporter_clear(memory_sender);
+    char *huge = long_text(100000);
+    char cut[TW__MAX_NAME_BYTES];
+    memset(cut, 'a', sizeof cut - 1);
+    cut[sizeof cut - 1] = '\0'; /* what is kept: the 'a's before the character */
+    tw_span *s = tw_span_start(tracer, huge, NULL);
+    tw_span_set_tag_int64(s, huge, 1);
+    tw_log_field field = {huge, {.type = TW_VALUE_INT64, .as.i64 = 2}};
+    tw_span_log_fields(s, 0, &field, 1);
+    tw_span_finish(s);
+    const tw_finished_span *f = finished_named(memory_sender, cut);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tw_value v;
+    CU_ASSERT(tw_finished_span_find_tag(f, cut, &v) && v.as.i64 == 1);
+    const char *key = NULL;
+    CU_ASSERT(tw_finished_span_log_field(f, 0, 0, &key, &v) && key && strcmp(key, cut) == 0);
+    CU_ASSERT(tw_finished_span_find_tag(f, "tracewire.truncated_values", &v) && v.as.i64 == 3);
+
+    /* A rename, and a name at the bound, which is kept whole. */
+    s = tw_span_start(tracer, "to be renamed", NULL);
+    tw_span_set_operation_name(s, huge);
+    tw_span_finish(s);
+    f = finished_named(memory_sender, cut);
+    CU_ASSERT(f && tw_finished_span_find_tag(f, "tracewire.truncated_values", &v) && v.as.i64 == 1);
+    memset(huge, 'c', TW__MAX_NAME_BYTES);
+    huge[TW__MAX_NAME_BYTES] = '\0';
+    s = tw_span_start(tracer, huge, NULL);
+    tw_span_finish(s);
+    f = finished_named(memory_sender, huge);
+    CU_ASSERT(f && !tw_finished_span_find_tag(f, "tracewire.truncated_values", &v));
+
+    /* A span that does not record keeps at most a bounded name, and
+     * counts the cut when sampling is forced later. */
+    tw_reporter *memory;
+    tw_tracer *t = never_sampled(&memory);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    free(huge);
+    huge = long_text(100000);
+    s = tw_span_start(t, huge, NULL);
+    tw_span_set_tag_bool(s, TW_TAG_SAMPLING_PRIORITY, true);
+    tw_span_finish(s);
+    f = finished_named(memory, cut);
+    CU_ASSERT(f && tw_finished_span_find_tag(f, "tracewire.truncated_values", &v) && v.as.i64 == 1);
+    tw_tracer_free(t);
+    free(huge);
 }
 
 static void test_set_kind_writes_and_replaces_span_kind(void)
@@ -1024,6 +1090,8 @@ void tw_test_register(void)
     CU_add_test(suite, "finish_twice_is_reported_once", test_finish_twice_is_reported_once);
     CU_add_test(suite, "rename_before_forced_sampling_keeps_the_new_name",
                 test_rename_before_forced_sampling_keeps_the_new_name);
+    CU_add_test(suite, "long_names_and_keys_are_cut_and_counted",
+                test_long_names_and_keys_are_cut_and_counted);
     CU_add_test(suite, "set_kind_writes_and_replaces_span_kind",
                 test_set_kind_writes_and_replaces_span_kind);
     CU_add_test(suite, "null_span_calls_are_silent", test_null_span_calls_are_silent);
