@@ -27,7 +27,8 @@ struct tw__batcher {
     tw__batch *last; /* the previous span's batch */
     uint64_t tick;
     size_t spans;
-    size_t pending; /* sum of the open batches' body_bytes */
+    size_t pending;   /* sum of the open batches' body_bytes */
+    size_t too_large; /* the body of the last span refused as too large, alone */
     /* A freed batch's arrays (spare_cap slots each; NULL: none) for the
      * next batch. */
     void **spare_items;
@@ -216,9 +217,11 @@ tw__batch_result tw__batcher_add(tw__batcher *b, const void *key, const tw__span
     /* A body grows with its items: when this one fits with the batch's,
      * it fits alone, and only a body too large asks for the size alone. */
     size_t body = b->ops->body_size(b->ctx, batch->state, batch->n + 1, batch->items_size + size);
+    size_t alone = body;
     if (body > b->limits.max_body_bytes &&
         (!batch->n ||
-         b->ops->body_size(b->ctx, batch->state, 1, size) > b->limits.max_body_bytes)) {
+         (alone = b->ops->body_size(b->ctx, batch->state, 1, size)) > b->limits.max_body_bytes)) {
+        b->too_large = batch->n ? alone : body;
         b->ops->free_item(b->ctx, item);
         return TW__BATCH_TOO_LARGE;
     }
@@ -273,6 +276,11 @@ void tw__batcher_flush(tw__batcher *b)
 {
     while (b->n_open)
         emit_at(b, b->n_open - 1);
+}
+
+size_t tw__batcher_too_large_bytes(const tw__batcher *b)
+{
+    return b->too_large;
 }
 
 size_t tw__batcher_spans(const tw__batcher *b)

@@ -120,6 +120,9 @@ void tw__batcher_tick(tw__batcher *b, int64_t now_ns);
 int64_t tw__batcher_deadline(const tw__batcher *b);
 /* Emits every open batch. */
 void tw__batcher_flush(tw__batcher *b);
+/* The body size of the span tw__batcher_add last refused as
+ * TW__BATCH_TOO_LARGE, alone in a batch (0: none yet). */
+size_t tw__batcher_too_large_bytes(const tw__batcher *b);
 /* Spans in open batches. */
 size_t tw__batcher_spans(const tw__batcher *b);
 /* Bytes of the bodies the open batches would make now. */

@@ -335,6 +335,43 @@ static void replace_sender_locked(async_reporter *a)
     a->is_sender_open = st == TW_OK;
 }
 
+/* The "too large" part of log_losses: what bound the spans met, how large
+ * the largest was, and only the advice that can work. Names and keys are
+ * cut at TW__MAX_NAME_BYTES, so what makes a span large is what the
+ * TRACEWIRE_MAX_* limits bound: its values, tags, logs and fields; the
+ * bound itself can be raised only as far as its setting goes. */
+static void log_too_large(async_reporter *a, uint64_t large)
+{
+    tw__sender *s = a->sender;
+    const tw__sender_vtable *vt = s ? s->vtable : NULL;
+    uint64_t largest = s ? s->too_large_bytes : 0, bound = s ? s->too_large_bound : 0;
+    unsigned long long n = (unsigned long long)(large - a->said_too_large);
+    if (!vt || !TW__VTABLE_HAS(vt, tw__sender_vtable, bound_setting) || !largest || !bound) {
+        tw__log_for(TW_LOG_WARN, a->name,
+                    "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
+                    "in all); lower what a span carries (TRACEWIRE_MAX_VALUE_BYTES, "
+                    "TRACEWIRE_MAX_TAGS, TRACEWIRE_MAX_LOGS, TRACEWIRE_MAX_LOG_FIELDS)",
+                    a->name, n, (unsigned long long)large);
+        return;
+    }
+    char raise[160];
+    if (largest <= vt->bound_max)
+        snprintf(raise, sizeof raise, ", or raise %s (now %llu, at most %llu)", vt->bound_setting,
+                 (unsigned long long)bound, (unsigned long long)vt->bound_max);
+    else
+        snprintf(raise, sizeof raise, " (%s cannot go above %llu bytes: raising it cannot help)",
+                 vt->bound_setting, (unsigned long long)vt->bound_max);
+    tw__log_for(TW_LOG_WARN, a->name,
+                "%s reporter: %llu spans too large for one %s were dropped (%llu in all): the "
+                "largest came to %llu bytes, over the %s's limit of %llu bytes; operation names "
+                "and keys are cut at %d bytes, so lower what a span carries "
+                "(TRACEWIRE_MAX_VALUE_BYTES, TRACEWIRE_MAX_TAGS, TRACEWIRE_MAX_LOGS, "
+                "TRACEWIRE_MAX_LOG_FIELDS)%s",
+                a->name, n, vt->bound_unit, (unsigned long long)large, (unsigned long long)largest,
+                vt->bound_unit, (unsigned long long)bound, TW__MAX_NAME_BYTES, raise);
+    s->too_large_bytes = 0;
+}
+
 /* Says, at most once a minute (and at close), how many spans were lost
  * since the last time it spoke: a full queue (counted by the application
  * threads, said here so that they never write to a log), spans too large
@@ -365,12 +402,7 @@ static void log_losses(async_reporter *a, int64_t now, bool is_closing, bool is_
             (unsigned long long)((full - a->said_queue_full) - (by_bytes - a->said_queue_bytes)),
             a->cap, (unsigned long long)(by_bytes - a->said_queue_bytes), a->max_bytes);
     if (large > a->said_too_large)
-        tw__log_for(TW_LOG_WARN, a->name,
-                    "%s reporter: %llu spans too large for one packet or body were dropped (%llu "
-                    "in all); lower the per-span limits (TRACEWIRE_MAX_*) or raise the packet or "
-                    "body size",
-                    a->name, (unsigned long long)(large - a->said_too_large),
-                    (unsigned long long)large);
+        log_too_large(a, large);
     if (failed > a->said_failed && is_past_deadline)
         tw__log_for(TW_LOG_WARN, a->name,
                     "%s reporter: %llu spans could not be sent (%llu in all): close reached its "

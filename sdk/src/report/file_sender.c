@@ -326,7 +326,7 @@ static void file_append(tw__sender *s, tw__span_data *span)
         return;
     }
     if (f->line.len > f->max_file_bytes) {
-        tw__count(&c->too_large, 1);
+        tw__sender_too_large(s, f->line.len, f->max_file_bytes);
         return;
     }
     if (f->pending.len + f->line.len > WRITE_CHUNK)
@@ -405,6 +405,9 @@ static const tw__sender_vtable file_vtable = {
     .free = file_free,
     .after_fork_child = file_after_fork_child,
     .fork_clone = file_fork_clone,
+    .bound_unit = "log file",
+    .bound_setting = "TRACEWIRE_LOG_FILE_MAX_BYTES",
+    .bound_max = SIZE_MAX,
 };
 
 /* Path, limits and scratch names; false when out of memory. */

@@ -761,7 +761,7 @@ static void add_span(http_sender *h, const void *key, const tw__process *const *
         case TW__BATCH_OK:
             break;
         case TW__BATCH_TOO_LARGE:
-            tw__count(&h->base.counters->too_large, 1);
+            tw__sender_too_large(&h->base, tw__batcher_too_large_bytes(h->batcher), h->max_body);
             break;
         default:
             tw__count(&h->base.counters->failed, 1);
@@ -877,6 +877,9 @@ static const tw__sender_vtable http_vtable = {
     .after_fork_child = http_after_fork_child,
     .fork_clone = http_fork_clone,
     .interrupt = http_interrupt,
+    .bound_unit = "HTTP body",
+    .bound_setting = "tw_reporter_options_set_max_body_size",
+    .bound_max = TW__HTTP_MAX_BODY_BYTES,
 };
 
 void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void *arg)

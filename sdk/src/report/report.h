@@ -126,6 +126,12 @@ typedef struct tw__sender_vtable {
      * makes a wait on the transport in progress look at it now. Safe at any
      * time between open and free, concurrently with append and flush. */
     void (*interrupt)(tw__sender *s);
+    /* Optional. What bounds one span's encoding, for the reporter
+     * thread's "too large" line: the container ("UDP packet"), the setting
+     * that raises the bound, and the highest value that setting takes. */
+    const char *bound_unit;
+    const char *bound_setting;
+    uint64_t bound_max;
 } tw__sender_vtable;
 
 /* True when @vt has the member @field (a vtable may be older and shorter). */
@@ -144,7 +150,21 @@ struct tw__sender {
      * reading this, against close writing this and then reading what to
      * wake, cannot both miss the other. */
     atomic_int_fast64_t give_up_at_ns;
+    /* The largest span counted as too large since the reporter thread last
+     * said so, encoded alone, and the bound it exceeded, in bytes (0:
+     * none). Written by append, read and reset by the reporter thread,
+     * which runs both. */
+    uint64_t too_large_bytes, too_large_bound;
 };
+
+/* Counts a span too large for @s's bound and keeps the largest's size. */
+static inline void tw__sender_too_large(tw__sender *s, uint64_t bytes, uint64_t bound)
+{
+    tw__count(&s->counters->too_large, 1);
+    if (bytes > s->too_large_bytes)
+        s->too_large_bytes = bytes;
+    s->too_large_bound = bound;
+}
 
 /* Whether @s must not start or continue waiting on its transport now. */
 static inline bool tw__sender_gave_up(tw__sender *s)

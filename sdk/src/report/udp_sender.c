@@ -242,7 +242,7 @@ static __attribute__((noinline)) void append_near_limit(udp_sender *u, size_t ba
     emit(u);
     snapshot_stats(u);
     if (!batch_fits(u, 1, span_len)) {
-        tw__count(&u->base.counters->too_large, 1);
+        tw__sender_too_large(&u->base, batch_size(u, 1, span_len), u->max_packet);
         return;
     }
     /* emit() emptied the buffer and left the bytes after it alone. */
@@ -330,6 +330,9 @@ static const tw__sender_vtable udp_vtable = {
     .free = udp_free,
     .after_fork_child = udp_after_fork_child,
     .fork_clone = udp_fork_clone,
+    .bound_unit = "UDP packet",
+    .bound_setting = "JAEGER_REPORTER_MAX_PACKET_SIZE",
+    .bound_max = 65507, /* the largest UDP payload over IPv4 */
 };
 
 /* The fields every UDP sender is made with; false when out of memory. */

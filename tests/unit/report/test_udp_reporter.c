@@ -340,7 +340,7 @@ static void test_losses_are_said_by_the_reporter_thread(void)
         tw_span_set_tag_str(s, "k", value); /* cut to 4096 bytes each: too large */
     tw_span_finish(s);
     tw_tracer_close(t);
-    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans too large for one packet or body were dropped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "spans too large for one UDP packet were dropped"));
     tw_tracer_free(t);
     tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
 }
@@ -424,6 +424,62 @@ static void test_agent_that_moves_is_found_again(void)
     udp_sink_close(&second);
 }
 
+/* Sends one span with a @value_len-byte tag value through a UDP reporter
+ * with @max_packet, then closes: what the reporter thread says is in
+ * `said`. */
+static void send_one_large_span(unsigned int port, size_t max_packet, size_t value_len)
+{
+    tw_reporter_options *ro = tw_reporter_options_new();
+    tw_reporter_options_set_agent(ro, "127.0.0.1", port);
+    tw_reporter_options_set_max_packet_size(ro, max_packet);
+    tw_tracer_options *opts = tw_tracer_options_new();
+    tw_tracer_options_set_service(opts, "svc");
+    tw_tracer_options_set_max_value_bytes(opts, value_len);
+    tw_tracer_options_set_reporter(opts, tw_reporter_jaeger_udp_new(ro, NULL));
+    tw_reporter_options_free(ro);
+    tw_tracer *t = tw_tracer_new(opts, NULL);
+    tw_tracer_options_free(opts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char *big = malloc(value_len + 1);
+    memset(big, 'x', value_len);
+    big[value_len] = '\0';
+    tw_span *s = tw_span_start(t, "huge", NULL);
+    tw_span_set_tag_str(s, "payload", big);
+    tw_span_finish(s);
+    free(big);
+    tw_tracer_close(t);
+    CU_ASSERT_EQUAL(tw_reporter_counter(tw_tracer_reporter(t), TW_COUNTER_DROPPED_TOO_LARGE), 1);
+    tw_tracer_free(t);
+}
+
+/* The "too large" line names the bound the span met and how large the
+ * span was, and advises only what can work: raising the packet size up to
+ * what a UDP packet can hold, never past it. It used to advise lowering
+ * "TRACEWIRE_MAX_*" or raising the packet size whatever the case. */
+static void test_too_large_line_says_what_can_help(void)
+{
+    udp_sink sink;
+    CU_ASSERT_FATAL(udp_sink_open(&sink, "127.0.0.1"));
+    said[0] = '\0';
+    tw_set_logger(keep_said, NULL, TW_LOG_WARN);
+    send_one_large_span(sink.port, 512, 1000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "1 spans too large for one UDP packet were dropped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "over the UDP packet's limit of 512 bytes"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "TRACEWIRE_MAX_VALUE_BYTES"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(said, "or raise JAEGER_REPORTER_MAX_PACKET_SIZE (now 512, at most 65507)"));
+    /* A span no UDP packet can hold: raising the size is not advised. */
+    said[0] = '\0';
+    send_one_large_span(sink.port, 65000, 100000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "over the UDP packet's limit of 65000 bytes"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(said, "raising it cannot help"));
+    CU_ASSERT_PTR_NULL(strstr(said, "or raise"));
+    if (!strstr(said, "raising it cannot help"))
+        fprintf(stderr, "said:\n%s", said);
+    tw_set_logger(tw_log_default, NULL, TW_LOG_WARN);
+    udp_sink_close(&sink);
+}
+
 /* Two transports of a composite that fail at once are both heard through
  * the default logger, whose limit of one line a minute is per call site and
  * per reporter name: the two share the sender's and the reporter thread's call
@@ -502,4 +558,5 @@ void tw_test_register(void)
                 test_losses_are_said_by_the_reporter_thread);
     CU_add_test(suite, "agent_that_moves_is_found_again", test_agent_that_moves_is_found_again);
     CU_add_test(suite, "composite_failures_are_each_said", test_composite_failures_are_each_said);
+    CU_add_test(suite, "too_large_line_says_what_can_help", test_too_large_line_says_what_can_help);
 }
