@@ -95,6 +95,7 @@ struct twa_dest {
     twa_framing *framing;
     twa_batcher *batcher;
     twa_spool *spool;
+    char *spool_dir; /* opened by twa_dest_start */
     tw__buf body, gz, spooled;
     z_stream z;
     bool has_z;
@@ -378,14 +379,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         if (!open_udp(d, why, why_size))
             goto fail;
     } else if (d->kind == DEST_FILE) {
-        const char *path = o->url + strlen("file:");
-        if (has_prefix(path, "//"))
-            path += 2;
-        d->file = fopen(path, "ae");
-        if (!d->file) {
-            snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
-            goto fail;
-        }
+        /* opened by twa_dest_start */
     } else {
         CURLU *u = curl_url();
         bool ok = u && curl_url_set(u, CURLUPART_URL, o->url, 0) == CURLUE_OK;
@@ -436,11 +430,9 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         snprintf(why, why_size, "out of memory");
         goto fail;
     }
-    if (o->spool_dir) {
-        d->spool = twa_spool_open(o->spool_dir, d->key, d->label, o->spool_max_bytes, &d->st, why,
-                                  why_size);
-        if (!d->spool)
-            goto fail;
+    if (!dup_str(&d->spool_dir, o->spool_dir)) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
     }
     d->backoff_ms = d->o.initial_backoff_ms;
     return d;
@@ -1188,8 +1180,34 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* The files the destination writes, its file: and its spool: a failure
+ * here is the system's (a directory that is a file, no permission), not the
+ * options', so it happens in twa_dest_start. */
+static bool open_outputs(twa_dest *d, char *why, size_t why_size)
+{
+    if (d->kind == DEST_FILE && !d->file) {
+        const char *path = d->url + strlen("file:");
+        if (has_prefix(path, "//"))
+            path += 2;
+        d->file = fopen(path, "ae");
+        if (!d->file) {
+            snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
+            return false;
+        }
+    }
+    if (d->spool_dir && !d->spool) {
+        d->spool = twa_spool_open(d->spool_dir, d->key, d->label, d->o.spool_max_bytes, &d->st, why,
+                                  why_size);
+        if (!d->spool)
+            return false;
+    }
+    return true;
+}
+
 bool twa_dest_start(twa_dest *d, char *why, size_t why_size)
 {
+    if (!open_outputs(d, why, why_size))
+        return false;
     /* The batcher's emit callback (set here: it needs the final address). */
     twa_batcher_free(d->batcher);
     d->batcher = twa_batcher_new(d->framing, d->o.max_body_bytes, MAX_OPEN_BATCHES, d->o.flush_ms,
@@ -1251,6 +1269,7 @@ void twa_dest_free(twa_dest *d)
     twa_batcher_free(d->batcher);
     twa_framing_free(d->framing);
     twa_spool_close(d->spool);
+    free(d->spool_dir);
     tw__buf_free(&d->body);
     tw__buf_free(&d->gz);
     tw__buf_free(&d->spooled);

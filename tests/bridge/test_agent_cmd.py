@@ -829,6 +829,31 @@ def test_usage_errors():
               rc == 2 and what in err and "PLANTED" not in err, rc, err)
 
 
+def test_start_failures():
+    """What the agent cannot create or write at start (the spool, a file: destination, the log
+    file) is a start failure, exit 1 as documented (the spool and file: gave 2, the usage
+    status), with one line naming the option and the real reason."""
+    d = workdir("start-failures")
+    afile = os.path.join(d, "afile")  # a regular file where a directory is needed
+    open(afile, "w").close()
+    send = ["--send", "http://127.0.0.1:9/v1/traces"]
+    recv = ["--otlp=127.0.0.1:0"] + send
+    for args, option, reason in [
+            (recv + ["--spool", os.path.join(afile, "sp")], "--spool", "Not a directory"),
+            (recv + ["--send", "file:" + os.path.join(afile, "out")], "--send file:",
+             "Not a directory"),
+            (recv + ["--log-file", os.path.join(afile, "log")], "--log-file", "Not a directory")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics"] + args, capture_output=True,
+                               text=True, timeout=10)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started"
+        said = [line for line in err.splitlines() if option in line and "summary:" not in line]
+        check("start failure: %s -> exit 1, one line with the reason" % " ".join(args[-2:]),
+              rc == 1 and len(said) == 1 and reason in said[0], rc, err)
+
+
 def test_log_lines_escape_input():
     # Every log line quoting input is one line: a followed file named "a\nFAKE LINE.log" is
     # logged with \x0a (its name used to break the line, forging a second one).
@@ -860,7 +885,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
-         test_sampling_proxy_and_log_file, test_usage_errors, test_log_lines_escape_input]
+         test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
+         test_log_lines_escape_input]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
