@@ -160,22 +160,27 @@ static void write_checkpoint(twa_follow *fw)
         g_free(esc);
     }
     char *tmp = g_strdup_printf("%s.tmp", fw->checkpoint);
+    /* The reason of a failure is the errno of the step that failed (a later
+     * successful call may leave an unrelated one behind). */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    bool ok = fd >= 0;
+    int failed = fd >= 0 ? 0 : errno;
     size_t done = 0;
-    while (ok && done < s->len) {
+    while (!failed && done < s->len) {
         ssize_t w = write(fd, s->str + done, s->len - done);
         if (w < 0 && errno == EINTR)
             continue;
-        ok = w > 0;
-        if (ok)
+        if (w > 0)
             done += (size_t)w;
+        else
+            failed = w < 0 ? errno : EIO;
     }
-    ok = ok && fdatasync(fd) == 0;
-    int saved = errno;
+    if (!failed && fdatasync(fd) != 0)
+        failed = errno;
     if (fd >= 0)
         close(fd);
-    ok = ok && rename(tmp, fw->checkpoint) == 0;
+    if (!failed && rename(tmp, fw->checkpoint) != 0)
+        failed = errno;
+    bool ok = !failed;
     if (ok) {
         char *dir = g_path_get_dirname(fw->checkpoint);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -187,7 +192,7 @@ static void write_checkpoint(twa_follow *fw)
         fw->last_checkpoint_error[0] = '\0';
     } else {
         char why[128];
-        snprintf(why, sizeof why, "%s", strerror(saved ? saved : errno));
+        snprintf(why, sizeof why, "%s", strerror(failed));
         if (strcmp(why, fw->last_checkpoint_error) != 0) {
             twa_log(TWA_ERROR, "--checkpoint %s: cannot write: %s", fw->checkpoint, why);
             snprintf(fw->last_checkpoint_error, sizeof fw->last_checkpoint_error, "%s", why);
@@ -272,6 +277,24 @@ static bool load_checkpoint(twa_follow *fw, char *why, size_t why_size)
     return ok;
 }
 
+/* Whether the checkpoint can be written: its temporary file is created in its
+ * directory and removed, so that an unwritable place is a start failure, not
+ * a log line per batch and files read again after a restart. */
+static bool can_write_checkpoint(twa_follow *fw, char *why, size_t why_size)
+{
+    char *tmp = g_strdup_printf("%s.tmp", fw->checkpoint);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        snprintf(why, why_size, "--checkpoint %s: cannot write %s: %s", fw->checkpoint, tmp,
+                 strerror(errno));
+    else {
+        close(fd);
+        unlink(tmp);
+    }
+    g_free(tmp);
+    return fd >= 0;
+}
+
 /* ---- creation
  * ------------------------------------------------------------------------------------ */
 
@@ -306,7 +329,12 @@ twa_follow *twa_follow_new(const twa_follow_options *o, char *why, size_t why_si
         twa_follow_free(fw);
         return NULL;
     }
-    if (fw->checkpoint && !load_checkpoint(fw, why, why_size)) {
+    if (fw->checkpoint &&
+        (!load_checkpoint(fw, why, why_size) || !can_write_checkpoint(fw, why, why_size))) {
+        /* Not started: the checkpoint on disk is left as it is (a damaged
+         * one is the user's to look at). */
+        free(fw->checkpoint);
+        fw->checkpoint = NULL;
         twa_follow_free(fw);
         return NULL;
     }

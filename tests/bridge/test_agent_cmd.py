@@ -831,18 +831,32 @@ def test_usage_errors():
 
 def test_start_failures():
     """What the agent cannot create or write at start (the spool, a file: destination, the log
-    file) is a start failure, exit 1 as documented (the spool and file: gave 2, the usage
-    status), with one line naming the option and the real reason."""
+    file, the checkpoint) is a start failure, exit 1 as documented (the spool and file: gave 2,
+    the usage status), with one line naming the option and the real reason (a checkpoint that
+    is a directory was also "cannot write: No such file or directory"). A checkpoint the agent
+    refuses is left as it is (it was written over on the way out)."""
     d = workdir("start-failures")
     afile = os.path.join(d, "afile")  # a regular file where a directory is needed
     open(afile, "w").close()
+    cpdir = os.path.join(d, "cpdir")
+    os.makedirs(cpdir, exist_ok=True)
+    damaged = os.path.join(d, "damaged.cp")
+    with open(damaged, "w") as f:
+        f.write("not a checkpoint\n")
     send = ["--send", "http://127.0.0.1:9/v1/traces"]
     recv = ["--otlp=127.0.0.1:0"] + send
+    follow = ["--follow", os.path.join(d, "*.log")] + send
     for args, option, reason in [
             (recv + ["--spool", os.path.join(afile, "sp")], "--spool", "Not a directory"),
             (recv + ["--send", "file:" + os.path.join(afile, "out")], "--send file:",
              "Not a directory"),
-            (recv + ["--log-file", os.path.join(afile, "log")], "--log-file", "Not a directory")]:
+            (recv + ["--log-file", os.path.join(afile, "log")], "--log-file", "Not a directory"),
+            (follow + ["--checkpoint", os.path.join(afile, "cp")], "--checkpoint",
+             "Not a directory"),
+            (follow + ["--checkpoint", cpdir], "--checkpoint", "is a directory"),
+            (follow + ["--checkpoint", os.path.join(d, "no-dir", "cp")], "--checkpoint",
+             "No such file or directory"),
+            (follow + ["--checkpoint", damaged], "--checkpoint", "not a tracewire checkpoint")]:
         try:
             p = subprocess.run([TRACEWIRE, "agent", "--no-metrics"] + args, capture_output=True,
                                text=True, timeout=10)
@@ -852,6 +866,8 @@ def test_start_failures():
         said = [line for line in err.splitlines() if option in line and "summary:" not in line]
         check("start failure: %s -> exit 1, one line with the reason" % " ".join(args[-2:]),
               rc == 1 and len(said) == 1 and reason in said[0], rc, err)
+    check("a refused checkpoint is left as it is",
+          open(damaged).read() == "not a checkpoint\n", open(damaged).read())
 
 
 def test_log_lines_escape_input():
