@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ typedef struct opts {
     char **follow, *checkpoint, *follow_from, *follow_format;
     char **send, *send_format, *file_format;
     gint64 max_body, retries, timeout_ms, flush_ms, queue_spans, drain_ms;
-    char *queue_bytes, *spool_max, *max_request, *udp_rcvbuf;
+    uint64_t queue_bytes, spool_max, max_request, udp_rcvbuf; /* SIZE_UNSET: not given */
     gboolean no_gzip;
     char **headers, *user, *ca_file, *cert_file, *key_file;
     char *spool;
@@ -85,50 +86,150 @@ typedef struct opts {
 
 static opts *current; /* the struct GOption's callbacks fill */
 
-/* A numeric option not given (every value a user can type is kept, so
- * that an out-of-range one is refused rather than taken for the default). */
+/* A numeric option not given. Every value typed is checked against its range
+ * as it is parsed (on_number, on_size, on_share), and no range holds these,
+ * so an out-of-range value is refused rather than taken for the default. */
 #define OPTION_UNSET INT64_MIN
+#define SIZE_UNSET UINT64_MAX
 
 /* The accepted range of each numeric option (docs/agent.md). A value
- * outside is a usage error naming the option; it is never wrapped (to an
+ * outside, or one that is not a decimal number (nan, inf, 0x10, 1e3), is a
+ * usage error naming the option and its range; it is never wrapped (to an
  * unsigned int), clamped or ignored. */
-typedef struct option_range {
-    const char *name;
+typedef struct numeric_option {
+    const char *name; /* as typed: "--retries" */
+    size_t offset;    /* of its gint64 in opts */
     int64_t min, max;
-} option_range;
+} numeric_option;
 
 #define HOUR_MS ((int64_t)3600 * 1000)
-static bool check_ranges(const opts *o, char *why, size_t why_size)
+static const numeric_option numeric_options[] = {
+    {"--max-body-bytes", offsetof(opts, max_body), 1024, (int64_t)256 << 20},
+    {"--retries", offsetof(opts, retries), 0, 100},
+    {"--timeout-ms", offsetof(opts, timeout_ms), 1, HOUR_MS},
+    {"--flush-ms", offsetof(opts, flush_ms), 1, HOUR_MS},
+    {"--queue-spans", offsetof(opts, queue_spans), 1, (int64_t)1 << 24},
+    {"--drain-ms", offsetof(opts, drain_ms), 0, HOUR_MS},
+    {"--tail-slow-ms", offsetof(opts, tail_slow_ms), 0, 24 * HOUR_MS},
+    {"--tail-quiet-ms", offsetof(opts, tail_quiet_ms), 1, 24 * HOUR_MS},
+    {"--tail-max-traces", offsetof(opts, tail_max_traces), 1, 10000000},
+};
+
+/* The sizes (a number with K, M or G) and their ranges. Zero is no size for
+ * a queue, a spool or a request (the queue would hold one span, every
+ * request would get 413); for --udp-rcvbuf it keeps the kernel's default. */
+typedef struct size_option {
+    const char *name;
+    size_t offset; /* of its uint64_t in opts */
+    uint64_t min, max;
+    const char *range; /* min and max as a user types them */
+} size_option;
+
+static const size_option size_options[] = {
+    {"--queue-bytes", offsetof(opts, queue_bytes), 64 << 10, (uint64_t)64 << 30, "64K to 64G"},
+    {"--spool-max", offsetof(opts, spool_max), 1 << 20, (uint64_t)64 << 40, "1M to 64T"},
+    {"--max-request-bytes", offsetof(opts, max_request), 1024, 1 << 30, "1K to 1G"},
+    {"--udp-rcvbuf", offsetof(opts, udp_rcvbuf), 0, 512 << 20, "0 to 512M"},
+};
+
+static gboolean on_number(const gchar *name, const gchar *value, gpointer data, GError **error)
 {
-    const struct {
-        option_range range;
-        gint64 value;
-    } numeric[] = {
-        {{"--max-body-bytes", 1024, (int64_t)256 << 20}, o->max_body},
-        {{"--retries", 0, 100}, o->retries},
-        {{"--timeout-ms", 1, HOUR_MS}, o->timeout_ms},
-        {{"--flush-ms", 1, HOUR_MS}, o->flush_ms},
-        {{"--queue-spans", 1, (int64_t)1 << 24}, o->queue_spans},
-        {{"--drain-ms", 0, HOUR_MS}, o->drain_ms},
-        {{"--tail-slow-ms", 0, 24 * HOUR_MS}, o->tail_slow_ms},
-        {{"--tail-quiet-ms", 1, 24 * HOUR_MS}, o->tail_quiet_ms},
-        {{"--tail-max-traces", 1, 10000000}, o->tail_max_traces},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(numeric); i++) {
-        const option_range *r = &numeric[i].range;
-        gint64 v = numeric[i].value;
-        if (v != OPTION_UNSET && (v < r->min || v > r->max)) {
-            snprintf(why, why_size, "%s takes %" PRId64 " to %" PRId64 ", not %" PRId64, r->name,
-                     r->min, r->max, (int64_t)v);
-            return false;
+    (void)data;
+    for (size_t i = 0; i < G_N_ELEMENTS(numeric_options); i++) {
+        const numeric_option *n = &numeric_options[i];
+        if (strcmp(name, n->name) != 0)
+            continue;
+        gint64 v;
+        /* Base 10 only: strtoll's base 0 read "010" as 8. */
+        if (!g_ascii_string_to_signed(value, 10, n->min, n->max, &v, NULL)) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s takes %" PRId64 " to %" PRId64 ", not \"%s\"", n->name, n->min, n->max,
+                        value);
+            return FALSE;
         }
+        *(gint64 *)(void *)((char *)current + n->offset) = v;
+        return TRUE;
     }
-    /* NaN is the unset share (a typed "nan" is no share either). */
-    if (!isnan(o->tail_keep_share) && !(o->tail_keep_share >= 0 && o->tail_keep_share <= 1)) {
-        snprintf(why, why_size, "--tail-keep-share takes 0 to 1, not %g", o->tail_keep_share);
+    return FALSE;
+}
+
+/* A size: digits (and a point), then K, M or G (powers of 1024), an optional
+ * i and B. False for anything else: a sign, nan, inf, hex, an exponent. */
+static bool parse_size(const char *text, uint64_t *out)
+{
+    size_t digits = strspn(text, "0123456789.");
+    if (!digits)
         return false;
+    char *end;
+    errno = 0;
+    double v = g_ascii_strtod(text, &end);
+    if (end != text + digits || errno)
+        return false;
+    uint64_t mult = 1;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        mult = 1024, end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024 * 1024, end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024ull * 1024 * 1024, end++;
+        break;
+    case 't':
+    case 'T':
+        mult = 1024ull * 1024 * 1024 * 1024, end++;
+        break;
+    default:
+        break;
     }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (*end || v * (double)mult > 1e18)
+        return false;
+    *out = (uint64_t)(v * (double)mult);
     return true;
+}
+
+static gboolean on_size(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)data;
+    for (size_t i = 0; i < G_N_ELEMENTS(size_options); i++) {
+        const size_option *z = &size_options[i];
+        if (strcmp(name, z->name) != 0)
+            continue;
+        uint64_t v;
+        if (!parse_size(value, &v) || v < z->min || v > z->max) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s takes a size from %s (1048576, 512K, 16M, 1G), not \"%s\"", z->name,
+                        z->range, value);
+            return FALSE;
+        }
+        *(uint64_t *)(void *)((char *)current + z->offset) = v;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+/* NaN is the unset share: a typed nan (which GOption's double would take,
+ * then read as unset: 0.1) is refused here, as is inf. */
+static gboolean on_share(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    (void)data;
+    char *end;
+    errno = 0;
+    double v = g_ascii_strtod(value, &end);
+    if (!*value || *end || errno || !(v >= 0 && v <= 1)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--tail-keep-share takes 0 to 1, not \"%s\"", value);
+        return FALSE;
+    }
+    current->tail_keep_share = v;
+    return TRUE;
 }
 
 static const receiver_opt receiver_defaults[N_R] = {
@@ -188,12 +289,12 @@ static GOptionEntry *entries_for(opts *o)
          "the sending format, when the URL does not tell", "F"},
         {"file-format", 0, 0, G_OPTION_ARG_STRING, &o->file_format,
          "the format of file: destinations (a convert --to name; default dapper)", "F"},
-        {"max-body-bytes", 0, 0, G_OPTION_ARG_INT64, &o->max_body,
+        {"max-body-bytes", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "largest uncompressed body sent (default 1 MiB; UDP 65000)", "N"},
-        {"retries", 0, 0, G_OPTION_ARG_INT64, &o->retries,
+        {"retries", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "retries of a failed batch without a spool (default 3)", "N"},
-        {"timeout-ms", 0, 0, G_OPTION_ARG_INT64, &o->timeout_ms, "one HTTP attempt (default 10000)",
-         "MS"},
+        {"timeout-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
+         "one HTTP attempt (default 10000)", "MS"},
         {"no-gzip", 0, 0, G_OPTION_ARG_NONE, &o->no_gzip, "send bodies uncompressed", NULL},
         {"header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &o->headers,
          "add a header to every request (repeatable)", "'Name: value'"},
@@ -201,15 +302,15 @@ static GOptionEntry *entries_for(opts *o)
         {"cacert", 0, 0, G_OPTION_ARG_FILENAME, &o->ca_file, "CA certificates (PEM)", "FILE"},
         {"cert", 0, 0, G_OPTION_ARG_FILENAME, &o->cert_file, "client certificate (PEM)", "FILE"},
         {"key", 0, 0, G_OPTION_ARG_FILENAME, &o->key_file, "client key (PEM)", "FILE"},
-        {"flush-ms", 0, 0, G_OPTION_ARG_INT64, &o->flush_ms,
+        {"flush-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "a partial batch waits at most this long (default 1000)", "MS"},
-        {"queue-spans", 0, 0, G_OPTION_ARG_INT64, &o->queue_spans,
+        {"queue-spans", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "spans each destination's queue holds (default 65536)", "N"},
-        {"queue-bytes", 0, 0, G_OPTION_ARG_STRING, &o->queue_bytes,
+        {"queue-bytes", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "bytes each destination's queue holds (default 12M)", "BYTES"},
         {"spool", 0, 0, G_OPTION_ARG_FILENAME, &o->spool,
          "spill batches that cannot be sent to this directory", "DIR"},
-        {"spool-max", 0, 0, G_OPTION_ARG_STRING, &o->spool_max,
+        {"spool-max", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "the spool's size cap, shared by the destinations (default 1G)", "BYTES"},
         {"tag", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->tags,
          "set a process tag on every span (repeatable)", "KEY=VALUE"},
@@ -221,19 +322,19 @@ static GOptionEntry *entries_for(opts *o)
          "TEXT"},
         {"tail-sample", 0, 0, G_OPTION_ARG_NONE, &o->tail_sample,
          "keep whole traces with an error or a slow span, and a share of the rest", NULL},
-        {"tail-keep-share", 0, 0, G_OPTION_ARG_DOUBLE, &o->tail_keep_share,
+        {"tail-keep-share", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_share,
          "share of the other traces kept, 0..1 (default 0.1)", "P"},
-        {"tail-slow-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_slow_ms,
+        {"tail-slow-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "a span this long keeps its trace (default 1000)", "MS"},
-        {"tail-quiet-ms", 0, 0, G_OPTION_ARG_INT64, &o->tail_quiet_ms,
+        {"tail-quiet-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "a trace is decided after this long without a new span (default 5000)", "MS"},
-        {"tail-max-traces", 0, 0, G_OPTION_ARG_INT64, &o->tail_max_traces,
+        {"tail-max-traces", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "traces held at most (default 10000)", "N"},
-        {"max-request-bytes", 0, 0, G_OPTION_ARG_STRING, &o->max_request,
+        {"max-request-bytes", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "largest HTTP request body, also once inflated (default 5M)", "N"},
-        {"udp-rcvbuf", 0, 0, G_OPTION_ARG_STRING, &o->udp_rcvbuf,
+        {"udp-rcvbuf", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "UDP receive buffer asked for (default 8M)", "BYTES"},
-        {"drain-ms", 0, 0, G_OPTION_ARG_INT64, &o->drain_ms,
+        {"drain-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "on SIGTERM, time allowed to send or spool what is held (default 10000)", "MS"},
         {"config", 0, 0, G_OPTION_ARG_FILENAME, &o->config, "read settings from this INI file",
          "FILE"},
@@ -264,6 +365,7 @@ static void opts_init(opts *o)
     o->tail_slow_ms = OPTION_UNSET;
     o->tail_quiet_ms = OPTION_UNSET;
     o->tail_max_traces = OPTION_UNSET;
+    o->queue_bytes = o->spool_max = o->max_request = o->udp_rcvbuf = SIZE_UNSET;
 }
 
 static void opts_clear(opts *o)
@@ -271,8 +373,7 @@ static void opts_clear(opts *o)
     for (int i = 0; i < N_R; i++)
         g_free(o->r[i].addr);
     char **strs[] = {&o->strategies,    &o->proxy,       &o->checkpoint,  &o->follow_from,
-                     &o->follow_format, &o->send_format, &o->file_format, &o->queue_bytes,
-                     &o->spool_max,     &o->max_request, &o->udp_rcvbuf,  &o->user,
+                     &o->follow_format, &o->send_format, &o->file_format, &o->user,
                      &o->ca_file,       &o->cert_file,   &o->key_file,    &o->spool,
                      &o->redact,        &o->redact_with, &o->config,      &o->log_file,
                      &o->log_level};
@@ -418,44 +519,6 @@ static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
     return ok;
 }
 
-static bool parse_size(const char *text, uint64_t def, uint64_t *out, const char *name, char *why,
-                       size_t why_size)
-{
-    if (!text) {
-        *out = def;
-        return true;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    uint64_t mult = 1;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        mult = 1024, end++;
-        break;
-    case 'm':
-    case 'M':
-        mult = 1024 * 1024, end++;
-        break;
-    case 'g':
-    case 'G':
-        mult = 1024ull * 1024 * 1024, end++;
-        break;
-    default:
-        break;
-    }
-    if (*end == 'i' || *end == 'B')
-        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-    if (end == text || *end || errno || v < 0 || v * (double)mult > 1e15) {
-        snprintf(why, why_size, "--%s \"%s\": expected a size (1048576, 512K, 16M, 1G)", name,
-                 text);
-        return false;
-    }
-    *out = (uint64_t)(v * (double)mult);
-    return true;
-}
-
 /* Reads the config file (when named) and then the command line. */
 static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
 {
@@ -475,7 +538,6 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
     int n = argc;
     bool ok = parse_args(o, &n, &copy, "", why, why_size, NULL);
     g_free(keep);
-    ok = ok && check_ranges(o, why, why_size);
     return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
 }
 
@@ -614,14 +676,12 @@ static bool is_line_framed(const char *name)
 static int start(agent *a, char *why, size_t why_size)
 {
     opts *o = &a->o;
-    uint64_t queue_bytes, spool_max, max_request, rcvbuf;
-    if (!parse_size(o->queue_bytes, (uint64_t)12 << 20, &queue_bytes, "queue-bytes", why,
-                    why_size) ||
-        !parse_size(o->spool_max, DEFAULT_SPOOL_MAX, &spool_max, "spool-max", why, why_size) ||
-        !parse_size(o->max_request, DEFAULT_MAX_REQUEST_BYTES, &max_request, "max-request-bytes",
-                    why, why_size) ||
-        !parse_size(o->udp_rcvbuf, DEFAULT_RCVBUF, &rcvbuf, "udp-rcvbuf", why, why_size))
-        return TW_CLI_EXIT_USAGE;
+    /* The sizes were checked as they were parsed. */
+    uint64_t queue_bytes = o->queue_bytes != SIZE_UNSET ? o->queue_bytes : (uint64_t)12 << 20;
+    uint64_t spool_max = o->spool_max != SIZE_UNSET ? o->spool_max : DEFAULT_SPOOL_MAX;
+    uint64_t max_request =
+        o->max_request != SIZE_UNSET ? o->max_request : DEFAULT_MAX_REQUEST_BYTES;
+    uint64_t rcvbuf = o->udp_rcvbuf != SIZE_UNSET ? o->udp_rcvbuf : DEFAULT_RCVBUF;
     if (o->strategies && o->proxy) {
         snprintf(why, why_size, "--sampling-strategies and --sampling-proxy exclude each other");
         return TW_CLI_EXIT_USAGE;

@@ -779,6 +779,14 @@ def test_usage_errors():
     conf = os.path.join(workdir("ranges"), "agent.conf")
     with open(conf, "w") as f:
         f.write("[agent]\nretries = 4294967297\n")
+    # nan was the unset share (so 0.1), INT64_MIN the unset number (so the default); a size of
+    # 0 left no room (every request got 413); hex and octal were read as such.
+    conf_nan = os.path.join(workdir("ranges"), "nan.conf")
+    with open(conf_nan, "w") as f:
+        f.write("[agent]\ntail-keep-share = nan\n")
+    conf_size = os.path.join(workdir("ranges"), "size.conf")
+    with open(conf_size, "w") as f:
+        f.write("[agent]\nqueue-bytes = 0\n")
     for args, opt, value in [(["--retries", "4294967297"], "--retries", "4294967297"),
                              (["--retries", "-1"], "--retries", "-1"),
                              (["--timeout-ms", "4294967297"], "--timeout-ms", "4294967297"),
@@ -790,7 +798,20 @@ def test_usage_errors():
                               "4294967297000"),
                              (["--tail-max-traces", "-1"], "--tail-max-traces", "-1"),
                              (["--tail-keep-share", "7"], "--tail-keep-share", "7"),
-                             (["--config", conf], "--retries", "4294967297")]:
+                             (["--tail-keep-share", "nan"], "--tail-keep-share takes 0 to 1",
+                              "nan"),
+                             (["--tail-keep-share", "inf"], "--tail-keep-share", "inf"),
+                             (["--retries", "-9223372036854775808"], "--retries takes 0 to 100",
+                              "-9223372036854775808"),
+                             (["--retries", "0x10"], "--retries", "0x10"),
+                             (["--queue-bytes", "0"], "--queue-bytes", "64K to 64G"),
+                             (["--queue-bytes", "nan"], "--queue-bytes", "nan"),
+                             (["--max-request-bytes", "0"], "--max-request-bytes", "1K to 1G"),
+                             (["--spool-max", "0"], "--spool-max", "1M to 64T"),
+                             (["--udp-rcvbuf", "1G"], "--udp-rcvbuf", "0 to 512M"),
+                             (["--config", conf], "--retries", "4294967297"),
+                             (["--config", conf_nan], "--tail-keep-share", "nan"),
+                             (["--config", conf_size], "--queue-bytes", "64K to 64G")]:
         try:
             p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
                                 "--send", "http://127.0.0.1:9/v1/traces"] + args,
