@@ -934,9 +934,14 @@ static void reload(agent *a, int argc, char **argv)
         opts_clear(&fresh);
         return;
     }
+    /* All or nothing: a configuration that does not apply changes none of
+     * the running settings, and is not reported as re-read. */
     twa_pipeline_options po = pipeline_options(&fresh);
-    if (!twa_pipeline_reconfigure(a->pipeline, &po, why, sizeof why))
+    if (!twa_pipeline_reconfigure(a->pipeline, &po, why, sizeof why)) {
         twa_log(TWA_ERROR, "SIGHUP: %s; the running settings are kept", why);
+        opts_clear(&fresh);
+        return;
+    }
     if (a->sampling && !twa_http_reload(a->sampling, why, sizeof why))
         twa_log(TWA_ERROR, "SIGHUP: %s; the running strategies are kept", why);
     bool same = true;

@@ -891,6 +891,43 @@ def test_start_failures():
           open(damaged).read() == "not a checkpoint\n", open(damaged).read())
 
 
+def test_sighup_bad_config_keeps_all():
+    """A SIGHUP whose config file cannot apply (an invalid --redact) keeps every running setting
+    and says only that: it used to log "the running settings are kept", then "configuration
+    re-read", and swap the new tags and drop list into the running options anyway."""
+    d = workdir("sighup-bad")
+    b = Backend()
+    conf = os.path.join(d, "agent.ini")
+    body = ("[agent]\notlp = 127.0.0.1:0\nmetrics = 127.0.0.1:0\nsend = %s\nflush-ms = 100\n"
+            % b.url("/v1/traces"))
+    with open(conf, "w") as f:
+        f.write(body + "tag = env=one\ndrop-name = op-175-0\n")
+    a = Agent(TRACEWIRE, ["--config", conf], os.path.join(d, "agent.log"))
+    try:
+        with open(conf, "w") as f:
+            f.write(body + "tag = env=two\nredact = (unclosed\n")
+        a.send_signal(signal.SIGHUP)
+        ok = wait_for(lambda: "the running settings are kept" in a.text(), 10)
+        check("SIGHUP with an invalid --redact: refused, the settings kept", ok, a.text())
+        s = make_spans(175, 3, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2, 10)
+        got = spans_of(b, read_otlp)
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]
+                 } if b.bodies() else {}
+        check("after the refused SIGHUP the old tag and drop list still apply",
+              ok and len(got) == 2 and attrs.get("env") == "one" and
+              a.metric("tracewire_agent_spans_dropped_total", reason="filtered") == 1,
+              attrs, got, a.metrics())
+    finally:
+        rc = a.stop()
+        b.close()
+    check("a refused SIGHUP is not also logged as re-read",
+          "configuration re-read" not in a.text() and "SIGHUP" in a.text(), a.text())
+    check("SIGTERM after a refused SIGHUP: exit 0", rc == 0, rc)
+
+
 def test_log_lines_escape_input():
     # Every log line quoting input is one line: a followed file named "a\nFAKE LINE.log" is
     # logged with \x0a (its name used to break the line, forging a second one).
@@ -923,7 +960,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
-         test_log_lines_escape_input]
+         test_sighup_bad_config_keeps_all, test_log_lines_escape_input]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
