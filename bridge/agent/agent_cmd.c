@@ -519,6 +519,18 @@ static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
     return ok;
 }
 
+/* The first entry of @tags that is not KEY=VALUE (a key before the first
+ * "="), or NULL (the rule of twa_procs_set_tags). */
+static const char *bad_tag(char *const *tags)
+{
+    for (size_t i = 0; tags && tags[i]; i++) {
+        const char *eq = strchr(tags[i], '=');
+        if (!eq || eq == tags[i])
+            return tags[i];
+    }
+    return NULL;
+}
+
 /* Reads the config file (when named) and then the command line. */
 static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
 {
@@ -538,6 +550,11 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
     int n = argc;
     bool ok = parse_args(o, &n, &copy, "", why, why_size, NULL);
     g_free(keep);
+    const char *tag = ok ? bad_tag(o->tags) : NULL;
+    if (tag) {
+        snprintf(why, why_size, "--tag \"%.64s\": expected KEY=VALUE", tag);
+        ok = false;
+    }
     return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
 }
 
@@ -620,8 +637,18 @@ static bool apply_env(opts *o, char *why, size_t why_size)
         }
     }
     const char *tags = g_getenv("JAEGER_TAGS");
-    if (!o->tags && tags && *tags)
+    if (!o->tags && tags && *tags) {
         o->tags = g_strsplit(tags, ",", -1);
+        /* The user set the variable, not --tag: the error names it. */
+        const char *tag = bad_tag(o->tags);
+        if (tag) {
+            snprintf(why, why_size,
+                     "JAEGER_TAGS: the entry \"%.64s\" is not KEY=VALUE (the variable is "
+                     "KEY=VALUE,KEY=VALUE)",
+                     tag);
+            return false;
+        }
+    }
     return true;
 }
 

@@ -848,6 +848,20 @@ def test_usage_errors():
             rc, err = "running", "the agent started"
         check("usage: --header %r -> exit 2, the value not shown" % header,
               rc == 2 and what in err and "PLANTED" not in err, rc, err)
+    # A bad tag names where it came from and the entry: JAEGER_TAGS was reported as --tag.
+    for args, env, want, not_want in [
+            ([], {"JAEGER_TAGS": "a=1,c"}, ['JAEGER_TAGS', 'entry "c"'], "--tag"),
+            (["--tag", "a=1", "--tag", "=x"], {}, ['--tag "=x"'], "JAEGER_TAGS")]:
+        try:
+            p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                "--send", "http://127.0.0.1:9/v1/traces"] + args,
+                               capture_output=True, text=True, timeout=5,
+                               env=dict(os.environ, **env))
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = "running", "the agent started"
+        check("usage: a bad tag %s -> exit 2 naming its source and the entry" % (args or env),
+              rc == 2 and all(w in err for w in want) and not_want not in err, rc, err)
 
 
 def test_start_failures():
