@@ -237,6 +237,10 @@ typedef struct twa_dest_options {
      * checkpoint there, before the next batch is sent. NULL: none. */
     void (*on_delivery)(void *arg, twa_outcome outcome, size_t n_spans);
     void *delivery_arg;
+    /* The destinations made before this one, in the order given: its label
+     * and its spool directory are made unique among them (dest.c). */
+    twa_dest *const *earlier;
+    size_t n_earlier;
 } twa_dest_options;
 
 void twa_dest_options_init(twa_dest_options *o);
@@ -247,7 +251,9 @@ void twa_dest_options_init(twa_dest_options *o);
  * starts the thread; false with @why when it cannot: a start failure. */
 twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why, size_t why_size);
 bool twa_dest_start(twa_dest *d, char *why, size_t why_size);
-/* The label in metrics and logs: the URL without credentials or query. */
+/* The label in metrics and logs: the URL with its user:password and query
+ * values as *** (wire/core/redact.h), then " #2", " #3"... when a
+ * destination made before shows the same; unique among them. */
 const char *twa_dest_label(const twa_dest *d);
 twa_dest_stats *twa_dest_get_stats(twa_dest *d);
 /* Whether a Jaeger target (shared server spans get their own ids upstream). */

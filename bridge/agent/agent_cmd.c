@@ -804,6 +804,8 @@ static int start(agent *a, char *why, size_t why_size)
             d.on_delivery = twa_follow_on_delivery;
             d.delivery_arg = a->follow;
         }
+        d.earlier = a->dests;
+        d.n_earlier = i;
         a->dests[i] = twa_dest_new(&d, (unsigned int)i, why, why_size);
         if (!a->dests[i])
             return TW_CLI_EXIT_USAGE;

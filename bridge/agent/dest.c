@@ -52,6 +52,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include "agent/batch.h"
@@ -59,6 +60,7 @@
 #include "sinks/send.h"
 #include "transport/http_head.h"
 #include "tracewire/version.h"
+#include "wire/core/redact.h"
 
 #define MAX_OPEN_BATCHES 64
 #define RESPONSE_SNIPPET 200
@@ -72,7 +74,11 @@ typedef enum dest_kind { DEST_HTTP, DEST_UDP, DEST_FILE } dest_kind;
 
 struct twa_dest {
     twa_dest_options o; /* strings below are owned copies */
-    char *url, *label, *key;
+    char *url;
+    char *shown_url; /* the URL redacted (make_label) */
+    char *label;     /* shown_url, numbered when another destination shows the same */
+    char *identity;  /* what the spool key hashes (make_key) */
+    char *key;
     char **headers;
     dest_kind kind;
     twa_framing_kind frame_kind;
@@ -201,31 +207,79 @@ static const struct {
     "compact; port 6832: binary), file:PATH (--file-format, default dapper); or --send-format "    \
     "zipkin|jaeger-http|otlp-http|otlp-http-proto|jaeger-udp|jaeger-udp-binary"
 
-/* The URL without user:password@ and without the query. */
+/* What logs, metrics and the summary call the destination: the URL under
+ * the project's redaction (wire/core/redact.h: user:password and query
+ * values as ***, query keys kept), so that two destinations that differ
+ * only there stay told apart where possible. A file: path is not a URL:
+ * it is shown whole (control bytes escaped). */
 static char *make_label(const char *url)
 {
-    const char *scheme_end = strstr(url, "://");
-    const char *auth = scheme_end ? scheme_end + 3 : url;
-    const char *host_end = auth + strcspn(auth, "/?#");
-    const char *at = memchr(auth, '@', (size_t)(host_end - auth));
-    GString *s = g_string_new(NULL);
-    if (at) {
-        g_string_append_len(s, url, auth - url);
-        g_string_append_len(s, at + 1, (gssize)strcspn(at + 1, "?#"));
-    } else {
-        g_string_append_len(s, url, (gssize)strcspn(url, "?#"));
-    }
-    return g_string_free(s, FALSE);
+    size_t size = 4 * strlen(url) + 16; /* room for every \xNN and *** */
+    char *out = malloc(size);
+    if (!out)
+        return NULL;
+    if (has_prefix(url, "file:") && !strstr(url, "://"))
+        tw__redact_text(url, out, size);
+    else
+        tw__redact_url(url, out, size);
+    return out;
 }
 
-static uint64_t fnv(const char *s)
+/* The name a destination's format goes by in its identity (below). */
+static const char *frame_name(twa_framing_kind kind)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
+    for (size_t i = 0; i < sizeof send_formats / sizeof send_formats[0]; i++) {
+        if (send_formats[i].kind == kind)
+            return send_formats[i].name;
     }
-    return h;
+    return "file";
+}
+
+/* The label, made unique among the destinations made before this one: two
+ * that redact the same (?tenant=a and ?tenant=b both show ?tenant=***) get
+ * " #2", " #3" in the order given, so that metrics never hold two series
+ * with the same labels and logs tell them apart (docs/agent.md). */
+static char *unique_label(const char *base, const twa_dest_options *o)
+{
+    char *label = strdup(base);
+    for (unsigned int k = 2; label; k++) {
+        bool is_taken = false;
+        for (size_t i = 0; i < o->n_earlier && !is_taken; i++)
+            is_taken = strcmp(o->earlier[i]->label, label) == 0;
+        if (!is_taken)
+            return label;
+        free(label);
+        if (asprintf(&label, "%s #%u", base, k) < 0)
+            label = NULL;
+    }
+    return NULL;
+}
+
+/* The spool directory's name: SHA-256, in hex, of everything that makes the
+ * destination what it is (the whole URL with its query and user:password,
+ * the format, the file format), so that destinations that differ anywhere
+ * get their own spool, the same destination finds its spool again after a
+ * restart, and no secret of the URL shows in the name. Destinations given
+ * twice alike are told apart by their rank among their twins. */
+static char *make_key(twa_dest *d, const twa_dest_options *o)
+{
+    d->identity =
+        g_strdup_printf("%s\n%s\n%s", o->url, frame_name(d->frame_kind),
+                        d->kind == DEST_FILE && o->file_writer ? o->file_writer->name : "");
+    unsigned int twins = 0;
+    for (size_t i = 0; i < o->n_earlier; i++)
+        twins += strcmp(o->earlier[i]->identity, d->identity) == 0;
+    char *text = twins ? g_strdup_printf("%s\n#%u", d->identity, twins + 1) : g_strdup(d->identity);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    bool ok = EVP_Digest(text, strlen(text), md, &md_len, EVP_sha256(), NULL) == 1;
+    g_free(text);
+    if (!ok)
+        return NULL;
+    char *key = malloc(2 * md_len + 1);
+    for (unsigned int i = 0; key && i < md_len; i++)
+        snprintf(key + 2 * i, 3, "%02x", md[i]);
+    return key;
 }
 
 static bool parse_host_port(const char *hp, char **host, char **port, const char *default_port)
@@ -313,14 +367,14 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
     tw__buf_init(&d->gz);
     tw__buf_init(&d->spooled);
     d->rng = (uint64_t)now_ns() ^ (uintptr_t)d ^ 0x9e3779b97f4a7c15ull;
-    if (!dup_str(&d->url, o->url) || !(d->label = make_label(o->url))) {
+    if (!dup_str(&d->url, o->url) || !(d->shown_url = make_label(o->url)) ||
+        !(d->label = unique_label(d->shown_url, o))) {
         snprintf(why, why_size, "out of memory");
         goto fail;
     }
-    char key[32];
-    snprintf(key, sizeof key, "%016" PRIx64, fnv(d->label));
-    d->key = strdup(key);
     d->o.url = d->url;
+    d->o.earlier = NULL;
+    d->o.n_earlier = 0;
 
     bool is_http = has_prefix(o->url, "http://") || has_prefix(o->url, "https://");
     bool is_udp = has_prefix(o->url, "udp://");
@@ -366,6 +420,10 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         goto fail;
     }
     d->kind = is_http ? DEST_HTTP : is_udp ? DEST_UDP : DEST_FILE;
+    if (!(d->key = make_key(d, o))) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
     d->framing = twa_framing_new(d->frame_kind, o->file_writer, why, why_size);
     if (!d->framing)
         goto fail;
@@ -1196,7 +1254,8 @@ static bool open_outputs(twa_dest *d, char *why, size_t why_size)
         }
     }
     if (d->spool_dir && !d->spool) {
-        d->spool = twa_spool_open(d->spool_dir, d->key, d->label, d->o.spool_max_bytes, &d->st, why,
+        d->spool = twa_spool_open(d->spool_dir, d->key, d->shown_url, d->label,
+                                  d->o.spool_max_bytes, &d->st, why,
                                   why_size);
         if (!d->spool)
             return false;
@@ -1288,7 +1347,9 @@ void twa_dest_free(twa_dest *d)
     free(d->user);
     free(d->password);
     free(d->url);
-    g_free(d->label);
+    free(d->shown_url);
+    free(d->label);
+    g_free(d->identity);
     free(d->key);
     pthread_cond_destroy(&d->work);
     pthread_cond_destroy(&d->room);

@@ -161,8 +161,9 @@ static bool load(twa_spool *s, char *why, size_t why_size)
     return true;
 }
 
-twa_spool *twa_spool_open(const char *dir, const char *key, const char *label, uint64_t max_bytes,
-                          twa_dest_stats *st, char *why, size_t why_size)
+twa_spool *twa_spool_open(const char *dir, const char *key, const char *shown_url,
+                          const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
+                          size_t why_size)
 {
     twa_spool *s = calloc(1, sizeof *s);
     if (!s) {
@@ -199,7 +200,7 @@ twa_spool *twa_spool_open(const char *dir, const char *key, const char *label, u
     snprintf(path, sizeof path, "%s/destination", s->dir);
     FILE *f = fopen(path, "w");
     if (f) {
-        fprintf(f, "%s\n", label);
+        fprintf(f, "%s\n", shown_url);
         fclose(f);
     }
     if (s->n)

@@ -4,10 +4,11 @@
  * "Durability"): the encoded bodies that could not be sent, one file per
  * batch, replayed oldest first.
  *
- * Layout: DIR/<destination key>/ holds `destination` (the URL without
- * credentials, for people) and one file per batch, %016x.twspool, numbered in
- * order. A file is a 32-byte header then the body exactly as it goes on the
- * wire (gzipped when the destination gzips):
+ * Layout: DIR/<destination key>/ (the key: SHA-256 of the destination's
+ * whole identity, dest.c) holds `destination` (the URL with its credentials
+ * and query values masked, for people) and one file per batch,
+ * %016x.twspool, numbered in order. A file is a 32-byte header then the
+ * body exactly as it goes on the wire (gzipped when the destination gzips):
  *
  *   0  8  magic "TWSPOOL1"
  *   8  4  flags (bit 0: the body is gzip)       little-endian
@@ -36,9 +37,12 @@
 typedef struct twa_spool twa_spool;
 
 /* Opens (creating) DIR/@key, loads the index of what a previous run left.
- * NULL with @why when the directory cannot be made or read. */
-twa_spool *twa_spool_open(const char *dir, const char *key, const char *label, uint64_t max_bytes,
-                          twa_dest_stats *st, char *why, size_t why_size);
+ * @shown_url (redacted) goes to the file `destination`; @label names the
+ * destination in the log. NULL with @why when the directory cannot be made
+ * or read. */
+twa_spool *twa_spool_open(const char *dir, const char *key, const char *shown_url,
+                          const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
+                          size_t why_size);
 void twa_spool_close(twa_spool *s);
 bool twa_spool_is_empty(const twa_spool *s);
 /* Writes one batch (durably, see above). False (logged, counted

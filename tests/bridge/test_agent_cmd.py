@@ -285,6 +285,55 @@ def test_spool_down_then_up():
         b.close()
 
 
+def test_spool_destinations_told_apart():
+    """Destinations that differ only in their query or user:password get a spool and a label
+    each, and none of their secrets shows in the spool's names, the logs or /metrics."""
+    d = workdir("spool_apart")
+    spool = os.path.join(d, "spool")
+    port = free_port()  # nothing listens: every batch goes to the spools
+    sends = ["http://127.0.0.1:%d/v1/traces?tenant=alpha" % port,
+             "http://127.0.0.1:%d/v1/traces?tenant=bravo" % port,
+             "http://u1:pw-one@127.0.0.1:%d/api/traces" % port,
+             "http://u2:pw-two@127.0.0.1:%d/api/traces" % port]
+    secrets = ["alpha", "bravo", "u1:", "u2:", "pw-one", "pw-two"]
+    args = ["--otlp=127.0.0.1:0", "--spool", spool]
+    for u in sends:
+        args += ["--send", u]
+    a = agent("spool_apart", args)
+    try:
+        send_batches(a, 1, 5, prefix0=45)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_spooled_total") >= 20, 20)
+        import urllib.request
+        with urllib.request.urlopen(a.url("metrics", "/metrics"), timeout=5) as r:
+            text = r.read().decode()
+        series = [line.rsplit(" ", 1)[0] for line in text.splitlines()
+                  if line and not line.startswith("#")]
+        dups = sorted(set(x for x in series if series.count(x) > 1))
+        labels = sorted(set(re.findall(r'destination="((?:[^"\\]|\\.)*)"', text)))
+        check("four destinations that differ only in query or user:password spool apart",
+              ok and len(os.listdir(spool)) == 4 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="spool_error") == 0,
+              os.listdir(spool), a.metrics())
+        check("they get four labels and /metrics no duplicate series",
+              len(labels) == 4 and not dups, labels, dups[:3])
+        check("the labels are the redacted URLs, numbered when they would be the same",
+              "http://127.0.0.1:%d/v1/traces?tenant=***" % port in labels and
+              "http://127.0.0.1:%d/v1/traces?tenant=*** #2" % port in labels and
+              "http://***@127.0.0.1:%d/api/traces #2" % port in labels, labels)
+        shown = [open(os.path.join(spool, k, "destination")).read() for k in os.listdir(spool)]
+        names = " ".join(os.listdir(spool)) + " ".join(shown)
+        check("no secret in the spool's names and files, the labels, the log or /metrics",
+              not [x for x in secrets if x in names or x in text or x in a.text()],
+              [x for x in secrets if x in names], [x for x in secrets if x in text],
+              [x for x in secrets if x in a.text()])
+        check("the spool's destination files name the redacted URLs",
+              sorted(shown) == sorted(["http://127.0.0.1:%d/v1/traces?tenant=***\n" % port] * 2 +
+                                      ["http://***@127.0.0.1:%d/api/traces\n" % port] * 2),
+              shown)
+    finally:
+        a.stop()
+
+
 def test_retry_after_and_errors():
     b = Backend()
     def date():  # an HTTP-date 2 s ahead (whole seconds: at least 1 s)
@@ -970,6 +1019,7 @@ def test_log_lines_escape_input():
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
+         test_spool_destinations_told_apart,
          test_retry_after_and_errors, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,

@@ -56,7 +56,8 @@ static void test_batches_read_back_in_order(void)
     twa_dest_stats st;
     memset(&st, 0, sizeof st);
     char why[256];
-    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    twa_spool *s =
+        twa_spool_open(spool_dir, "k", "http://x", "http://x", 1 << 20, &st, why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT(twa_spool_is_empty(s));
     for (uint32_t i = 1; i <= 3; i++) {
@@ -75,7 +76,7 @@ static void test_batches_read_back_in_order(void)
     fputs("partial", f);
     fclose(f);
     memset(&st, 0, sizeof st);
-    s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    s = twa_spool_open(spool_dir, "k", "http://x", "http://x", 1 << 20, &st, why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT(access(tmp, F_OK) != 0);
     CU_ASSERT_EQUAL(atomic_load(&st.spool_files), 3);
@@ -108,7 +109,8 @@ static void test_the_cap_drops_the_oldest_and_counts_it(void)
     uint8_t body[1000];
     memset(body, 'x', sizeof body);
     /* 1032 bytes a file (a 32-byte header): three fit under 3200 */
-    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 3200, &st, why, sizeof why);
+    twa_spool *s =
+        twa_spool_open(spool_dir, "k", "http://x", "http://x", 3200, &st, why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     for (int i = 0; i < 5; i++) {
         body[0] = (uint8_t)('0' + i);
@@ -133,7 +135,8 @@ static void test_a_damaged_file_is_dropped_and_counted(void)
     twa_dest_stats st;
     memset(&st, 0, sizeof st);
     char why[256];
-    twa_spool *s = twa_spool_open(spool_dir, "k", "http://x", 1 << 20, &st, why, sizeof why);
+    twa_spool *s =
+        twa_spool_open(spool_dir, "k", "http://x", "http://x", 1 << 20, &st, why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT(twa_spool_append(s, (const uint8_t *)"first-body", 10, 3, 0));
     CU_ASSERT(twa_spool_append(s, (const uint8_t *)"second-body", 11, 4, 0));
