@@ -118,6 +118,7 @@ struct twa_dest {
     int64_t head_done_ns;
     size_t answer_bytes;
     char last_cut[CURL_ERROR_SIZE + 64];
+    bool is_cut_at_deadline; /* the attempt was ended by the stop deadline (on_progress) */
     char *user, *password;
     int udp_fd;
     FILE *file;
@@ -717,8 +718,10 @@ static bool is_accepted(const twa_dest *d)
     return tw__http_head_is_accepted(&d->answer);
 }
 
-/* Ends a transfer whose 2xx answer's body takes too long (libcurl's
- * progress callback runs about once a second and on every read). */
+/* Ends a transfer whose 2xx answer's body takes too long, and any transfer
+ * still running at the stop deadline: the attempt's timeout was set when it
+ * started, before a SIGTERM may have come (libcurl's progress callback runs
+ * about once a second and on every read). */
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
@@ -727,7 +730,13 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
     (void)ultotal;
     (void)ulnow;
     twa_dest *d = arg;
-    return is_accepted(d) && now_ns() - d->head_done_ns > (int64_t)ACCEPTED_BODY_MAX_MS * 1000000;
+    int64_t now = now_ns();
+    if (is_accepted(d) && now - d->head_done_ns > (int64_t)ACCEPTED_BODY_MAX_MS * 1000000)
+        return 1;
+    pthread_mutex_lock(&d->lock);
+    d->is_cut_at_deadline = d->stopping && now >= d->deadline_ns;
+    pthread_mutex_unlock(&d->lock);
+    return d->is_cut_at_deadline;
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
@@ -890,6 +899,7 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     d->snippet[0] = '\0';
     tw__http_head_reset(&d->answer);
     d->answer_bytes = 0;
+    d->is_cut_at_deadline = false;
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, (const char *)data);
     curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     long timeout = attempt_timeout_ms(d);
@@ -915,6 +925,12 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
         }
         twa_add(&d->st.bytes, len);
         return SENT;
+    }
+    if (rc != CURLE_OK && d->is_cut_at_deadline) {
+        /* Not the backend's fault: what the batch becomes (spooled, or
+         * dropped as shutdown) is said by the caller. */
+        snprintf(what, what_size, "the attempt was cut at the --drain-ms deadline");
+        return NOT_NOW;
     }
     if (rc != CURLE_OK && !d->answer.is_done) {
         snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
