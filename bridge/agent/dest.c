@@ -43,6 +43,7 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <glib.h>
@@ -50,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -121,7 +123,7 @@ struct twa_dest {
     bool is_cut_at_deadline; /* the attempt was ended by the stop deadline (on_progress) */
     char *user, *password;
     int udp_fd;
-    FILE *file;
+    int file_fd; /* file: destinations, O_APPEND */
     bool is_down;
     int64_t replay_at_ns;
     unsigned int backoff_ms;
@@ -360,6 +362,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
     d->o.user = NULL;
     d->o.format = d->o.file_format = d->o.spool_dir = NULL;
     d->udp_fd = -1;
+    d->file_fd = -1;
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->work, NULL);
     pthread_cond_init(&d->room, NULL);
@@ -865,6 +868,44 @@ static long attempt_timeout_ms(twa_dest *d)
     return t;
 }
 
+/* Appends a batch to a file: destination. Written with write(2), not
+ * stdio, so that no buffer keeps part of a failed batch for the next one;
+ * and a batch that fails part way (a full disk, a file size limit) is
+ * removed again (the file cut back to its size before it), so that the
+ * next batch does not continue a cut line: the file stays whole lines and
+ * holds exactly the spans counted forwarded. */
+static attempt_result write_file(twa_dest *d, const uint8_t *data, size_t len, char *what,
+                                 size_t what_size)
+{
+    struct stat sb;
+    bool is_regular = fstat(d->file_fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    const uint8_t *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(d->file_fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO; /* not for a regular file; never loop on it */
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (left == 0 && fdatasync(d->file_fd) == 0) {
+        twa_add(&d->st.bytes, len);
+        return SENT;
+    }
+    snprintf(what, what_size, "write: %s", strerror(errno));
+    if (is_regular && ftruncate(d->file_fd, sb.st_size) != 0)
+        twa_log(TWA_ERROR,
+                "%s: cannot remove the part of a failed batch already written (%s): the file "
+                "may hold a cut line",
+                d->label, strerror(errno));
+    return NOT_NOW;
+}
+
 /* One attempt with the wire bytes @data. @what gets a reason on failure. */
 static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char *what,
                               size_t what_size)
@@ -880,16 +921,8 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
         snprintf(what, what_size, "send: %s", rc < 0 ? strerror(errno) : "short datagram");
         return rc < 0 && errno == EMSGSIZE ? REFUSED : NOT_NOW;
     }
-    if (d->kind == DEST_FILE) {
-        if (fwrite(data, 1, len, d->file) == len && fflush(d->file) == 0 &&
-            fdatasync(fileno(d->file)) == 0) {
-            twa_add(&d->st.bytes, len);
-            return SENT;
-        }
-        snprintf(what, what_size, "write: %s", strerror(errno));
-        clearerr(d->file);
-        return NOT_NOW;
-    }
+    if (d->kind == DEST_FILE)
+        return write_file(d, data, len, what, what_size);
     if (!d->curl && !make_curl(d)) {
         snprintf(what, what_size, "cannot create a libcurl handle");
         return NOT_NOW;
@@ -1259,20 +1292,19 @@ static void *run(void *arg)
  * options', so it happens in twa_dest_start. */
 static bool open_outputs(twa_dest *d, char *why, size_t why_size)
 {
-    if (d->kind == DEST_FILE && !d->file) {
+    if (d->kind == DEST_FILE && d->file_fd < 0) {
         const char *path = d->url + strlen("file:");
         if (has_prefix(path, "//"))
             path += 2;
-        d->file = fopen(path, "ae");
-        if (!d->file) {
+        d->file_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+        if (d->file_fd < 0) {
             snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
             return false;
         }
     }
     if (d->spool_dir && !d->spool) {
         d->spool = twa_spool_open(d->spool_dir, d->key, d->shown_url, d->label,
-                                  d->o.spool_max_bytes, &d->st, why,
-                                  why_size);
+                                  d->o.spool_max_bytes, &d->st, why, why_size);
         if (!d->spool)
             return false;
     }
@@ -1355,8 +1387,8 @@ void twa_dest_free(twa_dest *d)
     curl_slist_free_all(d->curl_headers);
     if (d->udp_fd >= 0)
         close(d->udp_fd);
-    if (d->file)
-        fclose(d->file);
+    if (d->file_fd >= 0)
+        close(d->file_fd);
     free((char *)d->o.ca_file);
     free((char *)d->o.cert_file);
     free((char *)d->o.key_file);

@@ -124,7 +124,7 @@ def free_port():
 
 
 class Agent:
-    def __init__(self, tracewire, args, log, env=None):
+    def __init__(self, tracewire, args, log, env=None, preexec_fn=None):
         self.log_path = log
         self.logf = open(log, "ab")
         e = dict(os.environ)
@@ -137,7 +137,8 @@ class Agent:
         extra = [] if has_metrics else ["--metrics=127.0.0.1:0"]
         self.args = list(args)
         self.proc = subprocess.Popen([tracewire, "agent"] + extra + list(args),
-                                     stdout=subprocess.DEVNULL, stderr=self.logf, env=e)
+                                     stdout=subprocess.DEVNULL, stderr=self.logf, env=e,
+                                     preexec_fn=preexec_fn)
         self.addr = {}
         self.start_offset = 0
         self.wait_running()

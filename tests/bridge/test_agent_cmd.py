@@ -52,8 +52,9 @@ def post_raw(url, body, content_type):
         return e.code, e.headers.get("Content-Type"), e.read()
 
 
-def agent(name, args, env=None):
-    return Agent(TRACEWIRE, FAST + list(args), os.path.join(workdir(name), "agent.log"), env=env)
+def agent(name, args, env=None, preexec_fn=None):
+    return Agent(TRACEWIRE, FAST + list(args), os.path.join(workdir(name), "agent.log"), env=env,
+                 preexec_fn=preexec_fn)
 
 
 def spans_of(backend, reader):
@@ -417,6 +418,48 @@ def test_drain_cuts_the_attempt_in_flight():
             silent.close()
             for c in held:
                 c.close()
+
+
+def test_file_destination_stays_whole_lines():
+    """A file: destination whose write fails part way (here a file size limit, as a full disk
+    would) cuts the file back: the next batch does not continue a cut line, and the file holds
+    exactly the spans counted forwarded."""
+    import resource
+    d = workdir("file_limit")
+    out = os.path.join(d, "spans.dapper")
+    limit = 64 << 10
+
+    def limited():  # the agent's log (stderr) is a file too: it stays far below the limit
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    a = agent("file_limit", ["--otlp=127.0.0.1:0", "--send", "file:" + out, "--retries", "0"],
+              preexec_fn=limited)
+    try:
+        first = send_batches(a, 1, 10, prefix0=90)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 10, 20)
+        size = os.path.getsize(out)
+        # One batch far past the limit (its first part fits), then a small one that fits.
+        big = 3 * (limit - size) // (size // 10) + 10
+        send_batches(a, 1, big, prefix0=91)
+        failed = wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total",
+                                           reason="send_failed") >= big, 20)
+        last = send_batches(a, 1, 2, prefix0=92)
+        wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 12, 10)
+        with open(out, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        try:
+            got = read_dapper(text)
+        except ValueError as e:
+            got = None
+            check("every line of the file reads", False, repr(e), text[-300:])
+        check("a batch that failed part way is cut back: the file ends with a whole line",
+              ok and failed and text.endswith("\n"), ok, failed, text[-200:])
+        if got is not None:
+            compare_once("the file holds exactly the spans forwarded", first + last, got)
+        check("forwarded counts the spans in the file",
+              a.metric("tracewire_agent_spans_forwarded_total") == 12, a.metrics())
+    finally:
+        a.stop()
 
 
 def test_400_split():
@@ -1077,7 +1120,8 @@ def test_log_lines_escape_input():
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
          test_spool_destinations_told_apart,
-         test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight, test_400_split, test_queue_full_accounting,
+         test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
+         test_file_destination_stays_whole_lines, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
