@@ -144,7 +144,8 @@ typedef enum twa_drop_reason {
     TWA_DROP_REFUSED,     /* the backend refused the span (400/413 after the split) */
     TWA_DROP_SEND_FAILED, /* retries used up (no spool) or a 4xx */
     TWA_DROP_SPOOL_FULL,  /* dropped from the spool, oldest first, to stay under --spool-max */
-    TWA_DROP_SPOOL_ERROR, /* a spool file that could not be written or read back (checksum) */
+    TWA_DROP_SPOOL_ERROR, /* a spool file that could not be written or read back (header, length,
+                             checksum) */
     TWA_DROP_SHUTDOWN,    /* still queued when the drain time ran out, and no spool */
     TWA_DROP_ENCODE,      /* the destination's encoder could not encode it */
     TWA_N_DROP
@@ -180,7 +181,11 @@ typedef struct twa_dest_stats {
     atomic_int_fast64_t spool_spans;     /* gauge: in the spool */
     atomic_int_fast64_t spool_bytes;     /* gauge */
     atomic_int_fast64_t spool_files;     /* gauge */
-    atomic_int up;                       /* last attempt succeeded (or none yet) */
+    /* Spool files found at start without a readable header (empty, cut in
+     * the header): their span count is unknown, so they are counted here
+     * rather than in dropped[TWA_DROP_SPOOL_ERROR]. */
+    atomic_uint_fast64_t spool_unreadable_files;
+    atomic_int up; /* last attempt succeeded (or none yet) */
 } twa_dest_stats;
 
 static inline void twa_add(atomic_uint_fast64_t *c, uint64_t n)

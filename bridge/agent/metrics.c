@@ -185,6 +185,9 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
     HEADER("spooled_bytes", "gauge", "Bytes in the destination's spool.");
     HEADER("spooled_batches", "gauge", "Batches in the destination's spool.");
     HEADER("destination_up", "gauge", "1 when the last attempt succeeded (or none failed yet).");
+    HEADER("spool_unreadable_files_total", "counter",
+           "Spool files found at start without a readable header (their spans are unknown), "
+           "deleted.");
     HEADER("http_requests_total", "counter", "Requests (datagrams, writes) made.");
     HEADER("retries_total", "counter", "Attempts after a failure.");
     HEADER("split_requests_total", "counter", "Requests sent to isolate refused spans.");
@@ -206,6 +209,7 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
             "tracewire_agent_spooled_bytes%s %" PRId64 "\n"
             "tracewire_agent_spooled_batches%s %" PRId64 "\n"
             "tracewire_agent_destination_up%s %d\n"
+            "tracewire_agent_spool_unreadable_files_total%s %" PRIu64 "\n"
             "tracewire_agent_http_requests_total%s %" PRIu64 "\n"
             "tracewire_agent_retries_total%s %" PRIu64 "\n"
             "tracewire_agent_split_requests_total%s %" PRIu64 "\n"
@@ -214,8 +218,8 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
             twa_get(&s->replayed_spans), l->str, twa_get(&s->encoded_early), l->str, in_flight(s),
             l->str, gauge(&s->queue_spans), l->str, gauge(&s->queue_bytes), l->str,
             gauge(&s->spool_bytes), l->str, gauge(&s->spool_files), l->str, atomic_load(&s->up),
-            l->str, twa_get(&s->requests), l->str, twa_get(&s->retries), l->str,
-            twa_get(&s->split_requests), l->str, twa_get(&s->bytes));
+            l->str, twa_get(&s->spool_unreadable_files), l->str, twa_get(&s->requests), l->str,
+            twa_get(&s->retries), l->str, twa_get(&s->split_requests), l->str, twa_get(&s->bytes));
         g_string_free(l, TRUE);
     }
     *len = out->len;
@@ -247,13 +251,18 @@ void twa_metrics_log_summary(twa_dest *const *dests, size_t n_dests)
             if (v)
                 g_string_append_printf(drops, " %s=%" PRIu64, reason_names[r], v);
         }
+        char unreadable[96] = "";
+        if (twa_get(&s->spool_unreadable_files))
+            snprintf(unreadable, sizeof unreadable,
+                     "; %" PRIu64 " unreadable spool files (spans unknown)",
+                     twa_get(&s->spool_unreadable_files));
         twa_log(TWA_INFO,
                 "summary: destination %s: enqueued %" PRIu64 ", forwarded %" PRIu64
                 ", dropped %" PRIu64 "%s%s, in flight %" PRIu64 " (spool: %" PRId64
-                " spans, %" PRId64 " bytes)",
+                " spans, %" PRId64 " bytes)%s",
                 twa_dest_label(dests[i]), twa_get(&s->enqueued), twa_get(&s->forwarded), total,
                 drops->len ? ":" : "", drops->str, in_flight(s), gauge(&s->spool_spans),
-                gauge(&s->spool_bytes));
+                gauge(&s->spool_bytes), unreadable);
         g_string_free(drops, TRUE);
     }
 }

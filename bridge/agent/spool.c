@@ -136,16 +136,44 @@ static bool load(twa_spool *s, char *why, size_t why_size)
         uint64_t seq = strtoull(de->d_name, &end, 16);
         if (end != de->d_name + 16)
             continue;
-        uint8_t h[HEADER_BYTES];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat sb;
-        bool ok = fd >= 0 && fstat(fd, &sb) == 0 && read(fd, h, sizeof h) == (ssize_t)sizeof h &&
-                  memcmp(h, MAGIC, 8) == 0 && get64(h + 24) + HEADER_BYTES == (uint64_t)sb.st_size;
-        if (fd >= 0)
-            close(fd);
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(sb.st_mode)) {
+            /* Not ours (a directory, a link): left alone, and said so. */
+            twa_log(TWA_WARN, "spool: %s is not a regular file: skipped (not deleted)", path);
+            continue;
+        }
+        uint8_t h[HEADER_BYTES];
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &sb) != 0) {
+            twa_log(TWA_WARN, "spool: cannot read %s: %s: skipped", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        bool has_header = read(fd, h, sizeof h) == (ssize_t)sizeof h && memcmp(h, MAGIC, 8) == 0;
+        bool ok = has_header && get64(h + 24) + HEADER_BYTES == (uint64_t)sb.st_size;
+        close(fd);
         if (!ok) {
-            twa_log(TWA_WARN, "spool: %s is not a whole spool file: deleted", path);
-            unlink(path); /* its span count is unknown: logged, not counted */
+            /* Cut short or damaged: its batch cannot be sent. With a
+             * header, its spans are known and counted like a bad checksum
+             * (spool_error); without one, only the file can be counted. */
+            bool is_deleted = unlink(path) == 0 || errno == ENOENT;
+            char fate[256];
+            snprintf(fate, sizeof fate, "%s%s", is_deleted ? "deleted" : "cannot delete it: ",
+                     is_deleted ? "" : strerror(errno));
+            if (has_header) {
+                uint32_t spans = get32(h + 12);
+                twa_add(&s->st->dropped[TWA_DROP_SPOOL_ERROR], spans);
+                twa_log(TWA_ERROR,
+                        "spool: %s is damaged (its length is wrong): %u spans dropped; %s", path,
+                        spans, fate);
+            } else {
+                twa_add(&s->st->spool_unreadable_files, 1);
+                twa_log(TWA_ERROR,
+                        "spool: %s has no spool header (empty or damaged; its spans are unknown, "
+                        "counted as one unreadable spool file); %s",
+                        path, fate);
+            }
             continue;
         }
         if (!push_entry(s, (entry){seq, (uint64_t)sb.st_size, get32(h + 12)})) {

@@ -20,7 +20,9 @@
  * Writing: DIR/<key>/.tmp-<n> is written, fsync'ed, renamed to its name, and
  * the directory fsync'ed, so after a crash a file is either whole or absent
  * (leftover .tmp files are deleted at start). Reading checks the magic, the
- * length and the CRC; a bad file is dropped and counted (spool_error).
+ * length and the CRC; a bad file is dropped and counted (spool_error, by
+ * its header's span count; a file without a readable header found at start
+ * in spool_unreadable_files). Anything but a regular file is left alone.
  * The size cap counts headers and bodies; appending past it drops the oldest
  * files first (counted spool_full, by their spans).
  *

@@ -335,6 +335,43 @@ def test_spool_destinations_told_apart():
         a.stop()
 
 
+def test_spool_damaged_files_at_start():
+    """What a previous run left damaged is counted at start: spool_error by the spans a header
+    names, an unreadable (empty) file in its own counter; a directory is skipped, and the log
+    says so rather than "deleted"."""
+    import struct
+    d = workdir("spool_damaged")
+    spool = os.path.join(d, "spool")
+    args = ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:%d/v1/traces" % free_port(),
+            "--spool", spool]
+    agent("spool_damaged", args).stop()  # makes the destination's directory
+    (key,) = os.listdir(spool)
+    k = os.path.join(spool, key)
+
+    def header(spans, length):
+        return b"TWSPOOL1" + struct.pack("<IIII", 0, spans, 0, 0) + struct.pack("<Q", length)
+    with open(os.path.join(k, "0000000000000001.twspool"), "wb") as f:  # cut by 10 bytes
+        f.write(header(3, 40) + b"x" * 30)
+    with open(os.path.join(k, "0000000000000002.twspool"), "wb") as f:  # a huge length
+        f.write(header(4, 1 << 62) + b"x" * 40)
+    open(os.path.join(k, "0000000000000003.twspool"), "wb").close()  # empty
+    os.mkdir(os.path.join(k, "0000000000000004.twspool"))
+    a = agent("spool_damaged", args)
+    try:
+        log = a.text()
+        check("damaged spool files with a header are counted by their spans (spool_error)",
+              a.metric("tracewire_agent_spans_dropped_total", reason="spool_error") == 7,
+              a.metrics())
+        check("an empty spool file is counted as an unreadable file",
+              a.metric("tracewire_agent_spool_unreadable_files_total") == 1, a.metrics())
+        check("a directory named like a spool file is skipped, and not said to be deleted",
+              os.path.isdir(os.path.join(k, "0000000000000004.twspool")) and
+              "0000000000000004.twspool is not a regular file: skipped" in log and
+              not re.search(r"0000000000000004\.twspool[^\n]*deleted$", log, re.M), log)
+    finally:
+        a.stop()
+
+
 def test_retry_after_and_errors():
     b = Backend()
     def date():  # an HTTP-date 2 s ahead (whole seconds: at least 1 s)
@@ -1119,7 +1156,7 @@ def test_log_lines_escape_input():
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
-         test_spool_destinations_told_apart,
+         test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,

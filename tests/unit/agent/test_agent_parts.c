@@ -6,7 +6,9 @@
  *
  * spool: batches read back in order with their span counts, a restart
  * finds them (and deletes a write cut short), the size cap drops the oldest
- * and counts it, a damaged file is detected by its checksum and dropped.
+ * and counts it, a damaged file is detected by its checksum and dropped;
+ * files found damaged at start are counted (by their spans, or as
+ * unreadable files), a directory named like one is left alone.
  * decode: the body table (routes, content types with parameters, the 415
  * rows without a decoder), bounded inflation (a bomb is too large, a broken
  * stream malformed, two gzip members read), Jaeger datagrams of the wrong
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -154,6 +157,60 @@ static void test_a_damaged_file_is_dropped_and_counted(void)
     CU_ASSERT_EQUAL(n, 4);
     CU_ASSERT(out.len == 11 && memcmp(out.data, "second-body", 11) == 0);
     CU_ASSERT_EQUAL(twa_get(&st.dropped[TWA_DROP_SPOOL_ERROR]), 3);
+    tw__buf_free(&out);
+    twa_spool_close(s);
+    remove_dir();
+}
+
+/* Files a previous run left damaged are counted when the agent starts: by
+ * their spans when the header says how many (cut short, a wrong length),
+ * else as unreadable files (empty); a directory with a spool file's name is
+ * left alone, and not counted. */
+static void test_damaged_files_at_start_are_counted(void)
+{
+    make_dir();
+    twa_dest_stats st;
+    memset(&st, 0, sizeof st);
+    char why[256], path[128];
+    twa_spool *s =
+        twa_spool_open(spool_dir, "k", "http://x", "http://x", 1 << 20, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT(twa_spool_append(s, (const uint8_t *)"first-body-0123456789", 21, 3, 0));
+    CU_ASSERT(twa_spool_append(s, (const uint8_t *)"second-body", 11, 4, 0));
+    CU_ASSERT(twa_spool_append(s, (const uint8_t *)"third-body", 10, 5, 0));
+    twa_spool_close(s);
+    /* 1: cut by 10 bytes; 2: a huge length in its header; 9: empty; a: a directory */
+    snprintf(path, sizeof path, "%s/k/0000000000000001.twspool", spool_dir);
+    CU_ASSERT_EQUAL(truncate(path, 32 + 21 - 10), 0);
+    snprintf(path, sizeof path, "%s/k/0000000000000002.twspool", spool_dir);
+    int fd = open(path, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(pwrite(fd, "\xff\xff\xff\xff\xff\xff\xff\x7f", 8, 24), 8);
+    close(fd);
+    snprintf(path, sizeof path, "%s/k/0000000000000009.twspool", spool_dir);
+    fd = open(path, O_WRONLY | O_CREAT, 0600);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/k/000000000000000a.twspool", spool_dir);
+    CU_ASSERT_EQUAL(mkdir(dir, 0700), 0);
+
+    memset(&st, 0, sizeof st);
+    s = twa_spool_open(spool_dir, "k", "http://x", "http://x", 1 << 20, &st, why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(twa_get(&st.dropped[TWA_DROP_SPOOL_ERROR]), 3 + 4);
+    CU_ASSERT_EQUAL(twa_get(&st.spool_unreadable_files), 1);
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_files), 1);
+    CU_ASSERT_EQUAL(atomic_load(&st.spool_spans), 5);
+    CU_ASSERT(access(path, F_OK) != 0); /* the empty file is deleted */
+    struct stat sb;
+    CU_ASSERT(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)); /* the directory is left */
+    tw__buf out;
+    tw__buf_init(&out);
+    uint32_t n, flags;
+    CU_ASSERT_FATAL(twa_spool_peek(s, &out, &n, &flags));
+    CU_ASSERT_EQUAL(n, 5);
+    CU_ASSERT(out.len == 10 && memcmp(out.data, "third-body", 10) == 0);
     tw__buf_free(&out);
     twa_spool_close(s);
     remove_dir();
@@ -415,6 +472,8 @@ void tw_test_register(void)
                 test_the_cap_drops_the_oldest_and_counts_it);
     CU_add_test(s, "a damaged file is dropped and counted",
                 test_a_damaged_file_is_dropped_and_counted);
+    CU_add_test(s, "damaged files found at start are counted, a directory left",
+                test_damaged_files_at_start_are_counted);
     s = CU_add_suite("agent/decode", NULL, NULL);
     CU_add_test(s, "the body table: routes, content types, 415 rows", test_the_body_table);
     CU_add_test(s, "inflation is bounded", test_inflation_is_bounded);
