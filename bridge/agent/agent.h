@@ -137,17 +137,18 @@ void twa_item_release(twa_item *it);
 /* ---- counters (metrics.c) ----------------------------------------------------------------- */
 
 typedef enum twa_drop_reason {
-    TWA_DROP_INVALID = 0, /* a span the decoder rejected */
-    TWA_DROP_FILTERED,    /* --drop-name */
-    TWA_DROP_QUEUE_FULL,  /* the destination's queue was full */
-    TWA_DROP_TOO_LARGE,   /* a span larger than a body */
-    TWA_DROP_REFUSED,     /* the backend refused the span (400/413 after the split) */
-    TWA_DROP_SEND_FAILED, /* retries used up (no spool) or a 4xx */
-    TWA_DROP_SPOOL_FULL,  /* dropped from the spool, oldest first, to stay under --spool-max */
-    TWA_DROP_SPOOL_ERROR, /* a spool file that could not be written or read back (header, length,
-                             checksum) */
-    TWA_DROP_SHUTDOWN,    /* still queued when the drain time ran out, and no spool */
-    TWA_DROP_ENCODE,      /* the destination's encoder could not encode it */
+    TWA_DROP_INVALID = 0,   /* a span the decoder rejected */
+    TWA_DROP_FILTERED,      /* --drop-name */
+    TWA_DROP_QUEUE_FULL,    /* the destination's queue was full */
+    TWA_DROP_TOO_LARGE,     /* a span larger than a body */
+    TWA_DROP_REFUSED,       /* the backend refused the span (400/413 after the split) */
+    TWA_DROP_SEND_FAILED,   /* retries used up (no spool) or a 4xx */
+    TWA_DROP_SPOOL_FULL,    /* dropped from the spool, oldest first, to stay under --spool-max */
+    TWA_DROP_SPOOL_ERROR,   /* a spool file that could not be written or read back (header,
+                               length, checksum) */
+    TWA_DROP_SHUTDOWN,      /* still queued when the drain time ran out, and no spool */
+    TWA_DROP_ENCODE,        /* the destination's encoder could not encode it */
+    TWA_DROP_OVER_CAPACITY, /* in an HTTP request larger than the whole queue (413) */
     TWA_N_DROP
 } twa_drop_reason;
 
@@ -287,7 +288,23 @@ size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait
  * thread.
  */
 size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
-                           twa_early **early, bool is_move);
+                           twa_early **early, bool is_move, size_t reserved);
+
+/*
+ * All-or-nothing admission (HTTP requests): twa_dest_reserve promises room
+ * for @n spans of @bytes (twa_items_bytes) in the queue, or refuses: FULL
+ * when there is not that much free room now, TOO_LARGE when the queue could
+ * never hold them (more than --queue-spans, or more than --queue-bytes for
+ * more than one span). A promise is either kept by twa_dest_push_early with
+ * @reserved = @bytes (every item is then queued) or taken back by
+ * twa_dest_unreserve. Thread-safe.
+ */
+typedef enum twa_admit { TWA_ADMIT_OK = 0, TWA_ADMIT_FULL, TWA_ADMIT_TOO_LARGE } twa_admit;
+size_t twa_items_bytes(const twa_item *items, size_t n);
+twa_admit twa_dest_reserve(twa_dest *d, size_t n, size_t bytes);
+void twa_dest_unreserve(twa_dest *d, size_t n, size_t bytes);
+/* The queue's whole capacity: --queue-spans and --queue-bytes. */
+void twa_dest_capacity(const twa_dest *d, size_t *spans, size_t *bytes);
 void twa_dest_early_free(twa_early *early);
 /* Wakes pushers waiting for room (after twa_stopping is set): they return. */
 void twa_dest_interrupt(twa_dest *d);
@@ -327,7 +344,8 @@ twa_procs *twa_pipeline_procs(twa_pipeline *p);
 /* SIGHUP: new tags, drop list and redaction. False (old ones kept) on error. */
 bool twa_pipeline_reconfigure(twa_pipeline *p, const twa_pipeline_options *o, char *why,
                               size_t why_size);
-/* The fullest destination queue, 0..1+: HTTP receivers answer 503 above 1. */
+/* The fullest destination queue, 0..1+: HTTP receivers answer 503 at 1
+ * before they decode a request. */
 double twa_pipeline_fill(twa_pipeline *p);
 /* Starts the tail sampler's thread (when configured). */
 bool twa_pipeline_start(twa_pipeline *p);
@@ -351,7 +369,13 @@ typedef struct twa_spanbuf {
     twa_chunk *chunk;       /* set by follow mode for the spans it reads */
     bool can_wait;          /* follow mode: wait for queue room instead of dropping */
     bool is_nomem;
-    bool is_backlogged;              /* the receiver has more input waiting: no early encoding */
+    bool is_backlogged; /* the receiver has more input waiting: no early encoding */
+    /* HTTP receivers: the spans are queued all or nothing (twa_dest_reserve
+     * on every destination); when not, `admit` says why and `refusal` says
+     * it in words (the limit and what to do). */
+    bool is_whole;
+    twa_admit admit;
+    char refusal[256];
     twa_early *early[TWA_MAX_DESTS]; /* this thread's encoders, per destination */
     twb_input in;
     twb_options opts;
@@ -368,7 +392,10 @@ bool twa_spanbuf_add_interned(twa_spanbuf *b, tw__span_data *span, twa_proc *pro
 /* Counts a rejected record (@reason kept when it is the first). */
 void twa_spanbuf_reject(twa_spanbuf *b, const char *reason);
 /* Processes and dispatches the collected spans to every destination, then
- * empties the buffer. Returns the spans every destination accepted. */
+ * empties the buffer. Returns the spans every destination accepted. With
+ * `is_whole`, either all are queued on every destination or none (then
+ * `admit` is not TWA_ADMIT_OK and the spans are counted as dropped,
+ * queue_full or over_capacity, on every destination). */
 size_t twa_spanbuf_flush(twa_spanbuf *b);
 /* Drops the collected spans without sending them (a request answered 400). */
 void twa_spanbuf_discard(twa_spanbuf *b);

@@ -94,6 +94,9 @@ struct twa_dest {
     size_t cap, head, count;
     tw__span_data *ids_only; /* the batcher's view of an early-encoded span: its ids */
     size_t bytes;
+    /* Room promised to all-or-nothing pushers (twa_dest_reserve) that have
+     * not pushed yet: other pushers see it as taken. */
+    size_t reserved_spans, reserved_bytes;
     bool stopping;
     int64_t deadline_ns; /* when stopping */
     pthread_t thread;
@@ -555,21 +558,70 @@ static void slot_release(twa_dest *d, twa_item *it)
     twa_item_release(it);
 }
 
+size_t twa_items_bytes(const twa_item *items, size_t n)
+{
+    size_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += item_bytes(items[i].data);
+    return sum;
+}
+
+void twa_dest_capacity(const twa_dest *d, size_t *spans, size_t *bytes)
+{
+    *spans = d->cap;
+    *bytes = d->o.queue_max_bytes;
+}
+
+twa_admit twa_dest_reserve(twa_dest *d, size_t n, size_t bytes)
+{
+    /* One span larger than the whole queue still goes into an empty queue,
+     * as push() lets it. */
+    if (n > d->cap || (n > 1 && bytes > d->o.queue_max_bytes))
+        return TWA_ADMIT_TOO_LARGE;
+    pthread_mutex_lock(&d->lock);
+    size_t spans = d->count + d->reserved_spans;
+    bool fits = !d->stopping && spans + n <= d->cap &&
+                (d->bytes + d->reserved_bytes + bytes <= d->o.queue_max_bytes || spans == 0);
+    if (fits) {
+        d->reserved_spans += n;
+        d->reserved_bytes += bytes;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return fits ? TWA_ADMIT_OK : TWA_ADMIT_FULL;
+}
+
+void twa_dest_unreserve(twa_dest *d, size_t n, size_t bytes)
+{
+    pthread_mutex_lock(&d->lock);
+    d->reserved_spans -= n;
+    d->reserved_bytes -= bytes;
+    pthread_mutex_unlock(&d->lock);
+}
+
 /* Queues what fits of @items (encoded[i].encoded, when given, is item i
  * encoded early: the slot owns it). @is_move: a slot takes its item's
  * references instead of adding its own (the caller keeps only those of the
- * items not taken). */
+ * items not taken). @reserved: the room twa_dest_reserve promised for these
+ * (@n spans, @reserved bytes), taken back here; every item then fits (an
+ * item encoded early may count a little more than its record did). */
 static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, twa_item *encoded,
-                   bool is_move)
+                   bool is_move, size_t reserved)
 {
     size_t taken = 0;
     bool interrupted = false;
     pthread_mutex_lock(&d->lock);
+    if (reserved) {
+        d->reserved_spans -= n;
+        d->reserved_bytes -= reserved;
+    }
     while (taken < n && !d->stopping) {
         size_t size = encoded && encoded[taken].encoded
                           ? twa_early_item_bytes(encoded[taken].encoded_size)
                           : item_bytes(items[taken].data);
-        bool fits = d->count < d->cap && (d->bytes + size <= d->o.queue_max_bytes || d->count == 0);
+        size_t spans = d->count + d->reserved_spans;
+        bool fits = reserved ||
+                    (spans < d->cap &&
+                     (d->bytes + d->reserved_bytes + size <= d->o.queue_max_bytes || spans == 0));
         if (!fits) {
             interrupted = can_wait && atomic_load(&twa_stopping);
             if (!can_wait || interrupted)
@@ -618,14 +670,14 @@ static size_t push(twa_dest *d, const twa_item *items, size_t n, bool can_wait, 
 
 size_t twa_dest_push(twa_dest *d, const twa_item *items, size_t n, bool can_wait)
 {
-    return push(d, items, n, can_wait, NULL, false);
+    return push(d, items, n, can_wait, NULL, false, 0);
 }
 
 size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool can_wait,
-                           twa_early **early, bool is_move)
+                           twa_early **early, bool is_move, size_t reserved)
 {
     if (!early)
-        return push(d, items, n, can_wait, NULL, is_move);
+        return push(d, items, n, can_wait, NULL, is_move, reserved);
     /* Only while the destination thread is behind (more queued than it
      * takes at once), and when the whole call fits the queue now (an
      * estimate; the push decides): spans about to be dropped as queue_full
@@ -636,10 +688,10 @@ size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool ca
         queued + (int64_t)n > (int64_t)d->cap ||
         queued_bytes + (int64_t)(n * (sizeof(tw__span_data) + TW__SPAN_INLINE_ARENA)) >
             (int64_t)d->o.queue_max_bytes)
-        return push(d, items, n, can_wait, NULL, is_move);
+        return push(d, items, n, can_wait, NULL, is_move, reserved);
     twa_item *encoded = malloc(n * sizeof *encoded);
     if (!encoded)
-        return push(d, items, n, can_wait, NULL, is_move);
+        return push(d, items, n, can_wait, NULL, is_move, reserved);
     uint64_t n_encoded = 0;
     for (size_t i = 0; i < n; i++) {
         encoded[i].encoded_size = 0;
@@ -651,7 +703,7 @@ size_t twa_dest_push_early(twa_dest *d, const twa_item *items, size_t n, bool ca
             n_encoded++;
     }
     twa_add(&d->st.encoded_early, n_encoded);
-    size_t taken = push(d, items, n, can_wait, encoded, is_move);
+    size_t taken = push(d, items, n, can_wait, encoded, is_move, reserved);
     free(encoded);
     return taken;
 }

@@ -215,6 +215,7 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     }
     twa_spanbuf sb;
     twa_spanbuf_init(&sb, h->o.pipeline, h->stats);
+    sb.is_whole = true; /* a request is answered for all its spans: queued all or none */
     twa_decode_result r = fmt->decode(data, len, &sb, why, sizeof why);
     tw__buf_free(&inflated);
     if (r != TWA_DECODE_OK) {
@@ -231,7 +232,18 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     char first[256];
     snprintf(first, sizeof first, "%s", sb.first_reject);
     twa_spanbuf_flush(&sb);
+    twa_admit admit = sb.admit;
+    snprintf(why, sizeof why, "%s", sb.refusal);
     twa_spanbuf_clear(&sb);
+    if (admit != TWA_ADMIT_OK) {
+        /* Nothing of it was queued: the client keeps the whole request, and
+         * retries it (503, retryable for OTLP/HTTP and Zipkin reporters) or
+         * splits it (413). */
+        twa_add(&h->stats->bad_requests, 1);
+        twa_log(TWA_DEBUG, "%s: %s refused: %s", h->name, url, why);
+        return admit == TWA_ADMIT_FULL ? error_answer(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, why, "1")
+                                       : error_answer(h, c, 413u, why, NULL);
+    }
     if (strcmp(h->name, "otlp") == 0) {
         bool is_protobuf = is_protobuf_request(c);
         if (!rejected)

@@ -28,8 +28,8 @@ static atomic_size_t n_receivers;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const reason_names[TWA_N_DROP] = {
-    "invalid",     "filtered",   "queue_full",  "too_large", "refused",
-    "send_failed", "spool_full", "spool_error", "shutdown",  "encode",
+    "invalid",    "filtered",    "queue_full", "too_large", "refused",       "send_failed",
+    "spool_full", "spool_error", "shutdown",   "encode",    "over_capacity",
 };
 
 const char *twa_drop_reason_name(twa_drop_reason r)

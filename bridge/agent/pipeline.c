@@ -269,6 +269,45 @@ void twa_spanbuf_reject(twa_spanbuf *b, const char *reason)
         snprintf(b->first_reject, sizeof b->first_reject, "%s", reason);
 }
 
+/* Reserves room for the first @n spans (@bytes) on every destination, or
+ * none: the request is refused whole (413 when a queue could never hold it,
+ * else 503), its spans dropped and counted on every destination, as each of
+ * them lost them. A request over a queue's capacity is refused as such even
+ * when another queue is only full now: retrying it cannot help. */
+static bool admit_whole(twa_spanbuf *b, size_t n, size_t bytes)
+{
+    twa_pipeline *p = b->pipeline;
+    size_t d = 0;
+    for (size_t i = 0; i < p->n_dests && b->admit == TWA_ADMIT_OK; i++) {
+        size_t cap_spans, cap_bytes;
+        twa_dest_capacity(p->dests[i], &cap_spans, &cap_bytes);
+        if (n > cap_spans || (n > 1 && bytes > cap_bytes)) {
+            b->admit = TWA_ADMIT_TOO_LARGE;
+            snprintf(b->refusal, sizeof b->refusal,
+                     "the request holds %zu spans (%zu bytes in memory), more than a destination "
+                     "queue holds (%zu spans, %zu bytes: --queue-spans, --queue-bytes); "
+                     "send smaller batches",
+                     n, bytes, cap_spans, cap_bytes);
+        }
+    }
+    for (; d < p->n_dests && b->admit == TWA_ADMIT_OK; d++)
+        b->admit = twa_dest_reserve(p->dests[d], n, bytes);
+    if (b->admit == TWA_ADMIT_OK)
+        return true;
+    for (size_t i = 0; i + 1 < d; i++) /* the one at d - 1 refused */
+        twa_dest_unreserve(p->dests[i], n, bytes);
+    if (b->admit == TWA_ADMIT_FULL)
+        snprintf(b->refusal, sizeof b->refusal,
+                 "the agent's queue has no room for the request's %zu spans now; retry later", n);
+    twa_drop_reason why = b->admit == TWA_ADMIT_FULL ? TWA_DROP_QUEUE_FULL : TWA_DROP_OVER_CAPACITY;
+    for (size_t i = 0; i < p->n_dests; i++)
+        twa_add(&twa_dest_get_stats(p->dests[i])->dropped[why], n);
+    for (size_t i = 0; i < n; i++) /* the filtered ones were released already */
+        twa_item_release(&b->items[i]);
+    b->n = 0;
+    return false;
+}
+
 size_t twa_spanbuf_flush(twa_spanbuf *b)
 {
     twa_pipeline *p = b->pipeline;
@@ -294,6 +333,14 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
     }
     pthread_rwlock_unlock(&p->lock);
     twa_add(&b->stats->filtered, filtered);
+    b->admit = TWA_ADMIT_OK;
+    b->refusal[0] = '\0';
+    size_t reserved = 0;
+    if (b->is_whole && !p->tail && kept) {
+        reserved = twa_items_bytes(b->items, kept);
+        if (!admit_whole(b, kept, reserved))
+            return 0;
+    }
     /* Follow mode: each span is one delivery per destination for its line. */
     for (size_t i = 0; i < kept; i++) {
         if (b->items[i].chunk)
@@ -310,8 +357,9 @@ size_t twa_spanbuf_flush(twa_spanbuf *b)
         /* The last destination takes this buffer's references: the spans
          * it accepted, items[0..moved), are its own now. */
         bool is_last = d + 1 == p->n_dests;
-        size_t took = twa_dest_push_early(p->dests[d], b->items, kept, b->can_wait,
-                                          b->is_backlogged ? NULL : &b->early[d], is_last);
+        size_t took =
+            twa_dest_push_early(p->dests[d], b->items, kept, b->can_wait,
+                                b->is_backlogged ? NULL : &b->early[d], is_last, reserved);
         if (is_last)
             moved = took;
         if (took < accepted)

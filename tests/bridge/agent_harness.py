@@ -35,7 +35,7 @@ class Backend:
         self.lock = threading.Lock()
         self.accepted = []  # (path, content_type, body bytes) acknowledged with 2xx
         self.seen = 0  # requests received
-        self.plan = []  # responses to give first: dicts (status, headers, delay, close)
+        self.plan = []  # responses to give first: dicts (status, headers, delay, wait, close)
         self.refuse_if = None  # callable(body) -> True: answer 400
         self.times = []  # time of each request
         self.answered = []  # time each answer had been written
@@ -64,6 +64,8 @@ class Backend:
                     body = gzip.decompress(body)
                 if step.get("delay"):
                     time.sleep(step["delay"])
+                if step.get("wait"):  # a threading.Event: answer when the test sets it
+                    step["wait"].wait(60)
                 status = step.get("status", 200)
                 if status < 300 and backend.refuse_if and backend.refuse_if(body):
                     status = 400

@@ -228,6 +228,65 @@ def test_http_answers():
         b.close()
 
 
+def test_http_all_or_nothing():
+    """A request is queued whole or not at all: 503 when the queue has no room for all of it
+    now, 413 when it holds more than the whole queue; nothing of a refused request is sent."""
+    b = Backend()
+    release = threading.Event()
+    b.plan = [{"wait": release}]  # the first batch hangs until released: the queue fills
+    a = agent("whole", ["--otlp=127.0.0.1:0", "--zipkin=127.0.0.1:0", "--queue-spans=20",
+                        "--timeout-ms=60000", "--send", b.url("/v1/traces")])
+    try:
+        url = a.url("otlp", "/v1/traces")
+        want = make_spans(0x90, 8, "svc")
+        st, _ = post(url, json.dumps(otlp_doc(want)).encode(), "application/json")
+        check("a request that fits: 200", st == 200, st)
+        check("the destination thread is sending it (and hangs)", wait_for(lambda: b.seen >= 1))
+        codes = []
+        for k in range(2):  # 16 of the 20 queued
+            s = make_spans(0x91 + k, 8, "svc")
+            codes.append(post(url, json.dumps(otlp_doc(s)).encode(), "application/json")[0])
+            want += s
+        check("requests that fit the free room: 200", codes == [200, 200], codes)
+        st, body = post(url, json.dumps(otlp_doc(make_spans(0x93, 8, "lost"))).encode(),
+                        "application/json")
+        ok = st == 503 and json.loads(body).get("code") == 14 and "retry" in body
+        check("a request larger than the free room: 503 (code 14, retryable), none of it queued",
+              ok, st, body)
+        import urllib.error
+        import urllib.request
+        req = urllib.request.Request(a.url("zipkin", "/api/v2/spans"), method="POST",
+                                     data=json.dumps(zipkin_v2_doc(make_spans(0x94, 8, "lost")))
+                                     .encode(), headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                st, retry = r.status, r.headers.get("Retry-After")
+        except urllib.error.HTTPError as e:
+            st, retry = e.code, e.headers.get("Retry-After")
+        check("Zipkin too: 503 with Retry-After", st == 503 and retry == "1", st, retry)
+        st, body = post(url, json.dumps(otlp_doc(make_spans(0x95, 21, "lost"))).encode(),
+                        "application/json")
+        check("a request over the whole queue: 413 naming the limit, saying to send less",
+              st == 413 and "20 spans" in body and "smaller batches" in body, st, body)
+        s = make_spans(0x96, 4, "svc")
+        st, _ = post(url, json.dumps(otlp_doc(s)).encode(), "application/json")
+        want += s
+        check("a request that fits what is left: 200", st == 200, st)
+        release.set()
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= len(want), 30)
+        check("the accepted requests are forwarded", ok)
+        compare_once("only the accepted requests reach the destination", normalise(want),
+                     spans_of(b, read_otlp))
+        check("the refused spans are counted: queue_full 16, over_capacity 21",
+              a.metric("tracewire_agent_spans_dropped_total", reason="queue_full") == 16 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="over_capacity") == 21,
+              a.metrics())
+    finally:
+        release.set()
+        a.stop()
+        b.close()
+
+
 # ---- fault matrix -----------------------------------------------------------------------------
 
 
@@ -1155,7 +1214,8 @@ def test_log_lines_escape_input():
           not any(line.startswith("FAKE") for line in err.splitlines()), err)
 
 
-TESTS = [test_receivers_and_formats, test_http_answers, test_spool_down_then_up,
+TESTS = [test_receivers_and_formats, test_http_answers, test_http_all_or_nothing,
+         test_spool_down_then_up,
          test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_400_split, test_queue_full_accounting,

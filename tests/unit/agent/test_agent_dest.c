@@ -560,7 +560,7 @@ static size_t push_early_run(twa_dest *d, twa_proc *proc, twa_early **early, uin
         bool is_move = (at / 100) % 2 == 1;
         for (size_t j = 0; j < k; j++)
             batch[j] = item(first + at + j, proc, NULL);
-        size_t took = twa_dest_push_early(d, batch, k, false, early, is_move);
+        size_t took = twa_dest_push_early(d, batch, k, false, early, is_move, 0);
         taken += took;
         for (size_t j = is_move ? took : 0; j < k; j++)
             twa_item_release(&batch[j]);
