@@ -54,7 +54,9 @@ typedef struct request {
     size_t discarded; /* bytes of a too large body read and dropped */
 } request;
 
-/* A too large body is read and dropped up to this, then the connection closes. */
+/* A too large body is read and dropped up to this (a client that sends the
+ * whole body before it reads the answer then reads the 413); a body
+ * announced larger is answered at once. */
 #define DISCARD_MAX ((size_t)64 << 20)
 
 static void log_mhd(void *arg, const char *fmt, va_list ap)
@@ -104,45 +106,64 @@ static bool is_protobuf_request(struct MHD_Connection *c)
 /* An OTLP protobuf message of two fields, a varint (field 1) and a string
  * (field 2), optionally nested as field 1 of an outer message: google.rpc.Status
  * {code, message} and ExportTraceServiceResponse {partial_success:
- * {rejected_spans, error_message}} have that shape. */
+ * {rejected_spans, error_message}} have that shape. False when out of memory. */
+static bool protobuf_pair(tw__buf *b, bool is_nested, uint64_t number, const char *text)
+{
+    size_t at = is_nested ? tw__pb_begin(b, 1) : 0;
+    return at != SIZE_MAX && tw__pb_varint_field(b, 1, number) &&
+           tw__pb_string_field(b, 2, text, strlen(text), false) &&
+           (!is_nested || tw__pb_end(b, at));
+}
+
 static enum MHD_Result answer_protobuf(struct MHD_Connection *c, unsigned int status,
                                        bool is_nested, uint64_t number, const char *text,
                                        const char *retry_after)
 {
     tw__buf b;
     tw__buf_init(&b);
-    size_t at = is_nested ? tw__pb_begin(&b, 1) : 0;
-    bool ok = at != SIZE_MAX && tw__pb_varint_field(&b, 1, number) &&
-              tw__pb_string_field(&b, 2, text, strlen(text), false) &&
-              (!is_nested || tw__pb_end(&b, at));
     enum MHD_Result rc =
-        ok ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len, retry_after) : MHD_NO;
+        protobuf_pair(&b, is_nested, number, text)
+            ? answer_bytes(c, status, "application/x-protobuf", b.data, b.len, retry_after)
+            : MHD_NO;
     tw__buf_free(&b);
     return rc;
 }
 
-/* An error answer in the receiver's dialect: OTLP gets a google.rpc.Status
- * (protobuf or JSON, as the request), the others plain text. */
+/* An error answer's body in the receiver's dialect: OTLP gets a
+ * google.rpc.Status (protobuf or JSON, as the request), the others plain
+ * text. Sets *@type; false when out of memory. */
+static bool error_body(twa_http *h, struct MHD_Connection *c, unsigned int status, const char *why,
+                       const char **type, tw__buf *out)
+{
+    int code = status == 400 || status == 413 || status == 415 ? 3 : 14;
+    if (strcmp(h->name, "otlp") == 0 && is_protobuf_request(c)) {
+        *type = "application/x-protobuf";
+        return protobuf_pair(out, false, (uint64_t)code, why);
+    }
+    if (strcmp(h->name, "otlp") == 0) {
+        *type = "application/json";
+        json_t *st = json_pack("{s:i, s:s}", "code", code, "message", why);
+        char *text = st ? json_dumps(st, JSON_COMPACT) : NULL;
+        json_decref(st);
+        bool ok = tw__buf_append(out, text ? text : "{}", strlen(text ? text : "{}"));
+        free(text);
+        return ok;
+    }
+    *type = "text/plain; charset=utf-8";
+    return tw__buf_append(out, why, strlen(why)) && tw__buf_append(out, "\n", 1);
+}
+
 static enum MHD_Result error_answer(twa_http *h, struct MHD_Connection *c, unsigned int status,
                                     const char *why, const char *retry_after)
 {
-    if (strcmp(h->name, "otlp") == 0 && is_protobuf_request(c))
-        return answer_protobuf(c, status, false,
-                               status == 400 || status == 413 || status == 415 ? 3 : 14, why,
-                               retry_after);
-    if (strcmp(h->name, "otlp") == 0) {
-        json_t *st =
-            json_pack("{s:i, s:s}", "code",
-                      status == 400 || status == 413 || status == 415 ? 3 : 14, "message", why);
-        char *text = st ? json_dumps(st, JSON_COMPACT) : NULL;
-        json_decref(st);
-        enum MHD_Result rc = answer(c, status, "application/json", text ? text : "{}", retry_after);
-        free(text);
-        return rc;
-    }
-    char line[600];
-    snprintf(line, sizeof line, "%s\n", why);
-    return answer(c, status, "text/plain; charset=utf-8", line, retry_after);
+    tw__buf b;
+    tw__buf_init(&b);
+    const char *type = NULL;
+    enum MHD_Result rc = error_body(h, c, status, why, &type, &b)
+                             ? answer_bytes(c, status, type, b.data, b.len, retry_after)
+                             : MHD_NO;
+    tw__buf_free(&b);
+    return rc;
 }
 
 static bool route_served(const twa_http *h, const char *url)
@@ -157,15 +178,57 @@ static bool route_served(const twa_http *h, const char *url)
 /* ---- receivers ---------------------------------------------------------------------------------
  */
 
+static void too_large_why(twa_http *h, char *why, size_t why_size)
+{
+    snprintf(why, why_size, "the body is larger than %zu bytes (--max-request-bytes)",
+             h->o.max_request_bytes);
+}
+
 static enum MHD_Result too_large(twa_http *h, struct MHD_Connection *c, request *rq)
 {
     rq->answered = true;
     twa_add(&h->stats->requests, 1);
     twa_add(&h->stats->bad_requests, 1);
     char why[128];
-    snprintf(why, sizeof why, "the body is larger than %zu bytes (--max-request-bytes)",
-             h->o.max_request_bytes);
+    too_large_why(h, why, sizeof why);
     return error_answer(h, c, 413u, why, NULL);
+}
+
+/*
+ * A body of unannounced length (chunked) past DISCARD_MAX: libmicrohttpd
+ * takes no answer while a body is being received (MHD_queue_response fails
+ * in that state), and closing would leave the client without a status line.
+ * So the 413 is written to the socket here, whole and marked
+ * "Connection: close", and the caller returns MHD_NO: libmicrohttpd then
+ * closes the connection without writing anything of its own. The socket
+ * has nothing else queued (no answer to this request was started); a short
+ * write is the end of it too.
+ */
+static enum MHD_Result too_large_now(twa_http *h, struct MHD_Connection *c, request *rq)
+{
+    rq->answered = true;
+    twa_add(&h->stats->requests, 1);
+    twa_add(&h->stats->bad_requests, 1);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    char why[128];
+    too_large_why(h, why, sizeof why);
+    tw__buf body;
+    tw__buf_init(&body);
+    const char *type = NULL;
+    if (ci && error_body(h, c, 413u, why, &type, &body)) {
+        char head[256];
+        int n = snprintf(head, sizeof head,
+                         "HTTP/1.1 413 Content Too Large\r\nContent-Type: %s\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                         type, body.len);
+        if (send(ci->connect_fd, head, (size_t)n, MSG_NOSIGNAL) == n)
+            (void)send(ci->connect_fd, body.data, body.len, MSG_NOSIGNAL);
+    }
+    tw__buf_free(&body);
+    twa_log(TWA_DEBUG, "%s: a body of unannounced length passed %zu bytes: 413, closed", h->name,
+            DISCARD_MAX);
+    return MHD_NO;
 }
 
 static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char *url, request *rq)
@@ -524,12 +587,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         tw__buf_init(&rq->body);
         *con_cls = rq;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
+        unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
+        if (announced > h->o.max_request_bytes) {
             rq->is_too_large = true;
             /* A client that waits for 100 Continue gets the 413 before it
-             * sends the body. */
+             * sends the body; so does one announcing more than would be
+             * read and dropped (libmicrohttpd then reads none of it and
+             * closes after the answer). */
             const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
-            if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0)
+            if ((expect && g_ascii_strcasecmp(expect, "100-continue") == 0) ||
+                announced > DISCARD_MAX)
                 return too_large(h, c, rq);
         }
         return MHD_YES;
@@ -543,12 +610,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (rq->is_too_large) {
             /* The body is read and dropped, so that the client reads the 413
              * (a client still sending when the server closes sees a reset).
-             * Past DISCARD_MAX, the answer goes at once and the connection
-             * closes. */
+             * Only a body of unannounced length gets past DISCARD_MAX (an
+             * announced one was answered with its headers): the answer goes
+             * at once and the connection closes. */
             rq->discarded += *upload_size;
             if (rq->discarded > DISCARD_MAX && !rq->answered) {
                 *upload_size = 0;
-                return too_large(h, c, rq);
+                return too_large_now(h, c, rq);
             }
         }
         *upload_size = 0;

@@ -228,6 +228,58 @@ def test_http_answers():
         b.close()
 
 
+def stream_until_answer(host_port, head, chunk, limit):
+    """Sends @head, then @chunk again and again (up to @limit bytes) until the server answers;
+    -> (bytes of body sent, what was read until the server closed)."""
+    import select
+    s = socket.create_connection(host_port, timeout=30)
+    s.sendall(head)
+    sent, got = 0, b""
+    try:
+        while sent < limit:
+            readable, writable, _ = select.select([s], [s], [], 30)
+            if readable:
+                break
+            if writable:
+                sent += s.send(chunk)
+        s.settimeout(10)
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            got += data
+    except OSError:  # a reset after the answer: what was read is kept
+        pass
+    s.close()
+    return sent, got
+
+
+def test_http_endless_body():
+    """A body past what is read and dropped (64 MiB) still gets a 413 status line: at once
+    when its Content-Length says so, when the limit is passed for a chunked one."""
+    a = agent("endless", ["--otlp=127.0.0.1:0", "--send", "file:" + os.path.join(
+        workdir("endless"), "out")])
+    try:
+        head = (b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000000000\r\n\r\n")
+        sent, got = stream_until_answer(a.host_port("otlp"), head, b" " * 65536, 200 << 20)
+        check("Content-Length of 100 GB: 413 before the body is read",
+              got.startswith(b"HTTP/1.1 413 ") and b"--max-request-bytes" in got and
+              sent < (64 << 20), sent, got[:200])
+        head = (b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        body = b" " * (1 << 20)
+        chunk = b"%x\r\n" % len(body) + body + b"\r\n"
+        sent, got = stream_until_answer(a.host_port("otlp"), head, chunk, 200 << 20)
+        check("an endless chunked body: 413 once 64 MiB were read",
+              got.startswith(b"HTTP/1.1 413 ") and b"--max-request-bytes" in got and
+              b"Connection: close" in got, sent, got[:200])
+        check("both are counted as refused requests",
+              a.metric("tracewire_agent_requests_rejected_total", receiver="otlp") == 2)
+    finally:
+        a.stop()
+
+
 def test_http_all_or_nothing():
     """A request is queued whole or not at all: 503 when the queue has no room for all of it
     now, 413 when it holds more than the whole queue; nothing of a refused request is sent."""
@@ -1214,7 +1266,8 @@ def test_log_lines_escape_input():
           not any(line.startswith("FAKE") for line in err.splitlines()), err)
 
 
-TESTS = [test_receivers_and_formats, test_http_answers, test_http_all_or_nothing,
+TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
+         test_http_all_or_nothing,
          test_spool_down_then_up,
          test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
