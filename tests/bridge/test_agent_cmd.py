@@ -196,6 +196,9 @@ def test_http_answers():
         check("malformed OTLP protobuf: 400 with a protobuf google.rpc.Status (code 3, a reason)",
               st == 400 and ctype == "application/x-protobuf" and raw[:2] == b"\x08\x03" and
               len(raw) > 4, st, ctype, raw)
+        st, body = post(url, b"{}", "application/json")
+        check("OTLP/JSON {} (resourceSpans omitted: an empty request): 200 {}",
+              st == 200 and body == "{}", st, body)
         st, body = post(url, b"{}", "text/plain")
         check("unknown content type: 415 naming the accepted ones",
               st == 415 and "application/json" in body, st, body)

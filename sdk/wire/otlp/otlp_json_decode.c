@@ -635,8 +635,14 @@ static tw_status read_document(ctx *c, json_t *doc)
         return TW_E_MALFORMED;
     }
     json_t *all = json_object_get(doc, "resourceSpans");
+    /* Omitted (or null) is the empty list in proto3 JSON: `{}` is an empty
+     * request. An object with other members and no resourceSpans is taken
+     * for another format (Jaeger's {"data": ...}) rather than read as empty. */
+    if ((!all || json_is_null(all)) && json_object_size(doc) == (all ? 1u : 0u))
+        return TW_OK;
     if (!json_is_array(all)) {
-        fail(c, "no resourceSpans array: not an OTLP ExportTraceServiceRequest");
+        fail(c, all ? "resourceSpans is not an array"
+                    : "no resourceSpans array: not an OTLP ExportTraceServiceRequest");
         return TW_E_MALFORMED;
     }
     size_t r;

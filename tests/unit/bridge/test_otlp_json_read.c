@@ -331,6 +331,28 @@ static void test_bad_spans_and_documents_are_rejected_alone(void)
     capture_free(&c);
 }
 
+/* resourceSpans omitted (or null) is the empty list of proto3 JSON: `{}` is
+ * an empty request, not an error. An object of other members stays refused
+ * (another format), and so does a resourceSpans that is not a list. */
+static void test_empty_request_is_no_spans(void)
+{
+    const char *text = "{}\n"
+                       "{\"resourceSpans\":null}\n"
+                       "{\"resourceSpans\":[]}\n"
+                       "{\"resourceSpans\":5}\n"
+                       "{\"data\":[]}\n";
+    read_capture c;
+    capture_init(&c);
+    CU_ASSERT_EQUAL(read_text(&c, text), TW_OK);
+    CU_ASSERT_EQUAL(c.n_spans, 0);
+    CU_ASSERT_EQUAL_FATAL(c.n_rejects, 2);
+    CU_ASSERT_EQUAL(c.rejects[0].line_no, 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[0].reason, "resourceSpans is not an array"));
+    CU_ASSERT_EQUAL(c.rejects[1].line_no, 5);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.rejects[1].reason, "no resourceSpans"));
+    capture_free(&c);
+}
+
 /* Microseconds written into the nanosecond fields (a common mistake of
  * hand-made OTLP) are read as µs by their magnitude, with one warning; no
  * digit is lost (the choice is made on the raw value). */
@@ -455,6 +477,7 @@ void tw_test_register(void)
     CU_add_test(suite, "bad_spans_and_documents_are_rejected_alone",
                 test_bad_spans_and_documents_are_rejected_alone);
     CU_add_test(suite, "stops_when_emit_says_so", test_stops_when_emit_says_so);
+    CU_add_test(suite, "empty_request_is_no_spans", test_empty_request_is_no_spans);
     CU_add_test(suite, "time_unit_by_magnitude", test_time_unit_by_magnitude);
     CU_add_test(suite, "one_bad_value_does_not_cost_the_document",
                 test_one_bad_value_does_not_cost_the_document);
