@@ -296,12 +296,16 @@ void twa_body_formats_of(const char *route, char *out, size_t size)
 /* ---- gzip -------------------------------------------------------------------------------------
  */
 
-twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes, tw__buf *out,
-                              char *why, size_t why_size)
+/* @window_bits as inflateInit2 takes them; @name ("gzip", "deflate") names
+ * the encoding in the errors; @has_members: another stream may follow the
+ * first (gzip members). */
+static twa_decode_result inflate_body(const uint8_t *data, size_t len, int window_bits,
+                                      const char *name, bool has_members, size_t max_bytes,
+                                      tw__buf *out, char *why, size_t why_size)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) { /* 32: gzip or zlib, by the header */
+    if (inflateInit2(&z, window_bits) != Z_OK) {
         snprintf(why, why_size, "out of memory");
         return TWA_DECODE_NOMEM;
     }
@@ -310,19 +314,16 @@ twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes,
     z.avail_in = (uInt)len;
     twa_decode_result res = TWA_DECODE_OK;
     for (;;) {
-        if (out->cap - out->len < 64 * 1024) {
+        /* Grown up to one byte over the bound, which tells a body of
+         * exactly max_bytes from a larger one; a reused buffer may have that
+         * room already. */
+        if (out->cap - out->len < 64 * 1024 && out->cap < max_bytes + 1) {
             size_t want = out->cap ? out->cap * 2 : 64 * 1024;
             if (want > max_bytes + 1)
                 want = max_bytes + 1;
-            if (want <= out->cap || !tw__buf_reserve(out, want)) {
-                if (want <= out->cap) {
-                    snprintf(why, why_size, "the inflated body is larger than %zu bytes",
-                             max_bytes);
-                    res = TWA_DECODE_TOO_LARGE;
-                } else {
-                    snprintf(why, why_size, "out of memory");
-                    res = TWA_DECODE_NOMEM;
-                }
+            if (!tw__buf_reserve(out, want)) {
+                snprintf(why, why_size, "out of memory");
+                res = TWA_DECODE_NOMEM;
                 break;
             }
         }
@@ -338,6 +339,11 @@ twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes,
         if (rc == Z_STREAM_END) {
             if (z.avail_in == 0)
                 break;
+            if (!has_members) {
+                snprintf(why, why_size, "bad %s body: data after its end", name);
+                res = TWA_DECODE_MALFORMED;
+                break;
+            }
             /* Another gzip member follows (allowed by RFC 1952). */
             if (inflateReset(&z) != Z_OK) {
                 res = TWA_DECODE_NOMEM;
@@ -346,16 +352,34 @@ twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes,
             continue;
         }
         if (rc == Z_BUF_ERROR && z.avail_in == 0) {
-            snprintf(why, why_size, "the gzip body is truncated");
+            snprintf(why, why_size, "the %s body is truncated", name);
             res = TWA_DECODE_MALFORMED;
             break;
         }
         if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            snprintf(why, why_size, "bad gzip body: %s", z.msg ? z.msg : "corrupt data");
+            snprintf(why, why_size, "bad %s body: %s", name, z.msg ? z.msg : "corrupt data");
             res = TWA_DECODE_MALFORMED;
             break;
         }
     }
     inflateEnd(&z);
     return res;
+}
+
+twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes, tw__buf *out,
+                              char *why, size_t why_size)
+{
+    /* 32: gzip or zlib, by the header */
+    return inflate_body(data, len, 15 + 32, "gzip", true, max_bytes, out, why, why_size);
+}
+
+twa_decode_result twa_inflate_deflate(const uint8_t *data, size_t len, size_t max_bytes,
+                                      tw__buf *out, char *why, size_t why_size)
+{
+    /* HTTP's deflate is zlib (RFC 9110), but many clients send raw deflate:
+     * a zlib header (CM 8, the check bits) says which, as browsers do. */
+    bool is_zlib = len >= 2 && (data[0] & 0x0f) == 8 && (data[0] >> 4) <= 7 &&
+                   ((unsigned)data[0] << 8 | data[1]) % 31 == 0;
+    return inflate_body(data, len, is_zlib ? 15 : -15, "deflate", false, max_bytes, out, why,
+                        why_size);
 }

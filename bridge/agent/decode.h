@@ -67,5 +67,9 @@ void twa_body_formats_of(const char *route, char *out, size_t size);
  * output (TWA_DECODE_TOO_LARGE) and bad data (TWA_DECODE_MALFORMED). */
 twa_decode_result twa_inflate(const uint8_t *data, size_t len, size_t max_bytes, tw__buf *out,
                               char *why, size_t why_size);
+/* The same for Content-Encoding: deflate, zlib-wrapped (as HTTP says) or raw
+ * (as many clients send), told apart by the zlib header. */
+twa_decode_result twa_inflate_deflate(const uint8_t *data, size_t len, size_t max_bytes,
+                                      tw__buf *out, char *why, size_t why_size);
 
 #endif /* TW_BRIDGE_AGENT_DECODE_H */

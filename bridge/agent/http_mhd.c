@@ -258,12 +258,16 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (enc && *enc && g_ascii_strcasecmp(enc, "identity") != 0) {
         if (g_ascii_strcasecmp(enc, "gzip") != 0 && g_ascii_strcasecmp(enc, "deflate") != 0) {
-            snprintf(why, sizeof why, "Content-Encoding \"%s\" is not supported (gzip is)", enc);
+            snprintf(why, sizeof why,
+                     "Content-Encoding \"%s\" is not supported; accepted: gzip, deflate, identity",
+                     enc);
             twa_add(&h->stats->bad_requests, 1);
             return error_answer(h, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why, NULL);
         }
         twa_decode_result r =
-            twa_inflate(data, len, h->o.max_request_bytes, &inflated, why, sizeof why);
+            g_ascii_strcasecmp(enc, "deflate") == 0
+                ? twa_inflate_deflate(data, len, h->o.max_request_bytes, &inflated, why, sizeof why)
+                : twa_inflate(data, len, h->o.max_request_bytes, &inflated, why, sizeof why);
         if (r != TWA_DECODE_OK) {
             tw__buf_free(&inflated);
             twa_add(&h->stats->bad_requests, 1);

@@ -213,6 +213,22 @@ def test_http_answers():
         st, body = post(url, b"\x1f\x8b\x08garbage", "application/json",
                         headers={"Content-Encoding": "gzip"})
         check("a broken gzip body: 400", st == 400 and "gzip" in body, st, body)
+        raw = zlib.compressobj(wbits=-15)
+        raw = raw.compress(json.dumps(otlp_doc(make_spans(0x21, 2, "dfl"))).encode()) + raw.flush()
+        st, body = post(url, raw, "application/json", headers={"Content-Encoding": "deflate"})
+        check("Content-Encoding: deflate with raw deflate data (as many clients send): 200",
+              st == 200, st, body)
+        st, body = post(url, zlib.compress(json.dumps(otlp_doc(make_spans(0x22, 2, "dfl")))
+                                           .encode()), "application/json",
+                        headers={"Content-Encoding": "deflate"})
+        check("Content-Encoding: deflate with zlib data (as HTTP says): 200", st == 200, st, body)
+        st, body = post(url, b"\xff\xff\xff\xff", "application/json",
+                        headers={"Content-Encoding": "deflate"})
+        check("a broken deflate body: 400 naming deflate",
+              st == 400 and "bad deflate body" in body, st, body)
+        st, body = post(url, b"{}", "application/json", headers={"Content-Encoding": "br"})
+        check("an unknown Content-Encoding: 415 listing the accepted ones",
+              st == 415 and "gzip, deflate, identity" in body, st, body)
         st, body = post(a.url("otlp", "/v1/other"), b"{}", "application/json")
         check("an unknown route: 404", st == 404, st)
         st, body = post(a.url("zipkin", "/api/v2/spans"), b"[{\"traceId\":1}]", "application/json")

@@ -241,10 +241,11 @@ static void test_the_body_table(void)
     CU_ASSERT_STRING_EQUAL(accepted, "application/json, application/x-thrift");
 }
 
-static size_t gzip_of(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+/* @window_bits as deflateInit2 takes them: 31 gzip, 15 zlib, -15 raw. */
+static size_t compress_as(int window_bits, const uint8_t *in, size_t len, uint8_t *out, size_t cap)
 {
     z_stream z = {0};
-    deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+    deflateInit2(&z, 9, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY);
     z.next_in = (Bytef *)in;
     z.avail_in = (uInt)len;
     z.next_out = out;
@@ -253,6 +254,39 @@ static size_t gzip_of(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
     size_t n = z.total_out;
     deflateEnd(&z);
     return n;
+}
+
+static size_t gzip_of(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+    return compress_as(31, in, len, out, cap);
+}
+
+/* Content-Encoding: deflate is zlib by the letter of HTTP and raw deflate
+ * from many clients: both are read, bounded the same way, and the errors
+ * say deflate. */
+static void test_deflate_zlib_or_raw(void)
+{
+    const char *text = "{\"resourceSpans\":[]} and some more text, some more text";
+    size_t len = strlen(text);
+    uint8_t packed[256];
+    tw__buf out;
+    tw__buf_init(&out);
+    char why[256];
+    for (int bits = -15; bits <= 15; bits += 30) {
+        size_t n = compress_as(bits, (const uint8_t *)text, len, packed, sizeof packed);
+        CU_ASSERT_EQUAL(twa_inflate_deflate(packed, n, 1000, &out, why, sizeof why), TWA_DECODE_OK);
+        CU_ASSERT(out.len == len && memcmp(out.data, text, len) == 0);
+        CU_ASSERT_EQUAL(twa_inflate_deflate(packed, n, 10, &out, why, sizeof why),
+                        TWA_DECODE_TOO_LARGE);
+        CU_ASSERT_EQUAL(twa_inflate_deflate(packed, n / 2, 1000, &out, why, sizeof why),
+                        TWA_DECODE_MALFORMED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(why, "deflate"));
+    }
+    CU_ASSERT_EQUAL(
+        twa_inflate_deflate((const uint8_t *)"\xff\xff\xff\xff", 4, 100, &out, why, sizeof why),
+        TWA_DECODE_MALFORMED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "bad deflate body"));
+    tw__buf_free(&out);
 }
 
 static void test_inflation_is_bounded(void)
@@ -477,6 +511,7 @@ void tw_test_register(void)
     s = CU_add_suite("agent/decode", NULL, NULL);
     CU_add_test(s, "the body table: routes, content types, 415 rows", test_the_body_table);
     CU_add_test(s, "inflation is bounded", test_inflation_is_bounded);
+    CU_add_test(s, "deflate: zlib or raw", test_deflate_zlib_or_raw);
     CU_add_test(s, "Jaeger datagrams of the wrong protocol are refused with a reason",
                 test_jaeger_datagrams_of_the_wrong_protocol_are_refused);
     s = CU_add_suite("agent/procs", NULL, NULL);
