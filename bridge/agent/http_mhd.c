@@ -441,6 +441,16 @@ static bool proxy_fetch(twa_http *h, const char *service, char **proto, char **t
     return ok;
 }
 
+static enum MHD_Result count_service(void *arg, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (key && strcmp(key, "service") == 0)
+        (*(unsigned int *)arg)++;
+    return MHD_YES;
+}
+
 static enum MHD_Result sampling(twa_http *h, struct MHD_Connection *c, const char *url)
 {
     twa_add(&h->stats->requests, 1);
@@ -448,6 +458,15 @@ static enum MHD_Result sampling(twa_http *h, struct MHD_Connection *c, const cha
         return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /sampling?service=NAME\n",
                       NULL);
     const char *service = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "service");
+    unsigned int n_service = 0;
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_service, &n_service);
+    if (n_service > 1) { /* which one was meant is not ours to guess */
+        twa_add(&h->stats->bad_requests, 1);
+        char why[128];
+        snprintf(why, sizeof why,
+                 "'service' parameter must be provided once; it was given %u times\n", n_service);
+        return answer(c, MHD_HTTP_BAD_REQUEST, "text/plain", why, NULL);
+    }
     if (!service || !*service) {
         twa_add(&h->stats->bad_requests, 1);
         return answer(c, MHD_HTTP_BAD_REQUEST, "text/plain",

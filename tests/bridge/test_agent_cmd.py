@@ -901,6 +901,14 @@ def test_config_sighup_sampling():
             check("sampling without service: 400", False)
         except urllib.error.HTTPError as e:
             check("sampling without service: 400", e.code == 400, e.code)
+        try:
+            urllib.request.urlopen(a.url("sampling", "/sampling?service=foo&service=bar"),
+                                   timeout=5)
+            check("sampling with service twice: 400 naming the parameter", False)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode()
+            check("sampling with service twice: 400 naming the parameter",
+                  e.code == 400 and "'service'" in text and "2 times" in text, e.code, text)
         s = make_spans(170, 2, "svc")
         post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
         wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2)
