@@ -254,16 +254,28 @@ twa_udp *twa_udp_start(const char *name, const struct sockaddr_storage *addr, so
         if (setsockopt(u->fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want) != 0)
             setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
     }
-    int granted = 0;
-    socklen_t gl = sizeof granted;
-    getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &granted, &gl);
+    /* Linux doubles the size it is given (room for its bookkeeping) and
+     * reports the doubled figure: half of it is the size in the units
+     * --udp-rcvbuf asks in. */
+    int kernel = 0;
+    socklen_t gl = sizeof kernel;
+    getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &kernel, &gl);
+    size_t granted = (size_t)(kernel > 0 ? kernel : 0) / 2;
     struct timeval tv = {0, 200000};
     setsockopt(u->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char at[96];
     twa_udp_address(u, at, sizeof at);
-    twa_log(TWA_INFO, "listening: %s udp %s (receive buffer %d bytes%s)", name, at, granted,
-            rcvbuf_bytes && (size_t)granted < rcvbuf_bytes ? "; raise net.core.rmem_max for more"
-                                                           : "");
+    if (rcvbuf_bytes)
+        twa_log(TWA_INFO,
+                "listening: %s udp %s (receive buffer: asked %zu bytes, granted %zu; the kernel "
+                "reports %d, double, for its bookkeeping%s)",
+                name, at, rcvbuf_bytes, granted, kernel,
+                granted < rcvbuf_bytes ? "; raise net.core.rmem_max for more" : "");
+    else
+        twa_log(TWA_INFO,
+                "listening: %s udp %s (receive buffer: the system's default, %zu bytes; the "
+                "kernel reports %d, double, for its bookkeeping)",
+                name, at, granted, kernel);
     int rc = pthread_create(&u->thread, NULL, udp_run, u);
     if (rc != 0) {
         snprintf(why, why_size, "cannot start a thread: %s", strerror(rc));

@@ -942,10 +942,16 @@ def test_big_datagrams_and_env():
     """A 65,000-byte datagram (near the UDP limit) is read whole; OTEL_EXPORTER_OTLP_ENDPOINT
     names the destination when --send does not, OTEL_EXPORTER_OTLP_PROTOCOL its encoding."""
     b = Backend()
-    a = agent("bigdgram", ["--jaeger-compact=127.0.0.1:0"],
+    a = agent("bigdgram", ["--jaeger-compact=127.0.0.1:0", "--udp-rcvbuf=64K"],
               env={"OTEL_EXPORTER_OTLP_ENDPOINT": b.url(""),
                    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
     try:
+        # 64K is under any net.core.rmem_max (default 208K): granted whole; the kernel's
+        # own figure is double.
+        m = re.search(r"jaeger-compact udp \S+ \(receive buffer: asked (\d+) bytes, "
+                      r"granted (\d+); the kernel reports (\d+), double", a.text())
+        check("the receive buffer is logged in the units asked: 65536 asked, 65536 granted",
+              m and m.groups() == ("65536", "65536", "131072"), m and m.groups(), a.text())
         s = make_spans(180, 4, "big")
         for x in s:
             x["tags"]["t.str"] = "x" * 16000
