@@ -166,6 +166,11 @@ typedef struct twa_recv_stats {
      * was full (SO_RXQ_OVFL: known when the next datagram is read). */
     atomic_uint_fast64_t kernel_drops;
     atomic_bool is_udp; /* kernel_drops is meaningful (set by the UDP receiver) */
+    /* HTTP: connections open now, and how often they reached the server's
+     * limit (new ones then wait in the listen backlog). */
+    atomic_int_fast64_t connections;
+    atomic_uint_fast64_t connection_limit_hits;
+    atomic_bool is_http; /* the two above are meaningful (set by the HTTP server) */
 } twa_recv_stats;
 
 typedef struct twa_dest_stats {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -27,6 +28,18 @@
 atomic_bool twa_draining;
 
 #define PROXY_CACHE_MAX 4096 /* services whose last proxied answer is kept */
+
+/* Connections at once per server. At the limit libmicrohttpd stops
+ * accepting: new connections wait in the listen backlog until one closes. */
+#define CONNECTION_LIMIT 512
+/* Seconds a connection may stay idle before its request's headers are
+ * complete (a client that opens connections and sends nothing, or half a
+ * request, holds them no longer), and once they are (a body on its way, a
+ * keep-alive connection between requests). */
+#define HEADERS_TIMEOUT_S 10
+#define IDLE_TIMEOUT_S 60
+/* At most one warning about the limit per this many seconds. */
+#define LIMIT_WARN_EVERY_S 10
 
 typedef struct cached {
     char *service, *proto, *thrift;
@@ -39,6 +52,7 @@ struct twa_http {
     struct MHD_Daemon *mhd;
     int fd;
     twa_recv_stats *stats;
+    atomic_int_fast64_t last_limit_warn_s; /* CLOCK_MONOTONIC seconds; 0: never */
     /* sampling */
     pthread_mutex_t lock;
     tw__strategies *strategies;
@@ -589,6 +603,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
     (void)version;
     twa_http *h = cls;
+    if (!*con_cls) /* the headers are complete: the longer idle timeout from now on */
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S);
     if (h->o.kind != TWA_HTTP_RECEIVER) {
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
             return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "use GET\n", NULL);
@@ -659,6 +675,35 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return receive(h, c, url, rq);
 }
 
+/* Counts the open connections; reaching the limit is logged (at most once
+ * per LIMIT_WARN_EVERY_S) and counted: past it a client waits with no
+ * answer, which only the log and the metrics can tell. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)c;
+    (void)socket_context;
+    twa_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        twa_gauge_add(&h->stats->connections, -1);
+        return;
+    }
+    int64_t open = atomic_fetch_add(&h->stats->connections, 1) + 1;
+    if (open < CONNECTION_LIMIT)
+        return;
+    twa_add(&h->stats->connection_limit_hits, 1);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec + 1, last = atomic_load(&h->last_limit_warn_s);
+    if ((last == 0 || now - last >= LIMIT_WARN_EVERY_S) &&
+        atomic_compare_exchange_strong(&h->last_limit_warn_s, &last, now))
+        twa_log(TWA_WARN,
+                "%s: %" PRId64 " connections open, the limit (%d): new connections wait until "
+                "one closes (a connection idle %d s before its headers are complete, or %d s "
+                "after, is closed)",
+                h->name, open, CONNECTION_LIMIT, HEADERS_TIMEOUT_S, IDLE_TIMEOUT_S);
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode code)
 {
@@ -697,6 +742,8 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
         memcpy(h->routes, o->routes, n_routes * sizeof *h->routes);
     static twa_recv_stats unlisted = {.name = "metrics"}; /* /metrics is not a span receiver */
     h->stats = o->kind == TWA_HTTP_METRICS ? &unlisted : twa_stats_receiver(h->name);
+    if (o->kind != TWA_HTTP_METRICS)
+        atomic_store(&h->stats->is_http, true);
     if (o->kind == TWA_HTTP_SAMPLING) {
         if (o->strategies_file) {
             h->strategies_file = strdup(o->strategies_file);
@@ -728,8 +775,9 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
     h->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
         MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)512, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADERS_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)CONNECTION_LIMIT, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
     if (!h->mhd) {
         snprintf(why, why_size, "libmicrohttpd could not start a server");
         goto fail;

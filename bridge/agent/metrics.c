@@ -117,6 +117,25 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
         label(out, receivers[i].name);
         g_string_append_printf(out, "\"} %" PRIu64 "\n", twa_get(&receivers[i].bytes));
     }
+    HEADER("http_connections", "gauge", "Connections open now, by HTTP receiver.");
+    for (size_t i = 0; i < nr; i++) {
+        if (!atomic_load(&receivers[i].is_http))
+            continue;
+        g_string_append(out, "tracewire_agent_http_connections{receiver=\"");
+        label(out, receivers[i].name);
+        g_string_append_printf(out, "\"} %" PRId64 "\n", gauge(&receivers[i].connections));
+    }
+    HEADER("http_connection_limit_reached_total", "counter",
+           "Times an HTTP receiver's connections reached its limit (new connections then wait "
+           "until one closes), by receiver.");
+    for (size_t i = 0; i < nr; i++) {
+        if (!atomic_load(&receivers[i].is_http))
+            continue;
+        g_string_append(out, "tracewire_agent_http_connection_limit_reached_total{receiver=\"");
+        label(out, receivers[i].name);
+        g_string_append_printf(out, "\"} %" PRIu64 "\n",
+                               twa_get(&receivers[i].connection_limit_hits));
+    }
     HEADER("udp_datagrams_dropped_total", "counter",
            "Datagrams the kernel dropped because the receiver's socket buffer was full, by UDP "
            "receiver (known when the next datagram is read).");

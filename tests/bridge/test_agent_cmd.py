@@ -299,6 +299,48 @@ def test_http_endless_body():
         a.stop()
 
 
+def test_http_connection_limit():
+    """Connections that never finish their headers (slowloris): reaching the limit (512) is
+    logged and counted, and such connections are closed after the headers timeout (10 s)."""
+    b = Backend()
+    a = agent("connlimit", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces")])
+    held = []
+    try:
+        for _ in range(520):
+            s = socket.create_connection(a.host_port("otlp"), timeout=30)
+            s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")
+            held.append(s)
+        ok = wait_for(lambda: a.metric("tracewire_agent_http_connection_limit_reached_total",
+                                       receiver="otlp") >= 1, 20)
+        check("reaching the connection limit is counted", ok, a.metric(
+            "tracewire_agent_http_connections", receiver="otlp"))
+        check("and logged as a warning naming the receiver and the limit",
+              re.search(r"warning: otlp: \d+ connections open, the limit \(512\)", a.text()),
+              a.text()[-2000:])
+        for s in held:
+            s.close()
+        held = []
+        wait_for(lambda: a.metric("tracewire_agent_http_connections", receiver="otlp") == 0)
+        s = socket.create_connection(a.host_port("otlp"), timeout=30)
+        held.append(s)
+        s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")
+        s.settimeout(30)  # a bound: the headers timeout is 10 s (the idle timeout 60 s)
+        try:
+            closed = s.recv(1) == b""
+        except OSError as e:
+            closed = not isinstance(e, socket.timeout)
+        check("a connection whose headers never end is closed (headers timeout)", closed)
+        s = make_spans(0x97, 2, "svc")
+        st, _ = post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(),
+                     "application/json")
+        check("the receiver answers again once they are gone", st == 200, st)
+    finally:
+        for s in held:
+            s.close()
+        a.stop()
+        b.close()
+
+
 def test_http_all_or_nothing():
     """A request is queued whole or not at all: 503 when the queue has no room for all of it
     now, 413 when it holds more than the whole queue; nothing of a refused request is sent."""
@@ -1300,7 +1342,7 @@ def test_log_lines_escape_input():
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
-         test_http_all_or_nothing,
+         test_http_connection_limit, test_http_all_or_nothing,
          test_spool_down_then_up,
          test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
