@@ -258,7 +258,8 @@ void twa_dest_options_init(twa_dest_options *o);
 
 /* A destination and its thread (started by twa_dest_start). NULL with @why on
  * a configuration error (bad URL, unknown format, bad header): a usage error.
- * twa_dest_start opens what it writes (the file: destination, the spool) and
+ * twa_dest_start opens what it writes (the file: destination, the spool, the
+ * socket of a udp:// one, its host resolved then) and
  * starts the thread; false with @why when it cannot: a start failure. */
 twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why, size_t why_size);
 bool twa_dest_start(twa_dest *d, char *why, size_t why_size);

@@ -316,6 +316,20 @@ static bool parse_host_port(const char *hp, char **host, char **port, const char
     return *host && *port;
 }
 
+/* A udp:// URL's HOST:PORT, checked when the destination is made (a usage
+ * error); resolved and connected when it starts (twa_dest_start): a name
+ * that does not resolve is a start failure, as a port in use is. */
+static bool udp_url_ok(twa_dest *d, char *why, size_t why_size)
+{
+    char *host = NULL, *port = NULL;
+    bool ok = parse_host_port(d->url + strlen("udp://"), &host, &port, "6831");
+    if (!ok)
+        snprintf(why, why_size, "--send %s: expected udp://HOST:PORT", d->label);
+    free(host);
+    free(port);
+    return ok;
+}
+
 static bool open_udp(twa_dest *d, char *why, size_t why_size)
 {
     char *host = NULL, *port = NULL;
@@ -441,7 +455,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
     if (d->kind == DEST_UDP) {
         if (d->o.max_body_bytes > 65507)
             d->o.max_body_bytes = 65507;
-        if (!open_udp(d, why, why_size))
+        if (!udp_url_ok(d, why, why_size))
             goto fail;
     } else if (d->kind == DEST_FILE) {
         /* opened by twa_dest_start */
@@ -1344,6 +1358,8 @@ static void *run(void *arg)
  * options', so it happens in twa_dest_start. */
 static bool open_outputs(twa_dest *d, char *why, size_t why_size)
 {
+    if (d->kind == DEST_UDP && d->udp_fd < 0 && !open_udp(d, why, why_size))
+        return false;
     if (d->kind == DEST_FILE && d->file_fd < 0) {
         const char *path = d->url + strlen("file:");
         if (has_prefix(path, "//"))

@@ -1133,6 +1133,7 @@ def test_usage_errors():
                        (["--send", "http://x/v1/traces"], "no receiver"),
                        (["--otlp=1.2.3.4:99999", "--send", "http://x/v1/traces"], "port"),
                        (["--otlp", "--send", "ftp://x"], "cannot tell the backend"),
+                       (["--otlp", "--send", "udp://"], "expected udp://HOST:PORT"),
                        (["--bogus"], "Unknown option"),
                        (["--sampling", "--send", "http://x/v1/traces"], "--sampling needs"),
                        # An option taken as a written file's name would create that file.
@@ -1238,8 +1239,8 @@ def test_usage_errors():
 
 def test_start_failures():
     """What the agent cannot create or write at start (the spool, a file: destination, the log
-    file, the checkpoint) is a start failure, exit 1 as documented (the spool and file: gave 2,
-    the usage status), with one line naming the option and the real reason (a checkpoint that
+    file, the checkpoint, a udp:// host that does not resolve) is a start failure, exit 1 as
+    documented (the spool, file: and udp:// gave 2, the usage status), with one line naming the option and the real reason (a checkpoint that
     is a directory was also "cannot write: No such file or directory"). A checkpoint the agent
     refuses is left as it is (it was written over on the way out)."""
     d = workdir("start-failures")
@@ -1263,7 +1264,10 @@ def test_start_failures():
             (follow + ["--checkpoint", cpdir], "--checkpoint", "is a directory"),
             (follow + ["--checkpoint", os.path.join(d, "no-dir", "cp")], "--checkpoint",
              "No such file or directory"),
-            (follow + ["--checkpoint", damaged], "--checkpoint", "not a tracewire checkpoint")]:
+            (follow + ["--checkpoint", damaged], "--checkpoint", "not a tracewire checkpoint"),
+            # a name that does not resolve is found at start, as a port in use (it gave 2)
+            (recv + ["--send", "udp://no-such-host.invalid:6831"], "--send udp://",
+             "no-such-host.invalid")]:
         try:
             p = subprocess.run([TRACEWIRE, "agent", "--no-metrics"] + args, capture_output=True,
                                text=True, timeout=10)
