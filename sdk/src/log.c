@@ -273,27 +273,29 @@ void tw__log_cause(tw_log_level level, const void *cause, const char *message)
     deliver(level, cause, message);
 }
 
+/* Formats @fmt with @ap (cut at 1,023 bytes) and delivers it, limited as
+ * @cause: the one formatter of tw__log_msg and tw__log_for. */
+static void deliver_v(tw_log_level level, const void *cause, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    deliver(level, cause, buf);
+}
+
 void tw__log_msg(tw_log_level level, const char *fmt, ...)
 {
     if (!tw__log_enabled(level))
         return;
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    deliver_v(level, fmt, fmt, ap);
     va_end(ap);
-    deliver(level, fmt, buf);
 }
 
 void tw__log_for(tw_log_level level, const char *who, const char *fmt, ...)
 {
     if (!tw__log_enabled(level))
         return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     /* The site and the name as one key (FNV-1a of the name, mixed): two
      * names at one site are two causes; a collision would only make two
      * share a limit. By name, not by instance: a program that makes a
@@ -302,7 +304,10 @@ void tw__log_for(tw_log_level level, const char *who, const char *fmt, ...)
     for (const unsigned char *p = (const unsigned char *)(who ? who : ""); *p; p++)
         h = (h ^ *p) * 0x100000001b3ULL;
     uintptr_t key = (uintptr_t)fmt ^ (uintptr_t)mix(h);
-    deliver(level, (const void *)(key ? key : 1), buf);
+    va_list ap;
+    va_start(ap, fmt);
+    deliver_v(level, (const void *)(key ? key : 1), fmt, ap);
+    va_end(ap);
 }
 
 /* ---- sinks ---------------------------------------------------------------------------------- */
