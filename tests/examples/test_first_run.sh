@@ -36,8 +36,10 @@ fail() {
 # The README shows exactly the program's snippet.
 awk '/README snippet begins/ {on = 1; next} /README snippet ends/ {on = 0} on' "$example" \
     >"$work/from-example"
-awk '/^## Use/ {use = 1} use && /^```c$/ {on = 1; n = 0; next} on && /^```$/ {exit}
-     on {n++; if (n > 2) print}' "$readme" >"$work/from-readme"
+# The README's block starts with its #include lines and a blank line, which the program
+# has outside the markers.
+awk '/^## Use/ {use = 1} use && /^```c$/ {on = 1; next} on && /^```$/ {exit}
+     on && !body {if ($0 == "") body = 1; next} on {print}' "$readme" >"$work/from-readme"
 if [ -s "$work/from-example" ] && cmp -s "$work/from-example" "$work/from-readme"; then
     pass "the README snippet is examples/readme.c"
 else
