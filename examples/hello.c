@@ -88,8 +88,8 @@ int main(void)
                 (unsigned long long)(tw_reporter_counter(r, TW_COUNTER_DROPPED_QUEUE_FULL) +
                                      tw_reporter_counter(r, TW_COUNTER_DROPPED_TOO_LARGE)));
     }
-    fprintf(stderr, "hello: (UDP datagrams to a port where no agent listens are lost; the\n"
-                    "hello: first is counted as sent, later ones as failed to emit)\n");
+    fprintf(stderr, "hello: (with no agent listening, the UDP reporter counts the spans as\n"
+                    "hello: failed to emit: the port's refusal is seen from the first datagram)\n");
     tw_tracer_free(tracer);
     return 0;
 }

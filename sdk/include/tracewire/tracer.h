@@ -162,7 +162,8 @@ TW_EXTERN const char *tw_tracer_service_name(const tw_tracer *tracer);
  * failed and was counted), so a slow collector can take the whole timeout;
  * the spans stay queued for the background thread after a TW_E_TIMEOUT.
  * This is the one call that blocks on the reporter, on purpose.
- * Returns: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED. Since: 0.1
+ * Returns: TW_OK, TW_E_TIMEOUT, TW_E_CLOSED; TW_E_INVALID_ARG for NULL.
+ * Since: 0.1
  */
 TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
 
@@ -175,7 +176,8 @@ TW_EXTERN tw_status tw_tracer_flush(tw_tracer *tracer, unsigned int timeout_ms);
  * request still in flight then is abandoned and every span not sent is
  * counted as failed to emit. A composite's reporters close at the same
  * time (the longest deadline, not the sum). Returns: TW_OK; TW_E_CLOSED
- * when already closed (nothing else happens). Since: 0.1
+ * when already closed (nothing else happens); TW_E_INVALID_ARG for NULL and
+ * for the no-op global tracer, which is never closed. Since: 0.1
  */
 TW_EXTERN tw_status tw_tracer_close(tw_tracer *tracer);
 
