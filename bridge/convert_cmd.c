@@ -157,12 +157,27 @@ static const char *send_format_output(const char *send_format)
     return NULL;
 }
 
-/* True when @a and @b name one existing file (the same device and inode). */
+/* True when @a and @b name one file: the same device and inode when both
+ * exist; when neither exists yet (-o and --rejects are created later), the
+ * same name in the same directory (the directories compared by inode, so
+ * "out" and "./out" are one file). */
 static bool is_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+    bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+    if (has_a || has_b)
+        return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *base_a = strrchr(a, '/'), *base_b = strrchr(b, '/');
+    base_a = base_a ? base_a + 1 : a;
+    base_b = base_b ? base_b + 1 : b;
+    if (strcmp(base_a, base_b) != 0)
+        return false;
+    char *dir_a = g_strndup(a, (gsize)(base_a - a)), *dir_b = g_strndup(b, (gsize)(base_b - b));
+    bool same = stat(*dir_a ? dir_a : ".", &sa) == 0 && stat(*dir_b ? dir_b : ".", &sb) == 0 &&
+                sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    g_free(dir_a);
+    g_free(dir_b);
+    return same;
 }
 
 static void list_formats(void)

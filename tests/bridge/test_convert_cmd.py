@@ -249,6 +249,16 @@ for opt in ["-o", "--rejects"]:
           rc == 2 and "names the input" in err and
           open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
 
+# -o and --rejects naming one file, even one that does not exist yet (both would write it).
+for first, second in [("same.out", "same.out"), ("same.out", "./same.out")]:
+    target = os.path.join(WORK, first)
+    if os.path.exists(target):
+        os.unlink(target)
+    rc, out, err = run(["--to", "dapper", "-o", target, "--rejects",
+                        os.path.join(WORK, second), SKEW])
+    check("-o %s with --rejects %s is refused before anything is written" % (first, second),
+          rc == 2 and "name the same file" in err and not os.path.exists(target), rc, err)
+
 # "-o -" is standard output, as "-" is standard input (it used to create a file named "-").
 rc_ref, out_ref, _ = run(["--to", "zipkin-v2-json", SKEW])
 p = subprocess.run(WRAP + [os.path.abspath(TW), "convert", "--to", "zipkin-v2-json", "-o", "-",
