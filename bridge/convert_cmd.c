@@ -445,6 +445,23 @@ int tw__convert_cmd_main(int argc, char **argv)
             goto free_custom_early;
         }
     }
+    bool reads_stdin = !c.files || !c.files[0];
+    for (size_t i = 0; c.files && c.files[i]; i++)
+        reads_stdin |= strcmp(c.files[i], "-") == 0;
+    struct stat in_st, out_st;
+    if (reads_stdin && fstat(STDIN_FILENO, &in_st) == 0 && S_ISREG(in_st.st_mode)) {
+        const char *outs[] = {c.output, c.rejects}, *names[] = {"--output", "--rejects"};
+        for (size_t k = 0; k < 2; k++) {
+            if (outs[k] && strcmp(outs[k], "-") != 0 && stat(outs[k], &out_st) == 0 &&
+                out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {
+                rc = usage_error(ctx,
+                                 "%s names the file standard input reads: it would be emptied "
+                                 "before it is read",
+                                 names[k]);
+                goto free_custom_early;
+            }
+        }
+    }
     if (c.output && c.rejects && is_same_file(c.output, c.rejects)) {
         rc = usage_error(ctx, "--output and --rejects name the same file");
         goto free_custom_early;

@@ -249,6 +249,18 @@ for opt in ["-o", "--rejects"]:
           rc == 2 and "names the input" in err and
           open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
 
+# Standard input is an input too: `convert -o FILE < FILE` (no FILE argument, or "-").
+for opt in ["-o", "--rejects"]:
+    for extra in ([], ["-"]):
+        with open(victim, "rb") as stdin_file:
+            p = subprocess.run(WRAP + [os.path.abspath(TW), "convert", "--to", "zipkin-v2-json",
+                                       opt, victim] + extra, stdin=stdin_file,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        check("%s naming the file on standard input%s is refused and it is kept" %
+              (opt, " (-)" if extra else ""),
+              p.returncode == 2 and b"standard input" in p.stderr and
+              open(victim, "rb").read() == open(SKEW, "rb").read(), p.returncode, p.stderr)
+
 # -o and --rejects naming one file, even one that does not exist yet (both would write it).
 for first, second in [("same.out", "same.out"), ("same.out", "./same.out")]:
     target = os.path.join(WORK, first)

@@ -332,6 +332,16 @@ for view, opt in (("show", "--html"), ("show", "-o"), ("stats", "-o"), ("deps", 
     rc, out, err = run([view, opt, copy, copy])
     check("%s %s naming an input is refused (exit 2) and the input kept" % (view, opt),
           rc == 2 and "would be emptied" in err and os.path.getsize(copy) > 1000, err)
+    # Standard input is an input too: `VIEW -o FILE < FILE` (no FILE argument, or "-").
+    for extra in ([], ["-"]):
+        with open(copy, "rb") as stdin_file:
+            p = subprocess.run(WRAP + [TW, view, opt, copy] + extra, stdin=stdin_file,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        err = p.stderr.decode("utf-8", "replace")
+        check("%s %s naming the file on standard input%s is refused and it is kept" %
+              (view, opt, " (-)" if extra else ""),
+              p.returncode == 2 and "standard input" in err and os.path.getsize(copy) > 1000,
+              p.returncode, err)
 if os.path.exists("/dev/full"):
     # A view whose output cannot be written says so and where, and fails.
     for view in ("show", "stats", "deps"):
