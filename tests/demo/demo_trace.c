@@ -808,7 +808,9 @@ int main(int argc, char **argv)
         printf("\n$ tracewire show --trace %s spans.log agent.thrift\n\n", prefix);
         char *show_args[] = {"show", "--trace", prefix, spans_log, agent_file, NULL};
         show_rc = run_tracewire(show_args, NULL, 0);
-        char *list_args[] = {"show", "--list", "--trace", prefix, spans_log, agent_file, NULL};
+        /* A fixed width: an exported COLUMNS would cut the ROOT column the check reads. */
+        char *list_args[] = {"show", "--list",  "--width",  "200", "--trace",
+                             prefix, spans_log, agent_file, NULL};
         list_rc = run_tracewire(list_args, listing, sizeof(listing));
         printf("\n");
     }
