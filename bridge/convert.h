@@ -88,6 +88,7 @@ typedef tw__id_base twb_id_base;
 typedef tw__custom_map twb_custom_map;
 #define twb_custom_map_parse tw__custom_map_parse
 #define twb_custom_map_clear tw__custom_map_clear
+#define twb_custom_map_check tw__custom_map_check
 
 /* --time-unit, --id-base, the caps, --scribe-category, the custom mapping
  * (wire/core/input.h). */

@@ -420,8 +420,15 @@ int tw__convert_cmd_main(int argc, char **argv)
                 goto free_cli;
             }
         }
+        if (from != &twb_reader_custom) {
+            free(text);
+            rc = usage_error(ctx, "%s maps the fields of a custom log: it needs --from custom",
+                             c.map ? "--map" : "--map-file");
+            goto free_cli;
+        }
         bool ok = (!text || twb_custom_map_parse(&custom, text, true, why, sizeof why)) &&
-                  (!c.map || twb_custom_map_parse(&custom, c.map, false, why, sizeof why));
+                  (!c.map || twb_custom_map_parse(&custom, c.map, false, why, sizeof why)) &&
+                  twb_custom_map_check(&custom, why, sizeof why);
         free(text);
         if (!ok) {
             twb_custom_map_clear(&custom);

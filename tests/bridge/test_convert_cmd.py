@@ -249,6 +249,20 @@ for opt in ["-o", "--rejects"]:
           rc == 2 and "names the input" in err and
           open(victim, "rb").read() == open(SKEW, "rb").read(), rc, err)
 
+# An incomplete mapping is a usage error before any output exists (it used to fail each
+# input in turn, exit 1, with -o created empty); --map without --from custom is refused
+# (it used to be ignored, the run then failing on detection).
+cjson = write("c.jsonl", '{"tid":"a","sid":"1","t":1700000000}\n')
+cout = os.path.join(WORK, "c.out")
+for args, want in [(["--from", "custom", "--map", "trace_id=tid,span_id=sid,start=t"],
+                    "end= or duration="),
+                   (["--map", "trace_id=tid,span_id=sid,start=t,end=t"], "--from custom")]:
+    if os.path.exists(cout):
+        os.unlink(cout)
+    rc, out, err = run(args + ["--to", "dapper", "-o", cout, cjson])
+    check("%s: usage error naming it, no output created" % " ".join(args),
+          rc == 2 and want in err and not os.path.exists(cout), rc, err)
+
 # Standard input is an input too: `convert -o FILE < FILE` (no FILE argument, or "-").
 for opt in ["-o", "--rejects"]:
     for extra in ([], ["-"]):

@@ -754,7 +754,7 @@ static bool split_tsv(reader *r, const char *line, size_t len)
     }
 }
 
-static bool check_map(const tw__custom_map *m, char *why, size_t why_size)
+bool tw__custom_map_check(const tw__custom_map *m, char *why, size_t why_size)
 {
     if (!m) {
         why_set(why, why_size, "--from custom needs a mapping (--map or --map-file)");
@@ -788,7 +788,7 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
 {
     const tw__custom_map *m = in->opts ? in->opts->custom : NULL;
     char why[300];
-    if (!check_map(m, why, sizeof why)) {
+    if (!tw__custom_map_check(m, why, sizeof why)) {
         tw__set_error(err, TW_E_CONFIG, "%s: %s", in->name, why);
         return TW_E_CONFIG;
     }

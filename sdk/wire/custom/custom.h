@@ -42,6 +42,11 @@ typedef struct tw__custom_map {
  * free it with tw__custom_map_clear either way). */
 bool tw__custom_map_parse(tw__custom_map *m, const char *spec, bool is_file_text, char *why,
                           size_t why_size);
+/* Whether @m is complete enough to read records (trace_id, span_id, start,
+ * and end or duration; numbered TSV columns without a header); false with
+ * the reason in @why. The decoder checks it too; the command checks it
+ * before it opens any output, so a bad mapping is a usage error. */
+bool tw__custom_map_check(const tw__custom_map *m, char *why, size_t why_size);
 /* Frees the strings of @m and zeroes it; NULL is a no-op. */
 void tw__custom_map_clear(tw__custom_map *m);
 
