@@ -72,6 +72,21 @@ bool tw__cli_read_file(const char *path, size_t max_bytes, char **text, size_t *
  * a file whose name starts with '-' is named ./-x. */
 bool tw__cli_output_path_ok(const char *option, const char *value, char *why, size_t why_size);
 
+/* True when @a and @b name one file: the same device and inode when both
+ * exist; when neither exists yet (an output is created later), the same name
+ * in the same directory, the directories compared by inode ("out" and
+ * "./out" are one file). */
+bool tw__cli_same_file(const char *a, const char *b);
+
+/* False, with the reason in @why, when @path, the file @option names to
+ * write, is a file the command reads: one of @inputs (NULL-terminated; an
+ * empty or NULL list, or "-" in it, means standard input), or standard input
+ * itself when that is a regular file (`cmd -o F < F`). Opening the output
+ * truncates it, so the input would be emptied before it is read. NULL and
+ * "-" (standard output) pass. */
+bool tw__cli_output_not_input(const char *option, const char *path, char *const *inputs, char *why,
+                              size_t why_size);
+
 /* Every message below is one line: control bytes in it are written as \xNN,
  * URL credentials (scheme://user:password@) and query values as ***
  * (wire/core/redact.h). */

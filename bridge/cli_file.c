@@ -5,8 +5,9 @@
  * agent's checkpoint): whole, but never past a bound, so that a path to
  * /dev/zero, a FIFO that never ends or a 10 GB file by mistake is an error
  * naming the file instead of memory that grows until the system kills the
- * process (bridge/cli.h); and the check that a file an option names is not
- * an option taken as its value. No state, no locks.
+ * process (bridge/cli.h); the check that a file an option names is not
+ * an option taken as its value; and the check that an output is not one of
+ * the inputs. No state, no locks.
  */
 #include "cli.h"
 
@@ -104,4 +105,50 @@ bool tw__cli_output_path_ok(const char *option, const char *value, char *why, si
              "with '-'",
              option, value, value);
     return false;
+}
+
+bool tw__cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+    if (has_a || has_b)
+        return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *base_a = strrchr(a, '/'), *base_b = strrchr(b, '/');
+    base_a = base_a ? base_a + 1 : a;
+    base_b = base_b ? base_b + 1 : b;
+    if (strcmp(base_a, base_b) != 0)
+        return false;
+    char *dir_a = strndup(a, (size_t)(base_a - a)), *dir_b = strndup(b, (size_t)(base_b - b));
+    bool same = dir_a && dir_b && stat(*dir_a ? dir_a : ".", &sa) == 0 &&
+                stat(*dir_b ? dir_b : ".", &sb) == 0 && sa.st_dev == sb.st_dev &&
+                sa.st_ino == sb.st_ino;
+    free(dir_a);
+    free(dir_b);
+    return same;
+}
+
+bool tw__cli_output_not_input(const char *option, const char *path, char *const *inputs, char *why,
+                              size_t why_size)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return true;
+    bool reads_stdin = !inputs || !inputs[0];
+    for (size_t i = 0; inputs && inputs[i]; i++) {
+        if (strcmp(inputs[i], "-") == 0) {
+            reads_stdin = true;
+        } else if (tw__cli_same_file(inputs[i], path)) {
+            snprintf(why, why_size, "%s names the input %s: it would be emptied before it is read",
+                     option, inputs[i]);
+            return false;
+        }
+    }
+    struct stat in, out;
+    if (reads_stdin && fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) &&
+        stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        snprintf(why, why_size,
+                 "%s names the file standard input reads: it would be emptied before it is read",
+                 option);
+        return false;
+    }
+    return true;
 }

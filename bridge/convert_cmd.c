@@ -157,29 +157,6 @@ static const char *send_format_output(const char *send_format)
     return NULL;
 }
 
-/* True when @a and @b name one file: the same device and inode when both
- * exist; when neither exists yet (-o and --rejects are created later), the
- * same name in the same directory (the directories compared by inode, so
- * "out" and "./out" are one file). */
-static bool is_same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
-    if (has_a || has_b)
-        return has_a && has_b && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    const char *base_a = strrchr(a, '/'), *base_b = strrchr(b, '/');
-    base_a = base_a ? base_a + 1 : a;
-    base_b = base_b ? base_b + 1 : b;
-    if (strcmp(base_a, base_b) != 0)
-        return false;
-    char *dir_a = g_strndup(a, (gsize)(base_a - a)), *dir_b = g_strndup(b, (gsize)(base_b - b));
-    bool same = stat(*dir_a ? dir_a : ".", &sa) == 0 && stat(*dir_b ? dir_b : ".", &sb) == 0 &&
-                sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    g_free(dir_a);
-    g_free(dir_b);
-    return same;
-}
-
 static void list_formats(void)
 {
     printf("Input formats (--from):\n");
@@ -440,36 +417,17 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "--from custom needs a field mapping: --map or --map-file");
         goto free_cli;
     }
-    /* Opening -o or --rejects truncates it: naming an input there would empty the
-     * input before it is read. */
-    for (size_t i = 0; c.files && c.files[i]; i++) {
-        const char *clash = c.output && is_same_file(c.files[i], c.output)     ? "--output"
-                            : c.rejects && is_same_file(c.files[i], c.rejects) ? "--rejects"
-                                                                               : NULL;
-        if (clash) {
-            rc = usage_error(ctx, "%s names the input %s: it would be emptied before it is read",
-                             clash, c.files[i]);
+    /* Opening -o or --rejects truncates it: naming an input there, or the
+     * file standard input reads, would empty the input before it is read. */
+    const char *outs[] = {c.output, c.rejects}, *out_names[] = {"--output", "--rejects"};
+    for (size_t k = 0; k < 2; k++) {
+        char why[512];
+        if (!tw__cli_output_not_input(out_names[k], outs[k], c.files, why, sizeof why)) {
+            rc = usage_error(ctx, "%s", why);
             goto free_custom_early;
         }
     }
-    bool reads_stdin = !c.files || !c.files[0];
-    for (size_t i = 0; c.files && c.files[i]; i++)
-        reads_stdin |= strcmp(c.files[i], "-") == 0;
-    struct stat in_st, out_st;
-    if (reads_stdin && fstat(STDIN_FILENO, &in_st) == 0 && S_ISREG(in_st.st_mode)) {
-        const char *outs[] = {c.output, c.rejects}, *names[] = {"--output", "--rejects"};
-        for (size_t k = 0; k < 2; k++) {
-            if (outs[k] && strcmp(outs[k], "-") != 0 && stat(outs[k], &out_st) == 0 &&
-                out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {
-                rc = usage_error(ctx,
-                                 "%s names the file standard input reads: it would be emptied "
-                                 "before it is read",
-                                 names[k]);
-                goto free_custom_early;
-            }
-        }
-    }
-    if (c.output && c.rejects && is_same_file(c.output, c.rejects)) {
+    if (c.output && c.rejects && tw__cli_same_file(c.output, c.rejects)) {
         rc = usage_error(ctx, "--output and --rejects name the same file");
         goto free_custom_early;
     }

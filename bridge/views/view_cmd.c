@@ -464,34 +464,9 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
 bool twv_check_output(const twv_cli *c, const char *path, const char *option)
 {
     char why[512];
-    if (!tw__cli_output_path_ok(option, path, why, sizeof why)) {
+    if (!tw__cli_output_path_ok(option, path, why, sizeof why) ||
+        !tw__cli_output_not_input(option, path, c->files, why, sizeof why)) {
         twv_usage_error(c, "%s", why);
-        return false;
-    }
-    struct stat out;
-    if (!path || strcmp(path, "-") == 0 || stat(path, &out) != 0)
-        return true;
-    bool reads_stdin = !c->files || !c->files[0];
-    for (size_t i = 0; c->files && c->files[i]; i++) {
-        struct stat in;
-        if (strcmp(c->files[i], "-") == 0)
-            reads_stdin = true;
-        else if (stat(c->files[i], &in) == 0 && in.st_dev == out.st_dev &&
-                 in.st_ino == out.st_ino) {
-            twv_usage_error(c, "%s names the input %s: it would be emptied before it is read",
-                            option, c->files[i]);
-            return false;
-        }
-    }
-    /* Standard input is an input too: `show -o FILE < FILE` would read the
-     * listing it is writing. */
-    struct stat in;
-    if (reads_stdin && fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) &&
-        in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-        twv_usage_error(c,
-                        "%s names the file standard input reads: it would be emptied before "
-                        "it is read",
-                        option);
         return false;
     }
     return true;
