@@ -384,6 +384,11 @@ int tw__convert_cmd_main(int argc, char **argv)
         }
     }
     twb_custom_map custom = {0};
+    if ((c.map_file || c.map) && from != &twb_reader_custom) {
+        rc = usage_error(ctx, "%s maps the fields of a custom log: it needs --from custom",
+                         c.map ? "--map" : "--map-file");
+        goto free_cli;
+    }
     if (c.map_file || c.map) {
         char why[512];
         char *text = NULL;
@@ -396,12 +401,6 @@ int tw__convert_cmd_main(int argc, char **argv)
                 rc = usage_error(ctx, "--map-file %s: %s", c.map_file, ferr);
                 goto free_cli;
             }
-        }
-        if (from != &twb_reader_custom) {
-            free(text);
-            rc = usage_error(ctx, "%s maps the fields of a custom log: it needs --from custom",
-                             c.map ? "--map" : "--map-file");
-            goto free_cli;
         }
         bool ok = (!text || twb_custom_map_parse(&custom, text, true, why, sizeof why)) &&
                   (!c.map || twb_custom_map_parse(&custom, c.map, false, why, sizeof why)) &&

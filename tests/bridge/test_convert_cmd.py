@@ -256,7 +256,9 @@ cjson = write("c.jsonl", '{"tid":"a","sid":"1","t":1700000000}\n')
 cout = os.path.join(WORK, "c.out")
 for args, want in [(["--from", "custom", "--map", "trace_id=tid,span_id=sid,start=t"],
                     "end= or duration="),
-                   (["--map", "trace_id=tid,span_id=sid,start=t,end=t"], "--from custom")]:
+                   (["--map", "trace_id=tid,span_id=sid,start=t,end=t"], "--from custom"),
+                   # refused before the file is read: /dev/zero would be read to the bound
+                   (["--map-file", "/nonexistent/m.map"], "--from custom")]:
     if os.path.exists(cout):
         os.unlink(cout)
     rc, out, err = run(args + ["--to", "dapper", "-o", cout, cjson])
