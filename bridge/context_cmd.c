@@ -29,6 +29,7 @@
 #include "context_json.h"
 #include "header_lines.h"
 #include "tracewire/tracewire.h"
+#include "wire/core/json_error.h"
 
 #define AUTO_CODECS "jaeger,w3c,b3"
 
@@ -232,6 +233,7 @@ static int inject_main(int argc, char **argv)
     }
     rc = TW_CLI_EXIT_FAILURE;
     json_error_t jerr;
+    char jtext[JSON_ERROR_TEXT_LENGTH + 64];
     /* Duplicate keys would make the input ambiguous; Jansson rejects them,
      * trailing text after the object, \u0000, invalid UTF-8 and nesting
      * past 2048 levels. */
@@ -242,7 +244,8 @@ static int inject_main(int argc, char **argv)
             tw__cli_error("context inject: stdin: input longer than %u bytes",
                           TW__HEADER_LINES_MAX_BYTES);
         else
-            tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column, jerr.text);
+            tw__cli_error("context inject: stdin:%d:%d: %s", jerr.line, jerr.column,
+                          tw__json_error_text(&jerr, jtext, sizeof jtext));
         goto fail_json;
     }
     tw_error *err = NULL;

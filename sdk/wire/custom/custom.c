@@ -54,6 +54,7 @@
 
 #include "wire/core/error.h"
 #include "wire/core/json_common.h"
+#include "wire/core/json_error.h"
 #include "wire/core/line_reader.h"
 #include "wire/formats.h"
 
@@ -897,8 +898,9 @@ static tw_status read_custom(FILE *stream, tw__wire_input *in, tw_error **err)
             json_error_t jerr;
             r.doc = json_loadb(lr.buf, lr.len, 0, &jerr);
             if (!r.doc) {
-                snprintf(r.why, sizeof r.why, "invalid JSON: %s (column %d)", jerr.text,
-                         jerr.column);
+                char jtext[JSON_ERROR_TEXT_LENGTH + 64];
+                snprintf(r.why, sizeof r.why, "invalid JSON: %s (column %d)",
+                         tw__json_error_text(&jerr, jtext, sizeof jtext), jerr.column);
                 o = REC_BAD;
             } else if (!json_is_object(r.doc)) {
                 snprintf(r.why, sizeof r.why, "not a JSON object");

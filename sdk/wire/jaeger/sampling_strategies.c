@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "wire/core/error.h"
+#include "wire/core/json_error.h"
 #include "wire/jaeger/sampling_strategy.h"
 
 #define DEFAULT_PROBABILITY 0.001
@@ -161,10 +162,12 @@ void tw__strategies_free(tw__strategies *s)
 tw__strategies *tw__strategies_parse(const char *json, size_t len, tw_error **err)
 {
     json_error_t jerr;
+    char jtext[JSON_ERROR_TEXT_LENGTH + 64];
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!json_is_object(root)) {
         tw__set_error(err, TW_E_MALFORMED, "strategies file: not a JSON object (%s, line %d)",
-                      root ? "another JSON value" : jerr.text, root ? 1 : jerr.line);
+                      root ? "another JSON value" : tw__json_error_text(&jerr, jtext, sizeof jtext),
+                      root ? 1 : jerr.line);
         json_decref(root);
         return NULL;
     }

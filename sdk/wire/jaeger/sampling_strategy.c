@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "wire/core/error.h"
+#include "wire/core/json_error.h"
 
 /* Reads an optional number field; false (with the error set) when present
  * but not a number in [min, max]. *is_present tells whether it was there. */
@@ -132,10 +133,12 @@ bool tw__strategy_parse(const char *json, size_t len, tw__strategy *out, tw_erro
         return false;
     }
     json_error_t jerr;
+    char jtext[JSON_ERROR_TEXT_LENGTH + 64];
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root || !json_is_object(root)) {
         tw__set_error(err, TW_E_MALFORMED, "sampling strategy: not a JSON object (%s, line %d)",
-                      root ? "another JSON value" : jerr.text, root ? 1 : jerr.line);
+                      root ? "another JSON value" : tw__json_error_text(&jerr, jtext, sizeof jtext),
+                      root ? 1 : jerr.line);
         json_decref(root);
         return false;
     }
