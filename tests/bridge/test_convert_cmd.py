@@ -603,6 +603,19 @@ check("a cut-off NDJSON record followed by over 16 MiB of records costs only its
 os.unlink(big)
 del recs
 
+# One missing closing quote in a pretty-printed document: the message names the line where
+# the string ran past its line end (before, only "ends inside the JSON object that starts on
+# line N", the object's first line).
+pretty = ('[\n  {\n    "traceId": "0af7651916cd43dd",\n    "id": "0000000000000001",\n'
+          '    "name": "op",\n    "timestamp": 1700000000000000\n  },\n  {\n'
+          '    "traceId": "0af7651916cd43dd",\n    "id": "0000000000000002",\n'
+          '    "name": op",\n    "timestamp": 1700000000000000\n  }\n]\n')
+dq = write("damaged-quote.json", pretty)
+rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", dq])
+check("a missing quote is reported at its line (11), not only at the object's first (8)",
+      rc == 1 and "object that starts on line 8" in err and
+      "a string runs past the end of line 11" in err, rc, err)
+
 rc, out, err = run(["--from", "zipkin-v2-json", "--to", "dapper", "-"], stdin=good.encode())
 check("'-' reads stdin", rc == 0 and len(out.split(b"\n")) == 2, rc, err)
 outp = os.path.join(WORK, "out.json")

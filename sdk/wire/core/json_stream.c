@@ -63,7 +63,7 @@ struct tw__json_stream {
 
     char *rec; /* the current record (or bad region, up to max_record bytes) */
     size_t rec_len, rec_cap;
-    char why[200];
+    char why[256];
 
     /* Where the bytes of a region over the limit go (nullable), and whether
      * the current region's bytes are going there / stopped doing so. */
@@ -450,21 +450,31 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
     size_t total = 0, depth = 0;
     bool in_string = false, escaped = false, is_done = false;
     int prev = -1; /* the record's byte before the current one */
+    /* The first line whose line break the scan took to be inside a string:
+     * valid JSON has none, so a quote is missing (or one too many) there. */
+    size_t string_past_line = 0;
+    char hint[96];
     while (!is_done) {
         if (peek(js) < 0) {
             if (js->is_error)
                 return TW__JSON_IO;
+            hint[0] = '\0';
+            if (string_past_line)
+                snprintf(hint, sizeof hint,
+                         " (a string runs past the end of line %zu: a quote is missing there?)",
+                         string_past_line);
             if (give_back_rest(js)) {
                 snprintf(js->why, sizeof js->why,
                          "the JSON object that starts on line %zu is cut off (the input ends "
-                         "inside it); reading goes on at line %zu",
-                         start_line, js->resync_line);
+                         "inside it)%s; reading goes on at line %zu",
+                         start_line, hint, js->resync_line);
                 *rec = js->rec;
                 *len = without_line_end(js->rec, js->rec_len);
                 return TW__JSON_BAD;
             }
             snprintf(js->why, sizeof js->why,
-                     "the input ends inside the JSON object that starts on line %zu", start_line);
+                     "the input ends inside the JSON object that starts on line %zu%s", start_line,
+                     hint);
             js->array_level = 0; /* the open arrays end with it: one report is enough */
             region_bytes(js, rec, len);
             return TW__JSON_BAD;
@@ -502,8 +512,11 @@ static tw__json_next scan_object(tw__json_stream *js, const char **rec, size_t *
             }
             i++;
             prev = c;
-            if (c == '\n')
+            if (c == '\n') {
+                if (in_string && !string_past_line)
+                    string_past_line = js->line;
                 js->line++;
+            }
             if (in_string) {
                 if (escaped)
                     escaped = false;
