@@ -959,7 +959,10 @@ static attempt_result write_file(twa_dest *d, const uint8_t *data, size_t len, c
         p += w;
         left -= (size_t)w;
     }
-    if (left == 0 && fdatasync(d->file_fd) == 0) {
+    /* Synced when it is a regular file: a pipe or a terminal (file:/dev/stdout
+     * piped on) cannot be, and fdatasync fails there (EINVAL) after the
+     * batch was written whole. */
+    if (left == 0 && (!is_regular || fdatasync(d->file_fd) == 0)) {
         twa_add(&d->st.bytes, len);
         return SENT;
     }

@@ -671,6 +671,33 @@ def test_file_destination_stays_whole_lines():
         a.stop()
 
 
+def test_file_destination_pipe():
+    """A file: destination that is a pipe (a FIFO, or /dev/stdout piped on) is written but
+    not synced: fdatasync fails with EINVAL there, and every batch used to count as failed."""
+    d = workdir("file_pipe")
+    fifo = os.path.join(d, "spans.fifo")
+    os.mkfifo(fifo)
+    got = []
+
+    def reader():
+        with open(fifo, "rb") as f:  # waits for the agent's open
+            got.append(f.read())
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    a = agent("file_pipe", ["--otlp=127.0.0.1:0", "--send", "file:" + fifo, "--retries", "0"])
+    try:
+        want = send_batches(a, 2, 10, prefix0=95)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 20, 20)
+        check("a FIFO destination: every span forwarded, none failed",
+              ok and a.metric("tracewire_agent_spans_dropped_total", reason="send_failed") == 0,
+              a.metrics())
+    finally:
+        a.stop()
+    t.join(10)
+    text = got[0].decode("utf-8", "replace") if got else ""
+    compare_once("the FIFO's reader got each span once", want, read_dapper(text))
+
+
 def test_400_split():
     b = Backend()
     b.refuse_if = lambda body: b"poison" in body
@@ -1350,7 +1377,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_spool_down_then_up,
          test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
-         test_file_destination_stays_whole_lines, test_400_split, test_queue_full_accounting,
+         test_file_destination_stays_whole_lines, test_file_destination_pipe, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
