@@ -62,9 +62,12 @@ TW_EXTERN tw_sampler *tw_sampler_rate_limiting_new(double traces_per_second, tw_
  * sampler: each operation has a probability (default @default_probability)
  * and a lower bound of @lower_bound_per_second traces per second, so a rare
  * operation is still seen. At most @max_operations (0 = 2000) operations
- * are tracked; further ones use the default probability alone. A bound of
- * 0 means none (Jaeger's Go client would still let one trace of each
- * operation through its full token bucket). Tags:
+ * are tracked; further ones use the default probability alone. An
+ * operation is its name as spans carry it: cut at 1024 bytes (on a UTF-8
+ * character boundary), so names that differ only past that are one
+ * operation, here and in tw_sampler_adaptive_new. A bound of 0 means none
+ * (Jaeger's Go client would still let one trace of each operation through
+ * its full token bucket). Tags:
  * probabilistic/RATE or lowerbound/RATE, whichever decided.
  * Returns: (transfer full) (nullable) NULL with @err set for a probability
  * outside [0, 1] or a negative bound. Since: 0.1

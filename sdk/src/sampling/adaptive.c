@@ -140,6 +140,8 @@ static void adaptive_decide(tw_sampler *s, tw__trace_id *id, const char *op,
                             tw__sampling_decision *out)
 {
     adaptive_sampler *a = (adaptive_sampler *)s;
+    char cut[TW__MAX_NAME_BYTES + 1];
+    op = tw__sampler_key(op, cut);
     int64_t now = tw__sampling_now_ns();
     pthread_mutex_lock(&a->lock);
     if (now - a->window_start_ns >= WINDOW_NS)
@@ -201,6 +203,8 @@ double tw_sampler_adaptive_probability(const tw_sampler *sampler, const char *op
 {
     TW_CHECK_ARG(sampler && sampler->vtable == &adaptive_vtable && operation, -1.0);
     adaptive_sampler *a = (adaptive_sampler *)sampler;
+    char cut[TW__MAX_NAME_BYTES + 1];
+    operation = tw__sampler_key(operation, cut);
     pthread_mutex_lock(&a->lock);
     const adaptive_entry *e = g_hash_table_lookup(a->operations, operation);
     double p = e ? e->probability : -1.0;

@@ -116,6 +116,8 @@ static void per_operation_decide(tw_sampler *s, tw__trace_id *id, const char *op
                                  tw__sampling_decision *out)
 {
     per_operation_sampler *p = (per_operation_sampler *)s;
+    char cut[TW__MAX_NAME_BYTES + 1];
+    op = tw__sampler_key(op, cut);
     pthread_rwlock_rdlock(&p->lock);
     operation_entry *e = g_hash_table_lookup(p->operations, op);
     if (e) {
@@ -204,6 +206,8 @@ tw_status tw_sampler_per_operation_set(tw_sampler *sampler, const char *operatio
     TW_CHECK_ARG(is_probability(probability), TW_E_INVALID_ARG);
     per_operation_sampler *p = (per_operation_sampler *)sampler;
     tw_status st = TW_OK;
+    char cut[TW__MAX_NAME_BYTES + 1];
+    operation = tw__sampler_key(operation, cut);
     pthread_rwlock_wrlock(&p->lock);
     operation_entry *e = g_hash_table_lookup(p->operations, operation);
     if (e) {

@@ -27,6 +27,7 @@
 #define TW_SAMPLING_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "ids.h"
 #include "internal.h"
@@ -94,6 +95,21 @@ static inline void tw__sampler_decide_lazy(tw_sampler *s, tw__trace_id *id, cons
                                            tw__sampling_decision *out)
 {
     s->vtable->decide(s, id, op, out);
+}
+
+/* The name a per-operation table keeps for @op: @op itself, or, when it is
+ * longer than a span's name may be (TW__MAX_NAME_BYTES), its cut as the
+ * span's name is cut, copied to @buf. Keyed by the name the spans carry, an
+ * entry costs at most 1 KiB whatever the caller passes, and names that
+ * differ only past the cut are one operation, as in the spans. */
+static inline const char *tw__sampler_key(const char *op, char buf[TW__MAX_NAME_BYTES + 1])
+{
+    if (strnlen(op, TW__MAX_NAME_BYTES + 1) <= TW__MAX_NAME_BYTES)
+        return op;
+    size_t n = tw__utf8_cut(op, TW__MAX_NAME_BYTES);
+    memcpy(buf, op, n);
+    buf[n] = '\0';
+    return buf;
 }
 
 /* Whether @s says no to every trace whatever its id and name: a const

@@ -8,6 +8,7 @@
  * traffic runs in milliseconds and nothing sleeps.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -200,6 +201,34 @@ static void test_per_operation_guarantees_lower_bound(void)
     CU_ASSERT_STRING_EQUAL(d.type, "lowerbound");
     CU_ASSERT(d.param.as.dbl == 0.0);
     tw_sampler_free(s);
+}
+
+/* Operation names are cut as span names are (TW__MAX_NAME_BYTES, on a UTF-8
+ * boundary): two names that differ only past the cut are one operation, and
+ * a table entry never holds more than the cut (it used to copy the whole
+ * name, a megabyte per entry for megabyte names). */
+static void test_samplers_key_names_as_spans_cut_them(void)
+{
+    enum { LONG = 3 * TW__MAX_NAME_BYTES };
+    char *a = malloc(LONG + 1), *b = malloc(LONG + 1);
+    CU_ASSERT_FATAL(a && b);
+    memset(a, 'n', LONG);
+    a[LONG] = '\0';
+    memcpy(b, a, LONG + 1);
+    b[TW__MAX_NAME_BYTES + 7] = 'x'; /* differs past the cut only */
+    tw_sampler *s = tw_sampler_per_operation_new(0.0, 0.0, 4, NULL);
+    CU_ASSERT_EQUAL(tw_sampler_per_operation_set(s, a, 1.0), TW_OK);
+    tw__sampling_decision d;
+    decide(s, b, &d);
+    CU_ASSERT(d.is_sampled); /* a's entry: probability 1 */
+    CU_ASSERT(d.param.as.dbl == 1.0);
+    tw_sampler_free(s);
+    tw_sampler *ad = tw_sampler_adaptive_new(10.0, 4, NULL);
+    decide(ad, a, &d);
+    CU_ASSERT(tw_sampler_adaptive_probability(ad, b) > 0.0); /* the entry a made */
+    tw_sampler_free(ad);
+    free(a);
+    free(b);
 }
 
 static void test_per_operation_probability_and_tags(void)
@@ -402,6 +431,8 @@ void tw_test_register(void)
                 test_rate_limiting_handles_fractional_rates);
     CU_add_test(suite, "per_operation_guarantees_lower_bound",
                 test_per_operation_guarantees_lower_bound);
+    CU_add_test(suite, "samplers_key_names_as_spans_cut_them",
+                test_samplers_key_names_as_spans_cut_them);
     CU_add_test(suite, "per_operation_probability_and_tags",
                 test_per_operation_probability_and_tags);
     CU_add_test(suite, "adaptive_lands_within_20_percent_at_10_per_second",
