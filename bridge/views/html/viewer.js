@@ -7,7 +7,8 @@
 // hidden, never removed, so search still finds them), a search box over service, operation,
 // ids, tags, process and logs (matches are highlighted, their ancestors expanded, Enter
 // steps through them), and a detail pane with a span's tags, logs, references and process
-// read from the trace's JSON block.
+// read from the trace's JSON block; a reference links to its span in whichever section holds
+// it (a trace the window split is in several sections).
 (function () {
   'use strict';
   var traces = [];      // per section: {el, rows: [row elements], data: parsed JSON}
@@ -107,6 +108,24 @@
   }
 
   // ---- details -----------------------------------------------------------------------------
+  // The row of span @spanId of trace @traceId: {tr, i}, looked for in section @tr first, then
+  // in the others (a trace the window split reaches the page in parts, a section each, and a
+  // reference can name a span of another part, or of another trace); null when no section
+  // holds it.
+  function findRow(tr, traceId, spanId) {
+    var id = 's-' + traceId + '-' + spanId;
+    var order = [tr].concat(traces.filter(function (o) { return o !== tr; }));
+    for (var n = 0; n < order.length; n++) {
+      var i = order[n].rowOf[id];
+      if (i !== undefined) return {tr: order[n], i: i};
+    }
+    return null;
+  }
+  function goTo(at) {
+    reveal(at.tr, at.i);
+    select(at.tr.rows[at.i]);
+    at.tr.rows[at.i].scrollIntoView({block: 'center'});
+  }
   function table(pairs) {
     if (!pairs || !pairs.length) return make('p', 'tw-empty', 'none');
     var t = make('table');
@@ -141,7 +160,12 @@
     if (s.critical_us) facts.push(['critical path', fmtDur(s.critical_us)]);
     if (s.error) facts.push(['error', 'yes']);
     if (s.skew) facts.push(['clock skew', 'starts before its parent']);
-    if (s.missing_parent) facts.push(['orphan', 'parent ' + s.missing_parent + ' is not in the input']);
+    if (s.missing_parent) {
+      var elsewhere = findRow(tr, tr.data.trace_id, s.missing_parent);
+      facts.push(['orphan', 'parent ' + s.missing_parent +
+                  (elsewhere ? ' is in another part of this trace (a section of its own)'
+                             : ' is not in the input')]);
+    }
     pane.appendChild(table(facts));
     pane.appendChild(make('h4', '', 'Tags'));
     pane.appendChild(table(s.tags));
@@ -156,21 +180,22 @@
     s.refs.forEach(function (r) {
       var p = make('p');
       p.appendChild(document.createTextNode(r.type + ' '));
-      var target = document.getElementById('s-' + tr.data.trace_id + '-' + r.span_id);
-      if (target && r.trace_id === tr.data.trace_id) {
+      var at = findRow(tr, r.trace_id, r.span_id);
+      if (at) {
         var a = make('a', '', r.span_id);
         a.href = '#';
         a.addEventListener('click', function (e) {
           e.preventDefault();
-          reveal(tr, tr.rows.indexOf(target));
-          select(target);
-          target.scrollIntoView({block: 'center'});
+          goTo(at);
         });
         p.appendChild(a);
       } else {
         p.appendChild(document.createTextNode(r.span_id));
       }
-      p.appendChild(document.createTextNode(' in trace ' + r.trace_id));
+      var where = ' in trace ' + r.trace_id;
+      if (!at) where += ' (not on this page)';
+      else if (at.tr !== tr && r.trace_id === tr.data.trace_id) where += ' (in another part of this trace)';
+      p.appendChild(document.createTextNode(where));
       pane.appendChild(p);
     });
     pane.appendChild(make('h4', '', 'Process'));
@@ -183,7 +208,9 @@
       var block = document.getElementById('tw-data-' + n);
       var data = JSON.parse(block.textContent);
       var rows = Array.prototype.slice.call(el.querySelectorAll('.tw-row'));
-      traces.push({el: el, rows: rows, data: data, hay: data.spans.map(haystack)});
+      var rowOf = {}; // row id -> index in rows
+      rows.forEach(function (row, i) { if (row.id) rowOf[row.id] = i; });
+      traces.push({el: el, rows: rows, rowOf: rowOf, data: data, hay: data.spans.map(haystack)});
       rows.forEach(function (row, i) {
         var btn = row.querySelector('.tw-tog');
         if (btn) btn.addEventListener('click', function (e) {

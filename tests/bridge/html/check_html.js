@@ -2,14 +2,15 @@
 // tests/bridge/html/check_html.js: the page `tracewire show --html` writes, in a real browser
 // (Debian's Chromium, driven by playwright-core over the DevTools protocol; run_html_test.sh
 // sets it up). Usage: node check_html.js CHROMIUM OUTDIR BIG_PAGE BIG_SPANS REAL_PAGE REAL_SPANS
-// KNOWN_PAGE
+// KNOWN_PAGE SPLIT_PAGE
 //
 // Checks: every page loads from disk (file://) with no console error, no page error and no
 // request of any kind beyond the file itself; every span of the 1,000-span page and of the real
 // SmartThings page is a row and is displayed; collapsing a subtree hides its rows and keeps them
 // in the document; the search finds any span (by operation, by span id, by tag value), also
 // inside a collapsed subtree, which it opens; the detail pane shows a span's tags, logs,
-// references and process. Writes OUTDIR/known-trace.png (a screenshot of a known trace) and
+// references and process; references of a trace the window split into sections go to their span
+// in whichever section holds it, with no page error. Writes OUTDIR/known-trace.png (a screenshot of a known trace) and
 // OUTDIR/big-trace.png. Exit status 0 when every check passed, 1 otherwise.
 'use strict';
 const fs = require('fs');
@@ -17,7 +18,7 @@ const os = require('os');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
-const [chromiumPath, outDir, bigPage, bigSpans, realPage, realSpans, knownPage] =
+const [chromiumPath, outDir, bigPage, bigSpans, realPage, realSpans, knownPage, splitPage] =
   process.argv.slice(2);
 let passed = 0;
 let failed = 0;
@@ -162,6 +163,47 @@ async function main() {
     await known.page.screenshot({ path: path.join(outDir, 'known-trace.png') });
     check('a screenshot of the known trace was written', fs.statSync(path.join(outDir, 'known-trace.png')).size > 10000);
     await known.page.close();
+
+    // ---- a trace the window split: references inside a part and across parts ------------
+    // Each part is a section of its own; a reference whose span is in another part (or not on
+    // the page) must not throw: a link goes to the span wherever the page holds it.
+    const split = await open(context, splitPage);
+    const refs = await split.page.evaluate(() => {
+      const out = [];
+      const sections = document.querySelectorAll('section.tw-trace');
+      sections.forEach((sec, n) => {
+        const data = JSON.parse(document.getElementById('tw-data-' + n).textContent);
+        const here = new Set(data.spans.map((s) => s.span_id));
+        data.spans.forEach((s, k) => s.refs.forEach((r) => {
+          out.push({ n, k, span: s.span_id, target: r.span_id, inside: here.has(r.span_id) });
+        }));
+      });
+      return { sections: sections.length, refs: out };
+    });
+    check('the split trace is in ' + refs.sections + ' sections, with references inside a section and across sections',
+      refs.sections >= 2 && refs.refs.some((r) => r.inside) && refs.refs.some((r) => !r.inside), refs);
+    const wrong = [];
+    for (const r of refs.refs) {
+      await split.page.locator('section[data-trace="' + r.n + '"] .tw-row[data-k="' + r.k + '"]').click();
+      const pane = await split.page.textContent('#tw-detail');
+      const link = split.page.locator('#tw-detail a', { hasText: r.target });
+      if (!pane.includes(r.target)) {
+        wrong.push({ r, why: 'the detail pane does not name the target', pane: pane.slice(0, 300) });
+        continue;
+      }
+      if ((await link.count()) === 0) continue;
+      await link.first().click();
+      const selected = await split.page.evaluate(() => {
+        const row = document.querySelector('.tw-row.tw-selected');
+        return row ? { id: row.id, shown: row.offsetParent !== null } : null;
+      });
+      if (!selected || !selected.id.endsWith('-' + r.target) || !selected.shown)
+        wrong.push({ r, why: 'the link did not select the target', selected });
+    }
+    check('every reference of the split trace names its span, and its link selects it (' + refs.refs.length + ' tried)',
+      wrong.length === 0, wrong);
+    check('...with no page error', split.problems.length === 0, split.problems);
+    await split.page.close();
   } finally {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });

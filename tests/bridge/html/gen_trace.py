@@ -4,10 +4,37 @@
 same for the same N (no randomness): a request tree five services deep with fan-out, shared
 client/server halves, kind-less local spans, tags on every span, annotations on some, an error
 every 97th span. Operation names are unique ("op-0042"), so a test can search for any span.
+
+gen_trace.py --split FILE: writes one Jaeger JSON trace of N spans (N in place of --split is not
+taken) that `show --window 1` reads in several parts (a page section each), with CHILD_OF and
+FOLLOWS_FROM references inside a part and across parts.
 """
 import json
 import sys
 
+
+def split_trace(path):
+    trace = "5b1170000000000000000000000000ab"
+    t0 = 1700000000000000
+    spans = []
+    for k in range(1, 9):
+        refs = []
+        if k > 1:
+            refs.append({"refType": "CHILD_OF", "traceID": trace, "spanID": "%016x" % (k // 2)})
+        if k > 2:
+            refs.append({"refType": "FOLLOWS_FROM", "traceID": trace, "spanID": "%016x" % (k - 1)})
+        spans.append({"traceID": trace, "spanID": "%016x" % k, "operationName": "split-%d" % k,
+                      "startTime": t0 + 100 * k, "duration": 1000 - 100 * k, "processID": "p1",
+                      "references": refs, "tags": [], "logs": []})
+    doc = {"data": [{"traceID": trace, "spans": spans,
+                     "processes": {"p1": {"serviceName": "splitter", "tags": []}}}]}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+if sys.argv[1] == "--split":
+    split_trace(sys.argv[2])
+    sys.exit(0)
 n = int(sys.argv[1])
 path = sys.argv[2]
 services = ["gateway", "orders", "pricing", "stock", "ledger"]

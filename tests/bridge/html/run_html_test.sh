@@ -5,9 +5,11 @@
 # pinned, installed once into the build tree; its own browser download is never used). make
 # check runs it from the top build directory.
 #
-# It writes three pages: a generated trace of exactly 1,000 spans (gen_trace.py), the real
-# SmartThings trace of the fixtures, and a known trace (known-trace.json, the demo's checkout
-# request with an error, logs, references and an async span), then check_html.js checks them
+# It writes four pages: a generated trace of exactly 1,000 spans (gen_trace.py), the real
+# SmartThings trace of the fixtures, a known trace (known-trace.json, the demo's checkout
+# request with an error, logs, references and an async span) and a generated trace that
+# --window 1 splits into sections with references across them (gen_trace.py --split), then
+# check_html.js checks them
 # and writes known-trace.png and big-trace.png into tests/bridge/html-out/ (kept: look at them).
 #
 # Exit status follows automake: 0 pass, 1 fail, 77 skip only when Chromium, node or npm is not
@@ -69,8 +71,12 @@ real_spans=$("$tracewire" show --list "$smartthings" | awk 'NR == 2 { print $(NF
 "$tracewire" show --html "$work/known.html" "$here/known-trace.json" ||
     fail "show --html (known trace) failed"
 
+python3 "$here/gen_trace.py" --split "$work/split.json" || fail "gen_trace.py --split failed"
+"$tracewire" show --window 1 --html "$work/split.html" "$work/split.json" 2>/dev/null ||
+    fail "show --window 1 --html (split trace) failed"
+
 NODE_PATH=$cache_dir/node_modules "$node" "$here/check_html.js" "$chromium" "$out_dir" \
-    "$work/big.html" 1000 "$work/real.html" "$real_spans" "$work/known.html" ||
+    "$work/big.html" 1000 "$work/real.html" "$real_spans" "$work/known.html" "$work/split.html" ||
     fail "the page does not behave as documented (above)"
 echo "screenshots: $out_dir/known-trace.png $out_dir/big-trace.png"
 exit 0
