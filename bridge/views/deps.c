@@ -113,14 +113,50 @@ static bool write_json(FILE *out, const twv_links *l, deps_format f)
     return rc == 0 && fputc('\n', out) != EOF;
 }
 
+/* Appends @s for a DOT quoted string: valid UTF-8 (an invalid byte becomes
+ * U+FFFD, as in the JSON outputs), '"' and '\' escaped (\" and \\), and every
+ * character that XML 1.0 does not allow or that a drawing would not show (C0
+ * and C1 controls, DEL, U+FFFE, U+FFFF) written as @esc and its code in four
+ * hex digits. In a node id @esc is \u, one backslash, which no other
+ * character of a name becomes: names that differ only by such a character
+ * stay two nodes (U+0001 is "\u0001", a name holding the text \u0001 is
+ * "\\u0001"). In a label @esc is \\u, which Graphviz draws as \u. Returns
+ * whether a character was escaped that way. */
+static bool dot_text(GString *g, const char *s, const char *esc)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    bool escaped = false;
+    for (size_t i = 0; i < n;) {
+        size_t len = tw__utf8_sequence(p + i, n - i);
+        if (len == 0) {
+            g_string_append(g, TW__UTF8_REPLACEMENT);
+            i++;
+            continue;
+        }
+        uint32_t c = p[i];
+        if (len == 2)
+            c = (uint32_t)(p[i] & 0x1f) << 6 | (p[i + 1] & 0x3f);
+        else if (len == 3)
+            c = (uint32_t)(p[i] & 0x0f) << 12 | (uint32_t)(p[i + 1] & 0x3f) << 6 |
+                (p[i + 2] & 0x3f);
+        if (c < 0x20 || (c >= 0x7f && c < 0xa0) || c == 0xfffe || c == 0xffff) {
+            g_string_append_printf(g, "%s%04" PRIx32, esc, c);
+            escaped = true;
+        } else {
+            if (c == '"' || c == '\\')
+                g_string_append_c(g, '\\');
+            g_string_append_len(g, (const char *)p + i, (gssize)len);
+        }
+        i += len;
+    }
+    return escaped;
+}
+
 static void dot_string(GString *g, const char *s)
 {
     g_string_append_c(g, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            g_string_append_c(g, '\\');
-        g_string_append_c(g, *p < 0x20 || *p == 0x7f ? ' ' : (char)*p);
-    }
+    dot_text(g, s, "\\u");
     g_string_append_c(g, '"');
 }
 
@@ -142,6 +178,13 @@ static char *make_dot(const twv_links *l)
             g_hash_table_add(seen, (gpointer)names[k]);
             g_string_append(g, "  ");
             dot_string(g, names[k]);
+            /* a name with an escaped character is drawn with the escape visible */
+            size_t at = g->len;
+            g_string_append(g, " [label=\"");
+            if (dot_text(g, names[k], "\\\\u"))
+                g_string_append(g, "\"]");
+            else
+                g_string_truncate(g, at);
             g_string_append(g, ";\n");
         }
     }

@@ -714,6 +714,49 @@ if shutil.which("dot"):
           "stlogin" in svg, err)
 else:
     print("SKIP: Graphviz's dot is not installed: --dot is not re-read, --svg not drawn")
+# Service names as a TSV log can carry them: invalid UTF-8, control characters, U+FFFE (not
+# allowed in XML), DEL, a literal backslash-u. The graph keeps them apart and stays valid.
+MAP = ("format=tsv,header=yes,trace_id=trace,span_id=span,parent_id=parent,service=service,"
+       "kind=kind,name=name,start=start,duration=dur,time_unit=us,id_base=hex")
+odd_names = [b"a\x01b", b"a\x02b", b"a b", b"a\\u0001b", b"q\xef\xbf\xbe", b"del\x7f",
+             b"c1\xc2\x85", b'quote"d']
+tsv = b"trace\tspan\tparent\tservice\tkind\tname\tstart\tdur\n"
+tsv += b"ab\t1\t\tgw\xff\xc3x\tserver\tget\t1700000000000000\t100\n"
+for k, name in enumerate(odd_names):
+    tsv += b"ab\t%x\t1\t%s\tserver\tget\t%d\t50\n" % (k + 2, name, 1700000000000001 + k)
+odd = write("odd-names.tsv", tsv)
+rc, out, err = run(["deps", "--json", "--from", "custom", "--map", MAP, odd])
+check("deps --json of the odd service names: a link to each (the input is read as meant)",
+      rc == 0 and len(json.loads(out)) == len(odd_names), rc, out, err)
+p = subprocess.run(WRAP + [TW, "deps", "--dot", "--from", "custom", "--map", MAP, odd],
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+try:
+    dot_text = p.stdout.decode("utf-8")
+except UnicodeDecodeError as e:
+    dot_text = None
+    dot_error = e
+check("deps --dot writes valid UTF-8 when a service name is not (U+FFFD, as --json)",
+      p.returncode == 0 and dot_text is not None and "gw\ufffd\ufffdx" in dot_text,
+      p.returncode, p.stdout[-400:])
+node_ids = re.findall(r'^  ("(?:[^"\\]|\\.)*")(?: \[label=[^\n]*\])?;$', dot_text or "", re.M)
+check("...one node per service name: names that differ by a control character stay apart (%d)"
+      % len(set(node_ids)), len(node_ids) == len(set(node_ids)) == len(odd_names) + 1 and
+      not re.search("[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\ufffe]", dot_text or ""), node_ids)
+check("...a control character is written as a visible \\u escape (U+0001 as \\u0001)",
+      '"a\\u0001b" [label="a\\\\u0001b"];' in (dot_text or ""), node_ids)
+if shutil.which("dot"):
+    import xml.etree.ElementTree as ElementTree
+    p = subprocess.run(WRAP + [TW, "deps", "--svg", "--from", "custom", "--map", MAP, odd],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    try:
+        root = ElementTree.fromstring(p.stdout)
+        titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")
+                  if t.text and "->" not in t.text]
+    except ElementTree.ParseError as e:
+        root, titles = None, [str(e)]
+    check("deps --svg of the odd service names is well-formed XML with a node per name",
+          p.returncode == 0 and root is not None and
+          len(set(titles)) == len(odd_names) + 1 + 1, p.returncode, titles, p.stderr[-300:])
 rc, out, err = run(["deps", "--svg", ASCEND], env=env_without("COLUMNS", PATH="/nonexistent"))
 check("deps --svg without dot fails with a clear message", rc == 1 and "graphviz" in err.lower(),
       err)
