@@ -28,6 +28,9 @@
 
 #define MIN_BAR_COLS 12
 #define MIN_LABEL_COLS 24
+#define MIN_NAME_COLS 8       /* indentation leaves at least this much of a name */
+#define MIN_DURATION_WIDTH 20 /* narrower, a span line is its label alone */
+#define LABEL_HEADER "service  operation"
 #define MAX_DRAWN_DEPTH 48 /* deeper levels are drawn as a depth number */
 #define CP_SUMMARY_ROWS 8
 
@@ -227,21 +230,41 @@ static bool reserve_cont(show_ctx *x, size_t depth)
     return true;
 }
 
-/* The tree prefix of a line at @depth into @g: the ancestors' continuation
- * bars and the line's connector, or, for a detail line (is_detail), the
- * continuation below the span. A prefix that would take more than
- * @max_cols - 8 columns (or deeper than MAX_DRAWN_DEPTH) is drawn as the
- * depth in brackets. Returns its columns. */
+/* Columns of a line's tree prefix at @depth: indented (three a level) or as
+ * the depth in brackets ("[12] `- "); a detail line (the continuation below
+ * its span) takes three more. */
+static int prefix_cols(uint32_t depth, bool is_detail, bool bracketed)
+{
+    int cols = is_detail ? 3 : 0;
+    if (!bracketed)
+        return cols + 3 * (int)depth;
+    char deep[32];
+    return cols + snprintf(deep, sizeof deep, "[%" PRIu32 "] ", depth) + (depth >= 1 ? 3 : 0);
+}
+
+/* The tree prefix of a line at @depth into @g, in at most @max_cols columns:
+ * the ancestors' continuation bars and the line's connector, or, for a detail
+ * line (is_detail), the continuation below the span. Indented when the depth
+ * is at most MAX_DRAWN_DEPTH and that leaves the line's text (@text_cols
+ * columns) or MIN_NAME_COLS of it room, or when the depth in brackets would
+ * not be shorter; else as the depth in brackets; nothing when even that does
+ * not fit (a width of a few columns). Returns its columns. */
 static int put_prefix(show_ctx *x, GString *g, uint32_t depth, bool is_last, bool is_detail,
-                      bool has_children, int max_cols)
+                      bool has_children, int max_cols, int text_cols)
 {
     const char *bar = x->term.unicode ? "\xe2\x94\x82  " : "|  ";
     const char *tee = x->term.unicode ? "\xe2\x94\x9c\xe2\x94\x80 " : "|- ";
     const char *ell = x->term.unicode ? "\xe2\x94\x94\xe2\x94\x80 " : "`- ";
+    int need = text_cols < MIN_NAME_COLS ? text_cols : MIN_NAME_COLS;
+    int indented = prefix_cols(depth, is_detail, false);
+    int brackets = prefix_cols(depth, is_detail, true);
+    bool bracketed = depth > MAX_DRAWN_DEPTH || (indented + need > max_cols && brackets < indented);
+    if ((bracketed ? brackets : indented) > max_cols)
+        return 0;
     int cols = 0;
     sgr(x, g, SGR_DIM);
     uint32_t from = 1;
-    if (depth > MAX_DRAWN_DEPTH || 3 * (int)depth + 3 > max_cols - 8) { /* say how deep */
+    if (bracketed) { /* say how deep */
         char deep[32];
         int n = snprintf(deep, sizeof deep, "[%" PRIu32 "] ", depth);
         g_string_append(g, deep);
@@ -269,21 +292,30 @@ static int put_prefix(show_ctx *x, GString *g, uint32_t depth, bool is_last, boo
 
 /* ---- one trace ---------------------------------------------------------------------------- */
 
+/* Columns of the text of a line's label: "service  operation" (a span with
+ * no service is "?"), or the placeholder of a missing parent. */
+static int text_cols(const twv_trace *t, const line *l)
+{
+    if (l->span == TWV_NONE)
+        return 33; /* "? missing parent " and 16 hex digits */
+    const twv_span *s = &t->spans[l->span];
+    return twv_text_cols(s->service[0] ? s->service : "?") + 2 +
+           twv_text_cols(s->d->operation ? s->d->operation : "");
+}
+
+/* Columns the label of a line takes when nothing in it is cut. */
 static int label_cols(const twv_trace *t, const line *l)
 {
-    uint32_t depth = l->depth > MAX_DRAWN_DEPTH ? 4 : l->depth;
-    int cols = 3 * (int)depth;
-    if (l->span == TWV_NONE)
-        return cols + 34;
-    const twv_span *s = &t->spans[l->span];
-    return cols + twv_text_cols(s->service) + 2 +
-           twv_text_cols(s->d->operation ? s->d->operation : "");
+    int cols = text_cols(t, l);
+    if (l->depth >= 1)
+        cols += prefix_cols(l->depth, false, l->depth > MAX_DRAWN_DEPTH);
+    return cols;
 }
 
 static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lines, size_t n)
 {
     layout L = {.width = x->term.width, .start = 11, .duration = 10, .kind = 8, .status = 0};
-    int max_label = 0;
+    int max_label = (int)strlen(LABEL_HEADER); /* the column header fits too */
     for (size_t i = 0; i < n; i++) {
         int c = label_cols(t, &lines[i]);
         if (c > max_label)
@@ -303,9 +335,10 @@ static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lin
     }
     /* Columns after the label: " start duration  kind status  marks |bar|". On a
      * narrow terminal the bar goes first, then marks, status, kind and start
-     * (in that order) until the label has MIN_LABEL_COLS. */
+     * (in that order) until the label has MIN_LABEL_COLS; below MIN_DURATION_WIDTH
+     * columns the duration too, and the label is all. */
     int label = max_label, bar = 0;
-    for (int drop = 0; drop <= 5; drop++) {
+    for (int drop = 0; drop <= 6; drop++) {
         if (drop >= 2)
             L.marks = 0;
         if (drop >= 3)
@@ -314,13 +347,19 @@ static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lin
             L.kind = 0;
         if (drop >= 5)
             L.start = 0;
-        int fixed = (L.start ? 1 + L.start : 0) + 1 + L.duration + (L.kind ? 2 + L.kind : 0) +
-                    (L.status ? 1 + L.status : 0) + (L.marks ? 2 + L.marks : 0);
+        if (drop >= 6) {
+            if (L.width >= MIN_DURATION_WIDTH)
+                break;
+            L.duration = 0;
+        }
+        int fixed = (L.start ? 1 + L.start : 0) + (L.duration ? 1 + L.duration : 0) +
+                    (L.kind ? 2 + L.kind : 0) + (L.status ? 1 + L.status : 0) +
+                    (L.marks ? 2 + L.marks : 0);
         int room = L.width - fixed;
         if (drop == 0) {
-            /* The bar gets at least 30% of the width (MIN_BAR_COLS on narrow
+            /* The bar gets at least a quarter of the width (MIN_BAR_COLS on narrow
              * terminals) while the label keeps MIN_LABEL_COLS + 16. */
-            int want_bar = L.width * 3 / 10;
+            int want_bar = L.width / 4;
             if (want_bar < MIN_BAR_COLS)
                 want_bar = MIN_BAR_COLS;
             int cap = room - 3 - want_bar;
@@ -338,8 +377,8 @@ static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lin
         if (label >= MIN_LABEL_COLS || label >= max_label)
             break;
     }
-    if (label < 1)
-        label = 1;
+    if (label < 0)
+        label = 0;
     L.label = label;
     L.bar = bar;
     return L;
@@ -420,7 +459,8 @@ static void put_bar(show_ctx *x, GString *g, const twv_trace *t, const layout *L
 static void put_detail(show_ctx *x, const line *l, const twv_span *s, const char *text)
 {
     GString *g = x->line;
-    int cols = put_prefix(x, g, l->depth, l->is_last, true, s->n_children > 0, x->term.width);
+    int cols = put_prefix(x, g, l->depth, l->is_last, true, s->n_children > 0, x->term.width,
+                          twv_text_cols(text));
     sgr(x, g, SGR_DIM);
     twv_put_text(g, text, x->term.width - cols, x->term.unicode);
     sgr(x, g, SGR_RESET);
@@ -514,13 +554,15 @@ static void put_column_header(show_ctx *x, const twv_trace *t, const layout *L)
 {
     GString *g = x->line;
     sgr(x, g, SGR_DIM);
-    put_left(g, "service  operation", L->label);
+    put_left(g, LABEL_HEADER, L->label);
     if (L->start) {
         g_string_append_c(g, ' ');
         put_right(g, "start", L->start);
     }
-    g_string_append_c(g, ' ');
-    put_right(g, "duration", L->duration);
+    if (L->duration) {
+        g_string_append_c(g, ' ');
+        put_right(g, "duration", L->duration);
+    }
     if (L->kind) {
         g_string_append(g, "  ");
         put_left(g, "kind", L->kind);
@@ -557,7 +599,9 @@ static void put_column_header(show_ctx *x, const twv_trace *t, const layout *L)
 static void put_span_line(show_ctx *x, const twv_trace *t, const layout *L, const line *l)
 {
     GString *g = x->line;
-    int cols = l->depth ? put_prefix(x, g, l->depth, l->is_last, false, false, L->label) : 0;
+    int cols = l->depth
+                   ? put_prefix(x, g, l->depth, l->is_last, false, false, L->label, text_cols(t, l))
+                   : 0;
     int room = L->label - cols;
     if (l->span == TWV_NONE) {
         char text[64];
@@ -593,8 +637,10 @@ static void put_span_line(show_ctx *x, const twv_trace *t, const layout *L, cons
         g_string_append_c(g, ' ');
         put_right(g, start, L->start);
     }
-    g_string_append_c(g, ' ');
-    put_right(g, dur, L->duration);
+    if (L->duration) {
+        g_string_append_c(g, ' ');
+        put_right(g, dur, L->duration);
+    }
     if (L->kind) {
         g_string_append(g, "  ");
         const char *kind = twv_kind_name((twv_kind)s->kind);

@@ -16,6 +16,7 @@ over the raw JSON, not from tracewire's output.
 
 Usage: test_views_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the command.
 """
+import concurrent.futures
 import fcntl
 import json
 import os
@@ -104,6 +105,16 @@ def write(name, data):
     return path
 
 
+def span(tid, sid, parent, svc, name, ts, dur, kind=None):
+    s = {"traceId": tid, "id": sid, "name": name, "timestamp": ts, "duration": dur,
+         "localEndpoint": {"serviceName": svc}}
+    if parent:
+        s["parentId"] = parent
+    if kind:
+        s["kind"] = kind
+    return s
+
+
 ASCEND = fixture("openzipkin__zipkin/zipkin-lens__testdata__ascend.json")
 SKEW = fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")
 MESSAGING2 = fixture("openzipkin__zipkin/zipkin-lens__testdata__messaging2.json")
@@ -115,8 +126,11 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def display_cols(line):
     """Columns a terminal gives a line: wide CJK counts 2, combining marks 0."""
     import unicodedata
+    line = ANSI.sub("", line)
+    if line.isascii():
+        return len(line)
     n = 0
-    for ch in ANSI.sub("", line):
+    for ch in line:
         if unicodedata.combining(ch):
             continue
         n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
@@ -242,6 +256,86 @@ check("--width wins over COLUMNS", max(display_cols(l) for l in out.splitlines()
 rc, out, _ = run(["show", "--width", "50", SMARTTHINGS])
 check("a narrow width still fits (the bar, then columns give way)",
       rc == 0 and max(display_cols(l) for l in out.splitlines()) <= 50)
+
+# Every line fits at every width (the least a --width may be, whatever it is: a width refused as
+# a usage error is skipped), on every real fixture and on a deep generated trace, with and without
+# the detail lines, colours and box drawing.
+deep = []
+for k in range(60):
+    deep.append(span("dee9000000000001", "%x" % (k + 1), "%x" % k if k else None,
+                     "\u6df1\u5ea6" if k == 30 else "svc", "op-%d" % k, 1600000000000000 + k * 10,
+                     10000 - k * 100, "SERVER" if k % 2 else "CLIENT"))
+deep.append(span("dee9000000000001", "100", "14", "svc", "a-long-operation-name-" * 4, 1600000000000500,
+                 50))
+deep.append(span("dee9000000000001", "101", "1", "", "no-service", 1600000000000500, 50))
+deep_f = write("deep.json", json.dumps(deep))
+ALL = fixtures_of_known_formats()
+
+
+def widest_over(args, widths, env_cols=False):
+    """The widths at which a line of `show ARGS` is wider than the width, and those refused."""
+    over, refused = [], []
+
+    def one(w):
+        if env_cols:
+            return run(["show"] + args, env=env_without("NO_COLOR", COLUMNS=str(w)))
+        return run(["show", "--width", str(w)] + args)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(one, widths))
+    for w, (rc, out, err) in zip(widths, results):
+        if rc == 2 and "width" in err:
+            refused.append(w)
+            continue
+        wide = max((display_cols(l) for l in out.splitlines()), default=0)
+        if wide > w or not out:
+            over.append((w, wide, rc, err[-200:]))
+    return over, refused
+
+
+for what, args in (("every real fixture", ALL),
+                   ("every real fixture, --tags --logs --critical-path --color",
+                    ["--tags", "--logs", "--critical-path", "--color"] + ALL),
+                   ("a trace 60 deep", [deep_f]),
+                   ("a trace 60 deep, --tags --logs --critical-path --unicode --color",
+                    ["--tags", "--logs", "--critical-path", "--unicode", "--color", deep_f])):
+    # every width; under a wrapper (valgrind) the narrow ones and a sample of the rest
+    over, refused = widest_over(args, list(range(1, 301)) if not WRAP else
+                                list(range(1, 41)) + list(range(41, 301, 23)))
+    check("every line fits the width, at every width from 1 to 300 (%d refused): %s"
+          % (len(refused), what), not over and all(w < 40 for w in refused), over[:5], refused)
+over, refused = widest_over([deep_f], range(1, 41), env_cols=True)
+check("...and at every COLUMNS from 1 to 40 (%d refused)" % len(refused), not over, over[:5])
+# At a wide width nothing is cut that fits: the names, the column header, the tree drawn as a
+# tree (the depth in brackets only below MAX_DRAWN_DEPTH).
+CUT_NAME = re.compile(r"~ +(\+[0-9.]+ (us|ms|s)|\?) ")
+rc, out, _ = run(["show", "--width", "300"] + ALL)
+cut = [l for l in out.splitlines() if CUT_NAME.search(l)]
+headers = [l for l in out.splitlines() if l.startswith("service ")]
+check("at width 300 no service or operation name of the real fixtures is cut",
+      out and not cut, *cut[:5])
+check("...nor the column header", headers and all(h.startswith("service  operation ")
+                                                  for h in headers),
+      *[h for h in headers if not h.startswith("service  operation ")][:5])
+rc, out, _ = run(["show", "--width", "120"] + ALL)
+headers = [l for l in out.splitlines() if l.startswith("service ")]
+check("at width 120 the column header is whole", headers and
+      all(h.startswith("service  operation ") for h in headers),
+      *[h for h in headers if not h.startswith("service  operation ")][:5])
+rc, out, _ = run(["show", "--width", "300", deep_f])
+lines = out.splitlines()
+bracketed = [l for l in lines if re.match(r"^\[\d+\] ", l)]
+check("at width 300 the deep trace is indented to depth 48, in brackets below (11 lines)",
+      len(bracketed) == 11 and all(int(re.match(r"^\[(\d+)\]", l).group(1)) > 48
+                                   for l in bracketed) and
+      any(re.match(r"^[ |]{141}[`|]- svc  op-48 ", l) for l in lines) and
+      not CUT_NAME.search(out), *[l[:160] for l in lines[:6] + bracketed[:3]])
+rc, out, _ = run(["show", "--width", "120", write("pair.json", json.dumps([
+    span("ab00000000000001", "1", None, "svc", "root", 1600000000000000, 1000),
+    span("ab00000000000001", "2", "1", "svc", "child", 1600000000000100, 500)]))])
+check("a child one level deep is drawn with its connector, name whole (not as [1])",
+      re.search(r"^`- svc  child +\+100 us", out, re.M) and "[1]" not in out, out)
+
 rc, out, _ = run(["show", "--color", ASCEND])
 check("--color asks for escape codes on a pipe", "\x1b[" in out)
 rc, out, _ = run(["show", "--unicode", ASCEND])
@@ -766,16 +860,6 @@ check("deps text table", rc == 0 and out.splitlines()[0].split() == ["PARENT", "
       "3 links, 3 calls, 0 errors, from 2 traces" in out, out)
 
 # ---- diff --------------------------------------------------------------------------------------
-
-
-def span(tid, sid, parent, svc, name, ts, dur, kind=None):
-    s = {"traceId": tid, "id": sid, "name": name, "timestamp": ts, "duration": dur,
-         "localEndpoint": {"serviceName": svc}}
-    if parent:
-        s["parentId"] = parent
-    if kind:
-        s["kind"] = kind
-    return s
 
 
 T = 1600000000000000
