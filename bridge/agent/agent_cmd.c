@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -39,6 +40,9 @@
 #include "agent/net.h"
 
 #define DEFAULT_MAX_REQUEST_BYTES ((size_t)5 << 20)
+/* HTTP connections open at once per server; at the limit new ones wait in
+ * the listen backlog until one closes. */
+#define DEFAULT_MAX_CONNECTIONS 512u
 #define DEFAULT_SPOOL_MAX ((uint64_t)1 << 30)
 #define DEFAULT_METRICS "127.0.0.1:14271"
 #define DEFAULT_DRAIN_MS 10000u
@@ -71,7 +75,7 @@ typedef struct opts {
     char *strategies, *proxy;
     char **follow, *checkpoint, *follow_from, *follow_format;
     char **send, *send_format, *file_format;
-    gint64 max_body, retries, timeout_ms, flush_ms, queue_spans, drain_ms;
+    gint64 max_body, retries, timeout_ms, flush_ms, queue_spans, drain_ms, max_connections;
     uint64_t queue_bytes, spool_max, max_request, udp_rcvbuf; /* SIZE_UNSET: not given */
     gboolean no_gzip;
     char **headers, *user, *ca_file, *cert_file, *key_file;
@@ -113,6 +117,7 @@ static const numeric_option numeric_options[] = {
     {"--tail-slow-ms", offsetof(opts, tail_slow_ms), 0, 24 * HOUR_MS},
     {"--tail-quiet-ms", offsetof(opts, tail_quiet_ms), 1, 24 * HOUR_MS},
     {"--tail-max-traces", offsetof(opts, tail_max_traces), 1, 10000000},
+    {"--max-connections", offsetof(opts, max_connections), 1, 65536},
 };
 
 /* The sizes (a number with K, M or G) and their ranges. Zero is no size for
@@ -330,6 +335,8 @@ static GOptionEntry *entries_for(opts *o)
          "a trace is decided after this long without a new span (default 5000)", "MS"},
         {"tail-max-traces", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "traces held at most (default 10000)", "N"},
+        {"max-connections", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
+         "HTTP connections open at once, per server (default 512; more wait)", "N"},
         {"max-request-bytes", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "largest HTTP request body, also once inflated (default 5M)", "N"},
         {"udp-rcvbuf", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
@@ -365,6 +372,7 @@ static void opts_init(opts *o)
     o->tail_slow_ms = OPTION_UNSET;
     o->tail_quiet_ms = OPTION_UNSET;
     o->tail_max_traces = OPTION_UNSET;
+    o->max_connections = OPTION_UNSET;
     o->queue_bytes = o->spool_max = o->max_request = o->udp_rcvbuf = SIZE_UNSET;
 }
 
@@ -700,6 +708,32 @@ static bool is_line_framed(const char *name)
     return false;
 }
 
+/* Each HTTP server may hold @per_server connections, each a file
+ * descriptor: the soft limit on open files (1024 by default on Debian, less
+ * than two servers at the default 512) is raised toward the hard one when it
+ * is short, as servers commonly do; what cannot be raised is a warning, since
+ * connections past it would fail to be accepted (EMFILE). */
+static void fit_open_files(unsigned int n_servers, unsigned int per_server)
+{
+    struct rlimit rl;
+    if (!n_servers || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t need = (rlim_t)n_servers * per_server + 256; /* + sockets, files, the spool */
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    if (want > rl.rlim_cur) {
+        struct rlimit raised = {want, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            rl.rlim_cur = want;
+    }
+    if (rl.rlim_cur < need)
+        twa_log(TWA_WARN,
+                "open files are limited to %llu (ulimit -n), fewer than %u HTTP servers of %u "
+                "connections need: connections past it will not be accepted",
+                (unsigned long long)rl.rlim_cur, n_servers, per_server);
+}
+
 static int start(agent *a, char *why, size_t why_size)
 {
     opts *o = &a->o;
@@ -709,6 +743,9 @@ static int start(agent *a, char *why, size_t why_size)
     uint64_t max_request =
         o->max_request != SIZE_UNSET ? o->max_request : DEFAULT_MAX_REQUEST_BYTES;
     uint64_t rcvbuf = o->udp_rcvbuf != SIZE_UNSET ? o->udp_rcvbuf : DEFAULT_RCVBUF;
+    unsigned int max_connections = o->max_connections != OPTION_UNSET
+                                       ? (unsigned int)o->max_connections
+                                       : DEFAULT_MAX_CONNECTIONS;
     if (o->strategies && o->proxy) {
         snprintf(why, why_size, "--sampling-strategies and --sampling-proxy exclude each other");
         return TW_CLI_EXIT_USAGE;
@@ -852,6 +889,10 @@ static int start(agent *a, char *why, size_t why_size)
     }
     static const char *const names[3] = {"jaeger-http", "zipkin", "otlp"};
     static const char *const *const routes[3] = {jaeger_routes, zipkin_routes, otlp_routes};
+    unsigned int n_servers = 0;
+    for (int i = R_JAEGER_HTTP; i <= R_METRICS; i++)
+        n_servers += o->r[i].addr || (i == R_METRICS && !o->no_metrics);
+    fit_open_files(n_servers, max_connections);
     for (int i = R_JAEGER_HTTP; i <= R_METRICS; i++) {
         if (!o->r[i].addr && !(i == R_METRICS && !o->no_metrics))
             continue;
@@ -867,6 +908,7 @@ static int start(agent *a, char *why, size_t why_size)
         }
         twa_http_options ho = {0};
         ho.max_request_bytes = (size_t)max_request;
+        ho.max_connections = max_connections;
         ho.pipeline = a->pipeline;
         ho.dests = a->dests;
         ho.n_dests = a->n_dests;
@@ -981,10 +1023,11 @@ static void reload(agent *a, int argc, char **argv)
     same = same && g_strcmp0(s1, s2) == 0 && g_strcmp0(fresh.spool, a->o.spool) == 0;
     g_free(s1);
     g_free(s2);
-    same = same && fresh.tail_sample == a->o.tail_sample;
+    same = same && fresh.tail_sample == a->o.tail_sample &&
+           fresh.max_connections == a->o.max_connections && fresh.max_request == a->o.max_request;
     if (!same)
-        twa_log(TWA_WARN, "SIGHUP: receivers, destinations, the spool and the tail sampler change "
-                          "on restart only");
+        twa_log(TWA_WARN, "SIGHUP: receivers and their limits, destinations, the spool and the "
+                          "tail sampler change on restart only");
     twa_log(TWA_INFO, "SIGHUP: configuration re-read");
     /* Keep the strings the running parts point into; swap the settings. */
     g_strfreev(a->o.tags);

@@ -29,9 +29,6 @@ atomic_bool twa_draining;
 
 #define PROXY_CACHE_MAX 4096 /* services whose last proxied answer is kept */
 
-/* Connections at once per server. At the limit libmicrohttpd stops
- * accepting: new connections wait in the listen backlog until one closes. */
-#define CONNECTION_LIMIT 512
 /* Seconds a connection may stay idle before its request's headers are
  * complete (a client that opens connections and sends nothing, or half a
  * request, holds them no longer), and once they are (a body on its way, a
@@ -689,7 +686,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         return;
     }
     int64_t open = atomic_fetch_add(&h->stats->connections, 1) + 1;
-    if (open < CONNECTION_LIMIT)
+    if (open < (int64_t)h->o.max_connections)
         return;
     twa_add(&h->stats->connection_limit_hits, 1);
     struct timespec ts;
@@ -698,10 +695,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if ((last == 0 || now - last >= LIMIT_WARN_EVERY_S) &&
         atomic_compare_exchange_strong(&h->last_limit_warn_s, &last, now))
         twa_log(TWA_WARN,
-                "%s: %" PRId64 " connections open, the limit (%d): new connections wait until "
-                "one closes (a connection idle %d s before its headers are complete, or %d s "
-                "after, is closed)",
-                h->name, open, CONNECTION_LIMIT, HEADERS_TIMEOUT_S, IDLE_TIMEOUT_S);
+                "%s: %" PRId64 " connections open, the limit (%u, --max-connections): new "
+                "connections wait until one closes (a connection idle %d s before its headers "
+                "are complete, or %d s after, is closed)",
+                h->name, open, h->o.max_connections, HEADERS_TIMEOUT_S, IDLE_TIMEOUT_S);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -776,7 +773,7 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
         flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
         MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADERS_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)CONNECTION_LIMIT, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        h->o.max_connections, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
     if (!h->mhd) {
         snprintf(why, why_size, "libmicrohttpd could not start a server");

@@ -38,6 +38,7 @@ typedef struct twa_http_options {
         *name; /* receiver label ("otlp", "zipkin", "jaeger-http"), or "sampling", "metrics" */
     const char *const *routes; /* receivers: the routes served; NULL-terminated */
     size_t max_request_bytes;
+    unsigned int max_connections; /* open at once; more wait in the listen backlog */
     twa_pipeline *pipeline;
     twa_dest *const *dests; /* metrics and health */
     size_t n_dests;

@@ -315,7 +315,8 @@ def test_http_connection_limit():
         check("reaching the connection limit is counted", ok, a.metric(
             "tracewire_agent_http_connections", receiver="otlp"))
         check("and logged as a warning naming the receiver and the limit",
-              re.search(r"warning: otlp: \d+ connections open, the limit \(512\)", a.text()),
+              re.search(r"warning: otlp: \d+ connections open, the limit \(512, "
+                        r"--max-connections\)", a.text()),
               a.text()[-2000:])
         for s in held:
             s.close()
@@ -334,6 +335,54 @@ def test_http_connection_limit():
         st, _ = post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(),
                      "application/json")
         check("the receiver answers again once they are gone", st == 200, st)
+    finally:
+        for s in held:
+            s.close()
+        a.stop()
+        b.close()
+
+
+def test_max_connections_and_open_files():
+    """--max-connections sets the limit; the soft limit on open files is raised to what the
+    servers need, and a hard limit too low for them is a warning at start."""
+    import resource
+    b = Backend()
+
+    def soft(n, hard=None):
+        def f():
+            h = resource.getrlimit(resource.RLIMIT_NOFILE)[1] if hard is None else hard
+            resource.setrlimit(resource.RLIMIT_NOFILE, (n, h))
+        return f
+    # otlp and metrics: 2 x 300 + 256 = 856 descriptors needed, the soft limit 300.
+    a = agent("maxconn", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                          "--max-connections", "300"], preexec_fn=soft(300))
+    held = []
+    try:
+        with open("/proc/%d/limits" % a.proc.pid) as f:
+            line = [x for x in f if x.startswith("Max open files")][0]
+        check("the soft limit on open files is raised to what the servers need",
+              int(line.split()[3]) >= 856, line)
+        a.stop()
+        a = agent("maxconn3", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                               "--max-connections", "3"])
+        for _ in range(5):
+            s = socket.create_connection(a.host_port("otlp"), timeout=30)
+            s.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")
+            held.append(s)
+        ok = wait_for(lambda: a.metric("tracewire_agent_http_connection_limit_reached_total",
+                                       receiver="otlp") >= 1, 20)
+        check("--max-connections 3: the limit is reached at 3 and logged with its value",
+              ok and re.search(r"warning: otlp: 3 connections open, the limit \(3, "
+                               r"--max-connections\)", a.text()), a.text()[-1500:])
+        for s in held:
+            s.close()
+        held = []
+        a.stop()
+        a = agent("maxconn_hard", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                                   "--max-connections", "300"], preexec_fn=soft(300, 300))
+        check("a hard limit too low for the servers is a warning naming it",
+              re.search(r"warning: open files are limited to 300 \(ulimit -n\), fewer than 2 "
+                        r"HTTP servers of 300 connections need", a.text()), a.text()[-1500:])
     finally:
         for s in held:
             s.close()
@@ -1373,7 +1422,8 @@ def test_log_lines_escape_input():
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
-         test_http_connection_limit, test_http_all_or_nothing,
+         test_http_connection_limit, test_max_connections_and_open_files,
+         test_http_all_or_nothing,
          test_spool_down_then_up,
          test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
