@@ -13,10 +13,17 @@
  * level, and the order among equal paths): spans only in B were added,
  * spans only in A are missing.
  *
+ * A path is not kept as text (a chain 100,000 deep would hold 100,000
+ * prefixes of up to 100,000 names): each distinct path is a number, interned
+ * in a table shared by both sides as the pair (its parent path's number, its
+ * own name's number). Two spans have the same number exactly when their
+ * paths are equal name by name (by induction from the roots), so no two
+ * distinct paths can merge, and the sides compare numbers.
+ *
  * Exit status: 0 when the comparison ran, whatever it found; 1 when a side
  * selected no trace or an input was bad; 2 on a usage error. Memory: the
- * per-operation rows of both sides, plus one trace's span paths per side.
- * Single-threaded.
+ * per-operation rows of both sides, plus one trace's span paths per side
+ * (a few words per span, and each distinct name once). Single-threaded.
  */
 #include "views/view_cmd.h"
 
@@ -34,11 +41,110 @@
 #define DEFAULT_TOP 10
 #define MAX_LISTED 50 /* added / missing spans listed in the text output */
 
+/* A map of 64-bit keys to 32-bit values, open addressing (values TWV_NONE
+ * mark free slots). */
+typedef struct u64_map {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t mask, n;
+} u64_map;
+
+static void map_free(u64_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t map_home(uint64_t key, size_t mask)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    key ^= key >> 33;
+    return (size_t)key & mask;
+}
+
+/* The value slot of @key in @m, or NULL. */
+static uint32_t *map_slot(const u64_map *m, uint64_t key)
+{
+    if (!m->vals)
+        return NULL;
+    for (size_t i = map_home(key, m->mask);; i = (i + 1) & m->mask) {
+        if (m->vals[i] == TWV_NONE)
+            return NULL;
+        if (m->keys[i] == key)
+            return &m->vals[i];
+    }
+}
+
+static uint32_t map_get(const u64_map *m, uint64_t key)
+{
+    const uint32_t *v = map_slot(m, key);
+    return v ? *v : TWV_NONE;
+}
+
+/* Adds @key (not yet in @m) with @val (not TWV_NONE). False on allocation
+ * failure. */
+static bool map_add(u64_map *m, uint64_t key, uint32_t val)
+{
+    if (!m->vals || 2 * (m->n + 1) > m->mask + 1) {
+        size_t size = m->vals ? 2 * (m->mask + 1) : 64;
+        u64_map g = {.keys = malloc(size * sizeof *g.keys),
+                     .vals = malloc(size * sizeof *g.vals),
+                     .mask = size - 1};
+        if (!g.keys || !g.vals) {
+            map_free(&g);
+            return false;
+        }
+        memset(g.vals, 0xff, size * sizeof *g.vals);
+        for (size_t i = 0; m->vals && i <= m->mask; i++) {
+            if (m->vals[i] != TWV_NONE)
+                map_add(&g, m->keys[i], m->vals[i]); /* has room: cannot fail */
+        }
+        g.n = m->n;
+        map_free(m);
+        *m = g;
+    }
+    size_t i = map_home(key, m->mask);
+    while (m->vals[i] != TWV_NONE)
+        i = (i + 1) & m->mask;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->n++;
+    return true;
+}
+
+/* The names and paths of both sides, each interned once. */
+typedef struct path_table {
+    GHashTable *name_ids; /* "svc: op" (owned by names) -> id + 1 */
+    GPtrArray *names;     /* id -> "svc: op" */
+    u64_map paths;        /* (parent path + 1) << 32 | name id -> path id */
+    uint32_t n_paths;
+} path_table;
+
+static void path_table_init(path_table *pt)
+{
+    pt->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
+    pt->names = g_ptr_array_new_with_free_func(g_free);
+    memset(&pt->paths, 0, sizeof pt->paths);
+    pt->n_paths = 0;
+}
+
+static void path_table_free(path_table *pt)
+{
+    g_hash_table_destroy(pt->name_ids);
+    g_ptr_array_free(pt->names, TRUE);
+    map_free(&pt->paths);
+}
+
 /* One span of a kept trace, by its path from the root. */
 typedef struct path_span {
-    char *key;   /* "svc: op\x1esvc: op..." + "\x1d" + occurrence */
-    char *name;  /* "svc: op" */
-    char *where; /* the parent's path, for people */
+    uint32_t path;       /* path_table id: every name from the root to this span */
+    uint32_t occurrence; /* among the spans of the trace with the same path, in display order */
+    const char *name;    /* "svc: op" (the path table's) */
+    const char *where;   /* the parent's name, for people; "(root)" */
     int64_t duration_us;
 } path_span;
 
@@ -51,6 +157,7 @@ typedef struct side {
     int64_t total_us; /* sum of the traces' durations */
     char first_id[33];
     char *root_name;  /* "svc: op" of the first trace's first root */
+    path_table *pt;   /* shared by both sides */
     path_span *paths; /* the first trace, while the side has one trace */
     size_t n_paths;
     bool is_nomem;
@@ -63,11 +170,6 @@ static bool file_exists(const char *path)
 
 static void free_paths(side *s)
 {
-    for (size_t i = 0; i < s->n_paths; i++) { /* GLib strings (g_strdup_printf) */
-        g_free(s->paths[i].key);
-        g_free(s->paths[i].name);
-        g_free(s->paths[i].where);
-    }
     free(s->paths);
     s->paths = NULL;
     s->n_paths = 0;
@@ -79,36 +181,82 @@ static char *span_name(const twv_span *sp)
                            sp->d->operation ? sp->d->operation : "");
 }
 
-/* The paths of every span of @t (display order), with occurrence numbers. */
+/* The id of the name of @sp in @pt, interned; TWV_NONE on allocation failure. */
+static uint32_t intern_name(path_table *pt, const twv_span *sp)
+{
+    char *name = span_name(sp);
+    gpointer id = g_hash_table_lookup(pt->name_ids, name);
+    if (id) {
+        g_free(name);
+        return GPOINTER_TO_UINT(id) - 1;
+    }
+    if (pt->names->len >= TWV_NONE - 1) {
+        g_free(name);
+        return TWV_NONE;
+    }
+    uint32_t n = pt->names->len;
+    g_ptr_array_add(pt->names, name);
+    g_hash_table_insert(pt->name_ids, name, GUINT_TO_POINTER(n + 1));
+    return n;
+}
+
+/* The id of the path (@parent_path, or TWV_NONE for a root, then @name_id),
+ * interned; TWV_NONE on allocation failure. */
+static uint32_t intern_path(path_table *pt, uint32_t parent_path, uint32_t name_id)
+{
+    uint64_t key = (uint64_t)(parent_path == TWV_NONE ? 0 : parent_path + 1) << 32 | name_id;
+    uint32_t id = map_get(&pt->paths, key);
+    if (id != TWV_NONE)
+        return id;
+    if (pt->n_paths >= TWV_NONE - 1 || !map_add(&pt->paths, key, pt->n_paths))
+        return TWV_NONE;
+    return pt->n_paths++;
+}
+
+/* The paths of every span of @t (display order), with occurrence numbers.
+ * t->order lists a parent before its children. */
 static bool keep_paths(side *s, const twv_trace *t)
 {
+    path_table *pt = s->pt;
     s->paths = calloc(t->n_spans + 1, sizeof *s->paths);
-    char **full = calloc(t->n_spans + 1, sizeof *full);
-    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    if (!s->paths || !full) {
-        free(full);
-        g_hash_table_destroy(seen);
-        return false;
-    }
-    for (size_t i = 0; i < t->n_spans; i++) {
+    uint32_t *path_of = malloc((t->n_spans + 1) * sizeof *path_of); /* by span index */
+    uint32_t *name_of = malloc((t->n_spans + 1) * sizeof *name_of);
+    u64_map seen = {0}; /* path id -> spans seen with it */
+    bool ok = s->paths && path_of && name_of;
+    for (size_t i = 0; ok && i < t->n_spans; i++) {
         uint32_t k = t->order[i];
         const twv_span *sp = &t->spans[k];
-        char *name = span_name(sp);
-        full[k] = sp->parent == TWV_NONE ? g_strdup(name)
-                                         : g_strdup_printf("%s\x1e%s", full[sp->parent], name);
-        guint n = GPOINTER_TO_UINT(g_hash_table_lookup(seen, full[k]));
-        g_hash_table_replace(seen, g_strdup(full[k]), GUINT_TO_POINTER(n + 1));
+        uint32_t name = intern_name(pt, sp);
+        uint32_t path =
+            name == TWV_NONE
+                ? TWV_NONE
+                : intern_path(pt, sp->parent == TWV_NONE ? TWV_NONE : path_of[sp->parent], name);
+        if (path == TWV_NONE) {
+            ok = false;
+            break;
+        }
+        name_of[k] = name;
+        path_of[k] = path;
+        uint32_t *count = map_slot(&seen, path), n = count ? *count : 0;
+        if (count)
+            (*count)++;
+        else if (!map_add(&seen, path, 1))
+            ok = false;
         path_span *p = &s->paths[s->n_paths++];
-        p->key = g_strdup_printf("%s\x1d%u", full[k], n);
-        p->name = name;
-        p->where = sp->parent == TWV_NONE ? g_strdup("(root)") : span_name(&t->spans[sp->parent]);
+        p->path = path;
+        p->occurrence = n;
+        p->name = g_ptr_array_index(pt->names, name);
+        p->where = sp->parent == TWV_NONE
+                       ? "(root)"
+                       : (const char *)g_ptr_array_index(pt->names, name_of[sp->parent]);
         p->duration_us = sp->has_duration ? sp->d->duration_us : -1;
     }
-    for (size_t i = 0; i < t->n_spans; i++)
-        g_free(full[i]);
-    free(full);
-    g_hash_table_destroy(seen);
-    return true;
+    free(path_of);
+    free(name_of);
+    map_free(&seen);
+    if (!ok)
+        free_paths(s);
+    return ok;
 }
 
 static void add_trace(side *s, const twv_trace *t)
@@ -225,19 +373,48 @@ static void fmt_us(double us, char *buf, size_t size)
     twv_format_duration((int64_t)llround(us), buf, size);
 }
 
-/* Spans of @from whose key is not among @other's. */
-static size_t unmatched(const side *from, const side *other, const path_span **out)
+/* The spans added in B and missing from B, when both sides are one trace. */
+typedef struct span_changes {
+    const path_span **added, **missing;
+    size_t n_added, n_missing;
+} span_changes;
+
+static uint64_t path_key(const path_span *p)
 {
-    GHashTable *keys = g_hash_table_new(g_str_hash, g_str_equal);
-    for (size_t i = 0; i < other->n_paths; i++)
-        g_hash_table_add(keys, other->paths[i].key);
+    return (uint64_t)p->path << 32 | p->occurrence;
+}
+
+/* Spans of @from whose path and occurrence are not among @other's. -1 on
+ * allocation failure. */
+static ptrdiff_t unmatched(const side *from, const side *other, const path_span **out)
+{
+    u64_map keys = {0};
+    for (size_t i = 0; i < other->n_paths; i++) {
+        uint64_t key = path_key(&other->paths[i]);
+        if (map_get(&keys, key) == TWV_NONE && !map_add(&keys, key, 1)) {
+            map_free(&keys);
+            return -1;
+        }
+    }
     size_t n = 0;
     for (size_t i = 0; i < from->n_paths; i++) {
-        if (!g_hash_table_contains(keys, from->paths[i].key))
+        if (map_get(&keys, path_key(&from->paths[i])) == TWV_NONE)
             out[n++] = &from->paths[i];
     }
-    g_hash_table_destroy(keys);
-    return n;
+    map_free(&keys);
+    return (ptrdiff_t)n;
+}
+
+/* Fills @sc (both sides hold their paths). False on allocation failure. */
+static bool find_span_changes(const side *a, const side *b, span_changes *sc)
+{
+    sc->added = calloc(b->n_paths + 1, sizeof *sc->added);
+    sc->missing = calloc(a->n_paths + 1, sizeof *sc->missing);
+    ptrdiff_t n_added = sc->added ? unmatched(b, a, sc->added) : -1;
+    ptrdiff_t n_missing = sc->missing ? unmatched(a, b, sc->missing) : -1;
+    sc->n_added = n_added < 0 ? 0 : (size_t)n_added;
+    sc->n_missing = n_missing < 0 ? 0 : (size_t)n_missing;
+    return n_added >= 0 && n_missing >= 0;
 }
 
 static void safe_append(GString *g, const char *s)
@@ -272,7 +449,8 @@ static void describe(GString *g, const char *label, const side *s)
     }
 }
 
-static bool write_text(FILE *out, side *a, side *b, const change *ch, size_t n_ch, size_t top)
+static bool write_text(FILE *out, side *a, side *b, const span_changes *sc, const change *ch,
+                       size_t n_ch, size_t top)
 {
     GString *g = g_string_new(NULL);
     describe(g, "A", a);
@@ -287,10 +465,10 @@ static bool write_text(FILE *out, side *a, side *b, const change *ch, size_t n_c
         g_string_append_printf(g, " (x%.2f)", mb / ma);
     g_string_append(g, "\n\n");
 
-    if (a->paths && b->paths) {
-        const path_span **list = calloc(a->n_paths + b->n_paths + 1, sizeof *list);
-        for (int pass = 0; list && pass < 2; pass++) {
-            size_t n = pass == 0 ? unmatched(b, a, list) : unmatched(a, b, list);
+    if (sc) {
+        for (int pass = 0; pass < 2; pass++) {
+            const path_span **list = pass == 0 ? sc->added : sc->missing;
+            size_t n = pass == 0 ? sc->n_added : sc->n_missing;
             g_string_append_printf(g, "spans %s (%zu)%s\n",
                                    pass == 0 ? "added in B" : "missing from B", n, n ? ":" : "");
             for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
@@ -305,7 +483,6 @@ static bool write_text(FILE *out, side *a, side *b, const change *ch, size_t n_c
             if (n > MAX_LISTED)
                 g_string_append_printf(g, "  ... %zu more\n", n - MAX_LISTED);
         }
-        free(list);
         g_string_append_c(g, '\n');
     } else {
         size_t only_a = 0, only_b = 0;
@@ -385,15 +562,16 @@ static json_t *side_json(const side *s)
     return o;
 }
 
-static bool write_json(FILE *out, side *a, side *b, const change *ch, size_t n_ch, size_t top)
+static bool write_json(FILE *out, side *a, side *b, const span_changes *sc, const change *ch,
+                       size_t n_ch, size_t top)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "a", side_json(a));
     json_object_set_new(doc, "b", side_json(b));
-    if (a->paths && b->paths) {
-        const path_span **list = calloc(a->n_paths + b->n_paths + 1, sizeof *list);
-        for (int pass = 0; list && pass < 2; pass++) {
-            size_t n = pass == 0 ? unmatched(b, a, list) : unmatched(a, b, list);
+    if (sc) {
+        for (int pass = 0; pass < 2; pass++) {
+            const path_span **list = pass == 0 ? sc->added : sc->missing;
+            size_t n = pass == 0 ? sc->n_added : sc->n_missing;
             json_t *arr = json_array();
             for (size_t i = 0; i < n; i++) {
                 json_t *o = json_object();
@@ -407,7 +585,6 @@ static bool write_json(FILE *out, side *a, side *b, const change *ch, size_t n_c
             }
             json_object_set_new(doc, pass == 0 ? "added" : "missing", arr);
         }
-        free(list);
     }
     json_t *arr = json_array();
     for (size_t i = 0; i < n_ch && i < top; i++) {
@@ -463,6 +640,10 @@ int tw__diff_cmd_main(int argc, char **argv)
     int rc = TW_CLI_EXIT_USAGE;
     side a = {0}, b = {0};
     side *sides[2] = {&a, &b};
+    path_table pt;
+    path_table_init(&pt);
+    a.pt = b.pt = &pt;
+    span_changes sc = {0};
     twv_opstats_init(&a.ops, 0);
     twv_opstats_init(&b.ops, 0);
     change *ch = NULL;
@@ -535,20 +716,28 @@ int tw__diff_cmd_main(int argc, char **argv)
         tw__cli_error("diff: out of memory");
         goto out;
     }
+    bool by_span = a.paths && b.paths;
+    if (by_span && !find_span_changes(&a, &b, &sc)) {
+        tw__cli_error("diff: out of memory");
+        goto out;
+    }
     size_t shown = top == 0 ? n_ch : (size_t)top;
-    bool ok = as_json ? write_json(stdout, &a, &b, ch, n_ch, shown)
-                      : write_text(stdout, &a, &b, ch, n_ch, shown);
+    bool ok = as_json ? write_json(stdout, &a, &b, by_span ? &sc : NULL, ch, n_ch, shown)
+                      : write_text(stdout, &a, &b, by_span ? &sc : NULL, ch, n_ch, shown);
     ok = fflush(stdout) == 0 && !ferror(stdout) && ok;
     if (!ok)
         tw__cli_error("diff: standard output: write error: %s", strerror(errno ? errno : EIO));
     rc = ok && !is_failed ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 out:
     free(ch);
+    free(sc.added);
+    free(sc.missing);
     for (int i = 0; i < 2; i++) {
         free_paths(sides[i]);
         g_free(sides[i]->root_name);
         twv_opstats_free(&sides[i]->ops);
     }
+    path_table_free(&pt);
     g_option_context_free(ctx);
     twv_cli_clear(&c);
     return rc;
