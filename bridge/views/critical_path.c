@@ -74,12 +74,48 @@ static bool push_section(twv_trace *t, uint32_t span, int64_t start, int64_t end
     return true;
 }
 
+/* The sections grouped by span, each group in t->cp's order (a counting
+ * sort): linear, so that a view can find a span's sections without scanning
+ * the whole path for every span. */
+static bool index_sections(twv_trace *t)
+{
+    size_t n = t->n_spans;
+    if (t->n_cp >= UINT32_MAX)
+        return false;
+    if (t->cap_cp_first < n + 1) {
+        uint32_t *grown = realloc(t->cp_first, (n + 1) * sizeof *grown);
+        if (!grown)
+            return false;
+        t->cp_first = grown;
+        t->cap_cp_first = n + 1;
+    }
+    if (t->cap_cp_of < t->n_cp + 1) {
+        uint32_t *grown = realloc(t->cp_of, (t->n_cp + 1) * sizeof *grown);
+        if (!grown)
+            return false;
+        t->cp_of = grown;
+        t->cap_cp_of = t->n_cp + 1;
+    }
+    memset(t->cp_first, 0, (n + 1) * sizeof *t->cp_first);
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < t->n_cp; i++)
+        t->cp_first[t->cp[i].span + 1]++;
+    for (size_t k = 0; k < n; k++)
+        t->cp_first[k + 1] += t->cp_first[k];
+    uint32_t *next = t->work; /* the walk is done with it */
+    memcpy(next, t->cp_first, n * sizeof *next);
+    for (size_t i = 0; i < t->n_cp; i++)
+        t->cp_of[next[t->cp[i].span]++] = (uint32_t)i;
+    return true;
+}
+
 bool twv_critical_path(twv_trace *t)
 {
     size_t n = t->n_spans;
     t->n_cp = 0;
     if (n == 0)
-        return true;
+        return index_sections(t);
     int64_t *cs = t->times, *ce = t->times + n;
     /* work: [0, n) eligible children lists (at the children offsets),
      * [n, 2n) per span count of eligible children, [2n, 3n) cursors, [3n, 4n) places among
@@ -186,5 +222,5 @@ bool twv_critical_path(twv_trace *t)
                 break;
         }
     }
-    return ok;
+    return ok && index_sections(t);
 }

@@ -219,10 +219,8 @@ static void put_row(twv_html *h, const twv_trace *t, uint32_t k, uint32_t depth,
         double width = right - left;
         g_string_append_printf(g, "<div class=\"tw-bar\" style=\"left:%.3f%%;width:%.3f%%\">", left,
                                width);
-        for (size_t i = 0; i < t->n_cp; i++) {
-            const twv_cp_section *cp = &t->cp[i];
-            if (cp->span != k || width <= 0)
-                continue;
+        for (uint32_t i = t->cp_first[k]; width > 0 && i < t->cp_first[k + 1]; i++) {
+            const twv_cp_section *cp = &t->cp[t->cp_of[i]];
             double a = (pct(t, cp->start_us) - left) / width * 100.0;
             double b = (pct(t, cp->end_us) - left) / width * 100.0;
             g_string_append_printf(g, "<i style=\"left:%.3f%%;width:%.3f%%\"></i>", a, b - a);
@@ -320,12 +318,14 @@ bool twv_html_add(twv_html *h, const twv_trace *t)
     /* rows, in display order; key_of maps a span to its index in the JSON */
     int *key_of = malloc((t->n_spans + 1) * sizeof *key_of);
     uint32_t *stack = malloc((t->n_spans + 1) * sizeof *stack);
-    uint8_t *done = calloc(t->n_roots + 1, 1);
+    uint32_t *next = malloc((t->n_roots + 1) * sizeof *next);
+    bool *first = malloc((t->n_roots + 1) * sizeof *first);
     json_t *spans = json_array();
-    if (!key_of || !stack || !done || !spans) {
+    if (!key_of || !stack || !next || !first || !spans) {
         free(key_of);
         free(stack);
-        free(done);
+        free(next);
+        free(first);
         json_decref(spans);
         h->is_failed = true;
         return false;
@@ -334,22 +334,18 @@ bool twv_html_add(twv_html *h, const twv_trace *t)
         key_of[t->order[i]] = (int)i;
         json_array_append_new(spans, span_json(t, &t->spans[t->order[i]]));
     }
+    twv_root_groups(t, next, first);
     for (size_t r = 0; r < t->n_roots; r++) {
-        if (done[r])
-            continue;
+        if (!first[r])
+            continue; /* written with the first orphan of its group */
         uint64_t missing = t->spans[t->roots[r]].missing_parent;
         if (!missing) {
-            done[r] = 1;
             put_subtree(h, t, t->roots[r], 0, key_of, id, stack);
             continue;
         }
         put_missing_row(h, missing);
-        for (size_t q = r; q < t->n_roots; q++) {
-            if (!done[q] && t->spans[t->roots[q]].missing_parent == missing) {
-                done[q] = 1;
-                put_subtree(h, t, t->roots[q], 1, key_of, id, stack);
-            }
-        }
+        for (uint32_t q = (uint32_t)r; q != TWV_NONE; q = next[q])
+            put_subtree(h, t, t->roots[q], 1, key_of, id, stack);
         if (g->len > 1 << 20)
             flush(h);
     }
@@ -363,7 +359,8 @@ bool twv_html_add(twv_html *h, const twv_trace *t)
     json_decref(doc);
     free(key_of);
     free(stack);
-    free(done);
+    free(next);
+    free(first);
     if (!dumped) {
         h->is_failed = true;
         return false;

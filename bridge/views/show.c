@@ -138,61 +138,36 @@ static line *make_lines(const twv_trace *t, size_t *n_lines)
 {
     line *lines = malloc((2 * t->n_spans + 1) * sizeof *lines);
     uint32_t *stack = malloc((t->n_spans + 1) * sizeof *stack);
-    uint8_t *done = calloc(t->n_roots + 1, 1);
-    if (!lines || !stack || !done) {
+    uint32_t *next = malloc((t->n_roots + 1) * sizeof *next);
+    bool *first = malloc((t->n_roots + 1) * sizeof *first);
+    if (!lines || !stack || !next || !first) {
         free(lines);
         free(stack);
-        free(done);
+        free(next);
+        free(first);
         return NULL;
     }
     size_t n = 0;
     /* top-level items: a root, or a placeholder with its orphans */
-    size_t n_top = 0;
+    size_t n_top = twv_root_groups(t, next, first), top_seen = 0;
     for (size_t r = 0; r < t->n_roots; r++) {
-        const twv_span *s = &t->spans[t->roots[r]];
-        if (!s->missing_parent) {
-            n_top++;
-            continue;
-        }
-        bool first = true;
-        for (size_t q = 0; q < r; q++)
-            first &= t->spans[t->roots[q]].missing_parent != s->missing_parent;
-        n_top += first;
-    }
-    size_t top_seen = 0;
-    for (size_t r = 0; r < t->n_roots; r++) {
-        if (done[r])
-            continue;
+        if (!first[r])
+            continue; /* drawn with the first orphan of its group */
         const twv_span *rs = &t->spans[t->roots[r]];
         top_seen++;
         uint32_t base = 0;
-        size_t group_end = r + 1;
         if (rs->missing_parent) {
             lines[n++] = (line){.span = TWV_NONE,
                                 .missing = rs->missing_parent,
                                 .depth = 0,
                                 .is_last = top_seen == n_top};
             base = 1;
-            group_end = t->n_roots;
         }
-        /* the last member of this group, for is_last */
-        size_t last = r;
-        for (size_t q = r; q < group_end; q++) {
-            if (!done[q] &&
-                (q == r || (rs->missing_parent &&
-                            t->spans[t->roots[q]].missing_parent == rs->missing_parent)))
-                last = q;
-        }
-        for (size_t q = r; q < group_end; q++) {
-            if (done[q] ||
-                (q != r && !(rs->missing_parent &&
-                             t->spans[t->roots[q]].missing_parent == rs->missing_parent)))
-                continue;
-            done[q] = 1;
+        for (uint32_t q = (uint32_t)r; q != TWV_NONE; q = next[q]) {
             /* depth first from this root, with its own is_last flags */
             size_t top = 0;
             stack[top++] = t->roots[q];
-            bool root_is_last = base ? q == last : top_seen == n_top;
+            bool root_is_last = base ? next[q] == TWV_NONE : top_seen == n_top;
             while (top > 0) {
                 uint32_t k = stack[--top];
                 const twv_span *s = &t->spans[k];
@@ -210,7 +185,8 @@ static line *make_lines(const twv_trace *t, size_t *n_lines)
         }
     }
     free(stack);
-    free(done);
+    free(next);
+    free(first);
     *n_lines = n;
     return lines;
 }
@@ -402,7 +378,9 @@ static void put_left(GString *g, const char *text, int cols)
 }
 
 /* The bar of a span: cells [c0, c1) of the axis. With --critical-path, the
- * cells of its critical sections are solid and the rest light. */
+ * cells of its critical sections are solid and the rest light: the span's
+ * sections (t->cp_of, latest first) are walked from the earliest once, as
+ * the cells advance, so a bar costs its cells plus its sections. */
 static void put_bar(show_ctx *x, GString *g, const twv_trace *t, const layout *L, uint32_t k)
 {
     const char *frame = x->term.unicode ? "\xe2\x94\x82" : "|";
@@ -432,16 +410,17 @@ static void put_bar(show_ctx *x, GString *g, const twv_trace *t, const layout *L
     pad(g, c0);
     if (c1 > c0) {
         sgr(x, g, s->is_error ? SGR_ERROR : service_color(s->service));
+        /* this span's sections, earliest at next - 1 */
+        uint32_t first = x->o.critical ? t->cp_first[k] : 0;
+        uint32_t next = x->o.critical ? t->cp_first[k + 1] : 0;
         for (int c = c0; c < c1; c++) {
             bool solid = true;
             if (x->o.critical) {
-                solid = false;
                 int64_t a = t->start_us + (int64_t)((double)c * span_us / cells);
                 int64_t b = t->start_us + (int64_t)((double)(c + 1) * span_us / cells);
-                for (size_t i = 0; i < t->n_cp && !solid; i++) {
-                    const twv_cp_section *cp = &t->cp[i];
-                    solid = cp->span == k && cp->start_us < b && cp->end_us > a;
-                }
+                while (next > first && t->cp[t->cp_of[next - 1]].end_us <= a)
+                    next--; /* ends before this cell, so before every later one */
+                solid = next > first && t->cp[t->cp_of[next - 1]].start_us < b;
             }
             if (x->term.unicode)
                 g_string_append(g, solid ? "\xe2\x96\x88" : "\xe2\x96\x91");
@@ -683,6 +662,18 @@ static int by_us_desc(const void *a, const void *b)
     return c ? c : strcmp(x->operation, y->operation);
 }
 
+static guint cp_row_hash(gconstpointer p)
+{
+    const cp_row *r = p;
+    return g_str_hash(r->service) * 31u + g_str_hash(r->operation);
+}
+
+static gboolean cp_row_equal(gconstpointer a, gconstpointer b)
+{
+    const cp_row *x = a, *y = b;
+    return strcmp(x->service, y->service) == 0 && strcmp(x->operation, y->operation) == 0;
+}
+
 /* "time on the critical path by service/operation" below the waterfall. */
 static void put_critical_summary(show_ctx *x, const twv_trace *t)
 {
@@ -692,20 +683,24 @@ static void put_critical_summary(show_ctx *x, const twv_trace *t)
     cp_row *rows = calloc(t->n_spans + 1, sizeof *rows);
     if (!rows)
         return;
+    /* rows by (service, operation): row index + 1 */
+    GHashTable *index = g_hash_table_new(cp_row_hash, cp_row_equal);
     size_t n = 0;
     for (size_t i = 0; i < t->n_spans; i++) {
         const twv_span *s = &t->spans[i];
         if (s->critical_us <= 0)
             continue;
         const char *op = s->d->operation ? s->d->operation : "";
-        size_t j = 0;
-        while (j < n &&
-               !(strcmp(rows[j].service, s->service) == 0 && strcmp(rows[j].operation, op) == 0))
-            j++;
-        if (j == n)
-            rows[n++] = (cp_row){.service = s->service, .operation = op};
-        rows[j].us += s->critical_us;
+        cp_row probe = {.service = s->service, .operation = op};
+        size_t j = GPOINTER_TO_SIZE(g_hash_table_lookup(index, &probe));
+        if (j == 0) {
+            rows[n++] = probe;
+            j = n;
+            g_hash_table_insert(index, &rows[j - 1], GSIZE_TO_POINTER(j));
+        }
+        rows[j - 1].us += s->critical_us;
     }
+    g_hash_table_destroy(index);
     qsort(rows, n, sizeof *rows, by_us_desc);
     char tot[32], span_len[32];
     twv_format_duration(total, tot, sizeof tot);

@@ -41,6 +41,8 @@ void twv_trace_free(twv_trace *t)
     free(t->order);
     free(t->roots);
     free(t->cp);
+    free(t->cp_first);
+    free(t->cp_of);
     free(t->table);
     free(t->work);
     free(t->times);

@@ -657,6 +657,33 @@ int twv_text_cols(const char *s)
     return cols;
 }
 
+size_t twv_root_groups(const twv_trace *t, uint32_t *next, bool *first)
+{
+    /* missing parent id -> place of the last orphan of its group + 1 */
+    GHashTable *last = g_hash_table_new(g_int64_hash, g_int64_equal);
+    size_t n_items = 0;
+    for (size_t r = 0; r < t->n_roots; r++) {
+        const twv_span *s = &t->spans[t->roots[r]];
+        next[r] = TWV_NONE;
+        first[r] = true;
+        if (!s->missing_parent) {
+            n_items++;
+            continue;
+        }
+        /* the key points into the span, which outlives the table */
+        gpointer prev = g_hash_table_lookup(last, &s->missing_parent);
+        if (prev) {
+            next[GPOINTER_TO_SIZE(prev) - 1] = (uint32_t)r;
+            first[r] = false;
+        } else {
+            n_items++;
+        }
+        g_hash_table_insert(last, (gpointer)&s->missing_parent, GSIZE_TO_POINTER(r + 1));
+    }
+    g_hash_table_destroy(last);
+    return n_items;
+}
+
 /* ---- formatting --------------------------------------------------------------------------- */
 
 void twv_format_duration(int64_t us, char *buf, size_t size)

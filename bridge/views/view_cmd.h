@@ -92,6 +92,15 @@ typedef struct twv_run_result {
 bool twv_run(const twv_cli *c, char *const *files, const twv_filter *filter, bool with_critical,
              bool with_progress, twv_trace_fn fn, void *arg, twv_run_result *res);
 
+/* The top-level items of a trace as the views draw them: each root that is
+ * not an orphan, and each group of orphans that name the same missing
+ * parent, placed where its first orphan is. For each place r in t->roots:
+ * first[r] is true when the root begins an item; next[r] is the place of
+ * the next orphan of its group, TWV_NONE after the last (and for a root that
+ * is not an orphan). @next and @first hold t->n_roots entries. Linear in
+ * the roots. Returns the number of items. */
+size_t twv_root_groups(const twv_trace *t, uint32_t *next, bool *first);
+
 /* ---- output and terminal ------------------------------------------------------------------ */
 
 typedef struct twv_term {

@@ -82,8 +82,12 @@ typedef struct twv_trace {
     size_t n_errors, n_orphans, n_skew, n_no_duration;
     twv_cp_section *cp; /* critical path sections, latest first, after twv_critical_path */
     size_t n_cp;
+    /* The sections of span k: cp[cp_of[cp_first[k]]] .. cp[cp_of[cp_first[k + 1] - 1]],
+     * latest first (after twv_critical_path). */
+    uint32_t *cp_first; /* n_spans + 1 */
+    uint32_t *cp_of;    /* n_cp */
     /* scratch, reused between builds */
-    size_t cap_spans, cap_cp;
+    size_t cap_spans, cap_cp, cap_cp_first, cap_cp_of;
     uint32_t *table; /* span id -> index, open addressing */
     size_t table_mask;
     uint32_t *work; /* stacks, cursors */
@@ -102,7 +106,8 @@ bool twv_trace_build(twv_trace *t, const twb_span *spans, size_t n);
 uint32_t twv_trace_find(const twv_trace *t, uint64_t span_id);
 
 /* The critical path (Jaeger UI's algorithm; critical_path.c, docs/views.md):
- * fills t->cp and every span's critical_us. False on allocation failure. */
+ * fills t->cp, the index of the sections by span (cp_first, cp_of) and every
+ * span's critical_us. False on allocation failure. */
 bool twv_critical_path(twv_trace *t);
 
 /* The trace id as shown: 32 lower-case hex digits when the high half is set,

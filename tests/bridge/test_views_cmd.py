@@ -954,6 +954,44 @@ rc, out, err = run_limited(["diff", "--window", "100000", deep_a, deep_b], as_by
 check("diff of two %d-deep chains runs in 1 GiB of address space and finds the one added span"
       % DEPTH, rc == 0 and re.search(r"spans added in B \(1\):\n  \+ svc: extra", out) and
       "spans missing from B (0)" in out, rc, out[:600], err[-600:])
+
+# 100,000 deep: every span on the path, each bar many cells wide (minutes before the fix).
+DEPTH = 100000
+deep_c = write("deep_c.json", json.dumps(chain_spans("dddd000000000002", DEPTH)))
+rc, out, err = run_limited(["show", "--critical-path", "--window", "200000", deep_c], seconds=60)
+total = 2 * DEPTH
+check("show --critical-path of a %d-deep chain finishes within 60 s" % DEPTH,
+      rc == 0 and "critical path: %.3f ms of %.3f ms" % (total / 1000, total / 1000) in out,
+      rc, out[-400:], err[-400:])
+# 100,000 children of one root: 50,000 one after another at the end (each on the path, 100,000
+# sections) and 50,000 long ones in parallel before them, off the path but half the axis wide.
+WIDE = 100000
+half = WIDE // 2
+dur = 20 * half + 20
+wide = [span("eeee000000000001", "1", None, "svc", "root", T, dur)]
+for i in range(half):
+    wide.append(span("eeee000000000001", "%x" % (2 * i + 2), "1", "svc", "short", T + dur // 2 +
+                     10 * i + 1, 5))
+    wide.append(span("eeee000000000001", "%x" % (2 * i + 3), "1", "svc", "long", T + 1 + i % 7,
+                     dur // 2 - 8))
+wide_f = write("wide.json", json.dumps(wide))
+rc, out, err = run_limited(["show", "--critical-path", "--window", "200000", wide_f], seconds=60)
+check("show --critical-path of one root with %d children finishes within 60 s" % WIDE,
+      rc == 0 and re.search(r"critical path: 1\.000 s of 1\.000 s, 1000\d\d sections", out) and
+      len(out.splitlines()) > WIDE, rc, out[-400:], err[-400:])
+page = os.path.join(WORK, "wide.html")
+rc, out, err = run_limited(["show", "--html", page, "--window", "200000", deep_c], seconds=60)
+check("show --html of the %d-deep chain finishes within 60 s" % DEPTH, rc == 0, rc, err[-400:])
+# 100,000 orphans, each naming another missing parent: 100,000 placeholders (each group used to
+# be looked for among all the roots).
+orphans = write("orphans.json", json.dumps(
+    [span("eeee000000000002", "%x" % (i + 1), "%x" % (0x1000000 + i), "svc", "o", T + i, 5)
+     for i in range(WIDE)]))
+rc, out, err = run_limited(["show", "--window", "200000", orphans], seconds=60)
+check("show of %d orphans with distinct missing parents finishes within 60 s" % WIDE,
+      rc == 0 and out.count("? missing parent") == WIDE, rc, out[-300:], err[-400:])
+rc, out, err = run_limited(["show", "--html", page, "--window", "200000", orphans], seconds=60)
+check("...and so does show --html", rc == 0, rc, err[-400:])
 # ---- the HTML page -----------------------------------------------------------------------------
 
 page = os.path.join(WORK, "page.html")
