@@ -13,9 +13,17 @@
  *    Children): a child that starts at or after its parent's end, or ends at
  *    or before its parent's start, is dropped with its subtree; otherwise its
  *    start and end are clamped into the (already clipped) parent.
+ * 0. The roots are clipped to the trace's extent (its earliest start to its
+ *    latest end, the duration the views print) and to each other: the root
+ *    that ends last keeps its interval, the next (by end) is cut at that
+ *    one's start, and so on, like the children of one span covering the
+ *    trace (a root left empty gets no path). So the path never reads longer
+ *    than the trace, even when roots overlap or a root without a timestamp
+ *    outlasts the spans that have one.
  * 3. From each root (a span with no parent id: orphans get none, as in
- *    Jaeger UI, whose sanitize step drops a span whose parent is missing):
- *    take the last-finishing child (LFC; the first one by start on a tie);
+ *    Jaeger UI, whose sanitize step drops a span whose parent is missing;
+ *    nor does a span made a root to break a cycle of parents, which has a
+ *    parent id): take the last-finishing child (LFC; the first one by start on a tie);
  *    the parent's section is [LFC end, parent end), and the walk descends
  *    into the LFC. A span without an LFC contributes [its start, bound) and
  *    the walk returns to its parent with bound = that span's start, where
@@ -128,17 +136,51 @@ bool twv_critical_path(twv_trace *t)
         n_eligible[i] = 0;
         cursor[i] = 0;
     }
+    /* The roots that get a path, clipped to the trace and to each other
+     * (step 0), latest end first; pos (below) holds their places among the
+     * roots for the ties. */
+    by_end_ctx ctx = {.end = ce, .rank = NULL};
+    uint32_t *pos = t->work + 3 * n;
+    uint32_t *roots = malloc((t->n_roots + 1) * sizeof *roots);
+    if (!roots)
+        return false;
+    size_t n_roots = 0;
+    for (size_t r = 0; r < t->n_roots; r++) {
+        uint32_t k = t->roots[r];
+        const twv_span *s = &t->spans[k];
+        cs[k] = s->start_us < t->start_us ? t->start_us : s->start_us;
+        ce[k] = s->end_us > t->end_us ? t->end_us : s->end_us;
+        pos[k] = (uint32_t)r;
+        if (s->missing_parent || s->is_cycle || ce[k] <= cs[k])
+            t->flags[k] |= FLAG_DROPPED; /* an orphan (Jaeger UI drops it), a cycle, outside */
+        else
+            roots[n_roots++] = k;
+    }
+    ctx.rank = pos;
+    if (n_roots > 1)
+        qsort_r(roots, n_roots, sizeof *roots, by_end_desc, &ctx);
+    int64_t later_start = t->end_us; /* where the roots that end later begin */
+    size_t kept = 0;
+    for (size_t r = 0; r < n_roots; r++) {
+        uint32_t k = roots[r];
+        if (ce[k] > later_start)
+            ce[k] = later_start;
+        if (ce[k] <= cs[k]) {
+            t->flags[k] |= FLAG_DROPPED; /* within the time of roots that end later */
+            continue;
+        }
+        later_start = cs[k];
+        roots[kept++] = k;
+    }
+    n_roots = kept;
     /* Clip top-down: t->order lists parents before their children. */
     for (size_t o = 0; o < n; o++) {
         uint32_t k = t->order[o];
         const twv_span *s = &t->spans[k];
+        if (s->parent == TWV_NONE)
+            continue; /* clipped above */
         cs[k] = s->start_us;
         ce[k] = s->end_us;
-        if (s->parent == TWV_NONE) {
-            if (s->missing_parent)
-                t->flags[k] |= FLAG_DROPPED; /* an orphan: Jaeger UI drops it */
-            continue;
-        }
         uint32_t p = s->parent;
         if ((t->flags[p] & FLAG_DROPPED) || !is_blocking(s, &t->spans[p])) {
             t->flags[k] |= FLAG_DROPPED;
@@ -161,14 +203,11 @@ bool twv_critical_path(twv_trace *t)
     }
     /* Eligible children of each span, sorted by clipped end (latest first);
      * a tie keeps the order by start, i.e. the place in the children list. */
-    by_end_ctx ctx = {.end = ce, .rank = NULL};
-    uint32_t *pos = t->work + 3 * n;
     for (size_t k = 0; k < n; k++) {
         const twv_span *s = &t->spans[k];
         for (uint32_t i = 0; i < s->n_children; i++)
             pos[t->children[s->first_child + i]] = i;
     }
-    ctx.rank = pos;
     for (size_t k = 0; k < n; k++) {
         const twv_span *s = &t->spans[k];
         uint32_t m = 0;
@@ -183,10 +222,8 @@ bool twv_critical_path(twv_trace *t)
     }
 
     bool ok = true;
-    for (size_t r = 0; ok && r < t->n_roots; r++) {
-        uint32_t root = t->roots[r];
-        if (t->flags[root] & FLAG_DROPPED)
-            continue;
+    for (size_t r = 0; ok && r < n_roots; r++) { /* latest first: t->cp stays in order */
+        uint32_t root = roots[r];
         uint32_t cur = root;
         bool has_bound = false;
         int64_t bound = 0;
@@ -222,5 +259,6 @@ bool twv_critical_path(twv_trace *t)
                 break;
         }
     }
+    free(roots);
     return ok && index_sections(t);
 }

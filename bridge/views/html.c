@@ -213,6 +213,8 @@ static void put_row(twv_html *h, const twv_trace *t, uint32_t k, uint32_t depth,
         g_string_append(g, "<span class=\"tw-mark err\">error</span>");
     if (s->is_skew)
         g_string_append(g, "<span class=\"tw-mark skew\">skew</span>");
+    if (s->is_cycle)
+        g_string_append(g, "<span class=\"tw-mark skew\">cycle</span>");
     g_string_append(g, "</div><div class=\"tw-timeline\">");
     if (s->has_start) {
         double left = pct(t, s->start_us), right = pct(t, s->end_us);

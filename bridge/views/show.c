@@ -114,13 +114,19 @@ typedef struct layout {
     int width, label, start, duration, kind, status, marks, bar; /* bar: cells inside the frame */
 } layout;
 
-/* The marks of a span line: ERROR, skew, and * when on the critical path. */
+/* The marks of a span line: ERROR, skew, cycle (made a root to break a
+ * cycle of parents), and * when on the critical path. */
 static void marks_of(const show_ctx *x, const twv_span *s, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s%s%s%s%s", s->is_error ? "ERROR" : "",
-             s->is_error && s->is_skew ? " " : "", s->is_skew ? "skew" : "",
-             x->o.critical && s->critical_us > 0 && (s->is_error || s->is_skew) ? " " : "",
-             x->o.critical && s->critical_us > 0 ? "*" : "");
+    const char *marks[4] = {s->is_error ? "ERROR" : NULL, s->is_skew ? "skew" : NULL,
+                            s->is_cycle ? "cycle" : NULL,
+                            x->o.critical && s->critical_us > 0 ? "*" : NULL};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < 4; i++) {
+        if (marks[i] && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " " : "", marks[i]);
+    }
 }
 
 /* ---- tree lines ---------------------------------------------------------------------------- */

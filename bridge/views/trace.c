@@ -481,6 +481,7 @@ bool twv_trace_build(twv_trace *t, const twb_span *spans, size_t n)
         s->parent = TWV_NONE;
         s->missing_parent = 0;
         s->is_follows_from = false;
+        s->is_cycle = true;
         repair_start(s, earliest);
         t->roots[t->n_roots++] = k;
         walk(t, k, &n_order);

@@ -62,6 +62,7 @@ typedef struct twv_span {
     bool is_error;        /* an `error` tag that is not false (Zipkin's rule, docs/views.md) */
     bool is_skew;         /* starts before its parent (both with timestamps) */
     bool is_follows_from; /* its parent is a FOLLOWS_FROM reference, not CHILD_OF */
+    bool is_cycle; /* a root only to break a cycle of parents (its parent id is in the trace) */
 } twv_span;
 
 /* A section of the critical path: span @span determined [start, end). */

@@ -94,6 +94,22 @@ def run_pty(args, cols=100, rows=40, env=None):
     return p.returncode, out.decode("utf-8", "replace").replace("\r\n", "\n"), err
 
 
+def run_limited(args, as_bytes=None, seconds=None):
+    """Runs the command with its address space limited to AS_BYTES (not under a wrapper, which
+    needs its own) and killed after SECONDS; returns (rc, out, err), rc None on the timeout."""
+    def limit():
+        import resource
+        if as_bytes and not WRAP:
+            resource.setrlimit(resource.RLIMIT_AS, (as_bytes, as_bytes))
+    try:
+        p = subprocess.run(WRAP + [TW] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=seconds or 600, preexec_fn=limit,
+                           env=env_without("COLUMNS", "NO_COLOR"))
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out after %s s" % seconds
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
 def fixture(rel):
     return os.path.join(FIX, rel)
 
@@ -384,6 +400,51 @@ rc, out, _ = run(["show", "--critical-path", ASCEND])
 check("--critical-path marks spans and sums the path by service and operation",
       rc == 0 and "critical path: 38.793 ms of 38.793 ms" in out and
       re.search(r"22\.905 ms\s+59\.0%\s+mobile-gateway\s+get", out), out)
+
+
+# The path is never longer than the trace it is compared with: roots are clipped to the trace's
+# extent and to each other (the root that ends last keeps its time). Before, two overlapping
+# roots read "300 us of 200 us", and a root without a timestamp that outlasted the timed spans
+# "290 us of 200 us".
+def cp_span(tid, sid, parent, name, ts, dur):
+    s = {"traceId": tid, "id": sid, "name": name, "duration": dur,
+         "localEndpoint": {"serviceName": "svc"}}
+    if ts is not None:
+        s["timestamp"] = ts
+    if parent:
+        s["parentId"] = parent
+    return s
+
+
+T0 = 1600000000000000
+two_roots = write("two_roots.json", json.dumps([cp_span("c1", "1", None, "r1", T0, 150),
+                                                 cp_span("c1", "2", None, "r2", T0 + 50, 150)]))
+rc, out, _ = run(["show", "--critical-path", two_roots])
+check("two overlapping roots: the path is the trace's length, the later root's time first",
+      rc == 0 and "critical path: 200 us of 200 us" in out and
+      re.search(r"150 us\s+75\.0%\s+svc\s+r2", out) and re.search(r"50 us\s+25\.0%\s+svc\s+r1", out),
+      out)
+rc, out, _ = run(["stats", "--json", two_roots])
+check("...and stats' critical time adds up to the trace's duration",
+      rc == 0 and sum(r["critical_us"] for r in json.loads(out)) == 200, out)
+untimed = write("untimed_root.json", json.dumps([cp_span("c2", "1", None, "r", None, 290),
+                                                 cp_span("c2", "2", "1", "c", T0, 200)]))
+rc, out, _ = run(["show", "--critical-path", untimed])
+check("a root without a timestamp that outlasts the timed spans: the path stops at the trace's "
+      "end", rc == 0 and "critical path: 200 us of 200 us" in out, out)
+# A cycle of parents (x -> y -> x) beside a real root: x is made a root to break it and marked
+# `cycle`; neither x nor y is on the critical path (each has a parent id: neither is a root of
+# the trace), as deps links nothing of a cycle either.
+cycle = write("cycle.json", json.dumps([cp_span("c3", "1", None, "r", T0, 200),
+                                        cp_span("c3", "2", "1", "c", T0 + 10, 100),
+                                        cp_span("c3", "3", "4", "x", T0 + 100, 190),
+                                        cp_span("c3", "4", "3", "y", T0 + 120, 100)]))
+rc, out, _ = run_limited(["show", "--critical-path", cycle], seconds=60)
+rows = [l for l in (out or "").splitlines() if " internal " in l]  # r, c, x, y
+check("a cycle of parents: shown, its broken root marked cycle, no part of it on the path",
+      rc == 0 and "critical path: 200 us of 290 us" in out and len(rows) == 4 and
+      rows[2].startswith("svc  x") and "cycle" in rows[2] and "*" not in rows[2] and
+      "*" not in rows[3] and "*" in rows[0] and not re.search(r"svc\s+[xy]$", out, re.M), out)
 
 # ---- --list, --trace, filters -----------------------------------------------------------------
 
@@ -926,22 +987,6 @@ def chain_spans(tid, depth, t0=T):
     """A chain of DEPTH spans, each the child of the one before, each ending last-but-one."""
     return [span(tid, "%x" % (i + 1), "%x" % i if i else None, "svc%d" % (i % 3), "op%d" % (i % 7),
                  t0 + i, 2 * (depth - i)) for i in range(depth)]
-
-
-def run_limited(args, as_bytes=None, seconds=None):
-    """Runs the command with its address space limited to AS_BYTES (not under a wrapper, which
-    needs its own) and killed after SECONDS; returns (rc, out, err), rc None on the timeout."""
-    def limit():
-        import resource
-        if as_bytes and not WRAP:
-            resource.setrlimit(resource.RLIMIT_AS, (as_bytes, as_bytes))
-    try:
-        p = subprocess.run(WRAP + [TW] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=seconds or 600, preexec_fn=limit,
-                           env=env_without("COLUMNS", "NO_COLOR"))
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out after %s s" % seconds
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 DEPTH = 30000

@@ -6,8 +6,9 @@
  * worked out by hand from the algorithm's rules (docs/views.md): sequential
  * and parallel children, nesting, async FOLLOWS_FROM children that outlive
  * their parent, CHILD_OF children that do, skewed clocks (children before
- * or around their parent), producer -> consumer, orphans, ties, unknown
- * durations; and, on random trees, that the sections tile each root exactly.
+ * or around their parent), producer -> consumer, orphans, cycles, roots
+ * that overlap or outlast the trace, ties, unknown durations; and, on
+ * random trees, that the sections tile each root exactly.
  */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
@@ -196,6 +197,40 @@ static void test_orphans_get_no_critical_path(void)
     check_path(rows, N(rows), want, N(want));
 }
 
+/* Roots are clipped to the trace and to each other, the one ending last
+ * first: the path is never longer than the trace. */
+static void test_overlapping_roots_share_the_trace(void)
+{
+    const vt_span rows[] = {
+        {.id = 0x1, .service = "s", .start = 0, .duration = 150},
+        {.id = 0x2, .service = "s", .start = 50, .duration = 150},
+        {.id = 0x3, .service = "s", .start = 60, .duration = 20}, /* within 0x2's time */
+    };
+    const want_section want[] = {{0x2, 50, 200}, {0x1, 0, 50}};
+    check_path(rows, N(rows), want, N(want));
+}
+
+static void test_an_untimed_root_is_clipped_to_the_trace(void)
+{
+    const vt_span rows[] = {
+        {.id = 0x1, .service = "s", .duration = 290, .flags = VT_NO_START},
+        {.id = 0x2, .parent = 0x1, .service = "s", .start = 0, .duration = 200},
+    };
+    const want_section want[] = {{0x2, 0, 200}};
+    check_path(rows, N(rows), want, N(want));
+}
+
+static void test_a_cycle_of_parents_gets_no_critical_path(void)
+{
+    const vt_span rows[] = {
+        {.id = 0x1, .service = "s", .start = 0, .duration = 200},
+        {.id = 0x3, .parent = 0x4, .service = "s", .start = 100, .duration = 190},
+        {.id = 0x4, .parent = 0x3, .service = "s", .start = 120, .duration = 100},
+    };
+    const want_section want[] = {{0x1, 0, 200}};
+    check_path(rows, N(rows), want, N(want));
+}
+
 static void test_time_on_the_path_is_summed_per_span(void)
 {
     const vt_span rows[] = {
@@ -298,6 +333,11 @@ void tw_test_register(void)
                 test_ties_go_to_the_child_that_starts_first);
     CU_add_test(s, "an unknown duration counts as zero", test_unknown_duration_counts_as_zero);
     CU_add_test(s, "orphans get no critical path", test_orphans_get_no_critical_path);
+    CU_add_test(s, "overlapping roots share the trace", test_overlapping_roots_share_the_trace);
+    CU_add_test(s, "an untimed root is clipped to the trace",
+                test_an_untimed_root_is_clipped_to_the_trace);
+    CU_add_test(s, "a cycle of parents gets no critical path",
+                test_a_cycle_of_parents_gets_no_critical_path);
     CU_add_test(s, "time on the path is summed per span", test_time_on_the_path_is_summed_per_span);
     CU_add_test(s, "sections tile the root on random trees",
                 test_sections_tile_the_root_on_random_trees);
