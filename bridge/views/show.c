@@ -46,7 +46,7 @@ static const char *const service_colors[] = {"\x1b[36m", "\x1b[33m", "\x1b[35m",
 #define N_SERVICE_COLORS (sizeof service_colors / sizeof service_colors[0])
 
 typedef struct show_opts {
-    bool list, tags, logs, critical;
+    gboolean list, tags, logs, critical; /* GOption writes a gboolean (int) */
     char *html;
     gint64 limit;
 } show_opts;

@@ -402,6 +402,14 @@ check("--critical-path marks spans and sums the path by service and operation",
       re.search(r"22\.905 ms\s+59\.0%\s+mobile-gateway\s+get", out), out)
 
 
+# GOption writes an int for each switch: --tags or --logs after --critical-path (and --list
+# before anything) used to overwrite the neighbouring switches, and the path silently vanished.
+for order in (["--critical-path", "--tags", "--logs"], ["--tags", "--logs", "--critical-path"]):
+    rc, out, _ = run(["show"] + order + [ASCEND])
+    check("show %s: every switch holds" % " ".join(order),
+          rc == 0 and "critical path: 38.793 ms of 38.793 ms" in out and
+          "span.kind = server" in out, out[-600:])
+
 # The path is never longer than the trace it is compared with: roots are clipped to the trace's
 # extent and to each other (the root that ends last keeps its time). Before, two overlapping
 # roots read "300 us of 200 us", and a root without a timestamp that outlasted the timed spans
