@@ -154,7 +154,7 @@ typedef struct side {
     twv_filter filter; /* the shared filters plus this side's prefix */
     twv_opstats ops;
     uint64_t n_traces;
-    int64_t total_us; /* sum of the traces' durations */
+    double total_us; /* sum of the traces' durations (exact below 2^53 us, never wraps) */
     char first_id[33];
     char *root_name;  /* "svc: op" of the first trace's first root */
     path_table *pt;   /* shared by both sides */
@@ -267,7 +267,7 @@ static void add_trace(side *s, const twv_trace *t)
         s->is_nomem = true;
         return;
     }
-    s->total_us += t->end_us - t->start_us;
+    s->total_us += (double)(t->end_us - t->start_us);
     if (s->n_traces == 0) {
         twv_trace_id_text(t->trace_id_high, t->trace_id_low, s->first_id);
         if (t->n_roots)
@@ -361,16 +361,26 @@ static change *make_changes(side *a, side *b, size_t *n_out)
     return list;
 }
 
+/* @us rounded, held within int64_t (llround of 2^63 or more is undefined). */
+static int64_t round_us(double us)
+{
+    if (us >= 0x1p63)
+        return INT64_MAX;
+    if (us <= -0x1p63)
+        return -INT64_MAX;
+    return (int64_t)llround(us);
+}
+
 static void fmt_signed(double us, char *buf, size_t size)
 {
     char tmp[32];
-    twv_format_duration((int64_t)llround(fabs(us)), tmp, sizeof tmp);
+    twv_format_duration(round_us(fabs(us)), tmp, sizeof tmp);
     snprintf(buf, size, "%s%s", us < 0 ? "-" : "+", tmp);
 }
 
 static void fmt_us(double us, char *buf, size_t size)
 {
-    twv_format_duration((int64_t)llround(us), buf, size);
+    twv_format_duration(round_us(us), buf, size);
 }
 
 /* The spans added in B and missing from B, when both sides are one trace. */
@@ -434,8 +444,7 @@ static uint64_t span_count(const side *s)
 static void describe(GString *g, const char *label, const side *s)
 {
     char dur[32];
-    twv_format_duration((int64_t)llround((double)s->total_us / (double)s->n_traces), dur,
-                        sizeof dur);
+    twv_format_duration(round_us(s->total_us / (double)s->n_traces), dur, sizeof dur);
     g_string_append_printf(g, "%s: ", label);
     if (s->n_traces == 1) {
         g_string_append_printf(g, "trace %s (", s->first_id);
@@ -455,8 +464,8 @@ static bool write_text(FILE *out, side *a, side *b, const span_changes *sc, cons
     GString *g = g_string_new(NULL);
     describe(g, "A", a);
     describe(g, "B", b);
-    double ma = (double)a->total_us / (double)a->n_traces;
-    double mb = (double)b->total_us / (double)b->n_traces;
+    double ma = a->total_us / (double)a->n_traces;
+    double mb = b->total_us / (double)b->n_traces;
     char delta[40];
     fmt_signed(mb - ma, delta, sizeof delta);
     g_string_append_printf(g, "duration%s: %s", a->n_traces > 1 || b->n_traces > 1 ? " (mean)" : "",
@@ -558,7 +567,7 @@ static json_t *side_json(const side *s)
         o, "root", s->root_name ? tw__json_text(s->root_name, strlen(s->root_name)) : json_null());
     json_object_set_new(o, "spans", json_integer((json_int_t)span_count(s)));
     json_object_set_new(o, "mean_duration_us",
-                        json_integer(llround((double)s->total_us / (double)s->n_traces)));
+                        json_integer(round_us(s->total_us / (double)s->n_traces)));
     return o;
 }
 
@@ -594,10 +603,10 @@ static bool write_json(FILE *out, side *a, side *b, const span_changes *sc, cons
         json_object_set_new(o, "operation", tw__json_text(c->operation, strlen(c->operation)));
         json_object_set_new(o, "spans_a", json_real(c->spans_a));
         json_object_set_new(o, "spans_b", json_real(c->spans_b));
-        json_object_set_new(o, "duration_a_us", json_integer(llround(c->dur_a)));
-        json_object_set_new(o, "duration_b_us", json_integer(llround(c->dur_b)));
-        json_object_set_new(o, "self_change_us", json_integer(llround(c->self_b - c->self_a)));
-        json_object_set_new(o, "critical_change_us", json_integer(llround(c->crit_b - c->crit_a)));
+        json_object_set_new(o, "duration_a_us", json_integer(round_us(c->dur_a)));
+        json_object_set_new(o, "duration_b_us", json_integer(round_us(c->dur_b)));
+        json_object_set_new(o, "self_change_us", json_integer(round_us(c->self_b - c->self_a)));
+        json_object_set_new(o, "critical_change_us", json_integer(round_us(c->crit_b - c->crit_a)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "changes", arr);

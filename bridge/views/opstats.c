@@ -10,7 +10,9 @@
  * hash of the two names. At most max_rows rows are made; the spans of further
  * operations count in an "(other operations)" row of their service (or of
  * "(other services)" once even that cannot be made), and folded_spans says
- * how many: memory stays bounded whatever the input. Locking: none.
+ * how many: memory stays bounded whatever the input. The totals of time
+ * stop at the largest 64-bit value (about 292,000 years) rather than wrap
+ * round to negative. Locking: none.
  */
 #include "views/views.h"
 
@@ -128,6 +130,15 @@ static twv_opstat *row_of(twv_opstats *s, const char *service, const char *opera
     return &s->rows[s->n_rows - 1];
 }
 
+int64_t twv_add_us(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
 bool twv_opstats_add_trace(twv_opstats *s, const twv_trace *t, bool with_critical)
 {
     uint64_t trace_no = s->n_traces++;
@@ -142,7 +153,7 @@ bool twv_opstats_add_trace(twv_opstats *s, const twv_trace *t, bool with_critica
         r->count++;
         r->errors += sp->is_error;
         if (sp->has_duration) {
-            r->duration_us += sp->d->duration_us;
+            r->duration_us = twv_add_us(r->duration_us, sp->d->duration_us);
             if (!twv_quantiles_add(&r->latency, sp->d->duration_us)) {
                 s->is_nomem = true;
                 return false;
@@ -151,11 +162,11 @@ bool twv_opstats_add_trace(twv_opstats *s, const twv_trace *t, bool with_critica
             r->no_duration++;
         }
         if (sp->self_us >= 0) {
-            r->self_us += sp->self_us;
+            r->self_us = twv_add_us(r->self_us, sp->self_us);
             r->self_known++;
         }
         if (with_critical)
-            r->critical_us += sp->critical_us;
+            r->critical_us = twv_add_us(r->critical_us, sp->critical_us);
         r->children += sp->n_children;
         if (sp->n_children > r->max_children)
             r->max_children = sp->n_children;

@@ -696,8 +696,12 @@ void twv_format_duration(int64_t us, char *buf, size_t size)
         snprintf(buf, size, "%.3f ms", (double)us / 1e3);
     else if (us < 100000000)
         snprintf(buf, size, "%.3f s", (double)us / 1e6);
-    else
+    else if (us < INT64_C(100000) * 1000000) /* 27.8 hours */
         snprintf(buf, size, "%.1f s", (double)us / 1e6);
+    else if (us < INT64_C(100000) * 3600 * 1000000) /* 11.4 years */
+        snprintf(buf, size, "%.1f h", (double)us / 3.6e9);
+    else /* span times reach 2^63 ns either side of 1970: at most 213,504 days */
+        snprintf(buf, size, "%.1f d", (double)us / 8.64e10);
 }
 
 void twv_format_time(int64_t us, char *buf, size_t size)

@@ -159,8 +159,10 @@ int twv_put_text(GString *g, const char *s, int max_cols, bool unicode);
 /* The display columns of @s as twv_put_text would write it. */
 int twv_text_cols(const char *s);
 
-/* Durations for people: "850 us", "12.504 ms", "3.204 s", "302.1 s"; "?" when
- * unknown (< 0). */
+/* Durations for people, always with a unit: "850 us", "12.504 ms",
+ * "3.204 s", "302.1 s", from 100,000 s "27.8 h", from 100,000 h "4166.7 d";
+ * "?" when unknown (< 0). At most 10 characters for anything under a million
+ * days (any span time or extent; the views' columns are that wide). */
 void twv_format_duration(int64_t us, char *buf, size_t size);
 /* A timestamp in UTC, RFC 3339 with milliseconds: 2024-05-01T10:00:00.123Z. */
 void twv_format_time(int64_t us, char *buf, size_t size);

@@ -227,6 +227,9 @@ void twv_opstats_free(twv_opstats *s);
 /* Adds every span of @t (with its self time and, when @with_critical,
  * after twv_critical_path, its critical time). False on allocation failure. */
 bool twv_opstats_add_trace(twv_opstats *s, const twv_trace *t, bool with_critical);
+/* @a + @b, held at INT64_MAX / INT64_MIN instead of overflowing (totals of
+ * µs). */
+int64_t twv_add_us(int64_t a, int64_t b);
 /* The row of (service, operation), or NULL. */
 twv_opstat *twv_opstats_find(const twv_opstats *s, const char *service, const char *operation);
 

@@ -454,6 +454,34 @@ check("a cycle of parents: shown, its broken root marked cycle, no part of it on
       rows[2].startswith("svc  x") and "cycle" in rows[2] and "*" not in rows[2] and
       "*" not in rows[3] and "*" in rows[0] and not re.search(r"svc\s+[xy]$", out, re.M), out)
 
+# A duration prints with its unit at any size: from 100,000 s in hours, from 100,000 h in days
+# (span times reach 2^63 ns either side of 1970). Before, 7e15 us printed as "7000000000" in
+# show's 10-column duration cell, and stats' totals of such spans wrapped round to "?".
+huge = write("huge.json", json.dumps([cp_span("c4", "1", None, "r", T0, 7000000000000000),
+                                       cp_span("c4", "2", "1", "day", T0 + 5, 100000000000),
+                                       cp_span("c4", "3", "1", "days", T0 + 9, 172800000000)]))
+rc, out, _ = run(["show", "--critical-path", huge])
+rows = [l for l in out.splitlines() if " internal " in l]
+cells = [re.search(r"(\S+ \S+|\?)\s+internal", l).group(1) for l in rows]
+check("huge durations print with a unit: days, hours (%s)" % cells,
+      rc == 0 and cells == ["81018.5 d", "27.8 h", "48.0 h"] and
+      "81018.5 d" in out.splitlines()[0] and "critical path: 81018.5 d of 81018.5 d" in out and
+      max(display_cols(l) for l in out.splitlines()) <= 120, out)
+rc, out, _ = run(["stats", huge])
+check("...in stats too", rc == 0 and re.search(r"81018\.5 d\s+81018\.5 d\s+81018\.5 d\s+81018\.5 d",
+                                                 out), out)
+many = write("many_huge.json", json.dumps([cp_span("%x" % (0xd00 + i), "1", None, "r", T0,
+                                                   7000000000000000) for i in range(1400)]))
+rc, out, _ = run(["stats", many])
+rc2, js, _ = run(["stats", "--json", many])
+row = json.loads(js)[0] if rc2 == 0 else {}
+check("a total past 2^63 us stops there instead of wrapping round (stats SELF, CRITICAL)",
+      rc == 0 and re.search(r"106751991\.2 d\s+106751991\.2 d", out) and
+      row.get("self_us") == 2 ** 63 - 1 and row.get("critical_us") == 2 ** 63 - 1, out, js[:400])
+rc, out, _ = run(["diff", many, huge])
+check("...and diff's mean of such traces keeps its unit", rc == 0 and
+      re.search(r"A: 1400 traces .*, 1\.0 spans and 81018\.5 d per trace", out), out[:600])
+
 # ---- --list, --trace, filters -----------------------------------------------------------------
 
 rc, out, _ = run(["show", "--list", ASCEND, SKEW, MESSAGING2])
