@@ -91,6 +91,22 @@ static gboolean on_ascii(const gchar *name, const gchar *value, gpointer data, G
     return TRUE;
 }
 
+static gboolean on_width(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    char *end = NULL;
+    errno = 0;
+    gint64 n = g_ascii_strtoll(value, &end, 10);
+    if (errno || end == value || *end || n < TWV_MIN_WIDTH || n > TWV_MAX_WIDTH) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--width takes %d to %d columns, not '%s'", TWV_MIN_WIDTH, TWV_MAX_WIDTH,
+                    value);
+        return FALSE;
+    }
+    ((twv_cli *)data)->width = n;
+    return TRUE;
+}
+
 GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *summary,
                                 const GOptionEntry *entries, bool with_output)
 {
@@ -140,8 +156,8 @@ GOptionContext *twv_cli_context(twv_cli *c, const char *parameter, const char *s
          "[WHEN]"},
         {"ascii", 0, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer)on_ascii,
          "The same as --unicode=never", NULL},
-        {"width", 0, 0, G_OPTION_ARG_INT64, &c->width,
-         "Columns (default: the terminal's; on a pipe COLUMNS, else 120)", "N"},
+        {"width", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_width,
+         "Columns, 25 to 100000 (default: the terminal's; on a pipe COLUMNS, else 120)", "N"},
         {NULL, 0, 0, 0, NULL, NULL, NULL}};
     /* GLib prints the remaining arguments' description before @parameter: a
      * view whose @parameter names its operands gets none here, or its usage
@@ -233,10 +249,6 @@ bool twv_cli_finish(twv_cli *c)
     }
     if (c->window < 0) {
         twv_usage_error(c, "--window must be >= 0");
-        return false;
-    }
-    if (c->width < 0 || c->width > 100000) {
-        twv_usage_error(c, "--width must be between 1 and 100000");
         return false;
     }
     c->opts.max_value_bytes = DEFAULT_MAX_VALUE_BYTES;
@@ -428,9 +440,9 @@ static int env_columns(void)
     char *end;
     errno = 0;
     long n = strtol(v, &end, 10);
-    if (errno || *end || n < 1 || n > 100000)
+    if (errno || *end || n < 1 || n > TWV_MAX_WIDTH)
         return 0;
-    return (int)n;
+    return n < TWV_MIN_WIDTH ? TWV_MIN_WIDTH : (int)n;
 }
 
 void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
@@ -448,7 +460,7 @@ void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out)
     } else if (term->is_tty) {
         struct winsize ws;
         if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-            width = ws.ws_col;
+            width = ws.ws_col < TWV_MIN_WIDTH ? TWV_MIN_WIDTH : ws.ws_col;
         if (!width)
             width = env_columns();
         if (!width)

@@ -23,6 +23,14 @@
 
 typedef enum twv_when { TWV_AUTO = 0, TWV_ALWAYS, TWV_NEVER } twv_when;
 
+/* The narrowest width show can draw every line in: the duration column (11
+ * columns with its space) and a label of 14, which holds the depth prefix of
+ * the deepest span a trace can have ("[9999999] `- ", the window's 10,000,000
+ * spans in one chain) and one column of its name. --width below it is a usage
+ * error; a terminal or COLUMNS below it counts as that width. */
+#define TWV_MIN_WIDTH 25
+#define TWV_MAX_WIDTH 100000
+
 typedef struct twv_cli {
     const char *command; /* "show", "deps", ... */
     /* input options, as convert's */
@@ -35,7 +43,7 @@ typedef struct twv_cli {
     /* output */
     char *output;
     twv_when color, unicode;
-    gint64 width;
+    gint64 width; /* --width; 0 when not given */
     char **files; /* the remaining arguments */
     /* derived by twv_cli_finish */
     twv_filter filter;
@@ -114,7 +122,8 @@ typedef struct twv_term {
  * output"): colours and Unicode on a terminal (colours unless NO_COLOR is
  * set and not empty; Unicode when the locale's charset is UTF-8), neither
  * otherwise, unless --color / --unicode ask; the width is --width, else
- * the terminal's, else COLUMNS, else 80 on a terminal and 120 on a pipe. */
+ * the terminal's, else COLUMNS, else 80 on a terminal and 120 on a pipe;
+ * never below TWV_MIN_WIDTH. */
 void twv_term_detect(twv_term *term, const twv_cli *c, FILE *out);
 
 /* False (with a usage error printed) when @path, the file an @option would

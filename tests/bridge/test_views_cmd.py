@@ -304,7 +304,8 @@ def widest_over(args, widths, env_cols=False):
             refused.append(w)
             continue
         wide = max((display_cols(l) for l in out.splitlines()), default=0)
-        if wide > w or not out:
+        # COLUMNS narrower than the least --width counts as that least width (25)
+        if wide > (max(w, 25) if env_cols else w) or not out:
             over.append((w, wide, rc, err[-200:]))
     return over, refused
 
@@ -352,6 +353,21 @@ rc, out, _ = run(["show", "--width", "120", write("pair.json", json.dumps([
 check("a child one level deep is drawn with its connector, name whole (not as [1])",
       re.search(r"^`- svc  child +\+100 us", out, re.M) and "[1]" not in out, out)
 
+# --width takes the columns every line can be drawn in: 25 (a duration column and the label of the
+# deepest span) to 100000. 0 used to be taken (for the default), and 1 to 24 drew lines wider
+# than asked.
+for width in ("0", "24", "-1", "100001", "abc", ""):
+    rc, out, err = run(["show", "--width", width, ASCEND])
+    check("--width %r is a usage error naming the option and its range" % width,
+          rc == 2 and out == "" and "--width takes 25 to 100000 columns, not '%s'" % width in err,
+          rc, err)
+for args in (["--critical-path", "--tags", "--logs"], ["--list"], []):
+    rc, out, _ = run(["show", "--width", "25"] + args + [SMARTTHINGS, MESSAGING2])
+    check("--width 25 %s: every line fits" % " ".join(args),
+          rc == 0 and max(display_cols(l) for l in out.splitlines()) <= 25, out[:800])
+rc, out, _ = run(["show", SMARTTHINGS], env=env_without("NO_COLOR", COLUMNS="5"))
+check("COLUMNS below 25 counts as 25", rc == 0 and
+      max(display_cols(l) for l in out.splitlines()) == 25, out[:400])
 rc, out, _ = run(["show", "--color", ASCEND])
 check("--color asks for escape codes on a pipe", "\x1b[" in out)
 rc, out, _ = run(["show", "--unicode", ASCEND])
@@ -1060,6 +1076,10 @@ rc, out, err = run_limited(["show", "--critical-path", "--window", "200000", wid
 check("show --critical-path of one root with %d children finishes within 60 s" % WIDE,
       rc == 0 and re.search(r"critical path: 1\.000 s of 1\.000 s, 1000\d\d sections", out) and
       len(out.splitlines()) > WIDE, rc, out[-400:], err[-400:])
+rc, out, err = run_limited(["show", "--width", "25", "--window", "200000", deep_c], seconds=60)
+check("--width 25 holds the depth prefix of the %d-deep chain's last span" % DEPTH,
+      rc == 0 and max(display_cols(l) for l in out.splitlines()) <= 25 and
+      "[%d] " % (DEPTH - 1) in out, rc, out[-300:], err[-300:])
 page = os.path.join(WORK, "wide.html")
 rc, out, err = run_limited(["show", "--html", page, "--window", "200000", deep_c], seconds=60)
 check("show --html of the %d-deep chain finishes within 60 s" % DEPTH, rc == 0, rc, err[-400:])
