@@ -9,31 +9,34 @@
  *    parent's critical path (Jaeger UI's getChildOfSpans), nor is a CONSUMER
  *    child of a PRODUCER (Jaeger UI's current isBlockingSpan); either is
  *    dropped with its whole subtree.
- * 2. Children are clipped to their parent, top-down (sanitizeOverFlowing-
- *    Children): a child that starts at or after its parent's end, or ends at
- *    or before its parent's start, is dropped with its subtree; otherwise its
- *    start and end are clamped into the (already clipped) parent.
- * 0. The roots are clipped to the trace's extent (its earliest start to its
+ * 2. The roots are clipped to the trace's extent (its earliest start to its
  *    latest end, the duration the views print) and to each other: the root
  *    that ends last keeps its interval, the next (by end) is cut at that
  *    one's start, and so on, like the children of one span covering the
  *    trace (a root left empty gets no path). So the path never reads longer
  *    than the trace, even when roots overlap or a root without a timestamp
- *    outlasts the spans that have one.
- * 3. From each root (a span with no parent id: orphans get none, as in
+ *    outlasts the spans that have one. (Jaeger UI walks from the earliest
+ *    span only; this keeps every root, as the views always have.)
+ * 3. Children are clipped to their parent, top-down (sanitizeOverFlowing-
+ *    Children): a child that starts at or after its parent's end, or ends at
+ *    or before its parent's start, is dropped with its subtree; otherwise its
+ *    start and end are clamped into the (already clipped) parent.
+ * 4. From each root (a span with no parent id: orphans get none, as in
  *    Jaeger UI, whose sanitize step drops a span whose parent is missing;
  *    nor does a span made a root to break a cycle of parents, which has a
- *    parent id): take the last-finishing child (LFC; the first one by start on a tie);
- *    the parent's section is [LFC end, parent end), and the walk descends
- *    into the LFC. A span without an LFC contributes [its start, bound) and
- *    the walk returns to its parent with bound = that span's start, where
- *    the next LFC is the child ending strictly before the bound, and so on
- *    up to the root. Empty sections are not recorded.
+ *    parent id), latest first: take the last-finishing child (LFC; the
+ *    first one by start on a tie); the parent's section is [LFC end, parent
+ *    end), and the walk descends into the LFC. A span without an LFC
+ *    contributes [its start, bound) and the walk returns to its parent with
+ *    bound = that span's start, where the next LFC is the child ending
+ *    strictly before the bound, and so on up to the root. Empty sections
+ *    are not recorded.
  *
  * A span whose duration is unknown counts as lasting 0 µs. Each child is
  * entered at most once (the bound only decreases), so with the children of
  * each span sorted by clipped end, one cursor per span makes the walk linear
- * after the sort. Locking: none.
+ * after the sort. The sections are then indexed by span (a counting sort) so
+ * that a view draws a span's bar from its own sections. Locking: none.
  */
 #include "views/views.h"
 
