@@ -140,7 +140,7 @@ bool twv_critical_path(twv_trace *t)
         cursor[i] = 0;
     }
     /* The roots that get a path, clipped to the trace and to each other
-     * (step 0), latest end first; pos (below) holds their places among the
+     * (step 2), latest end first; pos (below) holds their places among the
      * roots for the ties. */
     by_end_ctx ctx = {.end = ce, .rank = NULL};
     uint32_t *pos = t->work + 3 * n;
