@@ -88,8 +88,8 @@ bool tw__cli_output_not_input(const char *option, const char *path, char *const 
                               size_t why_size);
 
 /* Every message below is one line: control bytes in it are written as \xNN,
- * URL credentials (scheme://user:password@) and query values as ***
- * (wire/core/redact.h). */
+ * URL credentials (scheme://user:password@), query and path parameter
+ * values and fragments as *** (wire/core/redact.h). */
 
 /* Prints the message + newline on @out (results: stdout). */
 void tw__cli_print(FILE *out, const char *fmt, ...) TW_PRINTF(2, 3);

@@ -55,7 +55,7 @@ static const command commands[] = {
 
 /* Writes one line: the text quotes input (file names, header values, URLs),
  * so it goes through tw__redact_text (wire/core/redact.h: control bytes as
- * \xNN, URL credentials and query values as ***). */
+ * \xNN, URL credentials, query and parameter values and fragments as ***). */
 static void vline(FILE *out, const char *prefix, const char *fmt, va_list ap)
 {
     char text[4096], safe[4 * sizeof text];

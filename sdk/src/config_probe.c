@@ -199,7 +199,7 @@ static void probe_http(probe *p, const char *name, const tw_reporter_options *ro
     const tw__http_options *h = ro->http;
     const char *url = h && h->endpoint ? h->endpoint : vt->default_endpoint;
     char what[600], shown[512];
-    tw__redact_text(url, shown, sizeof shown); /* masks user:password@ and query values */
+    tw__redact_text(url, shown, sizeof shown); /* masks user:password@, query values, ... */
     snprintf(what, sizeof what, "%s collector %s", name, shown);
 
     /* A batch of no spans, encoded by the reporter's own format. */

@@ -6,7 +6,9 @@
 # a planted secret in every place one goes: OTEL_EXPORTER_OTLP_HEADERS items (well formed and malformed),
 # JAEGER_ENDPOINT credentials (valid URL and not), JAEGER_PASSWORD, JAEGER_AUTH_TOKEN (also
 # with a line break), `--send http://user:SECRET@...`, `-H 'Authorization: ...'`, `--user`,
-# and query values (`?token=SECRET`: a backend may take its key there, under any name).
+# query values (`?token=SECRET`: a backend may take its key there, under any name), a query
+# component without '=' (`?SECRET`), a fragment (`#SECRET`) and a path parameter
+# (`;jsessionid=SECRET`).
 # The whole output of every run (stdout and stderr) is grepped for the secret.
 #
 # Usage: test_secrets.sh [TRACEWIRE] [README PROGRAM]  (defaults ./bridge/tracewire and
@@ -68,6 +70,12 @@ for setting in \
     "JAEGER_ENDPOINT=user:$secret@collector:14268/api/traces" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?token=$secret" \
     "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:$closed/v1/traces?api-key=$secret" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?$secret" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?a=1&$secret" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces#$secret" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces;jsessionid=$secret" \
+    "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:$closed/v1/traces;$secret" \
+    "JAEGER_SAMPLING_ENDPOINT=http://127.0.0.1:$closed/sampling#$secret|JAEGER_SAMPLER_TYPE=remote" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_USER=me|JAEGER_PASSWORD=$secret" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_PASSWORD=$secret" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_AUTH_TOKEN=$secret" \
@@ -102,6 +110,9 @@ for args in \
     "--send|http://u:$secret@127.0.0.1:$closed/api/v2/spans|--send-format|carrier-pigeon" \
     "--send|http://127.0.0.1:$closed/api/v2/spans?token=$secret" \
     "--send|http://127.0.0.1:$closed/api/v2/spans?a=1&sig=$secret|--send-format|carrier-pigeon" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans?$secret|--send-format|carrier-pigeon" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans#$secret|--send-format|carrier-pigeon" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans;jsessionid=$secret|--send-format|carrier-pigeon" \
     "--sendd=http://u:$secret@127.0.0.1/api/v2/spans"; do
     old_ifs=$IFS
     IFS='|'
@@ -114,9 +125,11 @@ done
 # A span that is sent, so that the failed request is reported with its URL.
 printf '%s\n' '{"traceId":"a1","id":"b2","name":"x","timestamp":1700000000000000,"duration":1}' \
     >"$work/span.json"
-check "convert --send ...?token=SECRET, the request failing" env -i PATH="$PATH" "$tw" convert \
-    --retries 0 --timeout-ms 300 --send "http://127.0.0.1:$closed/api/v2/spans?token=$secret" \
-    "$work/span.json"
+for where in "?token=$secret" "?$secret" "#$secret" ";jsessionid=$secret" ";$secret"; do
+    check "convert --send ...$where, the request failing" env -i PATH="$PATH" "$tw" convert \
+        --retries 0 --timeout-ms 300 --send "http://127.0.0.1:$closed/api/v2/spans$where" \
+        "$work/span.json"
+done
 
 # `tracewire agent`: its destinations take the same URLs, headers and users as convert --send.
 # A start that is accepted runs until the timeout's SIGINT (-v: every info line is printed).
@@ -127,7 +140,10 @@ for args in \
     "--send|http://127.0.0.1:$closed/api/v2/spans|-H|Authorization Bearer $secret" \
     "--send|http://127.0.0.1:$closed/api/v2/spans|-H|Authorization: Bearer $secret" \
     "--send|http://127.0.0.1:$closed/api/v2/spans|--user|me:$secret" \
-    "--send|http://127.0.0.1:$closed/api/v2/spans?api_key=$secret"; do
+    "--send|http://127.0.0.1:$closed/api/v2/spans?api_key=$secret" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans?$secret" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans#$secret" \
+    "--send|http://127.0.0.1:$closed/api/v2/spans;jsessionid=$secret"; do
     old_ifs=$IFS
     IFS='|'
     # shellcheck disable=SC2086

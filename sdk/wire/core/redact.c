@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * wire/core/redact.c: control bytes escaped, URL credentials and query
- * values masked (wire/core/redact.h). One pass, no allocation.
+ * wire/core/redact.c: control bytes escaped, URL credentials, query
+ * values, path parameter values and fragments masked (wire/core/redact.h).
+ * One pass, no allocation.
  */
 #include "wire/core/redact.h"
 
@@ -10,7 +11,7 @@
 #include <strings.h>
 
 /* Where the scan is in a URL. */
-enum { OUTSIDE, PATH, QUERY, FRAGMENT };
+enum { OUTSIDE, PATH, QUERY };
 
 typedef struct sink {
     char *out;
@@ -73,9 +74,47 @@ static bool is_shown_key(const unsigned char *key, size_t len)
     return len == 7 && strncasecmp((const char *)key, "service", 7) == 0;
 }
 
+/* Whether "://" starts in [@p, @end). */
+static bool has_url(const unsigned char *p, const unsigned char *end)
+{
+    for (; p + 2 < end; p++) {
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/')
+            return true;
+    }
+    return false;
+}
+
+/* Writes the name of a "name=value" piece (a query component or a path
+ * parameter) from @p to @end, and its value as ***; a piece without '=',
+ * or whose name holds a URL (and so maybe a user:password), is all value.
+ * Returns @end. */
+static const unsigned char *mask_piece(sink *s, const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *eq = memchr(p, '=', (size_t)(end - p));
+    if (eq && !has_url(p, eq)) {
+        for (; p <= eq; p++)
+            put_char(s, *p);
+    }
+    if (p < end)
+        put(s, "***", 3);
+    return end;
+}
+
+/* The end of a piece starting at @p: the first of @stops, or where a
+ * secret ends. A piece that stops at '/' stops also at a "://", so that it
+ * cannot end inside a URL within it and leave that URL's user:password
+ * shown. */
+static const unsigned char *piece_end(const unsigned char *p, const char *stops)
+{
+    bool is_path = strchr(stops, '/') != NULL;
+    while (!ends_secret(*p) && !strchr(stops, *p) &&
+           !(is_path && p[0] == ':' && p[1] == '/' && p[2] == '/'))
+        p++;
+    return p;
+}
+
 static void run(sink *s, const unsigned char *p, int where)
 {
-    const unsigned char *key = p; /* in QUERY: where the current key starts */
     while (*p && !s->is_full) {
         if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
             put(s, "://", 3);
@@ -91,20 +130,32 @@ static void run(sink *s, const unsigned char *p, int where)
         unsigned char c = *p;
         if (where != OUTSIDE && ends_url(c)) {
             where = OUTSIDE;
-        } else if (where == PATH && c == '?') {
+        } else if (where == PATH && c == ';') {
+            /* A path parameter (";jsessionid=..."): its value is masked. */
+            put(s, ";", 1);
+            p = mask_piece(s, p + 1, piece_end(p + 1, "/;?#"));
+            continue;
+        } else if ((where == PATH && c == '?') || (where == QUERY && c == '&')) {
+            /* A query component: "name=value" shows its name, one without
+             * '=' is masked whole. */
             where = QUERY;
-            key = p + 1;
-        } else if (where == QUERY && c == '&') {
-            key = p + 1;
+            put(s, (const char *)&c, 1);
+            const unsigned char *end = piece_end(p + 1, "&#");
+            const unsigned char *eq = memchr(p + 1, '=', (size_t)(end - p - 1));
+            if (eq && is_shown_key(p + 1, (size_t)(eq - p - 1))) {
+                p++; /* shown as it is, up to the next '&' or '#' */
+                continue;
+            }
+            p = mask_piece(s, p + 1, end);
+            continue;
         } else if ((where == PATH || where == QUERY) && c == '#') {
-            where = FRAGMENT;
-        } else if (where == QUERY && c == '=' && !is_shown_key(key, (size_t)(p - key))) {
-            put(s, "=", 1);
-            const unsigned char *value = ++p;
-            while (!ends_secret(*p) && *p != '&' && *p != '#')
-                p++;
-            if (p > value)
+            /* The fragment goes whole: a client may carry a token there. */
+            put(s, "#", 1);
+            const unsigned char *end = piece_end(p + 1, "");
+            if (end > p + 1)
                 put(s, "***", 3);
+            p = end;
+            where = OUTSIDE;
             continue;
         }
         put_char(s, c);

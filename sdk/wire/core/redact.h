@@ -7,12 +7,14 @@
  *   - control bytes (C0 and DEL) are written as \xNN, so that input (a file
  *     name, a header value, a span's service name) cannot forge lines or
  *     drive a terminal;
- *   - in a URL ("scheme://..."), the user:password before an '@' and every
- *     query value ("?token=...&key=...") are written as ***, so that no
- *     credential a URL carries is ever printed. Query values go whole: a
- *     backend may take its key under any name (api_key, sig, dd-api-key).
- *     The one exception is the key the library itself adds, the remote
- *     sampler's ?service=NAME.
+ *   - in a URL ("scheme://..."), the user:password before an '@', every
+ *     query value ("?token=...&key=..."; a query component without '=',
+ *     "?SECRET", is all value), every path parameter's value
+ *     (";jsessionid=...", or ";SECRET" whole) and the fragment ("#...") are
+ *     written as ***, so that no credential a URL carries is ever printed.
+ *     Query values go whole: a backend may take its key under any name
+ *     (api_key, sig, dd-api-key). The one exception is the key the library
+ *     itself adds, the remote sampler's ?service=NAME.
  * A URL ends at a space, a quote, '<', '>' or a control byte; a secret in
  * it only at a space, a quote, '<' or '>' (a control byte inside one is
  * masked with it).
@@ -28,9 +30,9 @@
  * rules above. Returns the length written. */
 size_t tw__redact_text(const char *in, char *out, size_t size);
 
-/* @url with its credentials and query values as *** (the rules above; a
- * text without "://" is taken as a URL without a scheme, so anything before
- * its last '@' is masked), cut to @size. */
+/* @url with its credentials, query and parameter values and fragment as
+ * *** (the rules above; a text without "://" is taken as a URL without a
+ * scheme, so anything before its last '@' is masked), cut to @size. */
 void tw__redact_url(const char *url, char *out, size_t size);
 
 #endif /* TW_WIRE_CORE_REDACT_H */

@@ -176,7 +176,21 @@ static void test_query_values_are_masked(void)
         {false, "POST http://h:9/v1/traces?token=abc123&x=1 failed",
          "POST http://h:9/v1/traces?token=***&x=*** failed"},
         {false, "to \"https://u:pw@h/x?api_key=zz&flag&e=#frag?k=v\" now",
-         "to \"https://***@h/x?api_key=***&flag&e=#frag?k=v\" now"},
+         "to \"https://***@h/x?api_key=***&***&e=#***\" now"},
+        /* A component without '=' is all value; so is the fragment; a path
+         * parameter's value goes as a query value does. */
+        {true, "http://h/p?S3CRET", "http://h/p?***"},
+        {true, "http://h/p?a=1&S3CRET&&b", "http://h/p?a=***&***&&***"},
+        {true, "http://h/p#S3CRET", "http://h/p#***"},
+        {true, "http://h/p?k=v#S3CRET&x=1", "http://h/p?k=***#***"},
+        {true, "http://h/p;jsessionid=S3CRET", "http://h/p;jsessionid=***"},
+        {true, "http://h/a;S3CRET/b;x=S3CRET;y=S3CRET?q", "http://h/a;***/b;x=***;y=***?***"},
+        {true, "http://h/a&b=c", "http://h/a&b=c"},
+        {true, "h:1/p;jsessionid=S3CRET#S3CRET", "h:1/p;jsessionid=***#***"},
+        {false, "GET http://h/p?S3CRET failed; http://h/;k=S3CRET#S3CRET, then",
+         "GET http://h/p?*** failed; http://h/;k=***#*** then"},
+        {false, "http://h/p?service=a&S3CRET", "http://h/p?service=a&***"},
+        {false, "http://h/p?S3\tCRET x", "http://h/p?*** x"},
         /* A control byte ends a URL, but not a secret: it is masked with it. */
         {false, "a question? a=b, and http://h/p?k=v\r\nnext=1",
          "a question? a=b, and http://h/p?k=***"},
