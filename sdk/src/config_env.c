@@ -92,6 +92,8 @@ struct tw_config {
     size_t max_operations;
     bool has_refresh, has_first_poll, has_max_operations;
     bool is_sampling_from_agent_host; /* the endpoint came from JAEGER_AGENT_HOST */
+    char agent_host[256];             /* JAEGER_AGENT_HOST's bare form (agent_host()) */
+    bool is_agent_host_read, is_agent_host_bad;
 
     transport transports[MAX_TRANSPORTS];
     size_t n_transports;
@@ -224,6 +226,28 @@ static const char *env_list(tw_config *c, const char *name, bool *is_bad)
         start = comma + 1;
     }
     return v;
+}
+
+/* JAEGER_AGENT_HOST, checked once (tw__host_check): its bare form ("::1"
+ * for "[::1]"), or NULL when unset or refused, the refusal filed once and
+ * the value shown masked: "user:password@host" is no host, and its
+ * password must not be printed. *is_bad: set but refused. */
+static const char *agent_host(tw_config *c, bool *is_bad)
+{
+    const char *v = env("JAEGER_AGENT_HOST");
+    if (v && !c->is_agent_host_read &&
+        tw__host_check(v, c->agent_host, sizeof c->agent_host) == TW__HOST_INVALID) {
+        char shown[512];
+        tw__redact_url(v, shown, sizeof shown);
+        add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
+                    "JAEGER_AGENT_HOST=\"%s\": not a host name, IPv4 or IPv6 literal (a port "
+                    "goes in JAEGER_AGENT_PORT; no user info, path or space)",
+                    shown);
+        c->is_agent_host_bad = true;
+    }
+    c->is_agent_host_read = true;
+    *is_bad = v && c->is_agent_host_bad;
+    return v && !c->is_agent_host_bad ? c->agent_host : NULL;
 }
 
 /* "a variable that has no effect" */
@@ -1002,6 +1026,7 @@ static void read_remote(tw_config *c, const sampler_choice *s)
     char url[600];
     const char *source = "default";
     const char *v;
+    bool is_host_bad = false;
     if ((v = env("JAEGER_SAMPLING_ENDPOINT"))) {
         snprintf(url, sizeof url, "%s", v);
         source = "JAEGER_SAMPLING_ENDPOINT";
@@ -1031,8 +1056,10 @@ static void read_remote(tw_config *c, const sampler_choice *s)
                         "http://HOST:14268/api/sampling",
                         shown);
         }
-    } else if ((v = env("JAEGER_AGENT_HOST"))) {
-        snprintf(url, sizeof url, "http://%s:5778/sampling", v);
+    } else if (env("JAEGER_AGENT_HOST")) {
+        const char *host = agent_host(c, &is_host_bad);
+        /* Refused (an error already): the default stands in, never shown. */
+        tw__host_url(host ? host : "127.0.0.1", 5778, "/sampling", url, sizeof url);
         source = "JAEGER_AGENT_HOST";
         c->is_sampling_from_agent_host = true;
     } else {
@@ -1052,7 +1079,7 @@ static void read_remote(tw_config *c, const sampler_choice *s)
     c->sampling_endpoint = dup_or_flag(c, url);
     char shown[600];
     tw__redact_url(url, shown, sizeof shown);
-    add_row(c, "sampler.endpoint", source, "%s", shown);
+    add_row(c, "sampler.endpoint", source, "%s", is_host_bad ? "(refused: see the errors)" : shown);
 
     static const char *const refresh_vars[] = {"JAEGER_SAMPLER_REFRESH_INTERVAL", NULL};
     const char *var = NULL;
@@ -1413,7 +1440,8 @@ static bool common_options(tw_config *c, tw_reporter_options *ro, bool is_first)
 static void udp_options(tw_config *c, tw_reporter_options *ro, const char *name,
                         unsigned int default_port)
 {
-    const char *host = env("JAEGER_AGENT_HOST");
+    bool is_bad;
+    const char *host = agent_host(c, &is_bad);
     static const char *const port_vars[] = {"JAEGER_AGENT_PORT", NULL};
     static const char *const packet_vars[] = {"JAEGER_REPORTER_MAX_PACKET_SIZE", NULL};
     static const char *const disabled_vars[] = {"JAEGER_REPORTER_ATTEMPT_RECONNECTING_DISABLED",
@@ -1424,12 +1452,18 @@ static void udp_options(tw_config *c, tw_reporter_options *ro, const char *name,
     char setting[64], value[CANON];
     snprintf(setting, sizeof setting, "%s.agent", name);
     pick_uint(c, setting, port_vars, 1, 65535, &port, &pvar);
-    if (tw_reporter_options_set_agent(ro, host ? host : "localhost", (unsigned int)port) != TW_OK)
+    if (!is_bad &&
+        tw_reporter_options_set_agent(ro, host ? host : "localhost", (unsigned int)port) != TW_OK)
         c->is_oom = true;
     char source[96];
-    snprintf(source, sizeof source, "%s%s%s", host ? "JAEGER_AGENT_HOST" : "",
-             host && pvar ? ", " : "", pvar ? pvar : "");
-    add_row(c, setting, *source ? source : "default", "%s:%llu", host ? host : "localhost", port);
+    snprintf(source, sizeof source, "%s%s%s", host || is_bad ? "JAEGER_AGENT_HOST" : "",
+             (host || is_bad) && pvar ? ", " : "", pvar ? pvar : "");
+    bool is_v6 = host && strchr(host, ':');
+    if (is_bad)
+        add_row(c, setting, source, "(refused: see the errors)");
+    else
+        add_row(c, setting, *source ? source : "default", "%s%s%s:%llu", is_v6 ? "[" : "",
+                host ? host : "localhost", is_v6 ? "]" : "", port);
     snprintf(setting, sizeof setting, "%s.max_packet_bytes", name);
     if (pick_uint(c, setting, packet_vars, 512, 65507, &packet, &svar))
         tw_reporter_options_set_max_packet_size(ro, (size_t)packet);

@@ -71,7 +71,9 @@ static void probe_udp(probe *p, const char *name, const tw_reporter_options *ro,
     const char *host = ro->agent_host ? ro->agent_host : "localhost";
     unsigned int port = ro->is_agent_set ? ro->agent_port : is_binary ? 6832 : 6831;
     char what[400], port_s[16];
-    snprintf(what, sizeof what, "%s agent %s:%u", name, host, port);
+    bool is_v6 = strchr(host, ':') != NULL;
+    snprintf(what, sizeof what, "%s agent %s%s%s:%u", name, is_v6 ? "[" : "", host,
+             is_v6 ? "]" : "", port);
     snprintf(port_s, sizeof port_s, "%u", port);
 
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};

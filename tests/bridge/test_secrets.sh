@@ -7,8 +7,8 @@
 # JAEGER_ENDPOINT credentials (valid URL and not), JAEGER_PASSWORD, JAEGER_AUTH_TOKEN (also
 # with a line break), `--send http://user:SECRET@...`, `-H 'Authorization: ...'`, `--user`,
 # query values (`?token=SECRET`: a backend may take its key there, under any name), a query
-# component without '=' (`?SECRET`), a fragment (`#SECRET`) and a path parameter
-# (`;jsessionid=SECRET`).
+# component without '=' (`?SECRET`), a fragment (`#SECRET`), a path parameter
+# (`;jsessionid=SECRET`) and a JAEGER_AGENT_HOST with user info (refused, masked).
 # The whole output of every run (stdout and stderr) is grepped for the secret.
 #
 # Usage: test_secrets.sh [TRACEWIRE] [README PROGRAM]  (defaults ./bridge/tracewire and
@@ -76,6 +76,8 @@ for setting in \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces;jsessionid=$secret" \
     "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:$closed/v1/traces;$secret" \
     "JAEGER_SAMPLING_ENDPOINT=http://127.0.0.1:$closed/sampling#$secret|JAEGER_SAMPLER_TYPE=remote" \
+    "JAEGER_AGENT_HOST=u:$secret@127.0.0.1" \
+    "JAEGER_AGENT_HOST=u:$secret@127.0.0.1|JAEGER_SAMPLER_TYPE=remote" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_USER=me|JAEGER_PASSWORD=$secret" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_PASSWORD=$secret" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_AUTH_TOKEN=$secret" \

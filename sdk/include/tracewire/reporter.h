@@ -64,8 +64,10 @@ typedef struct tw_finished_span tw_finished_span;
 TW_EXTERN tw_reporter_options *tw_reporter_options_new(void);
 TW_EXTERN void tw_reporter_options_free(tw_reporter_options *opts);
 
-/** Agent host (name, IPv4 or IPv6 literal; default "127.0.0.1") and UDP port
- * (default 6831). Since: 0.1 */
+/** Agent host (name, IPv4 or IPv6 literal, the latter with or without
+ * brackets and with an optional %zone; default "127.0.0.1") and UDP port
+ * (default 6831). Anything else (a port, a path, user info) is
+ * TW_E_INVALID_ARG. Since: 0.1 */
 TW_EXTERN tw_status tw_reporter_options_set_agent(tw_reporter_options *opts, const char *host,
                                                   unsigned int port);
 /** Queue capacity in spans (default 8192; at least 1;

@@ -224,6 +224,25 @@ struct tw_reporter_options {
     struct tw__http_options *http;
 };
 
+/* An agent host as written: a DNS name (RFC 1123 labels of letters, digits,
+ * '-', and '_' as container and /etc/hosts names have it; 253 bytes at most,
+ * a trailing dot allowed), an IPv4 literal, or an IPv6 literal with or
+ * without brackets and with an optional %zone. Anything else (a port, a
+ * path, user info, a space) is refused. */
+typedef enum tw__host_kind {
+    TW__HOST_INVALID,
+    TW__HOST_NAME,
+    TW__HOST_IPV4,
+    TW__HOST_IPV6
+} tw__host_kind;
+/* The kind of @host; when valid, its bare form (brackets taken off, for
+ * getaddrinfo) in @bare (@size bytes; a host longer than fits is invalid). */
+tw__host_kind tw__host_check(const char *host, char *bare, size_t size);
+/* "http://" + @host + ":" + @port + @path, an IPv6 literal in brackets
+ * (its %zone as %25), in @out (@size bytes). @host as tw__host_check
+ * passed it. */
+void tw__host_url(const char *host, unsigned int port, const char *path, char *out, size_t size);
+
 /* Frees the HTTP options (http_reporter.c); NULL is a no-op. */
 void tw__http_options_free(struct tw__http_options *h);
 

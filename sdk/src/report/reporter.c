@@ -5,8 +5,90 @@
  */
 #include "report/report.h"
 
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static bool is_label_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+}
+
+/* RFC 1123 labels; a last label all digits is no name (it would be a
+ * mistyped IPv4 literal: no top-level domain is numeric). */
+static bool is_dns_name(const char *s, size_t len)
+{
+    if (len > 0 && s[len - 1] == '.')
+        len--;
+    if (len == 0 || len > 253)
+        return false;
+    size_t start = 0;
+    bool is_numeric = true;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '.') {
+            size_t n = i - start;
+            if (n == 0 || n > 63 || s[start] == '-' || s[i - 1] == '-')
+                return false;
+            start = i + 1;
+            if (i < len)
+                is_numeric = true;
+            continue;
+        }
+        if (!is_label_char(s[i]))
+            return false;
+        is_numeric = is_numeric && s[i] >= '0' && s[i] <= '9';
+    }
+    return !is_numeric;
+}
+
+tw__host_kind tw__host_check(const char *host, char *bare, size_t size)
+{
+    size_t len = host ? strlen(host) : 0;
+    if (len == 0 || len >= size)
+        return TW__HOST_INVALID;
+    bool is_bracketed = host[0] == '[';
+    if (is_bracketed) {
+        if (len < 3 || host[len - 1] != ']')
+            return TW__HOST_INVALID;
+        host++;
+        len -= 2;
+    }
+    memcpy(bare, host, len);
+    bare[len] = '\0';
+    /* An IPv6 literal, maybe with a %zone (an interface name or number). */
+    char addr[64];
+    const char *zone = strchr(bare, '%');
+    size_t addr_len = zone ? (size_t)(zone - bare) : len;
+    if (strchr(bare, ':') && addr_len < sizeof addr) {
+        memcpy(addr, bare, addr_len);
+        addr[addr_len] = '\0';
+        struct in6_addr a6;
+        bool is_zone_ok = !zone || zone[1] != '\0';
+        for (const char *z = zone ? zone + 1 : ""; *z && is_zone_ok; z++)
+            is_zone_ok = is_label_char(*z) || *z == '.';
+        if (inet_pton(AF_INET6, addr, &a6) == 1 && is_zone_ok)
+            return TW__HOST_IPV6;
+        return TW__HOST_INVALID;
+    }
+    if (is_bracketed)
+        return TW__HOST_INVALID;
+    struct in_addr a4;
+    if (inet_pton(AF_INET, bare, &a4) == 1)
+        return TW__HOST_IPV4;
+    return is_dns_name(bare, len) ? TW__HOST_NAME : TW__HOST_INVALID;
+}
+
+void tw__host_url(const char *host, unsigned int port, const char *path, char *out, size_t size)
+{
+    const char *zone = strchr(host, ':') ? strchr(host, '%') : NULL;
+    if (strchr(host, ':'))
+        snprintf(out, size, "http://[%.*s%s%s]:%u%s", zone ? (int)(zone - host) : (int)strlen(host),
+                 host, zone ? "%25" : "", zone ? zone + 1 : "", port, path);
+    else
+        snprintf(out, size, "http://%s:%u%s", host, port, path);
+}
 
 tw_reporter_options *tw_reporter_options_new(void)
 {
@@ -45,7 +127,9 @@ tw_status tw_reporter_options_set_agent(tw_reporter_options *opts, const char *h
 {
     TW_CHECK_ARG(opts && host && *host, TW_E_INVALID_ARG);
     TW_CHECK_ARG(port > 0 && port <= 65535, TW_E_INVALID_ARG);
-    char *copy = strdup(host);
+    char bare[256];
+    TW_CHECK_ARG(tw__host_check(host, bare, sizeof bare) != TW__HOST_INVALID, TW_E_INVALID_ARG);
+    char *copy = strdup(bare); /* "[::1]" as "::1": getaddrinfo takes no brackets */
     if (!copy)
         return TW_E_NOMEM;
     free(opts->agent_host);

@@ -428,6 +428,70 @@ static void test_samplers_and_service_from_env(void)
 
 /* ---- the configuration object, OpenTelemetry's variables, precedence ------------------------ */
 
+static const char *setting(const tw_config *c, const char *name, const char **source);
+
+/* JAEGER_AGENT_HOST: a name, an IPv4 literal or an IPv6 one (with or
+ * without brackets, maybe with a %zone) is taken, and an IPv6 one is
+ * bracketed in the sampler's URL; anything else is an error naming the
+ * variable, a user:password in it masked. */
+static void test_agent_host_is_checked(void)
+{
+    static const struct {
+        const char *host, *agent, *endpoint;
+    } good[] = {
+        {"::1", "[::1]:6831", "http://[::1]:5778/sampling"},
+        {"[::1]", "[::1]:6831", "http://[::1]:5778/sampling"},
+        {"fe80::1%lo", "[fe80::1%lo]:6831", "http://[fe80::1%25lo]:5778/sampling"},
+        {"[2001:db8::7]", "[2001:db8::7]:6831", "http://[2001:db8::7]:5778/sampling"},
+        {"10.0.0.7", "10.0.0.7:6831", "http://10.0.0.7:5778/sampling"},
+        {"jaeger-agent.example.com.", "jaeger-agent.example.com.:6831",
+         "http://jaeger-agent.example.com.:5778/sampling"},
+        {"jaeger_agent", "jaeger_agent:6831", "http://jaeger_agent:5778/sampling"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        clear_env();
+        setenv("JAEGER_AGENT_HOST", good[i].host, 1);
+        setenv("JAEGER_SAMPLER_TYPE", "remote", 1);
+        tw_config *c = tw_config_from_env("svc");
+        CU_ASSERT_EQUAL(tw_config_problem_count(c), 0);
+        const char *v = setting(c, "jaeger-udp.agent", NULL);
+        CU_ASSERT(v && strcmp(v, good[i].agent) == 0);
+        v = setting(c, "sampler.endpoint", NULL);
+        CU_ASSERT(v && strcmp(v, good[i].endpoint) == 0);
+        tw_config_free(c);
+    }
+    static const char *const bad[] = {
+        "a b",    "evil/x?y", "127.0.0.1:9999", "[127.0.0.1]", "[::1", "::1]",     "999.1.1.1",
+        "-agent", "agent-.x", "a..b",           "[::1]:6831",  "::g",  "fe80::1%", "host\r\nforged",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        clear_env();
+        setenv("JAEGER_AGENT_HOST", bad[i], 1);
+        expect_error("JAEGER_AGENT_HOST=\"");
+    }
+    clear_env();
+    setenv("JAEGER_AGENT_HOST", "u:S3CRET@agent", 1);
+    setenv("JAEGER_SAMPLER_TYPE", "remote", 1);
+    tw_config *c = tw_config_from_env("svc");
+    CU_ASSERT_EQUAL(tw_config_problem_count(c), 1);
+    const char *text = tw_config_problem(c, 0, NULL);
+    CU_ASSERT(text && strstr(text, "JAEGER_AGENT_HOST=\"***@agent\"") && !strstr(text, "S3CRET"));
+    for (size_t i = 0; i < tw_config_setting_count(c); i++) {
+        const char *n, *v, *src;
+        tw_config_setting(c, i, &n, &v, &src);
+        CU_ASSERT_PTR_NULL(strstr(v, "S3CRET"));
+    }
+    tw_config_free(c);
+    expect_error("JAEGER_AGENT_HOST=\"***@agent\"");
+    /* The API takes the same spellings and refuses the same others. */
+    tw_reporter_options *ro = tw_reporter_options_new();
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(ro, "[::1]", 6831), TW_OK);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(ro, "::1", 6831), TW_OK);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(ro, "h:9", 6831), TW_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(tw_reporter_options_set_agent(ro, "u:p@h", 6831), TW_E_INVALID_ARG);
+    tw_reporter_options_free(ro);
+}
+
 /* The value and source of setting @name in @c, or NULL. */
 static const char *setting(const tw_config *c, const char *name, const char **source)
 {
@@ -1186,6 +1250,7 @@ void tw_test_register(void)
     CU_add_test(suite, "unused_variables_are_reported", test_unused_variables_are_reported);
     CU_add_test(suite, "every_failure_names_its_cause", test_every_failure_names_its_cause);
     CU_add_test(suite, "no_secret_is_ever_printed", test_no_secret_is_ever_printed);
+    CU_add_test(suite, "agent_host_is_checked", test_agent_host_is_checked);
     CU_add_test(suite, "queue_bytes_variable_bounds_the_queue",
                 test_queue_bytes_variable_bounds_the_queue);
     CU_add_test(suite, "blank_lists_are_unset_and_empty_items_refused",

@@ -182,6 +182,44 @@ static void test_spans_arrive_over_ipv6(void)
     check_round_trip("::1", false);
 }
 
+/* JAEGER_AGENT_HOST=::1 and =[::1]: a tracer from the environment
+ * delivers to an agent on the IPv6 loopback either way. */
+static void test_env_ipv6_agent_host_delivers(void)
+{
+    static const char *const hosts[] = {"::1", "[::1]"};
+    for (size_t i = 0; i < 2; i++) {
+        udp_sink sink;
+        if (!udp_sink_open(&sink, "::1")) {
+            fprintf(stderr, "(no IPv6 loopback here; test skipped)\n");
+            return;
+        }
+        char port[16];
+        snprintf(port, sizeof port, "%u", sink.port);
+        setenv("JAEGER_AGENT_HOST", hosts[i], 1);
+        setenv("JAEGER_AGENT_PORT", port, 1);
+        setenv("JAEGER_SAMPLER_TYPE", "const", 1);
+        setenv("JAEGER_SAMPLER_PARAM", "1", 1);
+        tw_error *err = NULL;
+        tw_tracer *t = tw_tracer_new_from_env("ipv6-env", &err);
+        if (!t)
+            fprintf(stderr, "JAEGER_AGENT_HOST=%s: %s\n", hosts[i], tw_error_message(err));
+        tw_error_free(err);
+        unsetenv("JAEGER_AGENT_HOST");
+        unsetenv("JAEGER_AGENT_PORT");
+        unsetenv("JAEGER_SAMPLER_TYPE");
+        unsetenv("JAEGER_SAMPLER_PARAM");
+        CU_ASSERT_PTR_NOT_NULL(t);
+        if (t) {
+            tw_span_finish(tw_span_start(t, "over-ipv6", NULL));
+            tw_tracer_close(t);
+            CU_ASSERT_EQUAL(udp_sink_collect(&sink, 1, 2000), 1);
+            CU_ASSERT(sink.n == 1 && udp_sink_count_spans(sink.data[0], sink.len[0]) == 1);
+            tw_tracer_free(t);
+        }
+        udp_sink_close(&sink);
+    }
+}
+
 static void test_host_name_is_resolved(void)
 {
     check_round_trip("localhost", true);
@@ -547,6 +585,7 @@ void tw_test_register(void)
     CU_pSuite suite = CU_add_suite("report/udp", NULL, NULL);
     CU_add_test(suite, "spans_arrive_field_by_field_ipv4", test_spans_arrive_field_by_field_ipv4);
     CU_add_test(suite, "spans_arrive_over_ipv6", test_spans_arrive_over_ipv6);
+    CU_add_test(suite, "env_ipv6_agent_host_delivers", test_env_ipv6_agent_host_delivers);
     CU_add_test(suite, "host_name_is_resolved", test_host_name_is_resolved);
     CU_add_test(suite, "batches_split_under_max_packet_size",
                 test_batches_split_under_max_packet_size);
