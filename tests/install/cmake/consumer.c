@@ -3,7 +3,9 @@
  * tests/install/cmake/consumer.c: the program of the CMake consumer test. It checks that
  * the header it was compiled with and the library it runs with agree on the version, makes
  * one span through a memory reporter (no network), reads it back, and with TW_WITH_MHD
- * links a libtracewire-microhttpd call. Exit 0 when all is well; prints what it saw.
+ * links a libtracewire-microhttpd call and a libmicrohttpd one (a server calls both: the
+ * tracewire::microhttpd target must bring libmicrohttpd). Exit 0 when all is well; prints
+ * what it saw.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +41,7 @@ int main(void)
     size_t n = tw_memory_reporter_count(memory);
 #ifdef TW_WITH_MHD
     tw_mhd_finish_span(tw_mhd_start_span(NULL, NULL, "GET", "/"), 200); /* links, refuses NULL */
+    printf("consumer: libmicrohttpd %s\n", MHD_get_version());
 #endif
     tw_tracer_free(tracer);
     printf("consumer: tracewire %s, %zu span(s) reported\n", tw_version(), n);
