@@ -29,9 +29,11 @@ static GLogWriterOutput traced_writer(GLogLevelFlags level, const GLogField *fie
 {
     const tw_span_context *ctx = tw_tracer_active_context(user_data);
     char trace_id[TW_TRACE_ID_HEX_SIZE], span_id[TW_SPAN_ID_HEX_SIZE];
-    if (!tw_span_context_trace_id_hex32(ctx, trace_id, sizeof trace_id) ||
+    /* Nothing active is normal: checked first, since the id functions take
+     * a NULL context as a caller's error (and log it). */
+    if (!ctx || !tw_span_context_trace_id_hex32(ctx, trace_id, sizeof trace_id) ||
         !tw_span_context_span_id_hex(ctx, span_id, sizeof span_id))
-        return g_log_writer_default(level, fields, n_fields, NULL); /* nothing active */
+        return g_log_writer_default(level, fields, n_fields, NULL);
     GLogField *more = g_newa(GLogField, n_fields + 2);
     memcpy(more, fields, n_fields * sizeof *fields);
     more[n_fields] = (GLogField){"TRACE_ID", trace_id, -1};
@@ -50,8 +52,10 @@ static void syslog_traced(tw_tracer *tracer, int priority, const char *message)
 {
     char trace_id[TW_TRACE_ID_HEX_SIZE] = "", span_id[TW_SPAN_ID_HEX_SIZE] = "";
     const tw_span_context *ctx = tw_tracer_active_context(tracer);
-    tw_span_context_trace_id_hex32(ctx, trace_id, sizeof trace_id);
-    tw_span_context_span_id_hex(ctx, span_id, sizeof span_id);
+    if (ctx) { /* else the ids stay "": nothing active */
+        tw_span_context_trace_id_hex32(ctx, trace_id, sizeof trace_id);
+        tw_span_context_span_id_hex(ctx, span_id, sizeof span_id);
+    }
     syslog(priority, "%s trace_id=%s span_id=%s", message, trace_id, span_id);
 }
 
@@ -67,6 +71,8 @@ int main(void)
         return 1;
     g_log_set_writer_func(traced_writer, tracer, NULL);
     openlog("log-correlation", LOG_PID | LOG_PERROR, LOG_USER); /* LOG_PERROR: stderr too */
+    g_message("service started"); /* no span active: lines without ids */
+    syslog_traced(tracer, LOG_INFO, "service started");
 
     tw_span *request = tw_span_start(tracer, "GET /stock/{id}", NULL);
     tw_scope *scope = tw_scope_activate(request, true);

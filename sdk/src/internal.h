@@ -33,14 +33,14 @@
 #define TW_CHECK_ARG(cond, ret)                                                                    \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            tw__log_msg(TW_LOG_ERROR, "%s: invalid argument: %s", __func__, #cond);                \
+            tw__log_for(TW_LOG_ERROR, __func__, "%s: invalid argument: %s", __func__, #cond);      \
             return ret;                                                                            \
         }                                                                                          \
     } while (0)
 #define TW_CHECK_ARG_VOID(cond)                                                                    \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            tw__log_msg(TW_LOG_ERROR, "%s: invalid argument: %s", __func__, #cond);                \
+            tw__log_for(TW_LOG_ERROR, __func__, "%s: invalid argument: %s", __func__, #cond);      \
             return;                                                                                \
         }                                                                                          \
     } while (0)

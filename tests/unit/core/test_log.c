@@ -117,6 +117,22 @@ static void test_one_line_per_cause_and_name_per_minute(void)
     tw__log_rate_reset();
 }
 
+/* An argument error is one cause per function: the first one of a process
+ * does not hide every other function's for a minute (they share a format). */
+static void test_argument_errors_of_two_functions_are_both_heard(void)
+{
+    tw__log_rate_reset();
+    capture_stderr();
+    for (int i = 0; i < 3; i++) {
+        tw_tracer_options_set_service(NULL, "x");
+        tw_reporter_options_set_agent(NULL, "h", 1);
+    }
+    const char *out = release_stderr();
+    CU_ASSERT_EQUAL(count(out, "tw_tracer_options_set_service: invalid argument"), 1);
+    CU_ASSERT_EQUAL(count(out, "tw_reporter_options_set_agent: invalid argument"), 1);
+    tw__log_rate_reset();
+}
+
 static char got[8192];
 static void keep(tw_log_level level, const char *message, void *user_data)
 {
@@ -277,6 +293,8 @@ void tw_test_register(void)
     CU_add_test(suite, "default_logger_writes_warnings_to_stderr",
                 test_default_logger_writes_warnings_to_stderr);
     CU_add_test(suite, "one_line_per_cause_per_minute", test_one_line_per_cause_per_minute);
+    CU_add_test(suite, "argument_errors_of_two_functions_are_both_heard",
+                test_argument_errors_of_two_functions_are_both_heard);
     CU_add_test(suite, "one_line_per_cause_and_name_per_minute",
                 test_one_line_per_cause_and_name_per_minute);
     CU_add_test(suite, "installed_logger_gets_every_line_and_level_changes",
