@@ -378,6 +378,20 @@ static char *trim(char *s)
     return s;
 }
 
+/* The next item of a comma list at *@cursor (cut out in place, the cursor
+ * moved past it), empty ones included; NULL after the last. */
+static char *next_item(char **cursor)
+{
+    char *item = *cursor;
+    if (!item)
+        return NULL;
+    char *comma = strchr(item, ',');
+    if (comma)
+        *comma = '\0';
+    *cursor = comma ? comma + 1 : NULL;
+    return item;
+}
+
 /* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}" (config_env.h). A bad item is
  * found only after the items before it were added, so failure rolls the tag
  * count back rather than parsing twice: the rejected tags' bytes stay in the
@@ -391,9 +405,20 @@ bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
         return false;
     }
     bool ok = true;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
+    char *cursor = copy;
+    size_t index = 0;
+    for (char *item = next_item(&cursor); item && ok; item = next_item(&cursor)) {
+        index++;
         char *eq = strchr(item, '=');
+        if (!*trim(item)) {
+            /* Refused, as in every list (the W3C baggage grammar that
+             * OTEL_RESOURCE_ATTRIBUTES follows has no empty member). */
+            tw__set_error(err, TW_E_CONFIG,
+                          "JAEGER_TAGS=\"%s\": item %zu of the list is empty (a comma too many?)",
+                          v, index);
+            ok = false;
+            break;
+        }
         if (!eq) {
             tw__set_error(err, TW_E_CONFIG, "JAEGER_TAGS=\"%s\": item \"%s\" has no '='", v,
                           trim(item));
@@ -471,13 +496,20 @@ bool tw__parse_kv_list(const char *name, const char *v, bool is_secret, tw__kv_f
         snprintf(shown, sizeof shown, "%s=\"%.100s%s\"", name, v, strlen(v) > 100 ? "..." : "");
     bool ok = true;
     size_t index = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
+    char *cursor = copy;
+    for (char *item = next_item(&cursor); item && ok; item = next_item(&cursor)) {
         index++;
         char *eq = strchr(item, '=');
+        if (!*trim(item)) {
+            /* The W3C baggage grammar these lists follow has no empty
+             * member: "a=1,,b=2" or "a=1," lost an item, or has a comma
+             * too many; refused as in every list. */
+            tw__set_error(err, TW_E_CONFIG, "%s: item %zu of the list is empty (a comma too many?)",
+                          shown, index);
+            ok = false;
+            break;
+        }
         if (!eq) {
-            if (!*trim(item))
-                continue; /* an empty item (a trailing comma) */
             if (is_secret)
                 tw__set_error(err, TW_E_CONFIG, "%s: item %zu has no '=' (expected key=value)",
                               shown, index);

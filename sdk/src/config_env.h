@@ -26,8 +26,8 @@
 bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err);
 
 /* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}". Adds one string process tag per
- * comma-separated item to @opts; keys and values are trimmed, empty items are
- * skipped, and ${VAR:default} takes VAR from the environment (the default,
+ * comma-separated item to @opts; keys and values are trimmed, an empty (or
+ * blank) item is an error, and ${VAR:default} takes VAR from the environment (the default,
  * or "", when VAR is unset or empty). Fails on an item without '=' or with an
  * empty key. On failure @opts has exactly the tags it had before (the bytes
  * of tags added before the bad item stay in its arena until it is freed). */
@@ -41,8 +41,9 @@ typedef bool (*tw__kv_fn)(void *arg, const char *name, const char *key, const ch
 /* A "k1=v1,k2=v2" list (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS,
  * jaeger_remote's OTEL_TRACES_SAMPLER_ARG): items split at ',', keys and
  * values trimmed and %-decoded (the W3C baggage form, as the OpenTelemetry
- * specification says), empty items skipped, @fn called once per item in
- * order. Fails on an item without '=', an empty key, bad %-encoding (or
+ * specification says), @fn called once per item in order. Fails on an
+ * empty (or blank) item (the baggage grammar has none), an item without '=',
+ * an empty key, bad %-encoding (or
  * %00), or when @fn fails. With @is_secret (headers) no message quotes the
  * list or a value: items are named by position and key. */
 bool tw__parse_kv_list(const char *name, const char *v, bool is_secret, tw__kv_fn fn, void *arg,

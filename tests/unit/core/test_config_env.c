@@ -217,6 +217,23 @@ static void test_bad_values_name_variable_and_value(void)
     expect_error("item \"bad\" has no '='");
     setenv("JAEGER_TAGS", "=v", 1);
     expect_error("empty key");
+    /* An empty item is refused in JAEGER_TAGS and OTEL_RESOURCE_ATTRIBUTES
+     * alike, wherever it is, blank or not (the W3C baggage grammar has no
+     * empty member), as in the other list variables. */
+    static const struct {
+        const char *value;
+        int item;
+    } empty[] = {{"a=1,,b=2", 2}, {"a=1,", 2}, {",a=1", 1}, {" ,", 1}, {"a=1, ,b=2", 2}};
+    static const char *const tag_vars[] = {"JAEGER_TAGS", "OTEL_RESOURCE_ATTRIBUTES"};
+    for (size_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
+            char needle[128];
+            setenv(tag_vars[i], empty[k].value, 1);
+            snprintf(needle, sizeof needle, "%s=\"%s\": item %d of the list is empty", tag_vars[i],
+                     empty[k].value, empty[k].item);
+            expect_error(needle);
+        }
+    }
     setenv("JAEGER_TRACEID_128BIT", "maybe", 1);
     expect_error("JAEGER_TRACEID_128BIT=\"maybe\"");
 }
@@ -249,7 +266,7 @@ static void test_tags_parser_failure_leaves_options_unchanged(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
     tw_tracer_options_set_service(opts, "svc");
     tw_tracer_options_set_reporter(opts, tw_reporter_memory_new(0));
-    CU_ASSERT(tw__parse_tags(opts, " kept = 1 ,,", NULL));
+    CU_ASSERT(tw__parse_tags(opts, " kept = 1 ", NULL));
     tw_error *err = NULL;
     /* "added" is parsed (and added) before "bad" fails: it must not stay. */
     CU_ASSERT_FALSE(tw__parse_tags(opts, "added=2,bad", &err));
