@@ -117,6 +117,25 @@ expect "errors, one line each, exit 1" 1 \
     '^tracewire: config: error: JAEGER_AGENT_PORT="70000": out of range' err \
     '^tracewire: config: error: OTEL_BSP_SCHEDULE_DELAY="soon"' err
 
+# JAEGER_AGENT_HOST: an IPv6 literal with or without brackets is bracketed where it is
+# shown and in the sampler's URL; a host with a port, a path, a bad label or user info is
+# refused, the user info masked.
+for host in ::1 '[::1]'; do
+    run JAEGER_AGENT_HOST="$host" JAEGER_SAMPLER_TYPE=remote -- --service s
+    expect "JAEGER_AGENT_HOST=$host: bracketed for the agent and the sampler URL" 0 \
+        '^jaeger-udp\.agent +\[::1\]:6831 +\(JAEGER_AGENT_HOST\)$' out \
+        '^sampler\.endpoint +http://\[::1\]:5778/sampling +\(JAEGER_AGENT_HOST\)$' out
+done
+for host in 127.0.0.1:9999 'evil/x?y' -agent; do
+    run JAEGER_AGENT_HOST="$host" -- --service s
+    expect "JAEGER_AGENT_HOST=$host is refused" 1 \
+        '^tracewire: config: error: JAEGER_AGENT_HOST=".*": not a host name, IPv4 or IPv6 literal' err
+done
+run JAEGER_AGENT_HOST=u:hidden-pw@agent -- --service s
+expect "JAEGER_AGENT_HOST with user info is refused, masked" 1 \
+    '^tracewire: config: error: JAEGER_AGENT_HOST="\*\*\*@agent": not a host name' err
+grep -q hidden-pw "$work/out" "$work/err" && fail "the agent host's password was printed"
+
 run OTEL_TRACES_SAMPLER=always_on OTEL_TRACES_EXPORTER=otlp -- --service s
 expect "OTLP defaults to http/protobuf" 0 '^otlp-http\.protocol +http/protobuf +\(default\)$' out
 run OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_TRACES_EXPORTER=otlp -- --service s
