@@ -257,7 +257,7 @@ int tw__convert_cmd_main(int argc, char **argv)
         {"max-body-bytes", 0, 0, G_OPTION_ARG_INT64, &c.max_body_bytes,
          "--send: largest HTTP body (default 1048576)", "N"},
         {"retries", 0, 0, G_OPTION_ARG_INT64, &c.retries,
-         "--send: retries per batch on 5xx and connection errors (default 3)", "N"},
+         "--send: retries per batch on 5xx, 429 and connection errors (default 3)", "N"},
         {"timeout-ms", 0, 0, G_OPTION_ARG_INT64, &c.timeout_ms,
          "--send: timeout of one request (default 10000)", "MS"},
         {"no-gzip", 0, 0, G_OPTION_ARG_NONE, &c.no_gzip, "--send: do not compress bodies", NULL},

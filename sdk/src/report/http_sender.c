@@ -23,17 +23,20 @@
  * ACCEPTED_BODY_MAX_BYTES; a body that is slow, cut or too long closes the
  * connection and is logged, but never makes the batch count as failed or be
  * sent again (a backend that answered 200 and trickled its body used to get
- * the same spans four times). 5xx
- * and transport failures (refused, reset, timed out, closed mid-request,
- * DNS) are retried with exponential backoff (initial_backoff_ms doubling,
- * each delay drawn in [d/2, d] so that many processes do not retry in step,
- * at least the server's Retry-After when it sends one), at most max_retries
- * times and never past max_retry_time_ms after the first attempt: no attempt
- * starts later and each attempt's timeout is cut to the time left. 4xx means
- * the request itself is wrong (400 bad span, 401/403 auth, 413 too large) and
- * is never retried; neither are configuration errors such as a certificate
- * that does not verify. A batch that does not get through counts all its
- * spans as failed.
+ * the same spans four times). 5xx, 429 (Too Many Requests: OTLP/HTTP retries
+ * 429, 502, 503 and 504) and transport failures (refused, reset, timed out,
+ * closed mid-request, DNS) are retried with exponential backoff
+ * (initial_backoff_ms doubling, each delay drawn in [d/2, d] so that many
+ * processes do not retry in step, at least the server's Retry-After when it
+ * sends one, in seconds or as an HTTP-date, capped at 30 s), at most
+ * max_retries times and never past max_retry_time_ms after the first
+ * attempt: no attempt starts later and each attempt's timeout is cut to the
+ * time left. Any other 4xx means the request itself is wrong (400 bad span,
+ * 401/403 auth, 413 too large) and is never retried; neither are
+ * configuration errors such as a certificate that does not verify. A batch
+ * that does not get through counts all its spans as failed. The waits happen
+ * on the sender's thread (a reporter's own thread), never the
+ * application's.
  *
  * Refused spans: a 400 (the backend cannot take some span: Zipkin, the
  * Jaeger collector and OTLP/HTTP all answer 400 to a body they reject) or a
@@ -97,6 +100,7 @@
 
 #define BREAKER_MIN_MS 1000u
 #define BREAKER_MAX_MS 30000u
+#define RETRY_AFTER_MAX_MS BREAKER_MAX_MS /* the longest Retry-After honoured */
 #define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
 
 /* Once the status line and headers say 2xx the batch is accepted; what is
@@ -437,12 +441,19 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     snprintf(what, what_size, "HTTP status %ld", status);
     if (status == 400 || status == 413)
         return REFUSED;
-    if (status < 500)
+    /* 429 Too Many Requests is "not now", as OTLP/HTTP lists it (with 502,
+     * 503 and 504) among the codes to retry; every other 4xx is about the
+     * request itself. */
+    if (status < 500 && status != 429)
         return GIVE_UP;
 #if LIBCURL_VERSION_NUM >= 0x074200 /* 7.66.0: CURLINFO_RETRY_AFTER */
+    /* libcurl reads both forms, seconds and an HTTP-date (a date already
+     * past gives 0). Capped: a server asking for an hour gets the longest
+     * cool-down, not an hour. */
     curl_off_t after_s = 0;
     if (curl_easy_getinfo(h->curl, CURLINFO_RETRY_AFTER, &after_s) == CURLE_OK && after_s > 0)
-        *retry_after_ms = after_s > 3600 ? 3600000u : (unsigned int)after_s * 1000u;
+        *retry_after_ms = after_s > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS
+                                                               : (unsigned int)after_s * 1000u;
 #endif
     return RETRY;
 }

@@ -12,7 +12,8 @@
  * path, Content-Type, User-Agent, basic and bearer auth, extra headers;
  * batches cut by the real body size and a span too large for any body;
  * faults: no receiver, a receiver slower than the timeout, 500 then 202 (a
- * retry), 503 with Retry-After, 400 (split in halves, never retried), a connection closed
+ * retry), 503 with Retry-After, 429 with Retry-After (seconds, HTTP-date), 400 (split in
+ * halves, never retried), a connection closed
  * mid-request, a receiver stuck while the application keeps reporting (it
  * never waits, memory stays bounded, close is bounded), and the cool-down
  * after a batch used up its retries; fork() with a kept-alive connection.
@@ -767,6 +768,35 @@ static void test_retry_after_is_honoured(void)
     tw_tracer_free(t);
 }
 
+/* A 429 (Too Many Requests) is retried as OTLP/HTTP says (429, 502, 503
+ * and 504 are retryable), after its Retry-After (here 1 s, then a 429 with
+ * an HTTP-date already past): on the reporter's thread, every span
+ * delivered. */
+static void test_429_is_retried_after_its_retry_after(void)
+{
+    for (size_t k = 0; k < N_TRANSPORTS; k++) {
+        reset_receiver(202);
+        const http_step steps[] = {{.status = 429, .retry_after = "1"},
+                                   {.status = 429, .retry_after = "Wed, 21 Oct 2015 07:28:00 GMT"},
+                                   {.status = 202}};
+        http_receiver_script(&receiver_202, steps, 3);
+        tw_reporter *r;
+        tw_tracer *t =
+            tracer_for(transports[k], options_for(&receiver_202, transports[k]), false, &r);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        finish_spans(t, 4, NULL);
+        CU_ASSERT_EQUAL(tw_tracer_flush(t, 10000), TW_OK);
+        CU_ASSERT_EQUAL_FATAL(http_receiver_count(&receiver_202), 3);
+        gint64 gap_us = http_receiver_request(&receiver_202, 1)->arrival_us -
+                        http_receiver_request(&receiver_202, 0)->arrival_us;
+        CU_ASSERT(gap_us >= 950 * 1000); /* the backoff alone would be ~5 ms */
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_SPANS_SENT), 4);
+        CU_ASSERT_EQUAL(counter(r, TW_COUNTER_FAILED_TO_EMIT), 0);
+        assert_accounted(r);
+        tw_tracer_free(t);
+    }
+}
+
 static void test_exhausted_retries_fail_next_batches_fast(void)
 {
     reset_receiver(503);
@@ -1138,6 +1168,7 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_receiver_slower_than_the_timeout_fails_the_batch);
     CU_ADD_TEST(suite, test_accepted_answer_with_a_slow_body_is_not_sent_again);
     CU_ADD_TEST(suite, test_retry_after_is_honoured);
+    CU_ADD_TEST(suite, test_429_is_retried_after_its_retry_after);
     CU_ADD_TEST(suite, test_exhausted_retries_fail_next_batches_fast);
     CU_ADD_TEST(suite, test_stuck_receiver_never_blocks_the_application);
     CU_ADD_TEST(suite, test_close_with_a_stuck_receiver_is_bounded);
