@@ -49,6 +49,7 @@ struct tw__transport {
     udp_slot *last;
     uint64_t tick;
     uint64_t failed_extra; /* spans failed here (no sender), not by the SDK */
+    int udp_errno;         /* the last send error a UDP sender logged (one line per error) */
     tw__jaeger_view view;
     tw__process empty; /* stands for a NULL process (Jaeger and OTLP need one) */
     GHashTable *named; /* const tw__process * (or &empty) -> tw__process * (renamed copy) */
@@ -224,6 +225,7 @@ static udp_slot *open_slot(tw__transport *t, const tw__process *process, tw_stat
     }
     sl->process = process;
     sl->sender->counters = &t->counters;
+    tw__udp_sender_share_errors(sl->sender, &t->udp_errno);
     const tw__process *p = process_for(t, process);
     if (!p || sl->sender->vtable->open(sl->sender, p, &e) != TW_OK) {
         char line[1024];

@@ -9,7 +9,8 @@ auto-detection agreeing with --from, and every output parses; round trips A -> B
 B can hold A; bad records reported as file:line, copied verbatim to --rejects, exit 1, and
 --strict stopping at the first; the summary's counts; collection-time sampling keeping whole
 traces and debug traces; clock-skew adjustment; Jaeger's own ids for shared server spans;
-stdin and --output; memory staying bounded on a large generated input.
+stdin and --output; memory staying bounded on a large generated input; one warning per run
+from --send to an absent Jaeger agent.
 
 Usage: test_convert_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the
 command (e.g. valgrind) except the large-input check.
@@ -18,10 +19,14 @@ import json
 import os
 import pty
 import random
+import re
 import shlex
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 TW = sys.argv[1] if len(sys.argv) > 1 else "./bridge/tracewire"
 FIX = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "real")
@@ -794,6 +799,34 @@ wrong = [s["id"] for s in got
          if s.get("localEndpoint", {}).get("serviceName") != "svc%d" % picks[int(s["id"], 16) - 1]]
 check("dapper: 6,000 spans of 700 recurring processes keep their own (%d wrong)" % len(wrong),
       rc == 0 and len(got) == len(lines) and not wrong, err, wrong[:5])
+
+# ---- --send and its messages ------------------------------------------------------------------
+
+def dapper_spans(name, n, services=1):
+    lines = ['{"v":1,"trace_id":"%016x","span_id":"%016x","name":"op","start_us":%d,'
+             '"end_us":%d,"flags":1,"process":{"service":"svc%d","host":"h","ip":"10.0.0.1"}}'
+             % (i, i, 1700000000000000 + i, 1700000000000005 + i, i % services)
+             for i in range(1, n + 1)]
+    return write(name, "\n".join(lines) + "\n")
+
+
+def timed_run(args):
+    start = time.monotonic()
+    rc, out, err = run(args)
+    return rc, out, err, time.monotonic() - start
+
+
+# A Jaeger agent that is not there: one warning per run, not one per process.
+probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+probe.bind(("127.0.0.1", 0))
+udp_port = probe.getsockname()[1]
+probe.close()
+rc, out, err, took = timed_run(["--send", "udp://127.0.0.1:%d" % udp_port,
+                                dapper_spans("procs.dapper", 600, services=150)])
+warned = [line for line in err.splitlines() if "not repeated" in line]
+check("UDP to no agent: the warning appears once per run (%d)" % len(warned),
+      rc == 1 and len(warned) == 1 and "failed 600" in err, err[-1500:])
+
 
 # ---- bounded memory on a large input ---------------------------------------------------------
 

@@ -264,6 +264,12 @@ void tw__http_options_free(struct tw__http_options *h);
 tw__sender *tw__udp_sender_new(const tw_reporter_options *opts, tw_error **err);
 /* The same sender speaking the Thrift binary protocol (agent port 6832). */
 tw__sender *tw__udp_sender_new_binary(const tw_reporter_options *opts, tw_error **err);
+/* Makes a UDP sender log a send error only when it differs from the last
+ * one logged through *@last_errno (shared by the many senders of one run,
+ * transport/sender.c, so that a missing agent is one line per run, not one
+ * per process; never reset by a success). NULL: its own memory, reset by a
+ * success (the default). A no-op on other senders. */
+void tw__udp_sender_share_errors(tw__sender *s, int *last_errno);
 
 #define TW__DEFAULT_MAX_FILE_BYTES ((size_t)64 << 20)
 #define TW__DEFAULT_MAX_FILES 5u

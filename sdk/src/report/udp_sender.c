@@ -56,6 +56,9 @@ typedef struct {
     bool has_address; /* fd is connected to a resolved address */
     int64_t last_resolve_ns;
     int last_errno; /* last send error logged, to log each new error once */
+    /* Shared with the other senders of one run (tw__udp_sender_share_errors):
+     * the last error any of them logged, never reset; NULL: last_errno. */
+    int *shared_errno;
 
     tw__jaeger_encoder *enc;
     tw__buf process; /* encoded Process struct */
@@ -206,7 +209,8 @@ static void emit(udp_sender *u)
             tw__count(&c->bytes, packet_len);
         } else {
             int e = rc < 0 ? errno : EMSGSIZE;
-            if (e != u->last_errno)
+            int *logged = u->shared_errno ? u->shared_errno : &u->last_errno;
+            if (e != *logged)
                 tw__log_for(TW_LOG_WARN, u->name,
                             "%s: send to %s:%s failed: %s; spans are being dropped%s (counted "
                             "as failed to emit; this message is not repeated until the error "
@@ -216,6 +220,7 @@ static void emit(udp_sender *u)
                                                 "running? JAEGER_AGENT_HOST, JAEGER_AGENT_PORT)"
                                               : "");
             u->last_errno = e;
+            *logged = e;
             /* Re-resolve soon: the agent may have moved (rate-limited to
              * once a second by last_resolve_ns). */
             if (now - u->last_resolve_ns > 1000000000LL)
@@ -433,4 +438,10 @@ tw_reporter *tw_reporter_jaeger_udp_binary_new(const tw_reporter_options *opts, 
     }
     tw_reporter_options_free(defaults);
     return r;
+}
+
+void tw__udp_sender_share_errors(tw__sender *s, int *last_errno)
+{
+    if (s && s->vtable == &udp_vtable)
+        ((udp_sender *)s)->shared_errno = last_errno;
 }
