@@ -53,6 +53,7 @@ static const option_range RANGE_MAX_VALUE_BYTES = {"--max-value-bytes", 16, 16 <
 static const option_range RANGE_MAX_BODY_BYTES = {"--max-body-bytes", 1024, 256 << 20};
 static const option_range RANGE_RETRIES = {"--retries", 0, 100};
 static const option_range RANGE_TIMEOUT_MS = {"--timeout-ms", 1, 3600 * 1000};
+static const option_range RANGE_SEND_GIVE_UP = {"--send-give-up", 1, 1000};
 
 /* The input side (reading, detection, checks, assembly) is bridge/pipeline.c,
  * shared with the views; this file adds the output side. */
@@ -63,7 +64,8 @@ typedef struct run {
     twb_writer *writer;
     twb_sender *sender;
     uint64_t written;
-    const char *out_name; /* the output, for messages ("standard output") */
+    const char *out_name;   /* the output, for messages ("standard output") */
+    uint64_t shown_refused; /* spans the backend refused, reported (the first 100 printed) */
 } run;
 
 /* A writer's failure names the output it could not write ("out.json: write
@@ -102,6 +104,19 @@ static void on_span_rejected(void *user_data, const twb_span *span, const char *
     twb_pipeline_span_rejected(r->pipeline, span, reason);
 }
 
+/* A span the backend refused on its own (--send): one line each, ids in
+ * their own width, the first TWB_PIPELINE_SHOWN_MAX of them (the summary
+ * counts them all). The reason quotes the backend: tw__cli_error escapes
+ * it. */
+static void on_send_refused(void *arg, const char *trace_hex, const char *span_hex,
+                            const char *reason)
+{
+    run *r = arg;
+    if (++r->shown_refused <= TWB_PIPELINE_SHOWN_MAX)
+        tw__cli_error("convert: --send (%s): span %s/%s refused: %s", twb_sender_format(r->sender),
+                      trace_hex, span_hex, reason);
+}
+
 /* ---- options
  * -------------------------------------------------------------------------------------------- */
 
@@ -111,6 +126,7 @@ typedef struct cli {
     char **headers;
     double sample;
     gint64 window, max_annotations, max_value_bytes, max_body_bytes, retries, timeout_ms;
+    gint64 send_give_up;
     gboolean is_strict, no_progress, no_gzip, list_formats;
     char **files;
 } cli;
@@ -168,6 +184,29 @@ static void list_formats(void)
         printf("  %-18s %s\n", twb_writers[i]->name, twb_writers[i]->summary);
 }
 
+/* Closes --rejects and the output (standard output is flushed) and sets
+ * them to NULL. A write error shows at the latest here: it is said whatever
+ * the exit status already is (a run with rejects exits 1 anyway, and a lost
+ * --rejects file must not go unnoticed). False on a write error. */
+static bool close_outputs(FILE **rejects, FILE **out, const cli *c)
+{
+    bool ok = true;
+    if (*rejects && fclose(*rejects) != 0) {
+        tw__cli_error("convert: %s: write error: %s", c->rejects, strerror(errno));
+        ok = false;
+    }
+    *rejects = NULL;
+    if (*out == stdout && fflush(stdout) != 0) {
+        tw__cli_error("convert: standard output: write error: %s", strerror(errno));
+        ok = false;
+    } else if (*out && *out != stdout && fclose(*out) != 0) {
+        tw__cli_error("convert: %s: write error: %s", c->output, strerror(errno));
+        ok = false;
+    }
+    *out = NULL;
+    return ok;
+}
+
 static int usage_error(GOptionContext *ctx, const char *fmt, ...) TW_PRINTF(2, 3);
 static int usage_error(GOptionContext *ctx, const char *fmt, ...)
 {
@@ -181,11 +220,36 @@ static int usage_error(GOptionContext *ctx, const char *fmt, ...)
     return TW_CLI_EXIT_USAGE;
 }
 
-static void summary(const run *r, const twb_assemble_stats *as, const twb_send_stats *ss,
-                    bool has_rejects_file)
+/* The notes that go before the summary: messages not shown, --send giving
+ * up. */
+static void summary_notes(const run *r, const twb_send_stats *ss, unsigned int give_up,
+                          bool has_rejects_file)
 {
     const twb_pipeline_counts *n = twb_pipeline_get_counts(r->pipeline);
     twb_pipeline_warn_split(r->pipeline);
+    if (n->shown_rejects > TWB_PIPELINE_SHOWN_MAX)
+        fprintf(stderr, "%s: convert: %" PRIu64 " more rejected records were not shown%s\n",
+                TW_CLI_PROGRAM, n->shown_rejects - TWB_PIPELINE_SHOWN_MAX,
+                has_rejects_file ? " (all are in the --rejects file)" : "; use --rejects FILE");
+    if (n->shown_warnings > TWB_PIPELINE_SHOWN_MAX)
+        fprintf(stderr, "%s: convert: %" PRIu64 " more warnings were not shown\n", TW_CLI_PROGRAM,
+                n->shown_warnings - TWB_PIPELINE_SHOWN_MAX);
+    if (r->shown_refused > TWB_PIPELINE_SHOWN_MAX)
+        fprintf(stderr,
+                "%s: convert: %" PRIu64 " more spans refused by the backend were not shown\n",
+                TW_CLI_PROGRAM, r->shown_refused - TWB_PIPELINE_SHOWN_MAX);
+    if (ss && ss->has_given_up)
+        fprintf(stderr,
+                "%s: convert: --send gave up after %u failed rounds of retries in a row "
+                "(--send-give-up): %" PRIu64 " spans sent, %" PRIu64
+                " failed after being attempted, %" PRIu64 " never attempted\n",
+                TW_CLI_PROGRAM, give_up, ss->sent, ss->failed - ss->unattempted, ss->unattempted);
+}
+
+/* The summary: the last lines of a run. */
+static void summary(const run *r, const twb_assemble_stats *as, const twb_send_stats *ss)
+{
+    const twb_pipeline_counts *n = twb_pipeline_get_counts(r->pipeline);
     fprintf(stderr,
             "%s: convert: read %" PRIu64 " spans from %" PRIu64 " input(s); converted %" PRIu64
             "; rejected %" PRIu64 " records; warnings %" PRIu64 "; adjusted (clock skew) %" PRIu64
@@ -195,20 +259,21 @@ static void summary(const run *r, const twb_assemble_stats *as, const twb_send_s
             TW_CLI_PROGRAM, n->read, n->files, r->written, n->rejected, n->warnings,
             as->skew_adjusted, as->sampled_out, as->merged, as->duplicates, n->truncated,
             n->dropped_annotations, as->split_traces);
-    if (ss)
+    if (ss && strncmp(twb_sender_format(r->sender), "jaeger-udp", 10) == 0) /* no answers */
         fprintf(stderr,
-                "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " requests (%" PRIu64
-                " bytes, %" PRIu64 " retries, %" PRIu64 " split requests); failed %" PRIu64
-                " (refused by the backend %" PRIu64 "); too large %" PRIu64 "\n",
-                TW_CLI_PROGRAM, ss->sent, ss->batches, ss->bytes, ss->retries, ss->split_requests,
-                ss->failed, ss->refused, ss->too_large);
-    if (n->shown_rejects > TWB_PIPELINE_SHOWN_MAX)
-        fprintf(stderr, "%s: convert: %" PRIu64 " more rejected records were not shown%s\n",
-                TW_CLI_PROGRAM, n->shown_rejects - TWB_PIPELINE_SHOWN_MAX,
-                has_rejects_file ? " (all are in the --rejects file)" : "; use --rejects FILE");
-    if (n->shown_warnings > TWB_PIPELINE_SHOWN_MAX)
-        fprintf(stderr, "%s: convert: %" PRIu64 " more warnings were not shown\n", TW_CLI_PROGRAM,
-                n->shown_warnings - TWB_PIPELINE_SHOWN_MAX);
+                "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " datagrams (%" PRIu64
+                " bytes); failed %" PRIu64 "; too large %" PRIu64 "\n",
+                TW_CLI_PROGRAM, ss->sent, ss->batches, ss->bytes, ss->failed, ss->too_large);
+    else if (ss)
+        fprintf(stderr,
+                "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " accepted requests (%" PRIu64
+                " bytes); requests made %" PRIu64 " (retries %" PRIu64 ", split requests %" PRIu64
+                ", refused by the backend %" PRIu64 "); failed %" PRIu64
+                " spans (attempted %" PRIu64 ", of them refused by the backend %" PRIu64
+                "; never attempted %" PRIu64 "); too large %" PRIu64 "\n",
+                TW_CLI_PROGRAM, ss->sent, ss->batches, ss->bytes, ss->requests, ss->retries,
+                ss->split_requests, ss->refused_requests, ss->failed, ss->failed - ss->unattempted,
+                ss->refused, ss->unattempted, ss->too_large);
 }
 
 int tw__convert_cmd_main(int argc, char **argv)
@@ -219,7 +284,8 @@ int tw__convert_cmd_main(int argc, char **argv)
              .max_value_bytes = (gint64)DEFAULT_MAX_VALUE_BYTES,
              .max_body_bytes = OPTION_UNSET,
              .retries = OPTION_UNSET,
-             .timeout_ms = OPTION_UNSET};
+             .timeout_ms = OPTION_UNSET,
+             .send_give_up = OPTION_UNSET};
     GOptionEntry entries[] = {
         {"from", 'f', 0, G_OPTION_ARG_STRING, &c.from,
          "Input format (default: detected per file; --list-formats)", "FORMAT"},
@@ -260,6 +326,10 @@ int tw__convert_cmd_main(int argc, char **argv)
          "--send: retries per batch on 5xx, 429 and connection errors (default 3)", "N"},
         {"timeout-ms", 0, 0, G_OPTION_ARG_INT64, &c.timeout_ms,
          "--send: timeout of one request (default 10000)", "MS"},
+        {"send-give-up", 0, 0, G_OPTION_ARG_INT64, &c.send_give_up,
+         "--send: give up after N failed rounds of retries in a row, each after a cool-down "
+         "(default 8)",
+         "N"},
         {"no-gzip", 0, 0, G_OPTION_ARG_NONE, &c.no_gzip, "--send: do not compress bodies", NULL},
         {"header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &c.headers,
          "--send: add an HTTP header (repeatable)", "'NAME: VALUE'"},
@@ -344,7 +414,8 @@ int tw__convert_cmd_main(int argc, char **argv)
                    {&RANGE_MAX_VALUE_BYTES, c.max_value_bytes},
                    {&RANGE_MAX_BODY_BYTES, c.max_body_bytes},
                    {&RANGE_RETRIES, c.retries},
-                   {&RANGE_TIMEOUT_MS, c.timeout_ms}};
+                   {&RANGE_TIMEOUT_MS, c.timeout_ms},
+                   {&RANGE_SEND_GIVE_UP, c.send_give_up}};
     for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
         const option_range *range = numeric[i].range;
         int64_t v = numeric[i].value;
@@ -459,6 +530,10 @@ int tw__convert_cmd_main(int argc, char **argv)
             so.max_retries = (unsigned int)c.retries;
         if (c.timeout_ms != OPTION_UNSET)
             so.timeout_ms = (unsigned int)c.timeout_ms;
+        if (c.send_give_up != OPTION_UNSET)
+            so.give_up_rounds = (unsigned int)c.send_give_up;
+        so.on_refused = on_send_refused;
+        so.refused_arg = &r;
         so.is_gzip = !c.no_gzip;
         so.headers = (const char *const *)c.headers;
         so.n_headers = c.headers ? g_strv_length(c.headers) : 0;
@@ -560,13 +635,23 @@ int tw__convert_cmd_main(int argc, char **argv)
     twb_send_stats ss;
     if (r.sender)
         twb_sender_stats(r.sender, &ss);
-    summary(&r, &as, r.sender ? &ss : NULL, rejects != NULL);
     const twb_pipeline_counts *n = twb_pipeline_get_counts(r.pipeline);
     if (*fatal)
         tw__cli_error("convert: %s", tw_error_message(*fatal));
     else if (twb_pipeline_is_stopped(r.pipeline) && c.is_strict)
         tw__cli_error("convert: stopped at the first rejected record (--strict)");
-    bool is_clean = !*fatal && n->rejected == 0 && n->failed_files == 0 &&
+    /* The outputs are closed before the summary, so that a write error
+     * they show is said before it and the summary stays the last line. */
+    if (r.writer)
+        r.writer_vt->free_writer(r.writer);
+    r.writer = NULL;
+    bool is_written = close_outputs(&rejects, &out, &c);
+    summary_notes(&r, r.sender ? &ss : NULL,
+                  c.send_give_up != OPTION_UNSET ? (unsigned int)c.send_give_up
+                                                 : TWB_SEND_DEFAULT_GIVE_UP,
+                  c.rejects != NULL);
+    summary(&r, &as, r.sender ? &ss : NULL);
+    bool is_clean = !*fatal && is_written && n->rejected == 0 && n->failed_files == 0 &&
                     (!r.sender || (ss.failed == 0 && ss.too_large == 0));
     rc = is_clean ? TW_CLI_EXIT_OK : TW_CLI_EXIT_FAILURE;
 
@@ -575,23 +660,8 @@ close_out:
     if (r.writer)
         r.writer_vt->free_writer(r.writer);
     twb_sender_free(r.sender);
-    /* A write error shows at the latest when the buffer is flushed here: say it
-     * whatever the exit status already is (a run with rejects exits 1 anyway, and a
-     * lost --rejects file must not go unnoticed). */
-    if (rejects && fclose(rejects) != 0) {
-        tw__cli_error("convert: %s: write error: %s", c.rejects, strerror(errno));
-        if (rc == TW_CLI_EXIT_OK)
-            rc = TW_CLI_EXIT_FAILURE;
-    }
-    if (out == stdout && fflush(stdout) != 0) {
-        tw__cli_error("convert: standard output: write error: %s", strerror(errno));
-        if (rc == TW_CLI_EXIT_OK)
-            rc = TW_CLI_EXIT_FAILURE;
-    } else if (out != stdout && fclose(out) != 0) {
-        tw__cli_error("convert: %s: write error: %s", c.output, strerror(errno));
-        if (rc == TW_CLI_EXIT_OK)
-            rc = TW_CLI_EXIT_FAILURE;
-    }
+    if (!close_outputs(&rejects, &out, &c) && rc == TW_CLI_EXIT_OK)
+        rc = TW_CLI_EXIT_FAILURE;
 free_custom:
     twb_custom_map_clear(&custom);
     goto free_cli;

@@ -115,6 +115,7 @@ void twb_send_options_init(twb_send_options *o)
 {
     memset(o, 0, sizeof *o);
     o->max_retries = DEFAULT_MAX_RETRIES;
+    o->give_up_rounds = TWB_SEND_DEFAULT_GIVE_UP;
     o->is_gzip = true;
 }
 
@@ -328,6 +329,9 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         to.reporter = r;
         to.on_refused = on_transport_refused;
         to.refused_arg = s;
+        /* A batch tool waits for the backend rather than lose batches to
+         * the reporters' cool-down. */
+        to.give_up_rounds = o->give_up_rounds ? o->give_up_rounds : 1u;
         tw_error *e = NULL;
         s->transport = tw__transport_new(&to, &e);
         if (!s->transport) {
@@ -401,6 +405,10 @@ void twb_sender_stats(const twb_sender *s, twb_send_stats *st)
     st->retries = t.retries;
     st->split_requests = t.split_requests;
     st->refused = t.refused;
+    st->requests = t.requests;
+    st->refused_requests = t.refused_requests;
+    st->unattempted = t.unattempted;
+    st->has_given_up = t.has_given_up;
 }
 
 void twb_sender_free(twb_sender *s)

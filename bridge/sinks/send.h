@@ -22,7 +22,10 @@
  * given to twb_sender_send stay the caller's; their processes must stay
  * valid until twb_sender_free (they are interned in the run's twb_procs).
  * Locking: none; `tracewire convert` is single-threaded. Sending blocks
- * (the bridge is a batch tool).
+ * (the bridge is a batch tool), through a backend outage too: a batch
+ * whose retries are used up waits out a cool-down and is tried again,
+ * until give_up_rounds rounds have failed in a row; the caller reads no
+ * input meanwhile, so memory stays bounded.
  */
 #ifndef TW_BRIDGE_SINKS_SEND_H
 #define TW_BRIDGE_SINKS_SEND_H
@@ -30,6 +33,7 @@
 #include "convert.h"
 
 #define TWB_SEND_DEFAULT_MAX_PACKET 65000u /* UDP datagram, whole message */
+#define TWB_SEND_DEFAULT_GIVE_UP 8u        /* failed rounds in a row: about 85 s of waiting */
 
 typedef struct twb_send_options {
     size_t max_body_bytes;           /* HTTP: largest uncompressed body; 0: 1 MiB (the SDK's) */
@@ -37,8 +41,15 @@ typedef struct twb_send_options {
     unsigned int max_retries;        /* retries after a 5xx or a transport failure (3) */
     unsigned int timeout_ms;         /* one HTTP attempt, connecting included; 0: 10000 */
     unsigned int initial_backoff_ms; /* first retry delay, doubling; 0: 100 */
-    bool is_gzip;                    /* gzip HTTP bodies (default true) */
-    const char *const *headers;      /* "Name: value" lines (--header); n_headers of them */
+    /* HTTP: failed rounds of retries in a row after which the sender gives
+     * up (default TWB_SEND_DEFAULT_GIVE_UP; 0 counts as 1). Until then a
+     * batch that used up its retries waits out the cool-down (1 s doubling
+     * to 30 s, at least a Retry-After) and is tried again, and
+     * twb_sender_send blocks meanwhile, so no batch is lost to a short
+     * outage and memory stays bounded. */
+    unsigned int give_up_rounds;
+    bool is_gzip;               /* gzip HTTP bodies (default true) */
+    const char *const *headers; /* "Name: value" lines (--header); n_headers of them */
     size_t n_headers;
     const char *user; /* --user "name:password": basic auth; NULL: none */
     /* --send-format: "zipkin", "jaeger-http", "otlp-http", "otlp-http-proto",
@@ -89,14 +100,18 @@ tw_status twb_sender_finish(twb_sender *s, tw_error **err);
 /* Every span given to twb_sender_send ends in one of sent, failed or
  * too_large (after finish). */
 typedef struct twb_send_stats {
-    uint64_t sent;           /* accepted by the backend (2xx; UDP: the datagram went out) */
-    uint64_t failed;         /* not delivered: retries used up, refused, 4xx, encoding */
-    uint64_t too_large;      /* a span whose body (datagram) alone exceeds the limit */
-    uint64_t refused;        /* of failed: spans the backend refused on their own */
-    uint64_t batches;        /* bodies (datagrams) accepted */
-    uint64_t bytes;          /* bytes of those on the wire (compressed when gzip) */
-    uint64_t retries;        /* HTTP attempts after a retryable failure */
-    uint64_t split_requests; /* HTTP bodies sent to isolate refused spans */
+    uint64_t sent;             /* accepted by the backend (2xx; UDP: the datagram went out) */
+    uint64_t failed;           /* not delivered: retries used up, refused, 4xx, encoding */
+    uint64_t too_large;        /* a span whose body (datagram) alone exceeds the limit */
+    uint64_t refused;          /* of failed: spans the backend refused on their own */
+    uint64_t batches;          /* bodies (datagrams) accepted */
+    uint64_t bytes;            /* bytes of those on the wire (compressed when gzip) */
+    uint64_t retries;          /* HTTP attempts after a retryable failure */
+    uint64_t split_requests;   /* HTTP bodies sent to isolate refused spans */
+    uint64_t requests;         /* HTTP requests made, whatever their outcome */
+    uint64_t refused_requests; /* of those, answered 400 or 413 */
+    uint64_t unattempted;      /* of failed: spans no request was made for (after giving up) */
+    bool has_given_up;         /* give_up_rounds failed rounds in a row: the rest not attempted */
 } twb_send_stats;
 
 void twb_sender_stats(const twb_sender *s, twb_send_stats *st);

@@ -327,6 +327,7 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
         } else {
             t->http->counters = &t->counters;
             tw__http_sender_set_refused_fn(t->http, on_refused, t);
+            tw__http_sender_set_patience(t->http, o->give_up_rounds);
             /* Opened once for its checks; batches are per process. */
             if (!tw__http_sender_set_batching(t->http, t->max_open, o->flush_ms)) {
                 st = TW_E_NOMEM;
@@ -456,6 +457,10 @@ void tw__transport_get_stats(const tw__transport *t, tw__transport_stats *st)
     st->retries = h.retries;
     st->split_requests = h.split_requests;
     st->refused = h.refused;
+    st->requests = h.requests;
+    st->refused_requests = h.refused_requests;
+    st->unattempted = h.unattempted;
+    st->has_given_up = h.has_given_up;
 }
 
 void tw__transport_free(tw__transport *t)

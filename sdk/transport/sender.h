@@ -82,10 +82,20 @@ typedef struct tw__transport_options {
     unsigned int flush_ms;     /* age limit of a batch, checked by poll; 0: none */
     /* Each span a backend refused on its own (HTTP 400 or 413 to a body
      * holding only it), with the reason ("HTTP status 400: <start of the
-     * answer>", not sanitised). NULL: logged once per new reason. */
+     * answer>", not sanitised). NULL: logged once per new reason; set, it
+     * is the only report (nothing is logged). */
     void (*on_refused)(void *arg, uint64_t trace_id_high, uint64_t trace_id_low, uint64_t span_id,
                        const char *reason);
     void *refused_arg;
+    /* HTTP: 0, the reporters' way: after a batch used up its retries, the
+     * batches of the cool-down that follows fail at once, without a request
+     * (an application must never wait). N > 0, for a batch tool: send
+     * waits instead, retrying the same body after each cool-down (doubling
+     * up to 30 s, at least a Retry-After), so every batch is attempted and
+     * the caller stops feeding spans meanwhile (memory stays bounded); after
+     * N failed rounds of retries in a row the transport gives up
+     * (has_given_up): every later span fails at once (unattempted). */
+    unsigned int give_up_rounds;
 } tw__transport_options;
 
 /* Zeros: Zipkin, no URL, defaults. */
@@ -111,15 +121,20 @@ void tw__transport_flush(tw__transport *t);
 /* Per-destination counts. Every span given to send ends in exactly one of
  * sent, failed and too_large once flushed. */
 typedef struct tw__transport_stats {
-    uint64_t sent;           /* accepted (2xx; UDP: the datagram went out) */
-    uint64_t failed;         /* not delivered: retries used up, refused, 4xx, encoding */
-    uint64_t too_large;      /* a span whose body (datagram) alone exceeds the limit */
-    uint64_t refused;        /* of failed: spans the backend refused on their own */
-    uint64_t batches;        /* bodies (datagrams) accepted */
-    uint64_t bytes;          /* bytes of those on the wire (compressed when gzip) */
-    uint64_t body_bytes;     /* HTTP: uncompressed bytes of the bodies accepted */
-    uint64_t retries;        /* HTTP attempts after a retryable failure */
-    uint64_t split_requests; /* HTTP bodies sent to isolate refused spans */
+    uint64_t sent;             /* accepted (2xx; UDP: the datagram went out) */
+    uint64_t failed;           /* not delivered: retries used up, refused, 4xx, encoding */
+    uint64_t too_large;        /* a span whose body (datagram) alone exceeds the limit */
+    uint64_t refused;          /* of failed: spans the backend refused on their own */
+    uint64_t batches;          /* bodies (datagrams) accepted */
+    uint64_t bytes;            /* bytes of those on the wire (compressed when gzip) */
+    uint64_t body_bytes;       /* HTTP: uncompressed bytes of the bodies accepted */
+    uint64_t retries;          /* HTTP attempts after a retryable failure */
+    uint64_t split_requests;   /* HTTP bodies sent to isolate refused spans */
+    uint64_t requests;         /* HTTP requests made, whatever their outcome (batches: accepted) */
+    uint64_t refused_requests; /* of those, answered 400 or 413 */
+    uint64_t unattempted;      /* of failed: spans no request was made for (HTTP: the
+                                * cool-down, the close deadline, or after giving up) */
+    bool has_given_up;         /* give_up_rounds failed rounds in a row: no more attempts */
 } tw__transport_stats;
 
 void tw__transport_get_stats(const tw__transport *t, tw__transport_stats *st);

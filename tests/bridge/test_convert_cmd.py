@@ -9,12 +9,15 @@ auto-detection agreeing with --from, and every output parses; round trips A -> B
 B can hold A; bad records reported as file:line, copied verbatim to --rejects, exit 1, and
 --strict stopping at the first; the summary's counts; collection-time sampling keeping whole
 traces and debug traces; clock-skew adjustment; Jaeger's own ids for shared server spans;
-stdin and --output; memory staying bounded on a large generated input; one warning per run
-from --send to an absent Jaeger agent.
+stdin and --output; memory staying bounded on a large generated input; --send against a
+scripted local backend (an outage longer than the retries, a permanent outage, 429 with
+Retry-After, refused spans) and its messages.
 
 Usage: test_convert_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the
 command (e.g. valgrind) except the large-input check.
 """
+import gzip
+import http.server
 import json
 import os
 import pty
@@ -22,6 +25,7 @@ import random
 import re
 import shlex
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
@@ -303,7 +307,7 @@ check("-o - writes to standard output, no file named '-'",
 
 # --to with --send: accepted when it is what the destination takes, refused on a conflict.
 rc, out, err = run(["--to", "zipkin-v2-json", "--send", "http://127.0.0.1:1/api/v2/spans",
-                    "--retries", "0", SKEW])
+                    "--retries", "0", "--send-give-up", "1", SKEW])
 check("--to matching the --send destination is accepted",
       rc == 1 and "conflicts" not in err and "failed 4" in err, rc, err)
 rc, out, err = run(["--to", "jaeger-json", "--send", "http://127.0.0.1:1/api/v2/spans", SKEW])
@@ -800,7 +804,54 @@ wrong = [s["id"] for s in got
 check("dapper: 6,000 spans of 700 recurring processes keep their own (%d wrong)" % len(wrong),
       rc == 0 and len(got) == len(lines) and not wrong, err, wrong[:5])
 
-# ---- --send and its messages ------------------------------------------------------------------
+# ---- --send against a scripted local backend -------------------------------------------------
+
+class Backend:
+    """An HTTP receiver on loopback. script(k) gives the answer to the k-th request (from 1):
+    (status, headers). It records when each request arrived and the ids of the Zipkin spans
+    it accepted (2xx)."""
+
+    def __init__(self, script):
+        self.script = script
+        self.lock = threading.Lock()
+        self.arrivals = []
+        self.accepted = []
+        backend = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with backend.lock:
+                    backend.arrivals.append(time.monotonic())
+                    k = len(backend.arrivals)
+                status, headers = backend.script(k)
+                if 200 <= status < 300 and self.path.endswith("/api/v2/spans"):
+                    if self.headers.get("Content-Encoding") == "gzip":
+                        body = gzip.decompress(body)
+                    with backend.lock:
+                        backend.accepted.extend(s["id"] for s in json.loads(body))
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/api/v2/spans" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
 
 def dapper_spans(name, n, services=1):
     lines = ['{"v":1,"trace_id":"%016x","span_id":"%016x","name":"op","start_us":%d,'
@@ -816,6 +867,63 @@ def timed_run(args):
     return rc, out, err, time.monotonic() - start
 
 
+# An outage longer than a batch's retries (503 to requests 3 to 6: two rounds of retries used
+# up) lost every batch read during the cool-down that followed (200,000 spans: "sent 21751,
+# failed 178249"). convert waits it out: every span is delivered, and the summary says so.
+SENT_N = 3000
+spans_file = dapper_spans("outage.dapper", SENT_N)
+be = Backend(lambda k: (503, {}) if 3 <= k <= 6 else (200, {}))
+rc, out, err, took = timed_run(["--send", be.url, "--retries", "1", "--max-body-bytes", "20000",
+                                spans_file])
+be.stop()
+check("an outage longer than the retries: every span delivered once, exit 0 (%.1f s)" % took,
+      rc == 0 and len(be.accepted) == SENT_N and len(set(be.accepted)) == SENT_N and
+      "sent %d spans" % SENT_N in err and "failed 0 spans" in err, rc, len(be.accepted), err)
+gap = be.arrivals[6] - be.arrivals[5] if len(be.arrivals) > 6 else 0
+check("convert waited out the cool-down before trying the same batch again (%.2f s)" % gap,
+      gap >= 0.9, be.arrivals[:8])
+
+# A backend down for good: after --send-give-up failed rounds in a row convert gives up, says
+# how many spans were sent, failed after being attempted and never attempted, exit 1, quickly.
+be = Backend(lambda k: (200, {}) if k == 1 else (503, {}))
+rc, out, err, took = timed_run(["--send", be.url, "--retries", "0", "--send-give-up", "2",
+                                "--max-body-bytes", "20000", spans_file])
+be.stop()
+m = re.search(r"--send gave up after 2 failed rounds of retries in a row \(--send-give-up\): "
+              r"(\d+) spans sent, (\d+) failed after being attempted, (\d+) never attempted", err)
+counts = [int(x) for x in m.groups()] if m else []
+check("a permanent outage: the give-up message with the three counts, exit 1, %.1f s" % took,
+      rc == 1 and m is not None and counts[0] == len(be.accepted) > 0 and counts[1] > 0 and
+      counts[2] > 0 and sum(counts) == SENT_N and len(be.arrivals) == 3 and took < 30, rc,
+      counts, len(be.arrivals), err)
+check("the summary is the last line and counts the spans never attempted",
+      err.splitlines()[-1].startswith("tracewire: convert: sent %d spans" % counts[0]) and
+      "never attempted %d" % counts[2] in err.splitlines()[-1] if counts else False, err)
+
+# 429 Too Many Requests is retried after its Retry-After (OTLP/HTTP lists it as retryable); it
+# used to fail the batch at once, as any 4xx.
+be = Backend(lambda k: (429, {"Retry-After": "1"}) if k == 1 else (200, {}))
+rc, out, err, took = timed_run(["--send", be.url, dapper_spans("few.dapper", 5)])
+be.stop()
+check("429 with Retry-After: 1 is retried after a second and every span delivered",
+      rc == 0 and sorted(be.accepted) == ["%016x" % i for i in range(1, 6)] and
+      len(be.arrivals) == 2 and be.arrivals[1] - be.arrivals[0] >= 0.9, rc, err)
+
+# Spans the backend refuses: each named once, with the prefix and its ids in their own width;
+# the summary counts the refused requests ("sent 0 spans in 0 requests" used to be all).
+be = Backend(lambda k: (400, {}))
+rc, out, err, took = timed_run(["--send", be.url, dapper_spans("refused.dapper", 3)])
+be.stop()
+refused = [line for line in err.splitlines() if "refused:" in line]
+check("each refused span is reported once, prefixed, with 16-digit ids",
+      rc == 1 and len(refused) == 3 and
+      all(line.startswith("tracewire: convert: --send (zipkin): span %016x/%016x refused"
+                          % (i, i)) for i, line in zip(range(1, 4), refused)) and
+      not re.search(r"[0-9a-f]{32}", err), err)
+check("the summary counts the refused requests",
+      "requests made %d" % len(be.arrivals) in err and
+      "refused by the backend %d)" % len(be.arrivals) in err and "failed 3 spans" in err, err)
+
 # A Jaeger agent that is not there: one warning per run, not one per process.
 probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 probe.bind(("127.0.0.1", 0))
@@ -826,6 +934,14 @@ rc, out, err, took = timed_run(["--send", "udp://127.0.0.1:%d" % udp_port,
 warned = [line for line in err.splitlines() if "not repeated" in line]
 check("UDP to no agent: the warning appears once per run (%d)" % len(warned),
       rc == 1 and len(warned) == 1 and "failed 600" in err, err[-1500:])
+
+# The summary is the last line even when the output cannot be written.
+if os.path.exists("/dev/full"):
+    rc, out, err, took = timed_run(["--to", "zipkin-v2-json", "-o", "/dev/full", SKEW])
+    lines = err.splitlines()
+    check("a failed write is said before the summary, which stays the last line",
+          rc == 1 and "write error" in err and lines[-1].startswith("tracewire: convert: read"),
+          rc, err)
 
 
 # ---- bounded memory on a large input ---------------------------------------------------------

@@ -121,16 +121,16 @@ for args in \
     # shellcheck disable=SC2086
     set -- $args
     IFS=$old_ifs
-    check "convert $*" env -i PATH="$PATH" "$tw" convert --retries 0 --timeout-ms 300 "$@" \
-        "$work/in.json"
+    check "convert $*" env -i PATH="$PATH" "$tw" convert --retries 0 --timeout-ms 300 \
+        --send-give-up 2 "$@" "$work/in.json"
 done
 # A span that is sent, so that the failed request is reported with its URL.
 printf '%s\n' '{"traceId":"a1","id":"b2","name":"x","timestamp":1700000000000000,"duration":1}' \
     >"$work/span.json"
 for where in "?token=$secret" "?$secret" "#$secret" ";jsessionid=$secret" ";$secret"; do
     check "convert --send ...$where, the request failing" env -i PATH="$PATH" "$tw" convert \
-        --retries 0 --timeout-ms 300 --send "http://127.0.0.1:$closed/api/v2/spans$where" \
-        "$work/span.json"
+        --retries 0 --timeout-ms 300 --send-give-up 2 \
+        --send "http://127.0.0.1:$closed/api/v2/spans$where" "$work/span.json"
 done
 
 # `tracewire agent`: its destinations take the same URLs, headers and users as convert --send.

@@ -76,20 +76,41 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
 typedef void (*tw__http_refused_fn)(void *arg, uint64_t trace_id_high, uint64_t trace_id_low,
                                     uint64_t span_id, const char *reason);
 
-/* Sets the refusal callback of an HTTP sender (NULL: none; the sender logs
- * each new reason once either way). A no-op on other senders. */
+/* Sets the refusal callback of an HTTP sender (NULL: none, and the sender
+ * logs each new reason once; with a callback, the callback reports every
+ * refused span and the sender logs none). A no-op on other senders. */
 void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void *arg);
 
 /* What an HTTP sender did beyond tw__report_counters. */
 typedef struct tw__http_sender_stats {
-    uint64_t retries;        /* attempts after a retryable failure */
-    uint64_t split_requests; /* bodies sent to isolate refused spans */
-    uint64_t refused;        /* single spans refused (also counted failed) */
-    uint64_t body_bytes;     /* uncompressed bytes of the bodies sent */
+    uint64_t requests;         /* requests made, whatever their outcome */
+    uint64_t refused_requests; /* of those, answered 400 or 413 */
+    uint64_t retries;          /* attempts after a retryable failure */
+    uint64_t split_requests;   /* bodies sent to isolate refused spans */
+    uint64_t refused;          /* single spans refused (also counted failed) */
+    uint64_t body_bytes;       /* uncompressed bytes of the bodies sent */
+    /* Of the failed spans, those no request was made for: the cool-down
+     * after used-up retries, the close deadline, or patience run out. */
+    uint64_t unattempted;
+    unsigned int failed_rounds; /* failed rounds of retries in a row now */
+    bool has_given_up;          /* patient mode: patience ran out */
 } tw__http_sender_stats;
 
 /* Zeros for a sender that is not an HTTP sender. */
 void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out);
+
+/* Patient mode, for a batch tool that may wait (`tracewire convert
+ * --send`, through transport/sender.h), never for a reporter, whose
+ * sender must not hold up its queue: @rounds > 0 makes a batch that used up
+ * its retries wait out the cool-down (it doubles with each failed round in
+ * a row, up to 30 s) and try again, instead of failing it and the batches
+ * behind it at once; the caller's thread waits, so it stops feeding spans
+ * (memory stays bounded by the batcher). After @rounds failed rounds in a
+ * row (a round: one body's retries used up, or one failure no retry
+ * cures) the sender gives up: the body in hand fails, and every later span
+ * fails without a request (counted in unattempted). 0: the reporters' way
+ * (the default). A no-op on other senders. */
+void tw__http_sender_set_patience(tw__sender *s, unsigned int rounds);
 
 /* Batches @span (consumes the reference) for @process instead of the
  * process the sender was opened with: a sender used by transport/sender.h

@@ -59,12 +59,23 @@
  *
  * After a batch has used up its retries on a retryable failure, the sender
  * fails the next batches at once, without touching the network, for a
- * cool-down (clamp(initial_backoff << max_retries, 1 s, 30 s)); the first
- * batch after it tries again. So a collector that is down costs one retry
- * cycle per cool-down, and close() (which sends whatever is queued) waits at
- * most about one retry cycle instead of one per queued batch. The rejected
- * option was to keep retrying each batch: with a stuck collector, closing a
- * tracer with a full queue could take minutes.
+ * cool-down (clamp(initial_backoff << max_retries, 1 s, 30 s), at least
+ * the server's last Retry-After); the first batch after it tries again. So
+ * a collector that is down costs one retry cycle per cool-down, and close()
+ * (which sends whatever is queued) waits at most about one retry cycle
+ * instead of one per queued batch. The rejected option was to keep retrying
+ * each batch: with a stuck collector, closing a tracer with a full queue
+ * could take minutes.
+ *
+ * Patient mode (tw__http_sender_set_patience; `convert --send`, never a
+ * reporter): a batch tool may wait where an application may not. A body
+ * whose retries are used up waits out the cool-down, which doubles with
+ * each failed round in a row (up to 30 s), and is sent again; the caller's
+ * thread waits with it, so a batch tool reads no input meanwhile and memory
+ * stays bounded by the batcher. A failure no retry cures (a 401) fails its
+ * batch only. After `patience` failed rounds in a row the sender gives up:
+ * every later span fails at once, counted in unattempted (as are the spans
+ * failed by the cool-down or the close deadline, without a request).
  *
  * Waiting: each request runs on a multi handle of the sender's own
  * (curl_multi_poll), never in a blocking call, so that the async
@@ -101,7 +112,7 @@
 #define BREAKER_MIN_MS 1000u
 #define BREAKER_MAX_MS 30000u
 #define RETRY_AFTER_MAX_MS BREAKER_MAX_MS /* the longest Retry-After honoured */
-#define RESPONSE_SNIPPET 200 /* bytes of an error answer kept for the log */
+#define RESPONSE_SNIPPET 200              /* bytes of an error answer kept for the log */
 
 /* Once the status line and headers say 2xx the batch is accepted; what is
  * left of the answer's body is read for at most this long and this many
@@ -113,8 +124,10 @@
 #define GZIP_LEVEL 1
 #define MAX_SPLIT_DEPTH 64 /* log2 of any batch that fits in memory */
 
-/* REFUSED: a 400 or 413, the answer to the body's content or size. */
-typedef enum outcome { SENT, RETRY, GIVE_UP, REFUSED } outcome;
+/* REFUSED: a 400 or 413, the answer to the body's content or size.
+ * COOLING: a retryable failure that used up its retries (the cool-down
+ * started); GIVE_UP: any other failure. */
+typedef enum outcome { SENT, RETRY, GIVE_UP, REFUSED, COOLING } outcome;
 
 typedef struct {
     tw__sender base;
@@ -164,7 +177,13 @@ typedef struct {
     void *refused_arg;
     tw__http_sender_stats stats;
 
-    int64_t breaker_until_ns;              /* batches fail at once before this (mono) */
+    int64_t breaker_until_ns;    /* batches fail at once before this (mono) */
+    unsigned int retry_after_ms; /* the last Retry-After of the body being posted */
+    /* Patient mode (tw__http_sender_set_patience): 0, the reporters' way;
+     * else the failed rounds in a row after which the sender gives up. */
+    unsigned int patience;
+    unsigned int failed_rounds;            /* in a row: reset by an answer that is not a failure */
+    bool has_given_up;                     /* patient mode ran out: nothing more is attempted */
     uint64_t rng;                          /* backoff jitter (xorshift64) */
     char last_error[CURL_ERROR_SIZE + 32]; /* the last failure logged, to log each new one once */
     char last_answer_cut[CURL_ERROR_SIZE + 64]; /* the same for accepted answers cut short */
@@ -416,6 +435,7 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)h->wire_len);
     curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     bool gave_up = false;
+    h->stats.requests++;
     CURLcode rc = perform(h, &gave_up);
     if (is_accepted(h)) {
         /* The status line decides: a 2xx took the batch, so a body that
@@ -439,8 +459,10 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     }
     long status = h->head.status;
     snprintf(what, what_size, "HTTP status %ld", status);
-    if (status == 400 || status == 413)
+    if (status == 400 || status == 413) {
+        h->stats.refused_requests++;
         return REFUSED;
+    }
     /* 429 Too Many Requests is "not now", as OTLP/HTTP lists it (with 502,
      * 503 and 504) among the codes to retry; every other 4xx is about the
      * request itself. */
@@ -453,7 +475,7 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     curl_off_t after_s = 0;
     if (curl_easy_getinfo(h->curl, CURLINFO_RETRY_AFTER, &after_s) == CURLE_OK && after_s > 0)
         *retry_after_ms = after_s > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS
-                                                               : (unsigned int)after_s * 1000u;
+                                                              : (unsigned int)after_s * 1000u;
 #endif
     return RETRY;
 }
@@ -486,14 +508,34 @@ static void sleep_ms(http_sender *h, unsigned int ms)
     }
 }
 
+/* The cool-down after a round of retries used up: clamp(initial_backoff <<
+ * max_retries, 1 s, 30 s), at least the server's last Retry-After. In
+ * patient mode it doubles with each failed round in a row (still at most
+ * 30 s), so that a backend that is restarting gets time to come back. */
+static unsigned int cool_down_ms(const http_sender *h)
+{
+    unsigned int shift = h->max_retries < 20 ? h->max_retries : 20;
+    if (h->patience && h->failed_rounds > 0)
+        shift += h->failed_rounds - 1 < 20 ? h->failed_rounds - 1 : 20;
+    uint64_t cool_ms = (uint64_t)h->initial_backoff_ms << shift;
+    if (cool_ms < BREAKER_MIN_MS)
+        cool_ms = BREAKER_MIN_MS;
+    if (cool_ms < h->retry_after_ms)
+        cool_ms = h->retry_after_ms;
+    if (cool_ms > BREAKER_MAX_MS)
+        cool_ms = BREAKER_MAX_MS;
+    return (unsigned int)cool_ms;
+}
+
 /* POSTs the body with retries: SENT, REFUSED (not logged: the caller
- * splits or reports; @what has the reason) or GIVE_UP (logged; the
- * cool-down may have started). */
+ * splits or reports; @what has the reason), COOLING (retries used up on a
+ * retryable failure: logged, the cool-down started) or GIVE_UP (logged). */
 static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size)
 {
     int64_t start = tw__mono_ns();
     int64_t budget_ns = (int64_t)h->max_retry_time_ms * 1000000;
     uint64_t backoff_ms = h->initial_backoff_ms;
+    h->retry_after_ms = 0;
     for (unsigned int attempt = 0;; attempt++) {
         int64_t left_ms = (budget_ns - (tw__mono_ns() - start)) / 1000000;
         unsigned int timeout = h->timeout_ms;
@@ -528,6 +570,7 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
             return GIVE_UP;
         }
         /* Retryable. Equal jitter: half the delay fixed, half random. */
+        h->retry_after_ms = retry_after_ms;
         uint64_t delay = backoff_ms / 2 + next_random(h) % (backoff_ms / 2 + 1);
         if (delay < retry_after_ms)
             delay = retry_after_ms;
@@ -541,15 +584,10 @@ static outcome post(http_sender *h, size_t n_spans, char *what, size_t what_size
         if (backoff_ms < 3600000u)
             backoff_ms *= 2;
     }
-    uint64_t cool_ms = (uint64_t)h->initial_backoff_ms
-                       << (h->max_retries < 20 ? h->max_retries : 20);
-    if (cool_ms < BREAKER_MIN_MS)
-        cool_ms = BREAKER_MIN_MS;
-    if (cool_ms > BREAKER_MAX_MS)
-        cool_ms = BREAKER_MAX_MS;
-    h->breaker_until_ns = tw__mono_ns() + (int64_t)cool_ms * 1000000;
-    log_failure(h, what, n_spans);
-    return GIVE_UP;
+    h->breaker_until_ns = tw__mono_ns() + (int64_t)cool_down_ms(h) * 1000000;
+    if (!h->patience) /* patient: post_patiently says what happens next */
+        log_failure(h, what, n_spans);
+    return COOLING;
 }
 
 /* ---- batching: transport/batcher.h over the format -------------------------------------- */
@@ -644,8 +682,11 @@ static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why
 {
     h->stats.refused++;
     tw__count(&h->base.counters->failed, 1);
-    if (h->on_refused)
+    if (h->on_refused) {
+        /* The callback reports it (`convert --send` prints each one). */
         h->on_refused(h->refused_arg, m->trace_id_high, m->trace_id_low, m->span_id, why);
+        return;
+    }
     if (strncmp(h->last_error, why, sizeof(h->last_error) - 1) == 0)
         return;
     snprintf(h->last_error, sizeof h->last_error, "%s", why);
@@ -653,6 +694,62 @@ static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why
                 "%s: POST %s refused span %016" PRIx64 "%016" PRIx64 "/%016" PRIx64
                 ": %s (counted as failed; this message is not repeated until the error changes)",
                 h->fmt_vt->name, h->log_url, m->trace_id_high, m->trace_id_low, m->span_id, why);
+}
+
+/* Patient mode: waits until the cool-down ends (or the close deadline). */
+static void wait_cool_down(http_sender *h)
+{
+    int64_t left_ns = h->breaker_until_ns - tw__mono_ns();
+    if (left_ns > 0) {
+        tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name, "%s: POST %s: waiting %lld ms to try again",
+                    h->fmt_vt->name, h->log_url, (long long)((left_ns + 999999) / 1000000));
+        sleep_ms(h, (unsigned int)((left_ns + 999999) / 1000000));
+    }
+}
+
+/* post(), and in patient mode again after each cool-down, the same body,
+ * until it goes, is refused, or patience runs out: then the sender gives
+ * up (logged once) and attempts nothing more. Outside patient mode, one
+ * post(). */
+static outcome post_patiently(http_sender *h, size_t n_spans, char *what, size_t what_size)
+{
+    for (;;) {
+        outcome o = post(h, n_spans, what, what_size);
+        if (o == SENT || o == REFUSED) {
+            h->failed_rounds = 0;
+            return o;
+        }
+        if (!h->patience)
+            return o;
+        h->failed_rounds++;
+        if (h->failed_rounds >= h->patience) {
+            h->has_given_up = true;
+            snprintf(h->last_error, sizeof h->last_error, "%s", what);
+            tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
+                        "%s: POST %s: giving up after %u failed rounds of retries in a row (the "
+                        "last: %s); the spans not sent yet are not attempted",
+                        h->fmt_vt->name, h->log_url, h->failed_rounds, what);
+            return o;
+        }
+        /* A failure no retry cures (a 401, a certificate) fails this batch;
+         * the next one tries again. Used-up retries wait for the
+         * cool-down, then try the same body again. */
+        if (o != COOLING)
+            return o;
+        unsigned int cool_ms = cool_down_ms(h);
+        h->breaker_until_ns = tw__mono_ns() + (int64_t)cool_ms * 1000000;
+        snprintf(h->last_error, sizeof h->last_error, "%s", what); /* "works again" follows */
+        tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
+                    "%s: POST %s failed: %s%s%s (retries used up: round %u of %u); the same "
+                    "%zu spans are tried again in %u ms",
+                    h->fmt_vt->name, h->log_url, what, h->snippet_len ? ": " : "", h->snippet,
+                    h->failed_rounds, h->patience, n_spans, cool_ms);
+        wait_cool_down(h);
+        if (tw__sender_gave_up(&h->base)) {
+            snprintf(what, what_size, "abandoned at the close deadline");
+            return GIVE_UP;
+        }
+    }
 }
 
 /*
@@ -665,11 +762,19 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
                        unsigned int *budget)
 {
     tw__report_counters *c = h->base.counters;
+    if (h->patience && !h->has_given_up && tw__mono_ns() < h->breaker_until_ns)
+        wait_cool_down(h); /* patient: the batch waits (the caller's thread with it) */
     if (tw__sender_gave_up(&h->base)) {
         /* Closing, past the deadline: nothing more is sent. */
         tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name, "%s: close deadline passed: %zu spans failed",
                     h->fmt_vt->name, n);
         tw__count(&c->failed, n);
+        h->stats.unattempted += n;
+        return;
+    }
+    if (h->has_given_up) {
+        tw__count(&c->failed, n);
+        h->stats.unattempted += n;
         return;
     }
     if (tw__mono_ns() < h->breaker_until_ns) {
@@ -677,6 +782,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name,
                     "%s: cooling down after failed retries: %zu spans failed", h->fmt_vt->name, n);
         tw__count(&c->failed, n);
+        h->stats.unattempted += n;
         return;
     }
     tw__batch *b = h->sending;
@@ -709,7 +815,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         h->wire_len = h->gzbuf.len;
     }
     char what[CURL_ERROR_SIZE + RESPONSE_SNIPPET + 48] = "";
-    outcome o = post(h, n, what, sizeof what);
+    outcome o = post_patiently(h, n, what, sizeof what);
     if (o == SENT) {
         tw__count(&c->sent, n);
         tw__count(&c->batches, 1);
@@ -837,6 +943,7 @@ static void http_after_fork_child(tw__sender *s)
     atomic_store(&h->wakeable, NULL);
     h->is_attached = false;
     h->breaker_until_ns = 0;
+    h->failed_rounds = 0;
     h->rng ^= (uint64_t)getpid() << 17;
 }
 
@@ -905,8 +1012,18 @@ void tw__http_sender_set_refused_fn(tw__sender *s, tw__http_refused_fn fn, void 
 void tw__http_sender_get_stats(const tw__sender *s, tw__http_sender_stats *out)
 {
     memset(out, 0, sizeof(*out));
+    if (s && s->vtable == &http_vtable) {
+        const http_sender *h = (const http_sender *)s;
+        *out = h->stats;
+        out->has_given_up = h->has_given_up;
+        out->failed_rounds = h->failed_rounds;
+    }
+}
+
+void tw__http_sender_set_patience(tw__sender *s, unsigned int rounds)
+{
     if (s && s->vtable == &http_vtable)
-        *out = ((const http_sender *)s)->stats;
+        ((http_sender *)s)->patience = rounds;
 }
 
 void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span)

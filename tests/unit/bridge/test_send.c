@@ -14,9 +14,12 @@
  * URLs), each target's body, content types, gzip on and off, batches cut
  * under max_body_bytes (uncompressed) and datagrams under 65000 bytes, 5xx
  * retried then delivered, connection refused (retried, then failed and
- * counted), a 400 split that isolates one bad span among many (for each
- * HTTP format), more processes than live senders, Jaeger's error tag rule,
- * Zipkin's shared flag, and sent + failed + too_large = spans given.
+ * counted), an outage longer than the retries (waited out: every span
+ * delivered), a backend down for good (given up after the failed rounds,
+ * the spans never attempted counted apart), a 400 split that isolates one
+ * bad span among many (for each HTTP format), more processes than live
+ * senders, Jaeger's error tag rule, Zipkin's shared flag, and sent + failed
+ * + too_large = spans given.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -751,6 +754,7 @@ static void test_connection_refused_is_retried_then_failed(void)
     snprintf(url, sizeof url, "http://127.0.0.1:%u/api/v2/spans", closed_port());
     twb_send_options o = fast_options();
     o.max_retries = 2;
+    o.give_up_rounds = 1; /* one round of retries, then give up */
     twb_sender *s = twb_sender_new(url, &o, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     span_set set;
@@ -763,6 +767,85 @@ static void test_connection_refused_is_retried_then_failed(void)
     CU_ASSERT_EQUAL(st.retries, 2);
     CU_ASSERT_EQUAL(st.batches, 0);
     CU_ASSERT_EQUAL(st.bytes, 0);
+    CU_ASSERT(st.has_given_up);
+    CU_ASSERT_EQUAL(st.unattempted, 0); /* one body, attempted */
+    assert_accounted(s, set.n);
+    twb_sender_free(s);
+    free_set(&set);
+}
+
+/* The requests of test_outage_longer_than_the_retries_is_waited_out that
+ * were answered 503 (the second to the fifth). */
+static bool is_after_the_outage(const http_request *q)
+{
+    for (size_t i = 1; i <= 4; i++) {
+        if (q == http_receiver_request(&rx, i))
+            return false;
+    }
+    return true;
+}
+
+/* An outage longer than a batch's retries: the sender waits out the
+ * cool-down and tries the same body again, instead of failing it and every
+ * batch of the cool-down at once (a reporter's way): every span arrives. */
+static void test_outage_longer_than_the_retries_is_waited_out(void)
+{
+    reset_receiver(202);
+    /* Batch 1 goes; batch 2 uses up its retries twice (2 rounds), then goes. */
+    const http_step steps[] = {
+        {.status = 202}, {.status = 503}, {.status = 503}, {.status = 503}, {.status = 503}};
+    http_receiver_script(&rx, steps, 5);
+    span_set set;
+    make_set(&set, 60, 1, 300, SIZE_MAX);
+    twb_send_options o = fast_options();
+    o.max_retries = 1;
+    o.max_body_bytes = 4096;
+    twb_sender *s = sender_for("/api/v2/spans", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    send_all(s, &set);
+    twb_send_stats st;
+    twb_sender_stats(s, &st);
+    CU_ASSERT_EQUAL(st.sent, set.n);
+    CU_ASSERT_EQUAL(st.failed, 0);
+    CU_ASSERT_FALSE(st.has_given_up);
+    CU_ASSERT(st.batches >= 5);
+    CU_ASSERT_EQUAL(st.requests, st.batches + 4);
+    CU_ASSERT_EQUAL_FATAL(http_receiver_count(&rx), st.requests);
+    /* The cool-down (at least 1 s) between the rounds, and the same body. */
+    const http_request *a = http_receiver_request(&rx, 2), *b = http_receiver_request(&rx, 3);
+    CU_ASSERT(b->arrival_us - a->arrival_us >= 950 * 1000);
+    CU_ASSERT(a->body->len == b->body->len &&
+              memcmp(a->body->data, b->body->data, a->body->len) == 0);
+    assert_arrived(&targets[0], &set, SIZE_MAX, is_after_the_outage);
+    twb_sender_free(s);
+    free_set(&set);
+}
+
+/* A backend down for good: after give_up_rounds failed rounds in a row the
+ * sender gives up; what it never attempted is counted apart. */
+static void test_give_up_after_failed_rounds_counts_the_unattempted(void)
+{
+    reset_receiver(503);
+    span_set set;
+    make_set(&set, 60, 1, 300, SIZE_MAX);
+    twb_send_options o = fast_options();
+    o.max_retries = 0;
+    o.give_up_rounds = 2;
+    o.max_body_bytes = 4096;
+    twb_sender *s = sender_for("/api/v2/spans", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    gint64 start = g_get_monotonic_time();
+    send_all(s, &set);
+    gint64 took_us = g_get_monotonic_time() - start;
+    twb_send_stats st;
+    twb_sender_stats(s, &st);
+    CU_ASSERT(st.has_given_up);
+    CU_ASSERT_EQUAL(st.sent, 0);
+    CU_ASSERT_EQUAL(st.failed, set.n);
+    CU_ASSERT_EQUAL(st.requests, 2);
+    CU_ASSERT_EQUAL(http_receiver_count(&rx), 2);
+    CU_ASSERT(st.unattempted > 0 && st.unattempted < set.n); /* the first body was attempted */
+    CU_ASSERT(took_us >= 950 * 1000 && took_us < 20 * 1000 * 1000); /* one cool-down */
     assert_accounted(s, set.n);
     twb_sender_free(s);
     free_set(&set);
@@ -1006,6 +1089,8 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_target_rules_zipkin_shared_and_jaeger_error);
     CU_ADD_TEST(suite, test_5xx_is_retried_then_delivered);
     CU_ADD_TEST(suite, test_connection_refused_is_retried_then_failed);
+    CU_ADD_TEST(suite, test_outage_longer_than_the_retries_is_waited_out);
+    CU_ADD_TEST(suite, test_give_up_after_failed_rounds_counts_the_unattempted);
     CU_ADD_TEST(suite, test_400_split_isolates_the_bad_span);
     CU_ADD_TEST(suite, test_400_to_everything_is_bounded);
     CU_ADD_TEST(suite, test_more_processes_than_senders);
