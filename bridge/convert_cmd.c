@@ -184,6 +184,21 @@ static void list_formats(void)
         printf("  %-18s %s\n", twb_writers[i]->name, twb_writers[i]->summary);
 }
 
+/* --send: one backend per run; a second --send is refused rather than
+ * silently replacing the first. */
+static gboolean on_send_option(const gchar *name, const gchar *value, gpointer data, GError **error)
+{
+    (void)name;
+    cli *c = data;
+    if (c->send) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--send given twice: one backend per run (run convert once per backend)");
+        return FALSE;
+    }
+    c->send = g_strdup(value);
+    return TRUE;
+}
+
 /* Closes --rejects and the output (standard output is flushed) and sets
  * them to NULL. A write error shows at the latest here: it is said whatever
  * the exit status already is (a run with rejects exits 1 anyway, and a lost
@@ -293,7 +308,7 @@ int tw__convert_cmd_main(int argc, char **argv)
          "FORMAT"},
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &c.output, "Write to FILE (default: stdout)",
          "FILE"},
-        {"send", 0, 0, G_OPTION_ARG_STRING, &c.send,
+        {"send", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_send_option,
          "Ship to a backend: http(s)://.../api/v2/spans (Zipkin), .../api/traces (Jaeger "
          "collector), .../v1/traces (OTLP), udp://host:6831 (Jaeger agent)",
          "URL"},
@@ -352,7 +367,9 @@ int tw__convert_cmd_main(int argc, char **argv)
              "record converted, 1 when a record was rejected or the run failed, 2 on a usage "
              "error. Rules: docs/bridge.md.");
     g_option_context_set_description(ctx, "Manual page: tracewire-convert(1).");
-    g_option_context_add_main_entries(ctx, entries, NULL);
+    GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, &c, NULL);
+    g_option_group_add_entries(group, entries);
+    g_option_context_set_main_group(ctx, group);
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         tw__cli_error("convert: %s%s (see 'tracewire convert --help')", gerr->message,
@@ -404,6 +421,31 @@ int tw__convert_cmd_main(int argc, char **argv)
     }
     if (c.send && c.output) {
         rc = usage_error(ctx, "--send ships to a backend: it takes no --output");
+        goto free_cli;
+    }
+    /* The options of --send mean nothing without it: given alone they are a
+     * mistake (a forgotten --send), not something to ignore. */
+    const struct {
+        const char *name;
+        bool is_given;
+    } send_only[] = {{"--max-body-bytes", c.max_body_bytes != OPTION_UNSET},
+                     {"--retries", c.retries != OPTION_UNSET},
+                     {"--timeout-ms", c.timeout_ms != OPTION_UNSET},
+                     {"--send-give-up", c.send_give_up != OPTION_UNSET},
+                     {"--no-gzip", c.no_gzip},
+                     {"--header", c.headers != NULL},
+                     {"--user", c.user != NULL},
+                     {"--send-format", c.send_format != NULL}};
+    for (size_t i = 0; !c.send && i < sizeof send_only / sizeof send_only[0]; i++) {
+        if (send_only[i].is_given) {
+            rc = usage_error(ctx, "%s is an option of --send, which is not given",
+                             send_only[i].name);
+            goto free_cli;
+        }
+    }
+    if (c.user && !strchr(c.user, ':')) {
+        /* The value is not shown: it may be a password typed alone. */
+        rc = usage_error(ctx, "--user takes NAME:PASSWORD (the value given has no ':')");
         goto free_cli;
     }
     const struct {

@@ -11,7 +11,7 @@ B can hold A; bad records reported as file:line, copied verbatim to --rejects, e
 traces and debug traces; clock-skew adjustment; Jaeger's own ids for shared server spans;
 stdin and --output; memory staying bounded on a large generated input; --send against a
 scripted local backend (an outage longer than the retries, a permanent outage, 429 with
-Retry-After, refused spans) and its messages.
+Retry-After, refused spans), its messages and its usage errors.
 
 Usage: test_convert_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the
 command (e.g. valgrind) except the large-input check.
@@ -490,8 +490,8 @@ rc, out, err = run(["--from", "otlp-proto", "--to", "zipkin-v2-json", notpb])
 check("input that is not protobuf is rejected, not a crash", rc == 1 and out == b"[]\n",
       rc, err)
 rc, out, err = run(["--to", "zipkin-v2-json", "--send-format", "otlp-http-proto", src])
-check("--send-format without --send is still a usage error or ignored, never a crash",
-      rc in (0, 2), rc, err)
+check("--send-format without --send is a usage error naming it",
+      rc == 2 and "--send-format" in err and out == b"", rc, err)
 
 for rel in FIXTURES.get("jaeger-json", [])[:4]:
     path = fixture(rel)
@@ -942,6 +942,23 @@ if os.path.exists("/dev/full"):
     check("a failed write is said before the summary, which stays the last line",
           rc == 1 and "write error" in err and lines[-1].startswith("tracewire: convert: read"),
           rc, err)
+
+# Usage errors (exit 2, naming the option): --user without a colon (the value is not shown),
+# the options of --send without it (they were ignored), --send given twice (the last won).
+rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "-u", "s3cr3t", SKEW])
+check("-u without a colon is a usage error naming --user, the value not shown",
+      rc == 2 and "--user" in err and "s3cr3t" not in err, rc, err)
+for opt in [["--max-body-bytes", "2048"], ["--retries", "1"], ["--timeout-ms", "100"],
+            ["--send-give-up", "3"], ["--no-gzip"], ["-H", "X-A: b"], ["--header", "X-A: b"],
+            ["-u", "a:b"], ["--user", "a:b"], ["--send-format", "zipkin"]]:
+    rc, out, err = run(["--to", "dapper"] + opt + [SKEW])
+    name = {"-H": "--header", "-u": "--user"}.get(opt[0], opt[0])
+    check("%s without --send is a usage error naming it" % opt[0],
+          rc == 2 and "%s is an option of --send" % name in err and out == b"",
+          rc, err)
+rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "--send",
+                    "http://127.0.0.1:2/api/v2/spans", SKEW])
+check("--send given twice is a usage error", rc == 2 and "--send given twice" in err, rc, err)
 
 
 # ---- bounded memory on a large input ---------------------------------------------------------
