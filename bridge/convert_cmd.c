@@ -156,19 +156,36 @@ static bool any_input_opens(char **files)
     return false;
 }
 
+/* Each --send format and the --to format whose bytes it sends. */
+static const struct {
+    const char *send, *to;
+} send_outputs[] = {{"zipkin", "zipkin-v2-json"},    {"jaeger-http", "jaeger-thrift"},
+                    {"otlp-http", "otlp-json"},      {"otlp-http-proto", "otlp-proto"},
+                    {"jaeger-udp", "jaeger-thrift"}, {"jaeger-udp-binary", "jaeger-thrift"}};
+
+static bool is_udp_format(const char *send_format)
+{
+    return strncmp(send_format, "jaeger-udp", 10) == 0;
+}
+
 /* The --to format whose bytes a --send destination format takes (NULL: none). */
 static const char *send_format_output(const char *send_format)
 {
-    static const struct {
-        const char *send, *to;
-    } map[] = {{"zipkin", "zipkin-v2-json"},
-               {"jaeger-http", "jaeger-thrift"},
-               {"otlp-http", "otlp-json"},
-               {"jaeger-udp", "jaeger-thrift"},
-               {"jaeger-udp-binary", "jaeger-thrift"}};
-    for (size_t i = 0; send_format && i < sizeof map / sizeof map[0]; i++) {
-        if (strcmp(map[i].send, send_format) == 0)
-            return map[i].to;
+    for (size_t i = 0; send_format && i < sizeof send_outputs / sizeof send_outputs[0]; i++) {
+        if (strcmp(send_outputs[i].send, send_format) == 0)
+            return send_outputs[i].to;
+    }
+    return NULL;
+}
+
+/* A --send-format over the same transport (HTTP or UDP) as @send_format
+ * that sends the bytes of --to @to, or NULL. */
+static const char *send_format_for(const char *send_format, const char *to)
+{
+    for (size_t i = 0; i < sizeof send_outputs / sizeof send_outputs[0]; i++) {
+        if (strcmp(send_outputs[i].to, to) == 0 &&
+            is_udp_format(send_outputs[i].send) == is_udp_format(send_format))
+            return send_outputs[i].send;
     }
     return NULL;
 }
@@ -588,12 +605,19 @@ int tw__convert_cmd_main(int argc, char **argv)
             rc = TW_CLI_EXIT_USAGE;
             goto free_custom;
         }
-        /* A --to is welcome when it names what the destination takes. */
-        const char *takes = send_format_output(twb_sender_format(r.sender));
+        /* A --to is welcome when it names the bytes the destination takes
+         * (--send-format otlp-http-proto sends otlp-proto). */
+        const char *fmt = twb_sender_format(r.sender);
+        const char *takes = send_format_output(fmt);
         if (c.to && (!takes || strcmp(c.to, takes) != 0)) {
-            tw__cli_error("convert: --to %s conflicts with --send: %s takes %s (name the "
-                          "matching --to, or none)",
-                          c.to, twb_sender_format(r.sender), takes ? takes : "no --to format");
+            const char *other = send_format_for(fmt, c.to);
+            char hint[128] = "";
+            if (other)
+                snprintf(hint, sizeof hint, "; --send-format %s sends %s", other, c.to);
+            tw__cli_error("convert: --to %s conflicts with --send: it sends %s (%s%s%s); name "
+                          "the matching --to, or none",
+                          c.to, takes ? takes : "no --to format",
+                          c.send_format ? "--send-format " : "format ", fmt, hint);
             rc = TW_CLI_EXIT_USAGE;
             goto close_out;
         }

@@ -29,7 +29,9 @@ _tracewire_values()
     "convert --skew") printf '%s\n' off adjust ;;
     "convert --time-unit") printf '%s\n' auto s ms us ns ;;
     "convert --id-base") printf '%s\n' auto hex dec ;;
-    "convert --send-format") printf '%s\n' zipkin jaeger-http otlp-http jaeger-udp jaeger-udp-binary ;;
+    "convert --send-format")
+        printf '%s\n' zipkin jaeger-http otlp-http otlp-http-proto jaeger-udp jaeger-udp-binary
+        ;;
     "convert --output" | "convert -o" | "convert --rejects" | "convert --map-file") echo __file__ ;;
     "context "*" --format" | "context "*" -f") printf '%s\n' auto jaeger b3 b3-single w3c ;;
     esac

@@ -11,7 +11,8 @@ B can hold A; bad records reported as file:line, copied verbatim to --rejects, e
 traces and debug traces; clock-skew adjustment; Jaeger's own ids for shared server spans;
 stdin and --output; memory staying bounded on a large generated input; --send against a
 scripted local backend (an outage longer than the retries, a permanent outage, 429 with
-Retry-After, refused spans), its messages and its usage errors.
+Retry-After, refused spans), its messages and its usage errors; the formats of the manual
+page against --list-formats.
 
 Usage: test_convert_cmd.py TRACEWIRE FIXTURES_DIR. TW_TEST_WRAPPER prefixes runs of the
 command (e.g. valgrind) except the large-input check.
@@ -943,6 +944,19 @@ if os.path.exists("/dev/full"):
           rc == 1 and "write error" in err and lines[-1].startswith("tracewire: convert: read"),
           rc, err)
 
+# --send-format otlp-http-proto sends what --to otlp-proto writes: accepted together; a --to
+# that conflicts is named with the --send-format that would send it.
+be = Backend(lambda k: (200, {}))
+otlp_url = be.url.replace("/api/v2/spans", "/v1/traces")
+rc, out, err = run(["--send", otlp_url, "--send-format", "otlp-http-proto", "--to", "otlp-proto",
+                    SKEW])
+check("--send-format otlp-http-proto with --to otlp-proto is accepted",
+      rc == 0 and len(be.arrivals) >= 1 and "sent 4 spans" in err, rc, err)
+be.stop()
+rc, out, err = run(["--send", otlp_url, "--to", "otlp-proto", SKEW])
+check("--to otlp-proto with an OTLP/JSON --send names the conflict and --send-format",
+      rc == 2 and "otlp-json" in err and "--send-format otlp-http-proto" in err, rc, err)
+
 # Usage errors (exit 2, naming the option): --user without a colon (the value is not shown),
 # the options of --send without it (they were ignored), --send given twice (the last won).
 rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "-u", "s3cr3t", SKEW])
@@ -960,6 +974,29 @@ rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "--send",
                     "http://127.0.0.1:2/api/v2/spans", SKEW])
 check("--send given twice is a usage error", rc == 2 and "--send given twice" in err, rc, err)
 
+# The formats of tracewire-convert(1) are those --list-formats prints, in and out (both ways).
+man = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "man",
+                   "tracewire-convert.1.scd")
+man_in, man_out = set(), set()
+with open(man) as f:
+    for name, dirs in re.findall(r"^\*([a-z0-9-]+)\* \(((?:in|out)(?:, out)?)\)$", f.read(), re.M):
+        if "in" in dirs.split(", "):
+            man_in.add(name)
+        if "out" in dirs.split(", "):
+            man_out.add(name)
+rc, out, err = run(["--list-formats"])
+listed_in, listed_out, part = set(), set(), None
+for line in out.decode().splitlines():
+    if line.startswith("Input formats"):
+        part = listed_in
+    elif line.startswith("Output formats"):
+        part = listed_out
+    elif line.startswith("  ") and part is not None:
+        part.add(line.split()[0])
+check("tracewire-convert(1) lists the input formats --list-formats prints, and only those",
+      rc == 0 and man_in and man_in == listed_in, sorted(man_in ^ listed_in))
+check("tracewire-convert(1) lists the output formats --list-formats prints, and only those",
+      rc == 0 and man_out and man_out == listed_out, sorted(man_out ^ listed_out))
 
 # ---- bounded memory on a large input ---------------------------------------------------------
 
