@@ -393,6 +393,8 @@ int tw__convert_cmd_main(int argc, char **argv)
                       tw__cli_option_hint(argc, argv, entries));
         g_error_free(gerr);
         g_option_context_free(ctx);
+        /* GLib reverts the strings it set; --send's is ours (on_send_option). */
+        g_free(c.send);
         return TW_CLI_EXIT_USAGE;
     }
     int rc = TW_CLI_EXIT_FAILURE;
