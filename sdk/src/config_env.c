@@ -185,6 +185,27 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* The 1-based index of the first empty (or blank) item of the comma list @v
+ * ("a,,b", "a,", ","), 0 when there is none. Every list variable refuses
+ * one: the W3C baggage grammar the OpenTelemetry lists follow has no empty
+ * member, and a name lost by a script must not go unnoticed. */
+static size_t empty_item(const char *v)
+{
+    size_t item = 1;
+    for (const char *start = v;; item++) {
+        const char *comma = strchr(start, ',');
+        const char *end = comma ? comma : start + strlen(start);
+        const char *q = start;
+        while (q < end && isspace((unsigned char)*q))
+            q++;
+        if (q == end)
+            return item;
+        if (!comma)
+            return 0;
+        start = comma + 1;
+    }
+}
+
 /*
  * A comma list variable (TRACEWIRE_REPORTER, OTEL_TRACES_EXPORTER,
  * JAEGER_PROPAGATION, OTEL_PROPAGATORS). A value that is empty once its
@@ -207,23 +228,11 @@ static const char *env_list(tw_config *c, const char *name, bool *is_bad)
         p++;
     if (!*p)
         return NULL;
-    size_t item = 1;
-    for (const char *start = v;; item++) {
-        const char *comma = strchr(start, ',');
-        const char *end = comma ? comma : start + strlen(start);
-        const char *q = start;
-        while (q < end && isspace((unsigned char)*q))
-            q++;
-        if (q == end) {
-            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
-                        "%s=\"%s\": item %zu of the list is empty (a comma too many?)", name, v,
-                        item);
-            *is_bad = true;
-            break;
-        }
-        if (!comma)
-            break;
-        start = comma + 1;
+    size_t item = empty_item(v);
+    if (item) {
+        add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
+                    "%s=\"%s\": item %zu of the list is empty (a comma too many?)", name, v, item);
+        *is_bad = true;
     }
     return v;
 }
@@ -378,20 +387,6 @@ static char *trim(char *s)
     return s;
 }
 
-/* The next item of a comma list at *@cursor (cut out in place, the cursor
- * moved past it), empty ones included; NULL after the last. */
-static char *next_item(char **cursor)
-{
-    char *item = *cursor;
-    if (!item)
-        return NULL;
-    char *comma = strchr(item, ',');
-    if (comma)
-        *comma = '\0';
-    *cursor = comma ? comma + 1 : NULL;
-    return item;
-}
-
 /* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}" (config_env.h). A bad item is
  * found only after the items before it were added, so failure rolls the tag
  * count back rather than parsing twice: the rejected tags' bytes stay in the
@@ -399,26 +394,22 @@ static char *next_item(char **cursor)
 bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
 {
     const size_t n_tags_before = opts->tags.n_tags;
+    size_t empty = empty_item(v);
+    if (empty) {
+        tw__set_error(err, TW_E_CONFIG,
+                      "JAEGER_TAGS=\"%s\": item %zu of the list is empty (a comma too many?)", v,
+                      empty);
+        return false;
+    }
     char *copy = strdup(v);
     if (!copy) {
         tw__set_error(err, TW_E_NOMEM, "JAEGER_TAGS: out of memory");
         return false;
     }
     bool ok = true;
-    char *cursor = copy;
-    size_t index = 0;
-    for (char *item = next_item(&cursor); item && ok; item = next_item(&cursor)) {
-        index++;
-        char *eq = strchr(item, '=');
-        if (!*trim(item)) {
-            /* Refused, as in every list (the W3C baggage grammar that
-             * OTEL_RESOURCE_ATTRIBUTES follows has no empty member). */
-            tw__set_error(err, TW_E_CONFIG,
-                          "JAEGER_TAGS=\"%s\": item %zu of the list is empty (a comma too many?)",
-                          v, index);
-            ok = false;
-            break;
-        }
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='); /* not empty: empty_item() */
         if (!eq) {
             tw__set_error(err, TW_E_CONFIG, "JAEGER_TAGS=\"%s\": item \"%s\" has no '='", v,
                           trim(item));
@@ -494,21 +485,19 @@ bool tw__parse_kv_list(const char *name, const char *v, bool is_secret, tw__kv_f
         snprintf(shown, sizeof shown, "%s", name);
     else
         snprintf(shown, sizeof shown, "%s=\"%.100s%s\"", name, v, strlen(v) > 100 ? "..." : "");
+    size_t empty = empty_item(v);
+    if (empty) {
+        tw__set_error(err, TW_E_CONFIG, "%s: item %zu of the list is empty (a comma too many?)",
+                      shown, empty);
+        free(copy);
+        return false;
+    }
     bool ok = true;
     size_t index = 0;
-    char *cursor = copy;
-    for (char *item = next_item(&cursor); item && ok; item = next_item(&cursor)) {
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
         index++;
-        char *eq = strchr(item, '=');
-        if (!*trim(item)) {
-            /* The W3C baggage grammar these lists follow has no empty
-             * member: "a=1,,b=2" or "a=1," lost an item, or has a comma
-             * too many; refused as in every list. */
-            tw__set_error(err, TW_E_CONFIG, "%s: item %zu of the list is empty (a comma too many?)",
-                          shown, index);
-            ok = false;
-            break;
-        }
+        char *eq = strchr(item, '='); /* not empty: empty_item() */
         if (!eq) {
             if (is_secret)
                 tw__set_error(err, TW_E_CONFIG, "%s: item %zu has no '=' (expected key=value)",
@@ -1490,12 +1479,12 @@ static void udp_options(tw_config *c, tw_reporter_options *ro, const char *name,
     char source[96];
     snprintf(source, sizeof source, "%s%s%s", host || is_bad ? "JAEGER_AGENT_HOST" : "",
              (host || is_bad) && pvar ? ", " : "", pvar ? pvar : "");
-    bool is_v6 = host && strchr(host, ':');
+    char at[300];
+    tw__host_port_text(host ? host : "localhost", (unsigned int)port, at, sizeof at);
     if (is_bad)
         add_row(c, setting, source, "(refused: see the errors)");
     else
-        add_row(c, setting, *source ? source : "default", "%s%s%s:%llu", is_v6 ? "[" : "",
-                host ? host : "localhost", is_v6 ? "]" : "", port);
+        add_row(c, setting, *source ? source : "default", "%s", at);
     snprintf(setting, sizeof setting, "%s.max_packet_bytes", name);
     if (pick_uint(c, setting, packet_vars, 512, 65507, &packet, &svar))
         tw_reporter_options_set_max_packet_size(ro, (size_t)packet);

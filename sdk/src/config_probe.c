@@ -70,10 +70,9 @@ static void probe_udp(probe *p, const char *name, const tw_reporter_options *ro,
     bool is_binary = strcmp(name, "jaeger-udp-binary") == 0;
     const char *host = ro->agent_host ? ro->agent_host : "localhost";
     unsigned int port = ro->is_agent_set ? ro->agent_port : is_binary ? 6832 : 6831;
-    char what[400], port_s[16];
-    bool is_v6 = strchr(host, ':') != NULL;
-    snprintf(what, sizeof what, "%s agent %s%s%s:%u", name, is_v6 ? "[" : "", host,
-             is_v6 ? "]" : "", port);
+    char what[400], at[300], port_s[16];
+    tw__host_port_text(host, port, at, sizeof at);
+    snprintf(what, sizeof what, "%s agent %s", name, at);
     snprintf(port_s, sizeof port_s, "%u", port);
 
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};

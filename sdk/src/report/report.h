@@ -242,6 +242,8 @@ tw__host_kind tw__host_check(const char *host, char *bare, size_t size);
  * (its %zone as %25), in @out (@size bytes). @host as tw__host_check
  * passed it. */
 void tw__host_url(const char *host, unsigned int port, const char *path, char *out, size_t size);
+/* "@host:@port" for a message, an IPv6 literal in brackets ("[::1]:6831"). */
+void tw__host_port_text(const char *host, unsigned int port, char *out, size_t size);
 
 /* Frees the HTTP options (http_reporter.c); NULL is a no-op. */
 void tw__http_options_free(struct tw__http_options *h);

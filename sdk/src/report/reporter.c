@@ -90,6 +90,12 @@ void tw__host_url(const char *host, unsigned int port, const char *path, char *o
         snprintf(out, size, "http://%s:%u%s", host, port, path);
 }
 
+void tw__host_port_text(const char *host, unsigned int port, char *out, size_t size)
+{
+    bool is_v6 = strchr(host, ':') != NULL;
+    snprintf(out, size, "%s%s%s:%u", is_v6 ? "[" : "", host, is_v6 ? "]" : "", port);
+}
+
 tw_reporter_options *tw_reporter_options_new(void)
 {
     tw_reporter_options *o = calloc(1, sizeof(*o));
