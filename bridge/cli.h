@@ -54,6 +54,11 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
 struct _GOptionEntry;
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
 
+/* The message for a --user value (convert --send, agent) that is not
+ * NAME:PASSWORD, or NULL when it is. The message never quotes the value: a
+ * password typed alone would be printed. */
+const char *tw__cli_user_problem(const char *user);
+
 /* Limit of tw__cli_read_file for configuration files. */
 #define TW_CLI_MAX_CONFIG_BYTES ((size_t)16 * 1024 * 1024)
 

@@ -291,7 +291,7 @@ static void summary(const run *r, const twb_assemble_stats *as, const twb_send_s
             TW_CLI_PROGRAM, n->read, n->files, r->written, n->rejected, n->warnings,
             as->skew_adjusted, as->sampled_out, as->merged, as->duplicates, n->truncated,
             n->dropped_annotations, as->split_traces);
-    if (ss && strncmp(twb_sender_format(r->sender), "jaeger-udp", 10) == 0) /* no answers */
+    if (ss && is_udp_format(twb_sender_format(r->sender))) /* no answers */
         fprintf(stderr,
                 "%s: convert: sent %" PRIu64 " spans in %" PRIu64 " datagrams (%" PRIu64
                 " bytes); failed %" PRIu64 "; too large %" PRIu64 "\n",
@@ -462,9 +462,8 @@ int tw__convert_cmd_main(int argc, char **argv)
             goto free_cli;
         }
     }
-    if (c.user && !strchr(c.user, ':')) {
-        /* The value is not shown: it may be a password typed alone. */
-        rc = usage_error(ctx, "--user takes NAME:PASSWORD (the value given has no ':')");
+    if (tw__cli_user_problem(c.user)) {
+        rc = usage_error(ctx, "%s", tw__cli_user_problem(c.user));
         goto free_cli;
     }
     const struct {

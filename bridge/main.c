@@ -159,6 +159,12 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
     return best;
 }
 
+const char *tw__cli_user_problem(const char *user)
+{
+    return user && !strchr(user, ':') ? "--user takes NAME:PASSWORD (the value given has no ':')"
+                                      : NULL;
+}
+
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries)
 {
     /* GOption's error names the bad option in a message that may be

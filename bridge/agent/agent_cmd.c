@@ -746,6 +746,10 @@ static int start(agent *a, char *why, size_t why_size)
     unsigned int max_connections = o->max_connections != OPTION_UNSET
                                        ? (unsigned int)o->max_connections
                                        : DEFAULT_MAX_CONNECTIONS;
+    if (tw__cli_user_problem(o->user)) {
+        snprintf(why, why_size, "%s", tw__cli_user_problem(o->user));
+        return TW_CLI_EXIT_USAGE;
+    }
     if (o->strategies && o->proxy) {
         snprintf(why, why_size, "--sampling-strategies and --sampling-proxy exclude each other");
         return TW_CLI_EXIT_USAGE;

@@ -1212,6 +1212,9 @@ def test_usage_errors():
                        (["--otlp", "--send", "udp://"], "expected udp://HOST:PORT"),
                        (["--bogus"], "Unknown option"),
                        (["--sampling", "--send", "http://x/v1/traces"], "--sampling needs"),
+                       # as convert --send: a value without ':' (never echoed) is refused
+                       (["--otlp", "--send", "http://x/v1/traces", "-u", "S3CRET"],
+                        "--user takes NAME:PASSWORD"),
                        # An option taken as a written file's name would create that file.
                        (["--otlp", "--send", "http://x/v1/traces", "--log-file", "--syslog"],
                         "--log-file takes a file, not '--syslog' (an option?)"),
