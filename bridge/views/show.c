@@ -28,8 +28,7 @@
 
 #define MIN_BAR_COLS 12
 #define MIN_LABEL_COLS 24
-#define MIN_NAME_COLS 8       /* indentation leaves at least this much of a name */
-#define MIN_DURATION_WIDTH 20 /* narrower, a span line is its label alone */
+#define MIN_NAME_COLS 8 /* indentation leaves at least this much of a name */
 #define LABEL_HEADER "service  operation"
 #define MAX_DRAWN_DEPTH 48 /* deeper levels are drawn as a depth number */
 #define CP_SUMMARY_ROWS 8
@@ -317,10 +316,10 @@ static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lin
     }
     /* Columns after the label: " start duration  kind status  marks |bar|". On a
      * narrow terminal the bar goes first, then marks, status, kind and start
-     * (in that order) until the label has MIN_LABEL_COLS; below MIN_DURATION_WIDTH
-     * columns the duration too, and the label is all. */
+     * (in that order) until the label has MIN_LABEL_COLS. The duration always
+     * stays: TWV_MIN_WIDTH (view_cmd.h) leaves it room. */
     int label = max_label, bar = 0;
-    for (int drop = 0; drop <= 6; drop++) {
+    for (int drop = 0; drop <= 5; drop++) {
         if (drop >= 2)
             L.marks = 0;
         if (drop >= 3)
@@ -329,14 +328,8 @@ static layout make_layout(const show_ctx *x, const twv_trace *t, const line *lin
             L.kind = 0;
         if (drop >= 5)
             L.start = 0;
-        if (drop >= 6) {
-            if (L.width >= MIN_DURATION_WIDTH)
-                break;
-            L.duration = 0;
-        }
-        int fixed = (L.start ? 1 + L.start : 0) + (L.duration ? 1 + L.duration : 0) +
-                    (L.kind ? 2 + L.kind : 0) + (L.status ? 1 + L.status : 0) +
-                    (L.marks ? 2 + L.marks : 0);
+        int fixed = (L.start ? 1 + L.start : 0) + 1 + L.duration + (L.kind ? 2 + L.kind : 0) +
+                    (L.status ? 1 + L.status : 0) + (L.marks ? 2 + L.marks : 0);
         int room = L.width - fixed;
         if (drop == 0) {
             /* The bar gets at least a quarter of the width (MIN_BAR_COLS on narrow
@@ -544,10 +537,8 @@ static void put_column_header(show_ctx *x, const twv_trace *t, const layout *L)
         g_string_append_c(g, ' ');
         put_right(g, "start", L->start);
     }
-    if (L->duration) {
-        g_string_append_c(g, ' ');
-        put_right(g, "duration", L->duration);
-    }
+    g_string_append_c(g, ' ');
+    put_right(g, "duration", L->duration);
     if (L->kind) {
         g_string_append(g, "  ");
         put_left(g, "kind", L->kind);
@@ -622,10 +613,8 @@ static void put_span_line(show_ctx *x, const twv_trace *t, const layout *L, cons
         g_string_append_c(g, ' ');
         put_right(g, start, L->start);
     }
-    if (L->duration) {
-        g_string_append_c(g, ' ');
-        put_right(g, dur, L->duration);
-    }
+    g_string_append_c(g, ' ');
+    put_right(g, dur, L->duration);
     if (L->kind) {
         g_string_append(g, "  ");
         const char *kind = twv_kind_name((twv_kind)s->kind);
