@@ -54,7 +54,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 #include <zlib.h>
 
 #include "agent/batch.h"
@@ -79,8 +78,8 @@ struct twa_dest {
     char *url;
     char *shown_url; /* the URL redacted (make_label) */
     char *label;     /* shown_url, numbered when another destination shows the same */
-    char *identity;  /* what the spool key hashes (make_key) */
-    char *key;
+    char *identity;  /* URL, format, file format (make_key) */
+    char *key;       /* identity and twin rank: what names the spool; secret */
     char **headers;
     dest_kind kind;
     twa_framing_kind frame_kind;
@@ -261,12 +260,13 @@ static char *unique_label(const char *base, const twa_dest_options *o)
     return NULL;
 }
 
-/* The spool directory's name: SHA-256, in hex, of everything that makes the
- * destination what it is (the whole URL with its query and user:password,
- * the format, the file format), so that destinations that differ anywhere
- * get their own spool, the same destination finds its spool again after a
- * restart, and no secret of the URL shows in the name. Destinations given
- * twice alike are told apart by their rank among their twins. */
+/* What names the destination's spool (spool.c hashes it, keyed, into the
+ * directory's name): everything that makes the destination what it is (the
+ * whole URL with its query and user:password, the format, the file format),
+ * so that destinations that differ anywhere get their own spool, the same
+ * destination finds its spool again after a restart, and no secret of the
+ * URL shows in the name. Destinations given twice alike are told apart by
+ * their rank among their twins. Holds secrets: never logged. */
 static char *make_key(twa_dest *d, const twa_dest_options *o)
 {
     d->identity =
@@ -275,17 +275,7 @@ static char *make_key(twa_dest *d, const twa_dest_options *o)
     unsigned int twins = 0;
     for (size_t i = 0; i < o->n_earlier; i++)
         twins += strcmp(o->earlier[i]->identity, d->identity) == 0;
-    char *text = twins ? g_strdup_printf("%s\n#%u", d->identity, twins + 1) : g_strdup(d->identity);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int md_len = 0;
-    bool ok = EVP_Digest(text, strlen(text), md, &md_len, EVP_sha256(), NULL) == 1;
-    g_free(text);
-    if (!ok)
-        return NULL;
-    char *key = malloc(2 * md_len + 1);
-    for (unsigned int i = 0; key && i < md_len; i++)
-        snprintf(key + 2 * i, 3, "%02x", md[i]);
-    return key;
+    return twins ? g_strdup_printf("%s\n#%u", d->identity, twins + 1) : g_strdup(d->identity);
 }
 
 static bool parse_host_port(const char *hp, char **host, char **port, const char *default_port)
@@ -1469,7 +1459,7 @@ void twa_dest_free(twa_dest *d)
     free(d->shown_url);
     free(d->label);
     g_free(d->identity);
-    free(d->key);
+    g_free(d->key);
     pthread_cond_destroy(&d->work);
     pthread_cond_destroy(&d->room);
     pthread_mutex_destroy(&d->lock);

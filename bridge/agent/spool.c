@@ -16,11 +16,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <zlib.h>
 
 #define HEADER_BYTES 32
 #define MAGIC "TWSPOOL1"
 #define SUFFIX ".twspool"
+#define KEY_FILE "spool-key"
+#define KEY_BYTES 32
 
 typedef struct entry {
     uint64_t seq;
@@ -189,7 +195,145 @@ static bool load(twa_spool *s, char *why, size_t why_size)
     return true;
 }
 
-twa_spool *twa_spool_open(const char *dir, const char *key, const char *shown_url,
+static void to_hex(const unsigned char *md, unsigned int len, char *out)
+{
+    for (unsigned int i = 0; i < len; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static bool parse_key(const char *text, size_t len, unsigned char key[KEY_BYTES])
+{
+    if (len == 2 * KEY_BYTES + 1 && text[2 * KEY_BYTES] == '\n')
+        len--;
+    if (len != 2 * KEY_BYTES)
+        return false;
+    for (size_t i = 0; i < KEY_BYTES; i++) {
+        unsigned int v = 0;
+        for (size_t j = 0; j < 2; j++) {
+            char c = text[2 * i + j];
+            unsigned int h = c >= '0' && c <= '9'   ? (unsigned int)(c - '0')
+                             : c >= 'a' && c <= 'f' ? (unsigned int)(c - 'a' + 10)
+                                                    : 16u;
+            if (h == 16u)
+                return false;
+            v = v << 4 | h;
+        }
+        key[i] = (unsigned char)v;
+    }
+    return true;
+}
+
+/* DIR/spool-key: the secret the spools' names are keyed with (64 hex digits
+ * and a newline, mode 0600), made at the first start. A new key is written
+ * whole under a temporary name and then linked to its name, so an agent (or
+ * another destination) starting at the same moment reads either no key or
+ * the whole of it: link() fails on a name that exists, and the loser reads
+ * the winner's key. */
+static bool root_key(const char *dir, unsigned char key[KEY_BYTES], char *why, size_t why_size)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/" KEY_FILE, dir);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0) {
+            char text[2 * KEY_BYTES + 2];
+            ssize_t got = read(fd, text, sizeof text);
+            close(fd);
+            if (got < 0 || !parse_key(text, (size_t)got, key)) {
+                snprintf(why, why_size,
+                         "--spool: %s is damaged (expected 64 hex digits); it names the spools "
+                         "of every destination: restore it, or move DIR away to start afresh",
+                         path);
+                return false;
+            }
+            return true;
+        }
+        if (errno != ENOENT) {
+            snprintf(why, why_size, "--spool: cannot read %s: %s", path, strerror(errno));
+            return false;
+        }
+        if (RAND_bytes(key, KEY_BYTES) != 1) {
+            snprintf(why, why_size, "--spool: no random bytes for %s", path);
+            return false;
+        }
+        char tmp[4096], text[2 * KEY_BYTES + 2];
+        snprintf(tmp, sizeof tmp, "%s/.spool-key.XXXXXX", dir);
+        to_hex(key, KEY_BYTES, text);
+        text[2 * KEY_BYTES] = '\n';
+        int t = mkstemp(tmp);
+        bool written = t >= 0 && fchmod(t, 0600) == 0 &&
+                       write(t, text, sizeof text - 1) == (ssize_t)(sizeof text - 1) &&
+                       fsync(t) == 0;
+        int saved = errno;
+        if (t >= 0)
+            close(t);
+        int linked = written ? link(tmp, path) : -1;
+        if (written && linked != 0)
+            saved = errno;
+        if (t >= 0)
+            unlink(tmp);
+        if (linked == 0) {
+            int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (d >= 0) {
+                fsync(d);
+                close(d);
+            }
+            return true;
+        }
+        if (!written || saved != EEXIST) {
+            snprintf(why, why_size, "--spool: cannot create %s: %s", path, strerror(saved));
+            return false;
+        }
+    }
+    snprintf(why, why_size, "--spool: %s keeps changing", path);
+    return false;
+}
+
+/* A destination's spool directory name: HMAC-SHA-256, keyed with
+ * DIR/spool-key, of the destination's identity (dest.c), in hex. A plain
+ * hash of an identity that holds a weak password could be reversed by
+ * guessing, and the name shows in the log. @old gets the name earlier
+ * versions gave (the plain SHA-256), to take such a spool over. */
+static bool spool_names(const unsigned char key[KEY_BYTES], const char *identity,
+                        char name[2 * EVP_MAX_MD_SIZE + 1], char old[2 * EVP_MAX_MD_SIZE + 1])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    size_t len = strlen(identity);
+    if (!HMAC(EVP_sha256(), key, KEY_BYTES, (const unsigned char *)identity, len, md, &md_len))
+        return false;
+    to_hex(md, md_len, name);
+    if (EVP_Digest(identity, len, md, &md_len, EVP_sha256(), NULL) != 1)
+        return false;
+    to_hex(md, md_len, old);
+    return true;
+}
+
+/* The spool an earlier version made for this destination, under its plain
+ * SHA-256 name, is renamed to the keyed name (once; logged without either
+ * name's old form). */
+static void take_over_old(const char *dir, const char *old, const char *s_dir, const char *label)
+{
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, old);
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (lstat(s_dir, &st) == 0) {
+        twa_log(TWA_WARN,
+                "spool for %s: a spool directory named by an earlier version is left as is "
+                "(its batches are not replayed): both names exist",
+                label);
+        return;
+    }
+    if (rename(path, s_dir) != 0)
+        twa_log(TWA_WARN, "spool for %s: cannot take over the earlier version's spool: %s", label,
+                strerror(errno));
+    else
+        twa_log(TWA_INFO, "spool %s: taken over from the name an earlier version gave it", s_dir);
+}
+
+twa_spool *twa_spool_open(const char *dir, const char *identity, const char *shown_url,
                           const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
                           size_t why_size)
 {
@@ -201,14 +345,27 @@ twa_spool *twa_spool_open(const char *dir, const char *key, const char *shown_ur
     s->dir_fd = -1;
     s->st = st;
     s->max_bytes = max_bytes;
-    if (asprintf(&s->dir, "%s/%s", dir, key) < 0) {
-        s->dir = NULL;
-        snprintf(why, why_size, "out of memory");
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(why, why_size, "--spool: cannot create %s: %s", dir, strerror(errno));
         twa_spool_close(s);
         return NULL;
     }
-    if ((mkdir(dir, 0700) != 0 && errno != EEXIST) ||
-        (mkdir(s->dir, 0700) != 0 && errno != EEXIST)) {
+    unsigned char key[KEY_BYTES];
+    char name[2 * EVP_MAX_MD_SIZE + 1], old[2 * EVP_MAX_MD_SIZE + 1];
+    if (!root_key(dir, key, why, why_size)) {
+        twa_spool_close(s);
+        return NULL;
+    }
+    bool named = spool_names(key, identity, name, old);
+    OPENSSL_cleanse(key, sizeof key);
+    if (!named || asprintf(&s->dir, "%s/%s", dir, name) < 0) {
+        s->dir = NULL;
+        snprintf(why, why_size, named ? "out of memory" : "--spool: no SHA-256 from OpenSSL");
+        twa_spool_close(s);
+        return NULL;
+    }
+    take_over_old(dir, old, s->dir, label);
+    if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
         snprintf(why, why_size, "--spool: cannot create %s: %s", s->dir, strerror(errno));
         twa_spool_close(s);
         return NULL;

@@ -4,8 +4,9 @@
  * "Durability"): the encoded bodies that could not be sent, one file per
  * batch, replayed oldest first.
  *
- * Layout: DIR/<destination key>/ (the key: SHA-256 of the destination's
- * whole identity, dest.c) holds `destination` (the URL with its credentials
+ * Layout: DIR/spool-key holds a random secret made at the first start (64 hex
+ * digits, mode 0600); DIR/<name>/, the name an HMAC-SHA-256 keyed with it of
+ * the destination's whole identity (dest.c), holds `destination` (the URL with its credentials
  * and query values masked, for people) and one file per batch,
  * %016x.twspool, numbered in order. A file is a 32-byte header then the
  * body exactly as it goes on the wire (gzipped when the destination gzips):
@@ -38,11 +39,13 @@
 
 typedef struct twa_spool twa_spool;
 
-/* Opens (creating) DIR/@key, loads the index of what a previous run left.
+/* Opens (creating) DIR/<name of @identity>, loads the index of what a
+ * previous run left. A spool an earlier version named by the plain SHA-256
+ * of @identity is renamed to the keyed name first.
  * @shown_url (redacted) goes to the file `destination`; @label names the
  * destination in the log. NULL with @why when the directory cannot be made
  * or read. */
-twa_spool *twa_spool_open(const char *dir, const char *key, const char *shown_url,
+twa_spool *twa_spool_open(const char *dir, const char *identity, const char *shown_url,
                           const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
                           size_t why_size);
 void twa_spool_close(twa_spool *s);

@@ -507,6 +507,74 @@ def test_spool_down_then_up():
         b.close()
 
 
+def spool_dirs(spool):
+    """The destinations' spool directories (DIR also holds the file spool-key)."""
+    return sorted(x for x in os.listdir(spool) if os.path.isdir(os.path.join(spool, x)))
+
+
+def test_spool_names_keyed_and_taken_over():
+    """A spool's name is an HMAC keyed with DIR/spool-key (0600), not the plain SHA-256 of the
+    destination's URL, which a weak password in it would let anyone who sees the name (it is
+    in the log) guess back. A spool that an earlier version named by the plain hash is taken
+    over and replayed, and a damaged key file stops the agent with a clear error."""
+    import hashlib
+    import hmac
+    d = workdir("spool_keyed")
+    spool = os.path.join(d, "spool")
+    b = Backend()
+    b.plan = [{"status": 503}] * 10000
+    url = b.url("/v1/traces").replace("http://", "http://user:letmein@")
+    identity = ("%s\notlp-http\n" % url).encode()
+    args = ["--otlp=127.0.0.1:0", "--send", url, "--spool", spool]
+    a = agent("spool_keyed", args)
+    try:
+        want = send_batches(a, 2, 5, prefix0=170)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_spooled_total") >= 10, 20)
+        check("backend answering 503: 10 spans spooled", ok, a.metrics())
+    finally:
+        a.stop()
+    key_path = os.path.join(spool, "spool-key")
+    key_text = open(key_path).read() if os.path.exists(key_path) else ""
+    check("DIR/spool-key holds 64 hex digits, mode 0600",
+          re.fullmatch(r"[0-9a-f]{64}\n", key_text) is not None and
+          (os.stat(key_path).st_mode & 0o777) == 0o600, key_text,
+          oct(os.stat(key_path).st_mode) if key_text else None)
+    plain = hashlib.sha256(identity).hexdigest()
+    keyed = (hmac.new(bytes.fromhex(key_text.strip()), identity, hashlib.sha256).hexdigest()
+             if key_text else None)
+    check("the spool is named by the keyed hash, not the plain SHA-256 of the URL",
+          spool_dirs(spool) == [keyed] and plain not in spool_dirs(spool), spool_dirs(spool),
+          keyed, plain)
+    if spool_dirs(spool) != [keyed]:
+        b.close()
+        return
+    # As an earlier version left it: the spool under the plain hash, no key file.
+    os.rename(os.path.join(spool, keyed), os.path.join(spool, plain))
+    os.unlink(key_path)
+    b.plan = []
+    a = agent("spool_keyed", args)
+    try:
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_replayed_total") >= 10, 30)
+        check("an earlier version's spool (plain-hash name) is taken over and replayed", ok,
+              a.metrics())
+        compare_once("taken-over spool: every span once", want, spans_of(b, read_otlp))
+        new_key = open(key_path).read().strip()
+        now = hmac.new(bytes.fromhex(new_key), identity, hashlib.sha256).hexdigest()
+        check("after the take-over only the keyed name is left, and the log says so",
+              spool_dirs(spool) == [now] and "taken over from the name an earlier version" in
+              a.text() and plain not in a.text(), spool_dirs(spool), a.text())
+    finally:
+        a.stop()
+        b.close()
+    with open(key_path, "w") as f:
+        f.write("not a key\n")
+    p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0", "--send", url,
+                        "--spool", spool], capture_output=True, text=True, timeout=20)
+    check("a damaged spool-key: exit 1 naming the file, before anything is received",
+          p.returncode == 1 and key_path + " is damaged" in p.stderr and "letmein" not in p.stderr,
+          p.returncode, p.stderr)
+
+
 def test_spool_destinations_told_apart():
     """Destinations that differ only in their query or user:password get a spool and a label
     each, and none of their secrets shows in the spool's names, the logs or /metrics."""
@@ -533,7 +601,7 @@ def test_spool_destinations_told_apart():
         dups = sorted(set(x for x in series if series.count(x) > 1))
         labels = sorted(set(re.findall(r'destination="((?:[^"\\]|\\.)*)"', text)))
         check("four destinations that differ only in query or user:password spool apart",
-              ok and len(os.listdir(spool)) == 4 and
+              ok and len(spool_dirs(spool)) == 4 and
               a.metric("tracewire_agent_spans_dropped_total", reason="spool_error") == 0,
               os.listdir(spool), a.metrics())
         check("they get four labels and /metrics no duplicate series",
@@ -542,7 +610,7 @@ def test_spool_destinations_told_apart():
               "http://127.0.0.1:%d/v1/traces?tenant=***" % port in labels and
               "http://127.0.0.1:%d/v1/traces?tenant=*** #2" % port in labels and
               "http://***@127.0.0.1:%d/api/traces #2" % port in labels, labels)
-        shown = [open(os.path.join(spool, k, "destination")).read() for k in os.listdir(spool)]
+        shown = [open(os.path.join(spool, k, "destination")).read() for k in spool_dirs(spool)]
         names = " ".join(os.listdir(spool)) + " ".join(shown)
         check("no secret in the spool's names and files, the labels, the log or /metrics",
               not [x for x in secrets if x in names or x in text or x in a.text()],
@@ -566,7 +634,7 @@ def test_spool_damaged_files_at_start():
     args = ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:%d/v1/traces" % free_port(),
             "--spool", spool]
     agent("spool_damaged", args).stop()  # makes the destination's directory
-    (key,) = os.listdir(spool)
+    (key,) = spool_dirs(spool)
     k = os.path.join(spool, key)
 
     def header(spans, length):
@@ -1428,7 +1496,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_http_connection_limit, test_max_connections_and_open_files,
          test_http_all_or_nothing,
          test_spool_down_then_up,
-         test_spool_destinations_told_apart, test_spool_damaged_files_at_start,
+         test_spool_names_keyed_and_taken_over, test_spool_destinations_told_apart,
+         test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_file_destination_pipe, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
