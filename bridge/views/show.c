@@ -452,10 +452,15 @@ static void details(show_ctx *x, const twv_trace *t, const line *l)
     char buf[512], val[128];
     GString *text = g_string_new(NULL);
     if (x->o.tags) {
+        /* The parent the tree shows: its parent id, or the reference it was
+         * taken from when that id is not in the trace (trace.c); "follows
+         * from" only when that link is one. An orphan names its parent id. */
+        uint64_t parent = s->parent != TWV_NONE ? t->spans[s->parent].d->span_id : d->parent_id;
+        bool follows = s->parent != TWV_NONE && s->is_follows_from;
         g_string_printf(text, "span %016" PRIx64, d->span_id);
-        if (d->parent_id)
-            g_string_append_printf(text, "  parent %016" PRIx64 "%s", d->parent_id,
-                                   s->is_follows_from ? " (follows from)" : "");
+        if (parent)
+            g_string_append_printf(text, "  parent %016" PRIx64 "%s", parent,
+                                   follows ? " (follows from)" : "");
         put_detail(x, l, s, text->str);
         for (size_t i = 0; i < d->n_tags; i++) {
             const tw__tag *tag = &d->tags[i];
@@ -471,8 +476,9 @@ static void details(show_ctx *x, const twv_trace *t, const line *l)
         }
         for (size_t i = 0; i < d->n_refs; i++) {
             const tw__ref *r = &d->refs[i];
-            if (r->span_id == d->parent_id && r->type == TW__REF_CHILD_OF)
-                continue;
+            if (r->span_id == parent &&
+                r->type == (follows ? TW__REF_FOLLOWS_FROM : TW__REF_CHILD_OF))
+                continue; /* the parent line says it */
             char id[33];
             twv_trace_id_text(r->trace_id_high, r->trace_id_low, id);
             g_string_printf(text, "reference %s %s:%016" PRIx64,

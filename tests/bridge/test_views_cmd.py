@@ -406,6 +406,58 @@ check("...and the trace header counts it", "1 skewed" in out.splitlines()[0], ou
 rc, out, _ = run(["show", "--tags", "--logs", ASCEND])
 check("--tags shows ids, tags and the process", rc == 0 and "span.kind = server" in out and
       "span ef86c83c0a05a6d6" in out and "process mobile-gateway" in out, out[:800])
+# The parent line of --tags names the parent the tree shows, and says "(follows from)" only when
+# that link is a FOLLOWS_FROM one. A span whose parent id is not in the trace hangs under the
+# first reference whose span is: the line used to name the missing parent id (labelled "follows
+# from" even for a CHILD_OF parent), and a parent taken from a link alone (OTLP) was not named.
+REF_T = "00000000000000000000000000000abc"
+
+
+def ref_span(sid, op, refs, at):
+    return {"traceID": REF_T, "spanID": "%016x" % sid, "operationName": op, "processID": "p1",
+            "startTime": 1700000000000000 + at, "duration": 100, "tags": [], "logs": [],
+            "references": [{"refType": rt, "traceID": REF_T, "spanID": "%016x" % to}
+                           for rt, to in refs]}
+
+
+refs_f = write("refs.json", json.dumps({"data": [{"traceID": REF_T, "processes": {
+    "p1": {"serviceName": "svc", "tags": []}}, "spans": [
+        ref_span(1, "root", [], 0),
+        ref_span(2, "ff-only", [("FOLLOWS_FROM", 1)], 100),
+        ref_span(3, "child-and-ff", [("CHILD_OF", 1), ("FOLLOWS_FROM", 2)], 200),
+        ref_span(4, "ff-missing-ff", [("FOLLOWS_FROM", 0xee), ("FOLLOWS_FROM", 3)], 300),
+        ref_span(5, "co-missing-ff", [("CHILD_OF", 0xee), ("FOLLOWS_FROM", 3)], 310),
+        ref_span(6, "ff-missing-co", [("FOLLOWS_FROM", 0xee), ("CHILD_OF", 3)], 320)]}]}))
+rc, out, err = run(["show", "--tags", refs_f])
+got = [re.sub(r"^[|`\- ]+", "", l) for l in out.splitlines()
+       if re.match(r"^[|`\- ]+(span|reference) ", l)]
+want = ["span 0000000000000001",
+        "span 0000000000000002  parent 0000000000000001 (follows from)",
+        "span 0000000000000003  parent 0000000000000001",
+        "reference follows_from %s:0000000000000002" % REF_T[16:],
+        "span 0000000000000004  parent 0000000000000003 (follows from)",
+        "reference follows_from %s:00000000000000ee" % REF_T[16:],
+        "span 0000000000000005  parent 0000000000000003 (follows from)",
+        "reference child_of %s:00000000000000ee" % REF_T[16:],
+        "span 0000000000000006  parent 0000000000000003",
+        "reference follows_from %s:00000000000000ee" % REF_T[16:]]
+check("--tags: the parent line names the parent the tree shows, \"(follows from)\" only for a "
+      "FOLLOWS_FROM link, the other references listed", rc == 0 and got == want,
+      "\n".join(got), out, err)
+otlp_link = write("link.otlp.json", json.dumps({"resourceSpans": [{"resource": {"attributes": [
+    {"key": "service.name", "value": {"stringValue": "lnk"}}]}, "scopeSpans": [{"spans": [
+        {"traceId": REF_T, "spanId": "0000000000000001", "name": "first",
+         "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000001000000"},
+        {"traceId": REF_T, "spanId": "0000000000000002", "name": "linked",
+         "startTimeUnixNano": "1700000000000500000", "endTimeUnixNano": "1700000000000900000",
+         "links": [{"traceId": REF_T, "spanId": "0000000000000001"}]}]}]}]}))
+rc, out, err = run(["show", "--tags", otlp_link])
+got = [re.sub(r"^[|`\- ]+", "", l) for l in out.splitlines()
+       if re.match(r"^[|`\- ]+(span|reference) ", l)]
+check("--tags: a parent taken from a link alone (no parent id) is named, as follows from",
+      rc == 0 and got == ["span 0000000000000001",
+                          "span 0000000000000002  parent 0000000000000001 (follows from)"],
+      "\n".join(got), out, err)
 rc, out, _ = run(["show", "--logs", fixture("openzipkin__zipkin/zipkin-lens__testdata__skew.json")])
 logs_src = fixture("jaegertracing__jaeger/internal__uimodel__converter__v1__json__fixtures__ui_01.json")
 rc, out, _ = run(["show", "--logs", logs_src])
