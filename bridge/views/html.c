@@ -28,11 +28,19 @@
 extern const char *const twv_viewer_css[];
 extern const char *const twv_viewer_js[];
 
+/* An entry of the table of contents: one section of the page. */
+typedef struct toc_entry {
+    char trace_id[33];
+    size_t part;   /* 1 for a trace's first section, 2 for its second, ... */
+    char *columns; /* the row's cells after the link, HTML */
+} toc_entry;
+
 struct twv_html {
     FILE *out;
     GString *buf;
-    size_t n_traces;
-    GString *toc; /* the table of contents, written at the end */
+    size_t n_traces;   /* sections written */
+    GPtrArray *toc;    /* toc_entry, one per section; the table is written at the end */
+    GHashTable *parts; /* trace id text -> sections of that trace so far */
     bool is_failed;
 };
 
@@ -85,6 +93,24 @@ static bool flush(twv_html *h)
         h->is_failed = true;
     g_string_truncate(h->buf, 0);
     return !h->is_failed;
+}
+
+/* The id of the section holding part @part of trace @id: "t-ID" for the
+ * first, "t-ID-pN" after (a trace the window split reaches the page in
+ * parts; a trace id is hex, so no suffixed id is another trace's). */
+static void section_id(char *buf, size_t size, const char *id, size_t part)
+{
+    if (part <= 1)
+        snprintf(buf, size, "t-%s", id);
+    else
+        snprintf(buf, size, "t-%s-p%zu", id, part);
+}
+
+static void toc_entry_free(gpointer p)
+{
+    toc_entry *e = p;
+    g_free(e->columns);
+    g_free(e);
 }
 
 /* ---- the JSON of a trace ------------------------------------------------------------------- */
@@ -287,22 +313,35 @@ bool twv_html_add(twv_html *h, const twv_trace *t)
     twv_format_time(t->start_us, when, sizeof when);
     const twv_span *root = t->n_roots ? &t->spans[t->roots[0]] : NULL;
 
-    /* the entry in the table of contents */
-    g_string_append_printf(h->toc,
-                           "<tr><td><a href=\"#t-%s\">%s</a></td><td>%s</td><td>%s</td>"
-                           "<td>%zu spans</td><td>%zu errors</td><td>",
-                           id, id, when, dur, t->n_spans, t->n_errors);
+    /* which part of its trace this section is: every section gets an id of its own */
+    size_t part = GPOINTER_TO_SIZE(g_hash_table_lookup(h->parts, id)) + 1;
+    g_hash_table_replace(h->parts, g_strdup(id), GSIZE_TO_POINTER(part));
+    char sec[64];
+    section_id(sec, sizeof sec, id, part);
+
+    /* the entry in the table of contents, written at the end (when the parts are known) */
+    toc_entry *e = g_new0(toc_entry, 1);
+    memcpy(e->trace_id, id, sizeof e->trace_id);
+    e->part = part;
+    GString *cols = g_string_new(NULL);
+    g_string_append_printf(cols, "<td>%s</td><td>%s</td><td>%zu spans</td><td>%zu errors</td><td>",
+                           when, dur, t->n_spans, t->n_errors);
     if (root) {
-        put_html(h->toc, root->service);
-        g_string_append(h->toc, ": ");
-        put_html(h->toc, root->d->operation);
+        put_html(cols, root->service);
+        g_string_append(cols, ": ");
+        put_html(cols, root->d->operation);
     }
-    g_string_append(h->toc, "</td></tr>\n");
+    g_string_append(cols, "</td>");
+    e->columns = g_string_free(cols, FALSE);
+    g_ptr_array_add(h->toc, e);
 
     g_string_append_printf(g,
-                           "<section class=\"tw-trace\" id=\"t-%s\" data-trace=\"%zu\"><h2>trace "
-                           "<code>%s</code><small>%zu spans \xc2\xb7 %s \xc2\xb7 %s",
-                           id, h->n_traces, id, t->n_spans, dur, when);
+                           "<section class=\"tw-trace\" id=\"%s\" data-trace=\"%zu\" "
+                           "data-part=\"%zu\"><h2>trace <code>%s</code><small>",
+                           sec, h->n_traces, part, id);
+    if (part > 1)
+        g_string_append_printf(g, "part %zu \xc2\xb7 ", part);
+    g_string_append_printf(g, "%zu spans \xc2\xb7 %s \xc2\xb7 %s", t->n_spans, dur, when);
     if (t->n_errors)
         g_string_append_printf(g, " \xc2\xb7 %zu errors", t->n_errors);
     if (t->n_orphans)
@@ -391,7 +430,8 @@ twv_html *twv_html_new(FILE *out, const char *title)
         return NULL;
     h->out = out;
     h->buf = g_string_new(NULL);
-    h->toc = g_string_new(NULL);
+    h->toc = g_ptr_array_new_with_free_func(toc_entry_free);
+    h->parts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GString *g = h->buf;
     g_string_append(g,
                     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -419,10 +459,24 @@ bool twv_html_finish(twv_html *h)
     g_string_append(g, "</div>\n<aside id=\"tw-detail\"><p class=\"tw-empty\">Select a span to "
                        "see its tags, logs, references and process.</p></aside>\n</main>\n");
     if (h->n_traces > 1) {
-        g_string_append_printf(g,
-                               "<footer class=\"tw-foot\"><nav class=\"tw-toc\"><b>%zu "
-                               "traces</b><table>\n%s</table></nav></footer>\n",
-                               h->n_traces, h->toc->str);
+        /* one row per section, each linking to its own; a trace in parts says which */
+        size_t n_ids = g_hash_table_size(h->parts);
+        g_string_append_printf(g, "<footer class=\"tw-foot\"><nav class=\"tw-toc\"><b>%zu trace%s",
+                               n_ids, n_ids == 1 ? "" : "s");
+        if (n_ids != h->n_traces)
+            g_string_append_printf(g, " in %zu sections", h->n_traces);
+        g_string_append(g, "</b><table>\n");
+        for (guint i = 0; i < h->toc->len; i++) {
+            const toc_entry *e = g_ptr_array_index(h->toc, i);
+            size_t parts = GPOINTER_TO_SIZE(g_hash_table_lookup(h->parts, e->trace_id));
+            char sec[64];
+            section_id(sec, sizeof sec, e->trace_id, e->part);
+            g_string_append_printf(g, "<tr><td><a href=\"#%s\">%s", sec, e->trace_id);
+            if (parts > 1)
+                g_string_append_printf(g, " (part %zu of %zu)", e->part, parts);
+            g_string_append_printf(g, "</a></td>%s</tr>\n", e->columns);
+        }
+        g_string_append(g, "</table></nav></footer>\n");
     }
     g_string_append(g, "<footer class=\"tw-foot\">Written by tracewire show. Rules: "
                        "docs/views.md.</footer>\n<script>\n");
@@ -431,7 +485,8 @@ bool twv_html_finish(twv_html *h)
     g_string_append(g, "</script>\n</body>\n</html>\n");
     bool ok = flush(h);
     g_string_free(h->buf, TRUE);
-    g_string_free(h->toc, TRUE);
+    g_ptr_array_free(h->toc, TRUE);
+    g_hash_table_destroy(h->parts);
     free(h);
     return ok;
 }

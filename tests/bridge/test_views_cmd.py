@@ -1189,6 +1189,52 @@ check("...text from the input cannot open markup or end the data block",
       rc == 0 and "<script>alert" not in text and "<b>s</b>" not in text and
       text.count("</script>") == 2 and "<!--<script>" not in text, err)
 
+
+# A trace the window splits reaches the page in parts, a section each. Every section has an id of
+# its own and a row of the table of contents linking to it, "(part N of M)" when its trace is in
+# parts; before, every part of a trace took the trace's id and the contents linked the first.
+SPLIT_A, SPLIT_B = "5b1170000000000000000000000000ab", "5b1170000000000000000000000000cd"
+
+
+def split_spans(tid, n, first):
+    spans = []
+    for k in range(1, n + 1):
+        refs = [{"refType": "CHILD_OF", "traceID": tid, "spanID": "%016x" % (k // 2)}] if k > 1 else []
+        if k > 2:
+            refs.append({"refType": "FOLLOWS_FROM", "traceID": tid, "spanID": "%016x" % (k - 1)})
+        spans.append({"traceID": tid, "spanID": "%016x" % k, "operationName": "split-%d" % k,
+                      "startTime": first + 100 * k, "duration": 1000 - 100 * k, "processID": "p1",
+                      "references": refs, "tags": [], "logs": []})
+    return spans
+
+
+a_spans, b_spans = split_spans(SPLIT_A, 8, 1700000000000000), split_spans(SPLIT_B, 4, 1700000001000000)
+mixed = [x for pair in zip(a_spans, b_spans + [None] * 4) for x in pair if x]  # A and B interleaved
+split_f = write("split.json", json.dumps({"data": [{"traceID": SPLIT_A, "spans": mixed, "processes": {
+    "p1": {"serviceName": "splitter", "tags": []}}}]}))
+split_page = os.path.join(WORK, "split.html")
+rc, out, err = run(["show", "--window", "1", "--html", split_page, split_f])
+html = open(split_page, encoding="utf-8").read() if rc == 0 else ""
+sections = re.findall(r'<section class="tw-trace" id="([^"]*)"', html)
+toc = re.findall(r'<tr><td><a href="#([^"]*)">([^<]*)</a>', html)
+ids = re.findall(r'\sid="([^"]*)"', html)
+sec_of = {}  # trace id -> its sections' ids, in page order
+for sec in sections:
+    sec_of.setdefault(sec[2:34], []).append(sec)
+want_toc = [(sec, "%s (part %d of %d)" % (tid, i + 1, len(secs)))
+            for tid, secs in sec_of.items() for i, sec in enumerate(secs)]
+check("a trace split by the window: every section has an id of its own (%d sections)" % len(sections),
+      rc == 0 and len(sections) > 2 and len(set(sections)) == len(sections) and
+      len(set(ids)) == len(ids) and len(sec_of) == 2 and min(len(v) for v in sec_of.values()) > 1,
+      sections, [i for i in ids if ids.count(i) > 1][:5], err)
+check("...and one entry in the contents linking to it, \"(part N of M)\", every link resolving",
+      rc == 0 and sorted(toc) == sorted(want_toc) and [h for h, _ in toc] == sections and
+      all(h in ids for h, _ in toc) and
+      "<b>2 traces in %d sections</b>" % len(sections) in html, toc, want_toc)
+check("...the first part keeps the trace's id, the others add -pN",
+      rc == 0 and all(secs[0] == "t-" + tid and
+                      all(sec == "t-%s-p%d" % (tid, i + 2) for i, sec in enumerate(secs[1:]))
+                      for tid, secs in sec_of.items()), sec_of)
 print("%d passed, %d failed" % (passed, failed))
 shutil.rmtree(WORK, ignore_errors=True)
 sys.exit(1 if failed else 0)

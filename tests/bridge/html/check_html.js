@@ -10,8 +10,9 @@
 // in the document; the search finds any span (by operation, by span id, by tag value), also
 // inside a collapsed subtree, which it opens; the detail pane shows a span's tags, logs,
 // references and process; references of a trace the window split into sections go to their span
-// in whichever section holds it, with no page error. Writes OUTDIR/known-trace.png (a screenshot of a known trace) and
-// OUTDIR/big-trace.png. Exit status 0 when every check passed, 1 otherwise.
+// in whichever section holds it, with no page error; each of its sections has an id of its own and
+// a contents entry ("part N of M") that goes to it. Writes OUTDIR/known-trace.png (a screenshot of
+// a known trace) and OUTDIR/big-trace.png. Exit status 0 when every check passed, 1 otherwise.
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -202,6 +203,25 @@ async function main() {
     }
     check('every reference of the split trace names its span, and its link selects it (' + refs.refs.length + ' tried)',
       wrong.length === 0, wrong);
+    // the table of contents: a row per section, each linking to its own section
+    const toc = await split.page.evaluate(() => ({
+      sections: Array.from(document.querySelectorAll('section.tw-trace')).map((s) => s.id),
+      links: Array.from(document.querySelectorAll('nav.tw-toc a')).map((a) => ({
+        href: a.getAttribute('href'), text: a.textContent })),
+    }));
+    check('each section of the split trace has an id of its own and a contents entry linking to it',
+      toc.sections.length === refs.sections && new Set(toc.sections).size === toc.sections.length &&
+      toc.links.length === toc.sections.length &&
+      toc.links.every((l, i) => l.href === '#' + toc.sections[i] &&
+        l.text.endsWith('(part ' + (i + 1) + ' of ' + toc.sections.length + ')')), toc);
+    const missed = [];
+    for (let i = toc.links.length - 1; i >= 0; i--) {
+      await split.page.locator('nav.tw-toc a').nth(i).click();
+      const at = await split.page.evaluate(() => ({ hash: location.hash,
+        target: document.querySelector(':target') ? document.querySelector(':target').id : null }));
+      if (at.hash !== toc.links[i].href || at.target !== toc.sections[i]) missed.push({ i, at });
+    }
+    check('...and a click on each entry goes to its part', missed.length === 0, missed);
     check('...with no page error', split.problems.length === 0, split.problems);
     await split.page.close();
   } finally {
