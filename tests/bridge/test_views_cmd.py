@@ -353,6 +353,33 @@ rc, out, _ = run(["show", "--width", "120", write("pair.json", json.dumps([
 check("a child one level deep is drawn with its connector, name whole (not as [1])",
       re.search(r"^`- svc  child +\+100 us", out, re.M) and "[1]" not in out, out)
 
+# The names' column follows one rule whatever the number of spans: as wide as the widest indented
+# name while the bar keeps a quarter of the width. A 3-span chain of 40-character names and a
+# 40-span trace with the same names at the same depths get the same column; at --width 160 no
+# name of either is cut, and every line fits.
+OP40 = ["%d-operation-name-forty-characters-long--" % k for k in range(3)]
+few = [span("ab00000000000002", "1", None, "checkout-service", OP40[0], 1600000000000000, 1000),
+       span("ab00000000000002", "2", "1", "checkout-service", OP40[1], 1600000000000100, 800),
+       span("ab00000000000002", "3", "2", "checkout-service", OP40[2], 1600000000000200, 600)]
+many = few + [span("ab00000000000002", "%x" % (k + 4), "1", "checkout-service", OP40[1],
+                   1600000000000300 + k, 10) for k in range(37)]
+few_f, many_f = write("few.json", json.dumps(few)), write("many.json", json.dumps(many))
+for width in ([], ["--width", "160"]):
+    label = {}
+    for what, f in (("3 spans", few_f), ("40 spans", many_f)):
+        rc, out, _ = run(["show"] + width + [f])
+        lines = out.splitlines()
+        header = [l for l in lines if l.startswith("service  operation")]
+        label[what] = header[0].index(" start") if rc == 0 and header else None
+        if width:
+            check("--width 160, %s with 40-character names: none cut, every line fits" % what,
+                  rc == 0 and len(lines) == 3 + len(json.loads(open(f).read())) and
+                  not CUT_NAME.search(out) and max(display_cols(l) for l in lines) <= 160 and
+                  all(op in out for op in OP40), out)
+    check("%s: the names' column of 3 spans is that of 40 spans (%s)"
+          % (" ".join(width) or "default width", label),
+          label["3 spans"] is not None and label["3 spans"] == label["40 spans"], label)
+
 # --width takes the columns every line can be drawn in: 25 (a duration column and the label of the
 # deepest span) to 100000. 0 used to be taken (for the default), and 1 to 24 drew lines wider
 # than asked.
