@@ -431,6 +431,11 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         goto fail;
     }
     d->kind = is_http ? DEST_HTTP : is_udp ? DEST_UDP : DEST_FILE;
+    /* Never gzip to a Jaeger collector: its /api/traces handler reads the
+     * body as it comes (jaeger-collector 1.x before its HTTP server moved to
+     * the OpenTelemetry Collector's, which inflates), and answers 400. */
+    if (d->frame_kind == TWA_FRAME_JAEGER_HTTP)
+        d->o.is_gzip = false;
     if (!(d->key = make_key(d, o))) {
         snprintf(why, why_size, "out of memory");
         goto fail;
@@ -461,7 +466,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         snprintf(line, sizeof line, "Content-Type: %s", twa_framing_content_type(d->framing));
         d->curl_headers = curl_slist_append(d->curl_headers, line);
         d->curl_headers = curl_slist_append(d->curl_headers, "Expect:");
-        if (o->is_gzip)
+        if (d->o.is_gzip)
             d->curl_headers = curl_slist_append(d->curl_headers, "Content-Encoding: gzip");
         for (size_t i = 0; i < o->n_headers; i++) {
             /* convert's rules (one line, a token name, not a header the

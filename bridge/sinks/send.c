@@ -161,7 +161,7 @@ static bool path_ends_with(const char *path, size_t len, const char *suffix)
 #define CONFIG_ERROR(err, ...) (tw__set_error((err), TW_E_CONFIG, __VA_ARGS__), TW_E_CONFIG)
 
 static tw_status set_http_options(tw_reporter_options *r, const char *url,
-                                  const twb_send_options *o, tw_error **err)
+                                  const twb_send_options *o, bool may_gzip, tw_error **err)
 {
     unsigned int timeout = o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
     unsigned int connect =
@@ -206,7 +206,7 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
         if (st != TW_OK)
             return CONFIG_ERROR(err, "--user: expected \"name:password\"");
     }
-    if (tw_reporter_options_set_gzip(r, o->is_gzip) != TW_OK)
+    if (tw_reporter_options_set_gzip(r, o->is_gzip && may_gzip) != TW_OK)
         return CONFIG_ERROR(err, "--send: out of memory");
     return TW_OK;
 }
@@ -313,7 +313,11 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
     s->refused_arg = o->refused_arg;
     tw_status st = TW_OK;
     if (fmt->is_http) {
-        st = set_http_options(r, url, o, err);
+        /* A Jaeger collector's /api/traces handler reads the body as it
+         * comes (jaeger-collector 1.x before its HTTP server moved to the
+         * OpenTelemetry Collector's, which inflates): a gzipped body is a
+         * 400 there, so Jaeger bodies are never gzipped (docs/bridge.md). */
+        st = set_http_options(r, url, o, fmt->kind != KIND_JAEGER_HTTP, err);
     } else {
         size_t packet = o->max_packet_bytes ? o->max_packet_bytes : TWB_SEND_DEFAULT_MAX_PACKET;
         if (tw_reporter_options_set_max_packet_size(r, packet) != TW_OK)

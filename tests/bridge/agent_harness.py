@@ -38,6 +38,7 @@ class Backend:
         self.plan = []  # responses to give first: dicts (status, headers, delay, wait, close)
         self.refuse_if = None  # callable(body) -> True: answer 400
         self.times = []  # time of each request
+        self.encodings = []  # each request's Content-Encoding (None: absent)
         self.answered = []  # time each answer had been written
         backend = self
 
@@ -53,6 +54,7 @@ class Backend:
                     step = backend.plan.pop(0) if backend.plan else {}
                     backend.seen += 1
                     backend.times.append(time.time())
+                    backend.encodings.append(self.headers.get("Content-Encoding"))
                 if step.get("close"):
                     # Close mid-request: read part of the body, then drop the connection.
                     self.rfile.read(min(n, 10))

@@ -124,6 +124,10 @@ def test_receivers_and_formats():
               a.metric("tracewire_agent_spans_received_total", receiver="otlp") == 7 and
               a.metric("tracewire_agent_spans_received_total", receiver="zipkin") == 9,
               a.metrics())
+        check("bodies are gzipped by default, except to a Jaeger collector (1.x reads them raw)",
+              set(otlp.encodings) == {"gzip"} and set(zipkin.encodings) == {"gzip"} and
+              jaeger.encodings and set(jaeger.encodings) == {None},
+              otlp.encodings, zipkin.encodings, jaeger.encodings)
         m = a.metrics()
         check("UDP receivers report the kernel's drops (none here), HTTP ones do not",
               m.get('tracewire_agent_udp_datagrams_dropped_total{receiver="jaeger-compact"}') == 0

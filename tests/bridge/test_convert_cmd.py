@@ -817,6 +817,7 @@ class Backend:
         self.lock = threading.Lock()
         self.arrivals = []
         self.accepted = []
+        self.encodings = []  # each request's Content-Encoding (None: absent)
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -829,6 +830,7 @@ class Backend:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with backend.lock:
                     backend.arrivals.append(time.monotonic())
+                    backend.encodings.append(self.headers.get("Content-Encoding"))
                     k = len(backend.arrivals)
                 status, headers = backend.script(k)
                 if 200 <= status < 300 and self.path.endswith("/api/v2/spans"):
@@ -956,6 +958,16 @@ be.stop()
 rc, out, err = run(["--send", otlp_url, "--to", "otlp-proto", SKEW])
 check("--to otlp-proto with an OTLP/JSON --send names the conflict and --send-format",
       rc == 2 and "otlp-json" in err and "--send-format otlp-http-proto" in err, rc, err)
+
+# Bodies are gzipped, except to a Jaeger collector: jaeger-collector 1.x reads /api/traces
+# bodies as they come and answers 400 to a gzipped one.
+for path, fmt, want in [("/api/traces", "jaeger-http", {None}), ("/api/v2/spans", "zipkin", {"gzip"}),
+                        ("/v1/traces", "otlp-http", {"gzip"})]:
+    be = Backend(lambda k: (200, {}))
+    rc, out, err = run(["--send", be.url.replace("/api/v2/spans", path), SKEW])
+    check("--send %s: Content-Encoding %s" % (fmt, "gzip" if want == {"gzip"} else "none"),
+          rc == 0 and be.encodings and set(be.encodings) == want, rc, be.encodings, err[-400:])
+    be.stop()
 
 # Usage errors (exit 2, naming the option): --user without a colon (the value is not shown),
 # the options of --send without it (they were ignored), --send given twice (the last won).
