@@ -150,7 +150,10 @@ static json_t *span_json(const twv_trace *t, const twv_span *s)
     const tw__span_data *d = s->d;
     json_t *o = json_object();
     json_object_set_new(o, "span_id", hex_id(d->span_id));
-    json_object_set_new(o, "parent_id", d->parent_id ? hex_id(d->parent_id) : json_null());
+    bool follows;
+    uint64_t parent = twv_shown_parent(t, s, &follows); /* as show --tags says it */
+    json_object_set_new(o, "parent_id", parent ? hex_id(parent) : json_null());
+    json_object_set_new(o, "follows_from", json_boolean(follows));
     json_object_set_new(o, "service", text(s->service));
     json_object_set_new(o, "operation", text(d->operation));
     json_object_set_new(o, "kind", json_string(twv_kind_name((twv_kind)s->kind)));

@@ -455,8 +455,8 @@ static void details(show_ctx *x, const twv_trace *t, const line *l)
         /* The parent the tree shows: its parent id, or the reference it was
          * taken from when that id is not in the trace (trace.c); "follows
          * from" only when that link is one. An orphan names its parent id. */
-        uint64_t parent = s->parent != TWV_NONE ? t->spans[s->parent].d->span_id : d->parent_id;
-        bool follows = s->parent != TWV_NONE && s->is_follows_from;
+        bool follows;
+        uint64_t parent = twv_shown_parent(t, s, &follows);
         g_string_printf(text, "span %016" PRIx64, d->span_id);
         if (parent)
             g_string_append_printf(text, "  parent %016" PRIx64 "%s", parent,

@@ -208,6 +208,12 @@ static size_t id_home(uint64_t id, size_t mask)
     return (size_t)id & mask;
 }
 
+uint64_t twv_shown_parent(const twv_trace *t, const twv_span *s, bool *follows)
+{
+    *follows = s->parent != TWV_NONE && s->is_follows_from;
+    return s->parent != TWV_NONE ? t->spans[s->parent].d->span_id : s->d->parent_id;
+}
+
 uint32_t twv_trace_find(const twv_trace *t, uint64_t span_id)
 {
     if (!t->table || t->n_spans == 0)

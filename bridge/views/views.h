@@ -105,6 +105,10 @@ bool twv_trace_build(twv_trace *t, const twb_span *spans, size_t n);
 /* The index of the span with @span_id (the first one when ids repeat), or
  * TWV_NONE. */
 uint32_t twv_trace_find(const twv_trace *t, uint64_t span_id);
+/* The id of the parent the tree shows for @s: its parent id, or the
+ * reference it hangs under when that id is not in the trace; an orphan's
+ * own parent id; 0 for a root. @follows: that link is a FOLLOWS_FROM one. */
+uint64_t twv_shown_parent(const twv_trace *t, const twv_span *s, bool *follows);
 
 /* The critical path (Jaeger UI's algorithm; critical_path.c, docs/views.md):
  * fills t->cp, the index of the sections by span (cp_first, cp_of) and every

@@ -478,6 +478,15 @@ otlp_link = write("link.otlp.json", json.dumps({"resourceSpans": [{"resource": {
         {"traceId": REF_T, "spanId": "0000000000000002", "name": "linked",
          "startTimeUnixNano": "1700000000000500000", "endTimeUnixNano": "1700000000000900000",
          "links": [{"traceId": REF_T, "spanId": "0000000000000001"}]}]}]}]}))
+# The HTML page's detail pane says the same as --tags (its data names the shown parent).
+rc, out, err = run(["show", "--html", "-", refs_f])
+page_spans = [sp for m in re.finditer(r'<script type="application/json" id="tw-data-\d+">(.*?)</script>',
+                                      out, re.S) for sp in json.loads(m.group(1))["spans"]]
+got = sorted((sp["span_id"][-1], sp["parent_id"] and sp["parent_id"][-1], sp["follows_from"])
+             for sp in page_spans)
+check("--html: the detail pane's parent is the one the tree shows, with follows-from marked",
+      rc == 0 and got == [("1", None, False), ("2", "1", True), ("3", "1", False),
+                          ("4", "3", True), ("5", "3", True), ("6", "3", False)], got, err)
 rc, out, err = run(["show", "--tags", otlp_link])
 got = [re.sub(r"^[|`\- ]+", "", l) for l in out.splitlines()
        if re.match(r"^[|`\- ]+(span|reference) ", l)]

@@ -152,7 +152,7 @@
     }
     var s = tr.data.spans[+k];
     pane.appendChild(make('h3', '', s.service + ': ' + s.operation));
-    var facts = [['span id', s.span_id], ['parent id', s.parent_id || '(root)'],
+    var facts = [['span id', s.span_id], ['parent id', s.parent_id ? s.parent_id + (s.follows_from ? ' (follows from)' : '') : '(root)'],
                  ['trace id', tr.data.trace_id], ['start', '+' + fmtDur(s.start_us)],
                  ['duration', s.duration_us === null ? 'unknown' : fmtDur(s.duration_us)],
                  ['self time', s.self_us === null ? 'unknown' : fmtDur(s.self_us)],
