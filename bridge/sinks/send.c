@@ -60,11 +60,22 @@ static const send_format formats[] = {
     "compact) or udp://HOST:6832 (Jaeger agent, binary); or name the format with --send-format "   \
     "(zipkin, jaeger-http, otlp-http, otlp-http-proto, jaeger-udp, jaeger-udp-binary)"
 
+/* A span given to the transport while on_undelivered is set: a reference
+ * on it until the transport tells its fate (the cookie), in a list so that
+ * twb_sender_abandon finds the ones still batched. */
+typedef struct tracked {
+    twb_span span;
+    struct tracked *prev, *next;
+} tracked;
+
 struct twb_sender {
     const send_format *fmt;
     tw__transport *transport;
     void (*on_refused)(void *arg, const char *trace_hex, const char *span_hex, const char *why);
     void *refused_arg;
+    void (*on_undelivered)(void *arg, const twb_span *span);
+    void *undelivered_arg;
+    tracked *pending; /* the spans whose fate is not known yet */
 };
 
 bool twb_header_line_check(const char *line, size_t number, size_t *name_len, char *why,
@@ -238,6 +249,44 @@ static void on_transport_refused(void *arg, uint64_t trace_high, uint64_t trace_
     }
 }
 
+/* ---- delivery ------------------------------------------------------------------------------ */
+
+static tracked *track(twb_sender *s, const twb_span *span)
+{
+    tracked *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->span.data = tw__span_data_ref(span->data);
+    t->span.process = span->process;
+    t->prev = NULL;
+    t->next = s->pending;
+    if (s->pending)
+        s->pending->prev = t;
+    s->pending = t;
+    return t;
+}
+
+/* The fate of @t is known: an undelivered span goes to on_undelivered. */
+static void untrack(twb_sender *s, tracked *t, bool is_delivered)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        s->pending = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    if (!is_delivered)
+        s->on_undelivered(s->undelivered_arg, &t->span);
+    tw__span_data_unref(t->span.data);
+    free(t);
+}
+
+static void on_transport_fate(void *arg, void *cookie, bool is_delivered)
+{
+    if (cookie)
+        untrack(arg, cookie, is_delivered);
+}
+
 static bool is_jaeger(const twb_sender *s)
 {
     return s->fmt->kind == KIND_JAEGER_HTTP || s->fmt->kind == KIND_UDP ||
@@ -298,6 +347,14 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         free(host);
         return NULL;
     }
+    if (o->on_undelivered && !fmt->is_http) {
+        tw__set_error(err, TW_E_CONFIG,
+                      "--undelivered needs an HTTP --send: a Jaeger agent (%s) does not answer, so "
+                      "what it received is not known",
+                      shown);
+        free(host);
+        return NULL;
+    }
 
     free(host); /* the transport parses the URL again */
     twb_sender *s = calloc(1, sizeof *s);
@@ -311,6 +368,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
     s->fmt = fmt;
     s->on_refused = o->on_refused;
     s->refused_arg = o->refused_arg;
+    s->on_undelivered = o->on_undelivered;
+    s->undelivered_arg = o->undelivered_arg;
     tw_status st = TW_OK;
     if (fmt->is_http) {
         /* A Jaeger collector's /api/traces handler reads the body as it
@@ -336,6 +395,10 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         /* A batch tool waits for the backend rather than lose batches to
          * the reporters' cool-down. */
         to.give_up_rounds = o->give_up_rounds ? o->give_up_rounds : 1u;
+        if (s->on_undelivered) {
+            to.on_fate = on_transport_fate;
+            to.fate_arg = s;
+        }
         tw_error *e = NULL;
         s->transport = tw__transport_new(&to, &e);
         if (!s->transport) {
@@ -370,12 +433,26 @@ tw_status twb_sender_send(twb_sender *s, const twb_span *spans, size_t n, tw_err
         while (k < n && spans[k].process == spans[i].process)
             k++;
         const tw__span_data *batch[64];
+        void *cookies[64];
         for (size_t at = i; at < k;) {
             size_t m = 0;
-            for (; at < k && m < sizeof batch / sizeof batch[0]; at++)
+            tw_status st = TW_OK;
+            for (; at < k && m < sizeof batch / sizeof batch[0]; at++) {
+                if (s->on_undelivered && !(cookies[m] = track(s, &spans[at]))) {
+                    st = TW_E_NOMEM;
+                    break;
+                }
                 batch[m++] = spans[at].data;
+            }
+            if (st != TW_OK) { /* none of them was given: none is delivered */
+                for (size_t j = 0; j < m; j++)
+                    untrack(s, cookies[j], false);
+                tw__set_error(err, st, "--send: out of memory");
+                return st;
+            }
             tw_error *e = NULL;
-            tw_status st = tw__transport_send(s->transport, spans[i].process, batch, m, &e);
+            st = tw__transport_send_tracked(s->transport, spans[i].process, batch,
+                                            s->on_undelivered ? cookies : NULL, m, &e);
             if (st != TW_OK) {
                 tw__set_error(err, st, "--send: %s", e ? tw_error_message(e) : "out of memory");
                 tw_error_free(e);
@@ -391,6 +468,7 @@ tw_status twb_sender_finish(twb_sender *s, tw_error **err)
 {
     (void)err;
     tw__transport_flush(s->transport);
+    twb_sender_abandon(s); /* none left after a flush; should one be, it is not lost */
     return TW_OK;
 }
 
@@ -415,10 +493,22 @@ void twb_sender_stats(const twb_sender *s, twb_send_stats *st)
     st->has_given_up = t.has_given_up;
 }
 
+void twb_sender_abandon(twb_sender *s)
+{
+    while (s && s->pending)
+        untrack(s, s->pending, false);
+}
+
 void twb_sender_free(twb_sender *s)
 {
     if (!s)
         return;
     tw__transport_free(s->transport);
+    while (s->pending) { /* not abandoned: dropped without a word (see send.h) */
+        tracked *t = s->pending;
+        s->pending = t->next;
+        tw__span_data_unref(t->span.data);
+        free(t);
+    }
     free(s);
 }

@@ -61,6 +61,16 @@ typedef struct twb_send_options {
     void (*on_refused)(void *arg, const char *trace_id_hex, const char *span_id_hex,
                        const char *reason);
     void *refused_arg;
+    /* HTTP only (twb_sender_new refuses it with a UDP destination, which
+     * does not answer): called once per span that is not delivered, once
+     * that is known (its batch failed after its attempts or was refused,
+     * it was refused on its own, never attempted after giving up, too
+     * large, or still unsent at twb_sender_abandon), with the span as it
+     * was given to twb_sender_send (borrowed for the call). Until then the
+     * sender holds a reference on each span in an open batch: memory stays
+     * bounded by the batches (--undelivered). NULL: none. */
+    void (*on_undelivered)(void *arg, const twb_span *span);
+    void *undelivered_arg;
 } twb_send_options;
 
 /* The defaults above (gzip on, 3 retries). */
@@ -115,6 +125,11 @@ typedef struct twb_send_stats {
 } twb_send_stats;
 
 void twb_sender_stats(const twb_sender *s, twb_send_stats *st);
+
+/* The spans given and not yet known delivered or not (after a fatal
+ * error, instead of twb_sender_finish): each goes to on_undelivered as
+ * never attempted. Nothing is sent. */
+void twb_sender_abandon(twb_sender *s);
 
 /* Frees the sender (without sending: call twb_sender_finish first). NULL
  * is a no-op. */

@@ -56,6 +56,8 @@ struct tw__transport {
     void (*on_refused)(void *arg, uint64_t trace_id_high, uint64_t trace_id_low, uint64_t span_id,
                        const char *reason);
     void *refused_arg;
+    void (*on_fate)(void *arg, void *cookie, bool is_delivered);
+    void *fate_arg;
 };
 
 bool tw__transport_format_is_http(tw__transport_format f)
@@ -315,6 +317,8 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
     t->max_open = o->max_open_processes ? o->max_open_processes : DEFAULT_MAX_OPEN;
     t->on_refused = o->on_refused;
     t->refused_arg = o->refused_arg;
+    t->on_fate = o->on_fate;
+    t->fate_arg = o->fate_arg;
     tw__process_init(&t->empty);
     tw__jaeger_view_init(&t->view);
     tw_status st = TW_OK;
@@ -327,6 +331,7 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
         } else {
             t->http->counters = &t->counters;
             tw__http_sender_set_refused_fn(t->http, on_refused, t);
+            tw__http_sender_set_fate_fn(t->http, o->on_fate, o->fate_arg);
             tw__http_sender_set_patience(t->http, o->give_up_rounds);
             /* Opened once for its checks; batches are per process. */
             if (!tw__http_sender_set_batching(t->http, t->max_open, o->flush_ms)) {
@@ -336,6 +341,11 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
                 st = t->http->vtable->open(t->http, process_for(t, NULL), err);
             }
         }
+    } else if (o->on_fate) {
+        st = TW_E_CONFIG;
+        tw__set_error(err, st,
+                      "\"%s\": a Jaeger agent (UDP) does not answer: what it received is not known",
+                      shown);
     } else {
         char *host = NULL;
         unsigned int port = 0;
@@ -368,14 +378,29 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
     return t;
 }
 
+/* Reports spans[from, n) as not delivered (they were not batched). */
+static void fail_rest(const tw__transport *t, void *const *cookies, size_t from, size_t n)
+{
+    for (size_t i = from; t->on_fate && i < n; i++)
+        t->on_fate(t->fate_arg, cookies ? cookies[i] : NULL, false);
+}
+
 tw_status tw__transport_send(tw__transport *t, const tw__process *process,
                              const tw__span_data *const *spans, size_t n, tw_error **err)
+{
+    return tw__transport_send_tracked(t, process, spans, NULL, n, err);
+}
+
+tw_status tw__transport_send_tracked(tw__transport *t, const tw__process *process,
+                                     const tw__span_data *const *spans, void *const *cookies,
+                                     size_t n, tw_error **err)
 {
     const tw__process *p = NULL;
     udp_slot *sl = NULL;
     if (t->http) {
         p = process_for(t, process);
         if (!p && (process || t->format != TW__TRANSPORT_ZIPKIN)) {
+            fail_rest(t, cookies, 0, n);
             tw__set_error(err, TW_E_NOMEM, "out of memory");
             return TW_E_NOMEM;
         }
@@ -395,6 +420,7 @@ tw_status tw__transport_send(tw__transport *t, const tw__process *process,
         if (is_jaeger(t->format)) {
             data = tw__jaeger_view_of(&t->view, data);
             if (!data) {
+                fail_rest(t, cookies, i, n);
                 tw__set_error(err, TW_E_NOMEM, "out of memory");
                 return TW_E_NOMEM;
             }
@@ -403,7 +429,7 @@ tw_status tw__transport_send(tw__transport *t, const tw__process *process,
          * view's copied count makes this +1 -1 on the view, never a free. */
         tw__span_data *ref = tw__span_data_ref((tw__span_data *)data);
         if (t->http)
-            tw__http_sender_append_for(t->http, p, ref);
+            tw__http_sender_append_tracked(t->http, p, ref, cookies ? cookies[i] : NULL);
         else
             sl->sender->vtable->append(sl->sender, ref);
     }

@@ -96,6 +96,17 @@ typedef struct tw__transport_options {
      * N failed rounds of retries in a row the transport gives up
      * (has_given_up): every later span fails at once (unattempted). */
     unsigned int give_up_rounds;
+    /* HTTP only (tw__transport_new refuses it with a UDP format, whose
+     * agent does not answer): the fate of each span given to
+     * tw__transport_send_tracked, with its cookie: @is_delivered true once
+     * a 2xx answer took its body; false once it will never be sent (failed
+     * after its attempts, refused, in a body refused whole, not attempted,
+     * too large, not encodable). Exactly once per span, during send or
+     * flush (never for a span still batched when the transport is freed
+     * without a flush). Spans given to tw__transport_send report a NULL
+     * cookie. NULL: none. */
+    void (*on_fate)(void *arg, void *cookie, bool is_delivered);
+    void *fate_arg;
 } tw__transport_options;
 
 /* Zeros: Zipkin, no URL, defaults. */
@@ -111,6 +122,13 @@ tw__transport *tw__transport_new(const tw__transport_options *o, tw_error **err)
  * that fills up (blocking). */
 tw_status tw__transport_send(tw__transport *t, const tw__process *process,
                              const tw__span_data *const *spans, size_t n, tw_error **err);
+
+/* tw__transport_send with a cookie per span (@cookies[0..n), the
+ * caller's, never dereferenced) for on_fate. When it returns TW_E_NOMEM,
+ * the spans not batched have had their fate (not delivered) reported. */
+tw_status tw__transport_send_tracked(tw__transport *t, const tw__process *process,
+                                     const tw__span_data *const *spans, void *const *cookies,
+                                     size_t n, tw_error **err);
 
 /* Sends the batches older than flush_ms now. */
 void tw__transport_poll(tw__transport *t);

@@ -121,6 +121,27 @@ void tw__http_sender_set_patience(tw__sender *s, unsigned int rounds);
  * (flush). Counts outcomes like append. A no-op on other senders. */
 void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span);
 
+/* The fate of one span given to tw__http_sender_append_tracked, with its
+ * @cookie: @is_delivered true once a 2xx answer took the body holding it;
+ * false once it will never be sent (failed after its attempts, refused on
+ * its own, in a body refused whole, not attempted: cool-down, close
+ * deadline or patience run out; too large for a body; not encodable).
+ * Called exactly once per span, on the sender's thread, during append or
+ * flush; never for a span still in a batch when the sender is freed
+ * without a flush. */
+typedef void (*tw__http_fate_fn)(void *arg, void *cookie, bool is_delivered);
+
+/* Sets the fate callback of an HTTP sender (NULL: none). It is called for
+ * every span appended, with a NULL cookie for those not appended with
+ * tw__http_sender_append_tracked. A no-op on other senders. */
+void tw__http_sender_set_fate_fn(tw__sender *s, tw__http_fate_fn fn, void *arg);
+
+/* tw__http_sender_append_for, with @cookie (the caller's, never
+ * dereferenced) handed to the fate callback when the span's fate is
+ * known. */
+void tw__http_sender_append_tracked(tw__sender *s, const tw__process *process, tw__span_data *span,
+                                    void *cookie);
+
 /* Sets the batcher's limits (transport/batcher.h) of an HTTP sender with
  * nothing pending: @max_open batches (processes) open at once (a reporter
  * has 1) and @flush_ms, their age limit for tw__http_sender_tick (0: none;

@@ -175,6 +175,8 @@ typedef struct {
     size_t wire_len;
     tw__http_refused_fn on_refused;
     void *refused_arg;
+    tw__http_fate_fn on_fate; /* tw__http_sender_set_fate_fn; NULL: none */
+    void *fate_arg;
     tw__http_sender_stats stats;
 
     int64_t breaker_until_ns;    /* batches fail at once before this (mono) */
@@ -676,12 +678,31 @@ static bool gzip_body(http_sender *h)
     return true;
 }
 
+/* Reports the fate of items[lo, lo + n) of the batch being sent to the
+ * fate callback (tw__http_sender_set_fate_fn), if any. */
+static void report_fates(http_sender *h, size_t lo, size_t n, bool is_delivered)
+{
+    for (size_t i = lo; h->on_fate && i < lo + n; i++)
+        h->on_fate(h->fate_arg, h->sending->meta[i].cookie, is_delivered);
+}
+
+/* Counts items[lo, lo + n) of the batch being sent as failed. */
+static void fail_range(http_sender *h, size_t lo, size_t n, bool is_unattempted)
+{
+    tw__count(&h->base.counters->failed, n);
+    if (is_unattempted)
+        h->stats.unattempted += n;
+    report_fates(h, lo, n, false);
+}
+
 /* A refused single span: counted, handed to the callback, logged once per
  * new reason. */
 static void refuse_span(http_sender *h, const tw__batch_span *m, const char *why)
 {
     h->stats.refused++;
     tw__count(&h->base.counters->failed, 1);
+    if (h->on_fate)
+        h->on_fate(h->fate_arg, m->cookie, false);
     if (h->on_refused) {
         /* The callback reports it (`convert --send` prints each one). */
         h->on_refused(h->refused_arg, m->trace_id_high, m->trace_id_low, m->span_id, why);
@@ -768,21 +789,18 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         /* Closing, past the deadline: nothing more is sent. */
         tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name, "%s: close deadline passed: %zu spans failed",
                     h->fmt_vt->name, n);
-        tw__count(&c->failed, n);
-        h->stats.unattempted += n;
+        fail_range(h, lo, n, true);
         return;
     }
     if (h->has_given_up) {
-        tw__count(&c->failed, n);
-        h->stats.unattempted += n;
+        fail_range(h, lo, n, true);
         return;
     }
     if (tw__mono_ns() < h->breaker_until_ns) {
         /* The endpoint failed a whole retry cycle moments ago. */
         tw__log_for(TW_LOG_DEBUG, h->fmt_vt->name,
                     "%s: cooling down after failed retries: %zu spans failed", h->fmt_vt->name, n);
-        tw__count(&c->failed, n);
-        h->stats.unattempted += n;
+        fail_range(h, lo, n, true);
         return;
     }
     tw__batch *b = h->sending;
@@ -792,7 +810,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
     if (!h->fmt_vt->build(b->state, b->items + lo, n, h->seq_no, &h->batch_stats, &h->body)) {
         tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
                     "%s: cannot build a body of %zu spans (out of memory)", h->fmt_vt->name, n);
-        tw__count(&c->failed, n);
+        fail_range(h, lo, n, false);
         return;
     }
     h->seq_no++;
@@ -808,7 +826,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
             tw__log_for(TW_LOG_WARN, h->fmt_vt->name,
                         "%s: cannot gzip a body of %zu bytes (out of memory)", h->fmt_vt->name,
                         h->body.len);
-            tw__count(&c->failed, n);
+            fail_range(h, lo, n, false);
             return;
         }
         h->wire = h->gzbuf.data;
@@ -821,10 +839,11 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         tw__count(&c->batches, 1);
         tw__count(&c->bytes, h->wire_len);
         h->stats.body_bytes += h->body.len;
+        report_fates(h, lo, n, true);
         return;
     }
     if (o != REFUSED) {
-        tw__count(&c->failed, n); /* logged by post */
+        fail_range(h, lo, n, false); /* logged by post */
         return;
     }
     if (n == 1) {
@@ -837,7 +856,7 @@ static void send_range(http_sender *h, size_t lo, size_t n, unsigned int depth_l
         h->snippet_len = 0; /* already in @why */
         h->snippet[0] = '\0';
         log_failure(h, why, n);
-        tw__count(&c->failed, n);
+        fail_range(h, lo, n, false);
         return;
     }
     *budget -= 2;
@@ -866,16 +885,19 @@ static void emit(void *arg, tw__batch *batch)
     tw__buf_reset(&h->gzbuf);
 }
 
-/* Batches @span under @key (encoded with *@process_arg when non-NULL) and
- * counts what cannot be. Consumes the reference. */
+/* Batches @span under @key (encoded with *@process_arg when non-NULL) with
+ * @cookie (tw__http_sender_append_tracked) and counts what cannot be.
+ * Consumes the reference. */
 static void add_span(http_sender *h, const void *key, const tw__process *const *process_arg,
-                     tw__span_data *span)
+                     tw__span_data *span, void *cookie)
 {
+    bool is_batched = false;
     if (!h->batcher) {
         tw__count(&h->base.counters->failed, 1);
     } else {
-        switch (tw__batcher_add(h->batcher, key, span, process_arg, NULL, tw__mono_ns())) {
+        switch (tw__batcher_add(h->batcher, key, span, process_arg, cookie, tw__mono_ns())) {
         case TW__BATCH_OK:
+            is_batched = true;
             break;
         case TW__BATCH_TOO_LARGE:
             tw__sender_too_large(&h->base, tw__batcher_too_large_bytes(h->batcher), h->max_body);
@@ -885,13 +907,15 @@ static void add_span(http_sender *h, const void *key, const tw__process *const *
             break;
         }
     }
+    if (!is_batched && h->on_fate)
+        h->on_fate(h->fate_arg, cookie, false);
     tw__span_data_unref(span);
 }
 
 static void http_append(tw__sender *s, tw__span_data *span)
 {
     http_sender *h = (http_sender *)s;
-    add_span(h, h->process, NULL, span);
+    add_span(h, h->process, NULL, span, NULL);
 }
 
 static void http_flush(tw__sender *s)
@@ -1026,7 +1050,17 @@ void tw__http_sender_set_patience(tw__sender *s, unsigned int rounds)
         ((http_sender *)s)->patience = rounds;
 }
 
-void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span)
+void tw__http_sender_set_fate_fn(tw__sender *s, tw__http_fate_fn fn, void *arg)
+{
+    if (!s || s->vtable != &http_vtable)
+        return;
+    http_sender *h = (http_sender *)s;
+    h->on_fate = fn;
+    h->fate_arg = arg;
+}
+
+void tw__http_sender_append_tracked(tw__sender *s, const tw__process *process, tw__span_data *span,
+                                    void *cookie)
 {
     if (!s || s->vtable != &http_vtable) {
         tw__span_data_unref(span);
@@ -1034,9 +1068,14 @@ void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__s
     }
     http_sender *h = (http_sender *)s;
     if (h->fmt_vt->encode_with)
-        add_span(h, NULL, &process, span); /* one body for every process */
+        add_span(h, NULL, &process, span, cookie); /* one body for every process */
     else
-        add_span(h, process, NULL, span);
+        add_span(h, process, NULL, span, cookie);
+}
+
+void tw__http_sender_append_for(tw__sender *s, const tw__process *process, tw__span_data *span)
+{
+    tw__http_sender_append_tracked(s, process, span, NULL);
 }
 
 bool tw__http_sender_set_batching(tw__sender *s, size_t max_open, unsigned int flush_ms)

@@ -945,6 +945,151 @@ static void test_400_to_everything_is_bounded(void)
     free_set(&set);
 }
 
+/* ---- tests: the spans not delivered (on_undelivered, --undelivered) ----------------------------
+ */
+
+typedef struct undelivered_log {
+    const span_set *set;
+    bool seen[256];
+    size_t n, twice, foreign;
+} undelivered_log;
+
+static void on_undelivered(void *arg, const twb_span *span)
+{
+    undelivered_log *u = arg;
+    u->n++;
+    uint64_t id = span->data->span_id;
+    /* The span given, with its own process: the caller writes it out. */
+    if (id < 1 || id > u->set->n || u->set->spans[id - 1].data != span->data ||
+        u->set->spans[id - 1].process != span->process) {
+        u->foreign++;
+        return;
+    }
+    if (u->seen[id - 1])
+        u->twice++;
+    u->seen[id - 1] = true;
+}
+
+static twb_send_options tracking_options(undelivered_log *u, const span_set *set)
+{
+    twb_send_options o = fast_options();
+    memset(u, 0, sizeof *u);
+    u->set = set;
+    o.on_undelivered = on_undelivered;
+    o.undelivered_arg = u;
+    return o;
+}
+
+/* Each span refused on its own after the split is reported, and only it
+ * (every HTTP format). */
+static void test_undelivered_is_the_refused_span(void)
+{
+    for (size_t k = 0; k < N_TARGETS; k++) {
+        reset_receiver(202);
+        http_receiver_set_judge(&rx, refuse_marker, NULL);
+        span_set set;
+        make_set(&set, 37, 3, 0, 22); /* span id 23 is the bad one */
+        undelivered_log u;
+        twb_send_options o = tracking_options(&u, &set);
+        o.format = targets[k].send_format;
+        twb_sender *s = sender_for(targets[k].path, &o);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        send_all(s, &set);
+        CU_ASSERT_EQUAL(u.n, 1);
+        CU_ASSERT(u.seen[22]);
+        CU_ASSERT_EQUAL(u.foreign + u.twice, 0);
+        assert_accounted(s, set.n);
+        twb_sender_free(s);
+        free_set(&set);
+    }
+}
+
+/* Given up: every span not sent, attempted or not, is reported once; so is
+ * a span too large for a body, and every span of a body refused whole. */
+static void test_undelivered_are_the_spans_not_sent(void)
+{
+    reset_receiver(503);
+    span_set set;
+    make_set(&set, 60, 2, 300, SIZE_MAX);
+    undelivered_log u;
+    twb_send_options o = tracking_options(&u, &set);
+    o.max_retries = 0;
+    o.give_up_rounds = 1;
+    o.max_body_bytes = 4096;
+    twb_sender *s = sender_for("/api/v2/spans", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    send_all(s, &set);
+    twb_send_stats st;
+    twb_sender_stats(s, &st);
+    CU_ASSERT(st.has_given_up && st.unattempted > 0 && st.unattempted < set.n);
+    CU_ASSERT_EQUAL(u.n, set.n);
+    CU_ASSERT_EQUAL(u.foreign + u.twice, 0);
+    twb_sender_free(s);
+
+    reset_receiver(202);
+    tw__span_data_unref(set.spans[5].data);
+    set.spans[5].data = make_span(6, "huge", 8000);
+    o = tracking_options(&u, &set);
+    o.max_body_bytes = 4096;
+    s = sender_for("/v1/traces", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    send_all(s, &set);
+    CU_ASSERT_EQUAL(u.n, 1);
+    CU_ASSERT(u.seen[5]);
+    twb_sender_free(s);
+
+    reset_receiver(401); /* a final answer to the whole body, not split */
+    o = tracking_options(&u, &set);
+    s = sender_for("/api/traces", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    send_all(s, &set);
+    CU_ASSERT_EQUAL(u.n, set.n);
+    CU_ASSERT_EQUAL(u.foreign + u.twice, 0);
+    twb_sender_free(s);
+    free_set(&set);
+}
+
+/* After a fatal error the run abandons the sender: what is still batched is
+ * reported (never sent), and nothing is reported twice or leaks. */
+static void test_undelivered_abandoned_spans(void)
+{
+    reset_receiver(202);
+    span_set set;
+    make_set(&set, 20, 2, 0, SIZE_MAX);
+    undelivered_log u;
+    twb_send_options o = tracking_options(&u, &set);
+    twb_sender *s = sender_for("/api/traces", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tw_error *err = NULL;
+    CU_ASSERT_EQUAL(twb_sender_send(s, set.spans, set.n, &err), TW_OK);
+    twb_sender_abandon(s);
+    CU_ASSERT_EQUAL(u.n, set.n);
+    CU_ASSERT_EQUAL(u.foreign + u.twice, 0);
+    CU_ASSERT_EQUAL(http_receiver_count(&rx), 0);
+    twb_sender_free(s);
+    /* Freed without finish or abandon: the references are dropped. */
+    s = sender_for("/api/traces", &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(twb_sender_send(s, set.spans, set.n, &err), TW_OK);
+    twb_sender_free(s);
+    free_set(&set);
+}
+
+/* A Jaeger agent does not answer: tracking is refused. */
+static void test_undelivered_needs_http(void)
+{
+    twb_send_options o = fast_options();
+    undelivered_log u = {0};
+    o.on_undelivered = on_undelivered;
+    o.undelivered_arg = &u;
+    tw_error *err = NULL;
+    twb_sender *s = twb_sender_new("udp://127.0.0.1:6831", &o, &err);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(err && strstr(tw_error_message(err), "--undelivered needs an HTTP --send"));
+    tw_error_free(err);
+    twb_sender_free(s);
+}
+
 /* ---- tests: many processes ------------------------------------------------------------------ */
 
 /* More processes than live senders (64): the least recently used are
@@ -1093,6 +1238,10 @@ void tw_test_register(void)
     CU_ADD_TEST(suite, test_give_up_after_failed_rounds_counts_the_unattempted);
     CU_ADD_TEST(suite, test_400_split_isolates_the_bad_span);
     CU_ADD_TEST(suite, test_400_to_everything_is_bounded);
+    CU_ADD_TEST(suite, test_undelivered_is_the_refused_span);
+    CU_ADD_TEST(suite, test_undelivered_are_the_spans_not_sent);
+    CU_ADD_TEST(suite, test_undelivered_abandoned_spans);
+    CU_ADD_TEST(suite, test_undelivered_needs_http);
     CU_ADD_TEST(suite, test_more_processes_than_senders);
     CU_ADD_TEST(suite, test_pending_bodies_are_bounded);
     CU_ADD_TEST(suite, test_udp_compact_datagrams_fit);
