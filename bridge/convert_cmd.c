@@ -55,6 +55,26 @@ static const option_range RANGE_RETRIES = {"--retries", 0, 100};
 static const option_range RANGE_TIMEOUT_MS = {"--timeout-ms", 1, 3600 * 1000};
 static const option_range RANGE_SEND_GIVE_UP = {"--send-give-up", 1, 1000};
 
+/* --undelivered FILE: every span --send did not deliver, written as its
+ * fate becomes known (sinks/send.h on_undelivered) by the writer of the
+ * format --send sends (so the file reads back as what the backend would
+ * have got), to a temporary file beside FILE that is renamed to FILE at
+ * the end. Nothing undelivered: no FILE (one left by an earlier run is
+ * removed). Streamed: memory is the writer's. */
+typedef struct undelivered {
+    const char *path; /* FILE */
+    char *tmp_path;   /* FILE.tmp.XXXXXX, beside it; NULL once renamed or removed */
+    FILE *out;
+    const twb_writer_vtable *vt;
+    twb_writer *writer;
+    twb_options opts;      /* the run's, with span_rejected counting here */
+    uint64_t written;      /* spans written */
+    uint64_t not_written;  /* spans lost to a write error or refused by the writer */
+    uint64_t rejected_now; /* spans the writer left out in the write under way */
+    tw_error *error;       /* the first write error (the file is then not kept) */
+    bool is_failed;        /* undelivered_close could not keep the spans (said) */
+} undelivered;
+
 /* The input side (reading, detection, checks, assembly) is bridge/pipeline.c,
  * shared with the views; this file adds the output side. */
 typedef struct run {
@@ -64,8 +84,9 @@ typedef struct run {
     twb_writer *writer;
     twb_sender *sender;
     uint64_t written;
-    const char *out_name;   /* the output, for messages ("standard output") */
-    uint64_t shown_refused; /* spans the backend refused, reported (the first 100 printed) */
+    const char *out_name;    /* the output, for messages ("standard output") */
+    uint64_t shown_refused;  /* spans the backend refused, reported (the first 100 printed) */
+    undelivered undelivered; /* --undelivered (path NULL: not given) */
 } run;
 
 /* A writer's failure names the output it could not write ("out.json: write
@@ -117,12 +138,173 @@ static void on_send_refused(void *arg, const char *trace_hex, const char *span_h
                       trace_hex, span_hex, reason);
 }
 
+/* A span the --undelivered writer left out (its format cannot hold it: it
+ * never should, being the format --send sends). */
+static void on_undelivered_rejected(void *user_data, const twb_span *span, const char *reason)
+{
+    undelivered *u = user_data;
+    u->rejected_now++;
+    tw__cli_error("convert: --undelivered %s: span %016" PRIx64 "%016" PRIx64 "/%016" PRIx64
+                  " not written: %s",
+                  u->path, span->data->trace_id_high, span->data->trace_id_low, span->data->span_id,
+                  reason);
+}
+
+/* A span --send did not deliver (sinks/send.h): to the --undelivered file. */
+static void on_send_undelivered(void *arg, const twb_span *span)
+{
+    undelivered *u = arg;
+    if (u->error) {
+        u->not_written++;
+        return;
+    }
+    u->rejected_now = 0;
+    if (u->vt->write(u->writer, span, 1, &u->error) != TW_OK) {
+        u->not_written++;
+        if (!u->error)
+            tw__set_error(&u->error, TW_E_IO, "write error");
+        return;
+    }
+    u->not_written += u->rejected_now;
+    u->written += 1 - u->rejected_now;
+}
+
+/* Checks --undelivered FILE before anything is sent and opens its
+ * temporary file beside it with the writer of @format. False with a
+ * message (a usage error: exit 2) when FILE cannot be written. */
+static bool undelivered_open(undelivered *u, const char *format, const twb_options *opts)
+{
+    struct stat st;
+    if (stat(u->path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            tw__cli_error("convert: --undelivered %s: is a directory", u->path);
+            return false;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            tw__cli_error("convert: --undelivered %s: not a regular file (it is replaced at the "
+                          "end of the run)",
+                          u->path);
+            return false;
+        }
+        if (access(u->path, W_OK) != 0) {
+            tw__cli_error("convert: --undelivered %s: cannot write: %s", u->path, strerror(errno));
+            return false;
+        }
+    } else if (errno != ENOENT) {
+        tw__cli_error("convert: --undelivered %s: %s", u->path, strerror(errno));
+        return false;
+    }
+    u->vt = twb_writer_find(format);
+    if (!u->vt) { /* every HTTP --send format has a writer (send_outputs) */
+        tw__cli_error("convert: --undelivered: no file format for --send-format %s", format);
+        return false;
+    }
+    u->tmp_path = g_strdup_printf("%s.tmp.XXXXXX", u->path);
+    int fd = mkstemp(u->tmp_path);
+    if (fd < 0) {
+        tw__cli_error("convert: --undelivered %s: cannot write beside it: %s", u->path,
+                      strerror(errno));
+        g_free(u->tmp_path);
+        u->tmp_path = NULL;
+        return false;
+    }
+    /* mkstemp makes it 0600; FILE gets the mode a new file would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    tw_error *e = NULL;
+    u->opts = *opts;
+    u->opts.span_rejected = on_undelivered_rejected;
+    u->opts.span_rejected_data = u;
+    if (!(u->out = fdopen(fd, "wb")) || !(u->writer = u->vt->new_writer(u->out, &u->opts, &e))) {
+        tw__cli_error("convert: --undelivered %s: %s", u->path,
+                      e ? tw_error_message(e) : strerror(errno));
+        tw_error_free(e);
+        if (u->out)
+            fclose(u->out);
+        else
+            close(fd);
+        u->out = NULL;
+        unlink(u->tmp_path);
+        g_free(u->tmp_path);
+        u->tmp_path = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Frees what undelivered_open made; a temporary file still there is
+ * removed (the run did not get to keep it). */
+static void undelivered_free(undelivered *u)
+{
+    if (u->writer)
+        u->vt->free_writer(u->writer);
+    u->writer = NULL;
+    if (u->out)
+        fclose(u->out);
+    u->out = NULL;
+    if (u->tmp_path)
+        unlink(u->tmp_path);
+    g_free(u->tmp_path);
+    u->tmp_path = NULL;
+    tw_error_free(u->error);
+    u->error = NULL;
+}
+
+/* Ends the --undelivered file: renamed to FILE when it holds spans;
+ * removed, and FILE with it, when nothing was undelivered. False (the
+ * reason said) when the spans could not all be saved. */
+static bool undelivered_close(undelivered *u)
+{
+    if (!u->error && u->vt->finish(u->writer, &u->error) == TW_OK && !u->error) {
+        u->vt->free_writer(u->writer);
+        u->writer = NULL;
+        FILE *out = u->out;
+        u->out = NULL;
+        if ((fflush(out) != 0 || fsync(fileno(out)) != 0) | (fclose(out) != 0))
+            tw__set_error(&u->error, TW_E_IO, "write error: %s", strerror(errno));
+    }
+    if (u->error || u->not_written) {
+        tw__cli_error("convert: --undelivered %s: %s%s%" PRIu64
+                      " undelivered spans were not saved (the file is not written)",
+                      u->path, u->error ? tw_error_message(u->error) : "", u->error ? ": " : "",
+                      u->written + u->not_written);
+        undelivered_free(u);
+        u->is_failed = true;
+        return false;
+    }
+    if (u->written == 0) {
+        unlink(u->tmp_path);
+        g_free(u->tmp_path);
+        u->tmp_path = NULL;
+        struct stat st;
+        if (lstat(u->path, &st) == 0 && S_ISREG(st.st_mode) && unlink(u->path) == 0)
+            fprintf(stderr,
+                    "%s: convert: --undelivered %s: every span was delivered: the file of an "
+                    "earlier run was removed\n",
+                    TW_CLI_PROGRAM, u->path);
+        return true;
+    }
+    if (rename(u->tmp_path, u->path) != 0) {
+        tw__cli_error("convert: --undelivered %s: cannot rename %s to it: %s; the %" PRIu64
+                      " undelivered spans are in %s",
+                      u->path, u->tmp_path, strerror(errno), u->written, u->tmp_path);
+        g_free(u->tmp_path); /* kept: it holds the spans */
+        u->tmp_path = NULL;
+        u->is_failed = true;
+        return false;
+    }
+    g_free(u->tmp_path);
+    u->tmp_path = NULL;
+    return true;
+}
+
 /* ---- options
  * -------------------------------------------------------------------------------------------- */
 
 typedef struct cli {
     char *from, *to, *output, *send, *rejects, *skew, *time_unit, *id_base, *scribe_category;
-    char *map, *map_file, *send_format, *user;
+    char *map, *map_file, *send_format, *user, *undelivered;
     char **headers;
     double sample;
     gint64 window, max_annotations, max_value_bytes, max_body_bytes, retries, timeout_ms;
@@ -306,6 +488,20 @@ static void summary(const run *r, const twb_assemble_stats *as, const twb_send_s
                 TW_CLI_PROGRAM, ss->sent, ss->batches, ss->bytes, ss->requests, ss->retries,
                 ss->split_requests, ss->refused_requests, ss->failed, ss->failed - ss->unattempted,
                 ss->refused, ss->unattempted, ss->too_large);
+    const undelivered *u = &r->undelivered;
+    if (ss && u->path && !u->is_failed) {
+        if (u->written)
+            fprintf(stderr,
+                    "%s: convert: --undelivered: %" PRIu64
+                    " spans written to %s (%s; send them with: tracewire convert --from %s "
+                    "--send URL %s)\n",
+                    TW_CLI_PROGRAM, u->written, u->path, u->vt->name, u->vt->name, u->path);
+        else
+            fprintf(stderr,
+                    "%s: convert: --undelivered: 0 spans: every span was delivered, %s "
+                    "not written\n",
+                    TW_CLI_PROGRAM, u->path);
+    }
 }
 
 int tw__convert_cmd_main(int argc, char **argv)
@@ -366,6 +562,9 @@ int tw__convert_cmd_main(int argc, char **argv)
         {"header", 'H', 0, G_OPTION_ARG_STRING_ARRAY, &c.headers,
          "--send: add an HTTP header (repeatable)", "'NAME: VALUE'"},
         {"user", 'u', 0, G_OPTION_ARG_STRING, &c.user, "--send: HTTP basic auth", "NAME:PASSWORD"},
+        {"undelivered", 0, 0, G_OPTION_ARG_FILENAME, &c.undelivered,
+         "--send: write the spans not delivered to FILE (in the format sent), to send them later",
+         "FILE"},
         {"send-format", 0, 0, G_OPTION_ARG_STRING, &c.send_format,
          "--send: zipkin, jaeger-http, otlp-http, otlp-http-proto, jaeger-udp or "
          "jaeger-udp-binary (default: from the URL)",
@@ -412,7 +611,8 @@ int tw__convert_cmd_main(int argc, char **argv)
     r.opts.span_rejected_data = &r;
     const struct {
         const char *option, *value;
-    } written[] = {{"--output", c.output}, {"--rejects", c.rejects}};
+    } written[] = {
+        {"--output", c.output}, {"--rejects", c.rejects}, {"--undelivered", c.undelivered}};
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
         char why[512];
         if (!tw__cli_output_path_ok(written[i].option, written[i].value, why, sizeof why)) {
@@ -454,7 +654,8 @@ int tw__convert_cmd_main(int argc, char **argv)
                      {"--no-gzip", c.no_gzip},
                      {"--header", c.headers != NULL},
                      {"--user", c.user != NULL},
-                     {"--send-format", c.send_format != NULL}};
+                     {"--send-format", c.send_format != NULL},
+                     {"--undelivered", c.undelivered != NULL}};
     for (size_t i = 0; !c.send && i < sizeof send_only / sizeof send_only[0]; i++) {
         if (send_only[i].is_given) {
             rc = usage_error(ctx, "%s is an option of --send, which is not given",
@@ -549,8 +750,9 @@ int tw__convert_cmd_main(int argc, char **argv)
     }
     /* Opening -o or --rejects truncates it: naming an input there, or the
      * file standard input reads, would empty the input before it is read. */
-    const char *outs[] = {c.output, c.rejects}, *out_names[] = {"--output", "--rejects"};
-    for (size_t k = 0; k < 2; k++) {
+    const char *outs[] = {c.output, c.rejects, c.undelivered},
+               *out_names[] = {"--output", "--rejects", "--undelivered"};
+    for (size_t k = 0; k < 3; k++) {
         char why[512];
         if (!tw__cli_output_not_input(out_names[k], outs[k], c.files, why, sizeof why)) {
             rc = usage_error(ctx, "%s", why);
@@ -559,6 +761,10 @@ int tw__convert_cmd_main(int argc, char **argv)
     }
     if (c.output && c.rejects && tw__cli_same_file(c.output, c.rejects)) {
         rc = usage_error(ctx, "--output and --rejects name the same file");
+        goto free_custom_early;
+    }
+    if (c.undelivered && c.rejects && tw__cli_same_file(c.undelivered, c.rejects)) {
+        rc = usage_error(ctx, "--undelivered and --rejects name the same file");
         goto free_custom_early;
     }
     /* As gzip does: binary bytes on a terminal are of no use and can leave
@@ -599,6 +805,11 @@ int tw__convert_cmd_main(int argc, char **argv)
         so.n_headers = c.headers ? g_strv_length(c.headers) : 0;
         so.user = c.user;
         so.format = c.send_format;
+        if (c.undelivered) {
+            r.undelivered.path = c.undelivered;
+            so.on_undelivered = on_send_undelivered;
+            so.undelivered_arg = &r.undelivered;
+        }
         r.sender = twb_sender_new(c.send, &so, &e);
         if (!r.sender) {
             tw__cli_error("convert: %s", tw_error_message(e));
@@ -619,6 +830,12 @@ int tw__convert_cmd_main(int argc, char **argv)
                           "the matching --to, or none",
                           c.to, takes ? takes : "no --to format",
                           c.send_format ? "--send-format " : "format ", fmt, hint);
+            rc = TW_CLI_EXIT_USAGE;
+            goto close_out;
+        }
+        /* Before anything is read or sent: a FILE that cannot be written
+         * is a usage error (nothing sent). */
+        if (c.undelivered && !undelivered_open(&r.undelivered, takes, &r.opts)) {
             rc = TW_CLI_EXIT_USAGE;
             goto close_out;
         }
@@ -694,6 +911,8 @@ int tw__convert_cmd_main(int argc, char **argv)
             twb_sender_finish(r.sender, fatal);
         else
             name_output(&r, r.writer_vt->finish(r.writer, fatal), fatal);
+    } else if (r.sender) {
+        twb_sender_abandon(r.sender); /* what is still batched goes to --undelivered */
     }
     twb_pipeline_progress_end(r.pipeline);
 
@@ -713,6 +932,8 @@ int tw__convert_cmd_main(int argc, char **argv)
         r.writer_vt->free_writer(r.writer);
     r.writer = NULL;
     bool is_written = close_outputs(&rejects, &out, &c);
+    if (r.undelivered.writer && !undelivered_close(&r.undelivered))
+        is_written = false;
     summary_notes(&r, r.sender ? &ss : NULL,
                   c.send_give_up != OPTION_UNSET ? (unsigned int)c.send_give_up
                                                  : TWB_SEND_DEFAULT_GIVE_UP,
@@ -727,6 +948,7 @@ close_out:
     if (r.writer)
         r.writer_vt->free_writer(r.writer);
     twb_sender_free(r.sender);
+    undelivered_free(&r.undelivered);
     if (!close_outputs(&rejects, &out, &c) && rc == TW_CLI_EXIT_OK)
         rc = TW_CLI_EXIT_FAILURE;
 free_custom:
@@ -748,6 +970,7 @@ free_cli:
     g_free(c.map_file);
     g_free(c.send_format);
     g_free(c.user);
+    g_free(c.undelivered);
     g_strfreev(c.headers);
     g_strfreev(c.files);
     return rc;

@@ -32,7 +32,8 @@ _tracewire_values()
     "convert --send-format")
         printf '%s\n' zipkin jaeger-http otlp-http otlp-http-proto jaeger-udp jaeger-udp-binary
         ;;
-    "convert --output" | "convert -o" | "convert --rejects" | "convert --map-file") echo __file__ ;;
+    "convert --output" | "convert -o" | "convert --rejects" | "convert --undelivered" | \
+        "convert --map-file") echo __file__ ;;
     "context "*" --format" | "context "*" -f") printf '%s\n' auto jaeger b3 b3-single w3c ;;
     esac
 }

@@ -24,7 +24,9 @@ import os
 import pty
 import random
 import re
+import resource
 import shlex
+import signal
 import socket
 import socketserver
 import subprocess
@@ -818,6 +820,7 @@ class Backend:
         self.arrivals = []
         self.accepted = []
         self.encodings = []  # each request's Content-Encoding (None: absent)
+        self.accepted_spans = []  # the Zipkin spans accepted, whole
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -837,6 +840,7 @@ class Backend:
                     if self.headers.get("Content-Encoding") == "gzip":
                         body = gzip.decompress(body)
                     with backend.lock:
+                        backend.accepted_spans.extend(json.loads(body))
                         backend.accepted.extend(s["id"] for s in json.loads(body))
                 self.send_response(status)
                 for key, value in headers.items():
@@ -926,6 +930,144 @@ check("each refused span is reported once, prefixed, with 16-digit ids",
 check("the summary counts the refused requests",
       "requests made %d" % len(be.arrivals) in err and
       "refused by the backend %d)" % len(be.arrivals) in err and "failed 3 spans" in err, err)
+
+# --undelivered FILE: the spans not delivered, in the format sent (zipkin-v2-json here), so
+# that sending FILE delivers exactly the rest. A backend down for good after two requests,
+# --send-give-up 1: the third request fails, the rest is never attempted.
+def zipkin_by_id(data):
+    return {s["id"]: s for s in json.loads(data)}
+
+
+def span_set(data):
+    return sorted(json.dumps(s, sort_keys=True) for s in json.loads(data))
+
+
+und = os.path.join(WORK, "undelivered.json")
+for stale in (und, und + ".tmp"):
+    if os.path.exists(stale):
+        os.unlink(stale)
+expected = zipkin_by_id(run(["--to", "zipkin-v2-json", spans_file])[1])
+be = Backend(lambda k: (200, {}) if k <= 2 else (503, {}))
+rc, out, err, took = timed_run(["--send", be.url, "--retries", "0", "--send-give-up", "1",
+                                "--max-body-bytes", "20000", "--undelivered", und, spans_file])
+be.stop()
+m = re.search(r"(\d+) spans sent, (\d+) failed after being attempted, (\d+) never attempted", err)
+counts = [int(x) for x in m.groups()] if m else [0, 0, 0]
+saved = zipkin_by_id(open(und, "rb").read()) if os.path.exists(und) else {}
+got = set(be.accepted)
+check("--undelivered after giving up: FILE holds exactly the spans the backend did not get "
+      "(%d sent, %d in FILE)" % (len(got), len(saved)),
+      rc == 1 and len(be.accepted) == len(got) > 0 and counts[1] > 0 and counts[2] > 0 and
+      not (got & set(saved)) and got | set(saved) == set(expected) and
+      len(saved) == counts[1] + counts[2], rc, counts, err[-1500:])
+check("--undelivered: FILE holds each span whole, as convert --to zipkin-v2-json writes it",
+      saved and all(saved[i] == expected[i] for i in saved), err[-500:])
+check("--undelivered: the summary names FILE and its count, last; no temporary file is left",
+      err.splitlines()[-1] == "tracewire: convert: --undelivered: %d spans written to %s "
+      "(zipkin-v2-json; send them with: tracewire convert --from zipkin-v2-json --send URL %s)"
+      % (len(saved), und, und) and
+      not [f for f in os.listdir(WORK) if f.startswith("undelivered.json.tmp")], err[-800:])
+be = Backend(lambda k: (200, {}))
+rc, out, err, took = timed_run(["--from", "zipkin-v2-json", "--send", be.url, und])
+be.stop()
+check("sending FILE again delivers the rest: nothing twice, nothing missing",
+      rc == 0 and sorted(be.accepted) == sorted(saved) and
+      sorted(list(got) + be.accepted) == sorted(expected) and
+      all(s == expected[s["id"]] for s in be.accepted_spans), rc, err[-800:])
+
+# The other HTTP formats: FILE is in the format sent and reads back as the spans sent (every
+# span undelivered here: the backend answers 503).
+for send_format, file_format, path in [("jaeger-http", "jaeger-thrift", "/api/traces"),
+                                       ("otlp-http", "otlp-json", "/v1/traces"),
+                                       ("otlp-http-proto", "otlp-proto", "/v1/traces")]:
+    be = Backend(lambda k: (503, {}))
+    url = be.url.replace("/api/v2/spans", path)
+    for name, src in [("skew", SKEW), ("3000", spans_file)]:
+        if os.path.exists(und):
+            os.unlink(und)
+        rc, out, err = run(["--send", url, "--send-format", send_format, "--retries", "0",
+                            "--send-give-up", "1", "--undelivered", und, src])
+        _, direct, _ = run(["--to", file_format, src])
+        rc_a, back, err_a = run(["--from", file_format, "--to", "zipkin-v2-json", und])
+        _, want, _ = run(["--from", file_format, "--to", "zipkin-v2-json", "-"], stdin=direct)
+        check("--undelivered with --send-format %s (%s): FILE is %s and reads back whole"
+              % (send_format, name, file_format),
+              rc == 1 and rc_a == 0 and span_set(back) == span_set(want) and
+              len(json.loads(back)) > 0 and
+              "spans written to %s (%s;" % (und, file_format) in err, rc, err[-800:], err_a)
+    be.stop()
+
+# A final status: a batch refused whole (401), and spans refused on their own (400) once the
+# batch is split (the 3-span body: 400; its halves: 200, then 400 split into 200 and 400).
+three = dapper_spans("und3.dapper", 3)
+for status, script, lost in [
+        (401, lambda k: (401, {}), ["%016x" % i for i in (1, 2, 3)]),
+        (400, lambda k: ((400, {}) if k in (1, 3, 5) else (200, {})), ["%016x" % 3])]:
+    be = Backend(script)
+    rc, out, err, took = timed_run(["--send", be.url, "--undelivered", und, three])
+    be.stop()
+    saved = zipkin_by_id(open(und, "rb").read()) if os.path.exists(und) else {}
+    check("--undelivered: spans the backend answered %d hold are in FILE (%s)"
+          % (status, sorted(saved)),
+          rc == 1 and sorted(saved) == lost and
+          sorted(be.accepted + lost) == ["%016x" % i for i in (1, 2, 3)] and
+          "%d spans written to %s" % (len(lost), und) in err, rc, be.accepted, err[-800:])
+
+# Everything delivered: no FILE, and one left by an earlier run is removed (it would be sent
+# again); the summary says so.
+write("undelivered.json", "[]")
+be = Backend(lambda k: (200, {}))
+rc, out, err, took = timed_run(["--send", be.url, "--undelivered", und, three])
+be.stop()
+check("--undelivered with every span delivered: no FILE (the old one removed), said, exit 0",
+      rc == 0 and not os.path.exists(und) and len(be.accepted) == 3 and
+      "the file of an earlier run was removed" in err and
+      err.splitlines()[-1] == "tracewire: convert: --undelivered: 0 spans: every span was "
+      "delivered, %s not written" % und, rc, err)
+
+# FILE cannot be written to the end (here the file size limit, EFBIG): said, naming FILE and
+# the spans not saved; neither FILE nor the temporary file is left.
+def small_files():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+p = subprocess.run(WRAP + [TW, "convert", "--send", "http://127.0.0.1:1/api/v2/spans",
+                           "--retries", "0", "--send-give-up", "1", "--undelivered", und,
+                           spans_file], preexec_fn=small_files, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE, timeout=600)
+err = p.stderr.decode()
+check("--undelivered FILE that cannot be written: an error naming it and the spans lost, exit 1",
+      p.returncode == 1 and "--undelivered %s: write error: File too large: %d undelivered spans "
+      "were not saved" % (und, SENT_N) in err and "spans written to" not in err and
+      not os.path.exists(und) and
+      not [f for f in os.listdir(WORK) if f.startswith("undelivered.json.tmp")], p.returncode,
+      err[-800:])
+
+# Usage errors, before anything is sent (exit 2): no --send, a directory, an input, the
+# --rejects file, a folder that does not exist, a Jaeger agent (it does not answer).
+be = Backend(lambda k: (200, {}))
+for what, args, says in [
+        ("without --send", ["--to", "dapper", "--undelivered", und, three],
+         "--undelivered is an option of --send"),
+        ("naming a directory", ["--send", be.url, "--undelivered", WORK, three],
+         "is a directory"),
+        ("naming the input", ["--send", be.url, "--undelivered", three, three],
+         "--undelivered names the input"),
+        ("naming the --rejects file", ["--send", be.url, "--undelivered", und, "--rejects",
+                                       os.path.join(WORK, ".", "undelivered.json"), three],
+         "--undelivered and --rejects name the same file"),
+        ("in a folder that does not exist",
+         ["--send", be.url, "--undelivered", os.path.join(WORK, "no", "such"), three],
+         "cannot write beside it"),
+        ("with a UDP --send", ["--send", "udp://127.0.0.1:6831", "--undelivered", und,
+                               three], "does not answer")]:
+    before = open(three, "rb").read()
+    rc, out, err = run(args)
+    check("--undelivered %s is a usage error, nothing sent" % what,
+          rc == 2 and says in err and not be.arrivals and not os.path.exists(und) and
+          open(three, "rb").read() == before, rc, err)
+be.stop()
 
 # A Jaeger agent that is not there: one warning per run, not one per process.
 probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
