@@ -911,9 +911,9 @@ int tw__convert_cmd_main(int argc, char **argv)
             twb_sender_finish(r.sender, fatal);
         else
             name_output(&r, r.writer_vt->finish(r.writer, fatal), fatal);
-    } else if (r.sender) {
-        twb_sender_abandon(r.sender); /* what is still batched goes to --undelivered */
     }
+    if (r.sender)
+        twb_sender_abandon(r.sender); /* anything still batched goes to --undelivered */
     twb_pipeline_progress_end(r.pipeline);
 
     twb_assemble_stats as;

@@ -468,7 +468,6 @@ tw_status twb_sender_finish(twb_sender *s, tw_error **err)
 {
     (void)err;
     tw__transport_flush(s->transport);
-    twb_sender_abandon(s); /* none left after a flush; should one be, it is not lost */
     return TW_OK;
 }
 

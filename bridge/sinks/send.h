@@ -127,8 +127,10 @@ typedef struct twb_send_stats {
 void twb_sender_stats(const twb_sender *s, twb_send_stats *st);
 
 /* The spans given and not yet known delivered or not (after a fatal
- * error, instead of twb_sender_finish): each goes to on_undelivered as
- * never attempted. Nothing is sent. */
+ * error, instead of twb_sender_finish: those still batched; after
+ * twb_sender_finish there are none, short of a bug, and then they are not
+ * lost): each goes to on_undelivered as never attempted. Nothing is
+ * sent. */
 void twb_sender_abandon(twb_sender *s);
 
 /* Frees the sender (without sending: call twb_sender_finish first). NULL
