@@ -38,6 +38,7 @@
 #include "agent/follow.h"
 #include "agent/http_mhd.h"
 #include "agent/net.h"
+#include "offline/tag_list.h"
 
 #define DEFAULT_MAX_REQUEST_BYTES ((size_t)5 << 20)
 /* HTTP connections open at once per server; at the limit new ones wait in
@@ -527,16 +528,37 @@ static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
     return ok;
 }
 
-/* The first entry of @tags that is not KEY=VALUE (a key before the first
- * "="), or NULL (the rule of twa_procs_set_tags). */
-static const char *bad_tag(char *const *tags)
+static bool keep_tag(void *arg, const char *key, const char *value)
 {
-    for (size_t i = 0; tags && tags[i]; i++) {
-        const char *eq = strchr(tags[i], '=');
-        if (!eq || eq == tags[i])
-            return tags[i];
+    g_ptr_array_add(arg, g_strdup_printf("%s=%s", key, value));
+    return true;
+}
+
+/* @lists (each --tag, or JAEGER_TAGS) read by the SDK's JAEGER_TAGS parser
+ * (offline/tag_list.h: items split at ',', trimmed, ${VAR:default}), so that
+ * the agent and the library accept and refuse the same values with the same
+ * message, which names @name. The tags, normalized to KEY=VALUE (the key
+ * holds no '=': twa_procs_set_tags splits at the first), replace *@tags. */
+static bool parse_tags(char ***tags, char *const *lists, const char *name, char *why,
+                       size_t why_size)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    bool ok = true;
+    for (size_t i = 0; lists && lists[i] && ok; i++) {
+        tw_error *err = NULL;
+        ok = tw__tag_list_parse(name, lists[i], keep_tag, out, &err);
+        if (!ok)
+            snprintf(why, why_size, "%s", tw_error_message(err));
+        tw_error_free(err);
     }
-    return NULL;
+    if (!ok) {
+        g_ptr_array_free(out, TRUE);
+        return false;
+    }
+    g_ptr_array_add(out, NULL);
+    g_strfreev(*tags);
+    *tags = (char **)g_ptr_array_free(out, FALSE);
+    return true;
 }
 
 /* Reads the config file (when named) and then the command line. */
@@ -558,11 +580,8 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
     int n = argc;
     bool ok = parse_args(o, &n, &copy, "", why, why_size, NULL);
     g_free(keep);
-    const char *tag = ok ? bad_tag(o->tags) : NULL;
-    if (tag) {
-        snprintf(why, why_size, "--tag \"%.64s\": expected KEY=VALUE", tag);
-        ok = false;
-    }
+    if (ok && o->tags)
+        ok = parse_tags(&o->tags, o->tags, "--tag", why, why_size);
     return ok ? TW_CLI_EXIT_OK : TW_CLI_EXIT_USAGE;
 }
 
@@ -646,16 +665,10 @@ static bool apply_env(opts *o, char *why, size_t why_size)
     }
     const char *tags = g_getenv("JAEGER_TAGS");
     if (!o->tags && tags && *tags) {
-        o->tags = g_strsplit(tags, ",", -1);
         /* The user set the variable, not --tag: the error names it. */
-        const char *tag = bad_tag(o->tags);
-        if (tag) {
-            snprintf(why, why_size,
-                     "JAEGER_TAGS: the entry \"%.64s\" is not KEY=VALUE (the variable is "
-                     "KEY=VALUE,KEY=VALUE)",
-                     tag);
+        char *const lists[] = {(char *)tags, NULL};
+        if (!parse_tags(&o->tags, lists, "JAEGER_TAGS", why, why_size))
             return false;
-        }
     }
     return true;
 }

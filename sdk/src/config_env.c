@@ -31,6 +31,7 @@
  * Runs once per call; no shared state.
  */
 #include "config_env.h"
+#include "offline/tag_list.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -387,23 +388,14 @@ static char *trim(char *s)
     return s;
 }
 
-/* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}" (config_env.h). A bad item is
- * found only after the items before it were added, so failure rolls the tag
- * count back rather than parsing twice: the rejected tags' bytes stay in the
- * options' arena until tw_tracer_options_free(). */
-bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
+/* One pass over the items of a JAEGER_TAGS list (offline/tag_list.h): checks
+ * them all when @fn is NULL, else hands each to @fn. */
+static bool tag_list_pass(const char *name, const char *v, tw__tag_list_fn fn, void *arg,
+                          tw_error **err)
 {
-    const size_t n_tags_before = opts->tags.n_tags;
-    size_t empty = empty_item(v);
-    if (empty) {
-        tw__set_error(err, TW_E_CONFIG,
-                      "JAEGER_TAGS=\"%s\": item %zu of the list is empty (a comma too many?)", v,
-                      empty);
-        return false;
-    }
     char *copy = strdup(v);
     if (!copy) {
-        tw__set_error(err, TW_E_NOMEM, "JAEGER_TAGS: out of memory");
+        tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
         return false;
     }
     bool ok = true;
@@ -411,7 +403,7 @@ bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
     for (char *item = strtok_r(copy, ",", &save); item && ok; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '='); /* not empty: empty_item() */
         if (!eq) {
-            tw__set_error(err, TW_E_CONFIG, "JAEGER_TAGS=\"%s\": item \"%s\" has no '='", v,
+            tw__set_error(err, TW_E_CONFIG, "%s=\"%s\": item \"%s\" has no '='", name, v,
                           trim(item));
             ok = false;
             break;
@@ -420,10 +412,13 @@ bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
         char *key = trim(item);
         char *value = trim(eq + 1);
         if (!*key) {
-            tw__set_error(err, TW_E_CONFIG, "JAEGER_TAGS=\"%s\": an item has an empty key", v);
+            tw__set_error(err, TW_E_CONFIG, "%s=\"%s\": item \"=%s\" has an empty key", name, v,
+                          value);
             ok = false;
             break;
         }
+        if (!fn)
+            continue;
         size_t vlen = strlen(value);
         if (vlen >= 3 && value[0] == '$' && value[1] == '{' && value[vlen - 1] == '}') {
             value[vlen - 1] = '\0';
@@ -437,11 +432,41 @@ bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
             const char *from_env = getenv(trim(ref));
             value = (char *)(from_env && *from_env ? from_env : fallback);
         }
-        ok = tw_tracer_options_add_tag_str(opts, key, value) == TW_OK;
+        ok = fn(arg, key, value);
         if (!ok)
-            tw__set_error(err, TW_E_NOMEM, "JAEGER_TAGS: out of memory");
+            tw__set_error(err, TW_E_NOMEM, "%s: out of memory", name);
     }
     free(copy);
+    return ok;
+}
+
+/* offline/tag_list.h: the items are all checked before the first is passed
+ * on, so that a refused list passes none. */
+bool tw__tag_list_parse(const char *name, const char *v, tw__tag_list_fn fn, void *arg,
+                        tw_error **err)
+{
+    size_t empty = empty_item(v);
+    if (empty) {
+        tw__set_error(err, TW_E_CONFIG,
+                      "%s=\"%s\": item %zu of the list is empty (a comma too many?)", name, v,
+                      empty);
+        return false;
+    }
+    return tag_list_pass(name, v, NULL, NULL, err) && tag_list_pass(name, v, fn, arg, err);
+}
+
+static bool add_tag(void *arg, const char *key, const char *value)
+{
+    return tw_tracer_options_add_tag_str(arg, key, value) == TW_OK;
+}
+
+/* JAEGER_TAGS (config_env.h). Out of memory midway, the tags added before
+ * are taken back by rolling the count back: their bytes stay in the
+ * options' arena until tw_tracer_options_free(). */
+bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err)
+{
+    const size_t n_tags_before = opts->tags.n_tags;
+    bool ok = tw__tag_list_parse("JAEGER_TAGS", v, add_tag, opts, err);
     if (!ok)
         opts->tags.n_tags = n_tags_before;
     return ok;

@@ -26,11 +26,10 @@
 bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms, tw_error **err);
 
 /* JAEGER_TAGS: "k1=v1,k2=${ENV_VAR:default}". Adds one string process tag per
- * comma-separated item to @opts; keys and values are trimmed, an empty (or
- * blank) item is an error, and ${VAR:default} takes VAR from the environment (the default,
- * or "", when VAR is unset or empty). Fails on an item without '=' or with an
- * empty key. On failure @opts has exactly the tags it had before (the bytes
- * of tags added before the bad item stay in its arena until it is freed). */
+ * comma-separated item to @opts, by the rules of tw__tag_list_parse
+ * (offline/tag_list.h, the parser `tracewire agent` shares). On failure @opts
+ * has exactly the tags it had before (the bytes of tags added before an out
+ * of memory stay in its arena until it is freed). */
 bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err);
 
 /* One key=value item of a list read by tw__parse_kv_list (@name: the

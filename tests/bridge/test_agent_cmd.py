@@ -1209,6 +1209,102 @@ def test_processing():
         b.close()
 
 
+def test_tags_parsed_as_the_sdk_does():
+    """JAEGER_TAGS (and each --tag) is read by the SDK's own parser: the agent and the library
+    (`tracewire config`, which reads the environment as tw_tracer_new_from_env() does) accept
+    and refuse the same values, with the same message naming the variable and the entry, and
+    make the same tags of them. The agent had its own splitter: no trimming (" a = 1" made the
+    key " a "), no ${VAR:default}, a blank key accepted, other messages."""
+    env_extra = {"TW_TAG_SRC": "from-env", "TW_TAG_EMPTY": ""}
+    table = [
+        "a=1,b=2",
+        " a = 1 , b = x=y ",                                   # trimmed; '=' in a value
+        "k=${TW_TAG_SRC},d=${TW_TAG_UNSET:dflt},e=${TW_TAG_EMPTY:x},f=${TW_TAG_UNSET}",
+        "a=1,,b=2", "a=1,", ",a=1", "  ",                      # empty items
+        "a=1,bad", "a=1, bad ",                                # no '='
+        "=x", " =x", "a=1, = y",                               # empty keys
+    ]
+
+    def sdk(value):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("OTEL_", "JAEGER_", "TRACEWIRE_"))}
+        e.update(env_extra, JAEGER_SERVICE_NAME="svc", JAEGER_TAGS=value)
+        p = subprocess.run([TRACEWIRE, "config"], capture_output=True, text=True, timeout=10,
+                           env=e)
+        errs = [line.split("config: error: ", 1)[1] for line in p.stderr.splitlines()
+                if "config: error: JAEGER_TAGS" in line]
+        if errs:
+            return ("refused", errs[0])
+        row = [line for line in p.stdout.splitlines() if line.startswith("tags ")][0]
+        listed = row[len("tags"):].strip().rsplit("  (JAEGER_TAGS)", 1)[0]
+        return ("accepted", sorted(t.split("=", 1) for t in listed.split(", ")))
+
+    def agent_reads(value, i):
+        e = dict(env_extra, JAEGER_TAGS=value)
+        name = "tags-sdk-%d" % i
+        log = os.path.join(workdir(name), "agent.log")
+        if os.path.exists(log):  # appended to: an earlier run's lines must not be read
+            os.unlink(log)
+        b = Backend()
+        try:
+            a = agent(name, ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces")],
+                      env=e)
+        except RuntimeError as ex:
+            b.close()
+            errs = [line.split("agent: ", 1)[1] for line in str(ex).splitlines()
+                    if "agent: " in line]
+            return ("refused", errs[-1] if errs else str(ex))
+        try:
+            post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(make_spans(0x71 + i, 1, "svc")))
+                 .encode(), "application/json")
+            wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 1, 10)
+            attrs = json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]
+            skip = {"service.name"}
+            return ("accepted", sorted([x["key"], x["value"].get("stringValue")]
+                                       for x in attrs if x["key"] not in skip))
+        finally:
+            a.stop()
+            b.close()
+
+    for i, value in enumerate(table):
+        want, got = sdk(value), agent_reads(value, i)
+        check("JAEGER_TAGS=%r: the agent %s it as the SDK does" % (value, want[0]),
+              want == got, want, got)
+        if want[0] == "refused":
+            check("JAEGER_TAGS=%r: the message names the variable and the entry" % value,
+                  want[1].startswith('JAEGER_TAGS="%s": item ' % value), want)
+    # --tag: the same parser, the message names --tag.
+    for args, want in [(["--tag", " a = 1 ", "--tag", "b=${TW_TAG_SRC}"], None),
+                       (["--tag", "a=1", "--tag", " =x"], '--tag=" =x": item "=x" has an empty key'),
+                       (["--tag", "a=1,"], '--tag="a=1,": item 2 of the list is empty')]:
+        if want:
+            try:
+                p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
+                                    "--send", "http://127.0.0.1:9/v1/traces"] + args,
+                                   capture_output=True, text=True, timeout=5,
+                                   env=dict(os.environ, **env_extra))
+                rc, err = p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                rc, err = "running", "the agent started"
+            check("--tag %r is refused naming --tag and the entry" % args,
+                  rc == 2 and want in err, rc, err)
+            continue
+        b = Backend()
+        a = agent("tags-flag", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces")] + args,
+                  env=env_extra)
+        try:
+            post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(make_spans(0x7f, 1, "svc")))
+                 .encode(), "application/json")
+            wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 1, 10)
+            attrs = {x["key"]: x["value"].get("stringValue") for x in
+                     json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]}
+            check("--tag is trimmed and takes ${VAR}", attrs.get("a") == "1" and
+                  attrs.get("b") == "from-env" and " a " not in attrs, attrs)
+        finally:
+            a.stop()
+            b.close()
+
+
 def test_tail_sampler():
     b = Backend()
     a = agent("tail", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--tail-sample",
@@ -1374,8 +1470,8 @@ def test_usage_errors():
               rc == 2 and what in err and "PLANTED" not in err, rc, err)
     # A bad tag names where it came from and the entry: JAEGER_TAGS was reported as --tag.
     for args, env, want, not_want in [
-            ([], {"JAEGER_TAGS": "a=1,c"}, ['JAEGER_TAGS', 'entry "c"'], "--tag"),
-            (["--tag", "a=1", "--tag", "=x"], {}, ['--tag "=x"'], "JAEGER_TAGS")]:
+            ([], {"JAEGER_TAGS": "a=1,c"}, ['JAEGER_TAGS', 'item "c"'], "--tag"),
+            (["--tag", "a=1", "--tag", "=x"], {}, ['--tag="=x"'], "JAEGER_TAGS")]:
         try:
             p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0",
                                 "--send", "http://127.0.0.1:9/v1/traces"] + args,
@@ -1505,7 +1601,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_file_destination_pipe, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
-         test_big_datagrams_and_env, test_processing, test_tail_sampler,
+         test_big_datagrams_and_env, test_processing, test_tags_parsed_as_the_sdk_does,
+         test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
          test_sighup_bad_config_keeps_all, test_log_lines_escape_input]
 

@@ -17,6 +17,7 @@
 
 #include "config_env.h"
 #include "harness.h"
+#include "offline/tag_list.h"
 #include "tracewire/tracewire.h"
 
 static const char *const vars[] = {
@@ -216,7 +217,7 @@ static void test_bad_values_name_variable_and_value(void)
     setenv("JAEGER_TAGS", "good=1,bad", 1);
     expect_error("item \"bad\" has no '='");
     setenv("JAEGER_TAGS", "=v", 1);
-    expect_error("empty key");
+    expect_error("JAEGER_TAGS=\"=v\": item \"=v\" has an empty key");
     /* An empty item is refused in JAEGER_TAGS and OTEL_RESOURCE_ATTRIBUTES
      * alike, wherever it is, blank or not (the W3C baggage grammar has no
      * empty member), as in the other list variables. */
@@ -258,6 +259,33 @@ static void test_intervals_accept_ms_and_go_durations(void)
         CU_ASSERT_PTR_NOT_NULL(err);
         tw_error_free(err);
     }
+}
+
+static bool count_tag(void *arg, const char *key, const char *value)
+{
+    (void)key;
+    (void)value;
+    (*(size_t *)arg)++;
+    return true;
+}
+
+/* offline/tag_list.h, the parser `tracewire agent` shares: the name given
+ * leads the message, and a refused list passes no item on (the agent would
+ * otherwise act on the items before the bad one). */
+static void test_tag_list_names_the_caller_and_is_all_or_nothing(void)
+{
+    size_t n = 0;
+    tw_error *err = NULL;
+    CU_ASSERT(tw__tag_list_parse("--tag", " a = 1 ,b=x=y", count_tag, &n, &err));
+    CU_ASSERT_PTR_NULL(err);
+    CU_ASSERT_EQUAL(n, 2);
+    n = 0;
+    CU_ASSERT_FALSE(tw__tag_list_parse("--tag", "a=1,b=2, =3", count_tag, &n, &err));
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(tw_error_status(err), TW_E_CONFIG);
+    CU_ASSERT_STRING_EQUAL(tw_error_message(err),
+                           "--tag=\"a=1,b=2, =3\": item \"=3\" has an empty key");
+    tw_error_free(err);
 }
 
 static void test_tags_parser_failure_leaves_options_unchanged(void)
@@ -1241,6 +1269,8 @@ void tw_test_register(void)
                 test_bad_values_name_variable_and_value);
     CU_add_test(suite, "intervals_accept_ms_and_go_durations",
                 test_intervals_accept_ms_and_go_durations);
+    CU_add_test(suite, "tag_list_names_the_caller_and_is_all_or_nothing",
+                test_tag_list_names_the_caller_and_is_all_or_nothing);
     CU_add_test(suite, "tags_parser_failure_leaves_options_unchanged",
                 test_tags_parser_failure_leaves_options_unchanged);
     CU_add_test(suite, "transports_follow_tracewire_reporter",
