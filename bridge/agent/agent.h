@@ -170,7 +170,10 @@ typedef struct twa_recv_stats {
      * limit (new ones then wait in the listen backlog). */
     atomic_int_fast64_t connections;
     atomic_uint_fast64_t connection_limit_hits;
-    atomic_bool is_http; /* the two above are meaningful (set by the HTTP server) */
+    /* HTTP: connections closed because their request was not received whole
+     * within --request-timeout-ms (a client sending it byte by byte). */
+    atomic_uint_fast64_t request_timeouts;
+    atomic_bool is_http; /* the three above are meaningful (set by the HTTP server) */
 } twa_recv_stats;
 
 typedef struct twa_dest_stats {

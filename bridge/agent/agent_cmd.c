@@ -44,6 +44,9 @@
 /* HTTP connections open at once per server; at the limit new ones wait in
  * the listen backlog until one closes. */
 #define DEFAULT_MAX_CONNECTIONS 512u
+/* A request (headers and body) not received whole within this long closes
+ * its connection: a client sending it byte by byte holds a slot no longer. */
+#define DEFAULT_REQUEST_TIMEOUT_MS 30000u
 #define DEFAULT_SPOOL_MAX ((uint64_t)1 << 30)
 #define DEFAULT_METRICS "127.0.0.1:14271"
 #define DEFAULT_DRAIN_MS 10000u
@@ -77,6 +80,7 @@ typedef struct opts {
     char **follow, *checkpoint, *follow_from, *follow_format;
     char **send, *send_format, *file_format;
     gint64 max_body, retries, timeout_ms, flush_ms, queue_spans, drain_ms, max_connections;
+    gint64 request_timeout_ms;
     uint64_t queue_bytes, spool_max, max_request, udp_rcvbuf; /* SIZE_UNSET: not given */
     gboolean no_gzip;
     char **headers, *user, *ca_file, *cert_file, *key_file;
@@ -119,6 +123,7 @@ static const numeric_option numeric_options[] = {
     {"--tail-quiet-ms", offsetof(opts, tail_quiet_ms), 1, 24 * HOUR_MS},
     {"--tail-max-traces", offsetof(opts, tail_max_traces), 1, 10000000},
     {"--max-connections", offsetof(opts, max_connections), 1, 65536},
+    {"--request-timeout-ms", offsetof(opts, request_timeout_ms), 0, HOUR_MS},
 };
 
 /* The sizes (a number with K, M or G) and their ranges. Zero is no size for
@@ -338,6 +343,10 @@ static GOptionEntry *entries_for(opts *o)
          "traces held at most (default 10000)", "N"},
         {"max-connections", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
          "HTTP connections open at once, per server (default 512; more wait)", "N"},
+        {"request-timeout-ms", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_number,
+         "an HTTP request not received whole in this long closes its connection (default "
+         "30000; 0: no limit)",
+         "MS"},
         {"max-request-bytes", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
          "largest HTTP request body, also once inflated (default 5M)", "N"},
         {"udp-rcvbuf", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_size,
@@ -374,6 +383,7 @@ static void opts_init(opts *o)
     o->tail_quiet_ms = OPTION_UNSET;
     o->tail_max_traces = OPTION_UNSET;
     o->max_connections = OPTION_UNSET;
+    o->request_timeout_ms = OPTION_UNSET;
     o->queue_bytes = o->spool_max = o->max_request = o->udp_rcvbuf = SIZE_UNSET;
 }
 
@@ -926,6 +936,9 @@ static int start(agent *a, char *why, size_t why_size)
         twa_http_options ho = {0};
         ho.max_request_bytes = (size_t)max_request;
         ho.max_connections = max_connections;
+        ho.request_timeout_ms = o->request_timeout_ms != OPTION_UNSET
+                                    ? (unsigned int)o->request_timeout_ms
+                                    : DEFAULT_REQUEST_TIMEOUT_MS;
         ho.pipeline = a->pipeline;
         ho.dests = a->dests;
         ho.n_dests = a->n_dests;
@@ -1041,7 +1054,8 @@ static void reload(agent *a, int argc, char **argv)
     g_free(s1);
     g_free(s2);
     same = same && fresh.tail_sample == a->o.tail_sample &&
-           fresh.max_connections == a->o.max_connections && fresh.max_request == a->o.max_request;
+           fresh.max_connections == a->o.max_connections && fresh.max_request == a->o.max_request &&
+           fresh.request_timeout_ms == a->o.request_timeout_ms;
     if (!same)
         twa_log(TWA_WARN, "SIGHUP: receivers and their limits, destinations, the spool and the "
                           "tail sampler change on restart only");

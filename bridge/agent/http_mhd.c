@@ -35,12 +35,77 @@ atomic_bool twa_draining;
  * keep-alive connection between requests). */
 #define HEADERS_TIMEOUT_S 10
 #define IDLE_TIMEOUT_S 60
-/* At most one warning about the limit per this many seconds. */
+/* At most one warning about the limit, and one about requests cut at
+ * --request-timeout-ms, per this many seconds. */
 #define LIMIT_WARN_EVERY_S 10
+/* How often the request deadline is checked: a connection is closed at most
+ * this much after its deadline. */
+#define DEADLINE_TICK_MS 200
+
+/*
+ * The request deadline (--request-timeout-ms). libmicrohttpd 0.9.75 only
+ * has idle timeouts (MHD_OPTION_CONNECTION_TIMEOUT and the per-connection
+ * MHD_CONNECTION_OPTION_TIMEOUT restart at every byte received), and the
+ * handler is not called while the headers trickle in, so a client sending a
+ * byte every few seconds would hold its connection, one of
+ * --max-connections, for ever. A watchdog thread per server closes such
+ * connections from outside, with shutdown(fd, SHUT_RDWR) (never close()):
+ * libmicrohttpd's own thread then reads the end of the stream and closes the
+ * connection through its usual path.
+ *
+ * Why it is free of races with libmicrohttpd closing the descriptor and the
+ * kernel handing its number to a new connection (facts from libmicrohttpd
+ * 0.9.75's source, src/microhttpd/daemon.c):
+ * - The notify-connection callback (MHD_OPTION_NOTIFY_CONNECTION) is called
+ *   with MHD_CONNECTION_NOTIFY_STARTED in internal_add_connection() once the
+ *   connection is in the daemon's lists, with its socket open, before it is
+ *   polled; a connection given up before that is closed by
+ *   new_connection_close_() or internal_add_connection()'s cleanup path
+ *   without STARTED (the latter calls CLOSED first, then closes).
+ * - It is called with MHD_CONNECTION_NOTIFY_CLOSED in
+ *   MHD_cleanup_connections(), on the thread that polls the connection, and
+ *   only after it returns does that thread close the socket
+ *   (MHD_socket_close_chk_(pos->socket_fd)) and free the connection. No
+ *   other path closes a connection's socket (upgraded connections are not
+ *   used here); MHD_connection_close_() and MHD_connection_mark_closed_()
+ *   (connection.c) only shutdown(SHUT_WR) it and leave it to the cleanup.
+ * - STARTED links an entry holding the descriptor into this server's list
+ *   under conn_lock; CLOSED unlinks it under conn_lock. The watchdog calls
+ *   shutdown() only while it holds conn_lock, on an entry still linked. So
+ *   CLOSED has not returned for that connection, its socket is not closed,
+ *   and the number names that socket and no other. An entry is the
+ *   connection's (not keyed by the number): a later connection given the
+ *   same number gets its own entry, linked after the old one was unlinked.
+ * - shutdown() of a socket another thread polls is safe: the poll (epoll,
+ *   edge-triggered) reports the hang-up, recv() returns 0, and
+ *   libmicrohttpd closes the connection as if the client had (the request
+ *   completion callback gets MHD_REQUEST_TERMINATED_CLIENT_ABORT or
+ *   READ_ERROR); its own later shutdown(SHUT_WR) fails harmlessly.
+ * - twa_http_stop() stops the watchdog before MHD_stop_daemon().
+ *
+ * The clock of a request starts when its connection is accepted (STARTED)
+ * or when the previous request on it is done (the completion callback,
+ * which also sets the idle timeout back to HEADERS_TIMEOUT_S: waiting for
+ * the next request's headers); it stops when the handler has the whole
+ * request (the call after the body, or a GET's second call). A keep-alive
+ * connection idle for HEADERS_TIMEOUT_S is closed by libmicrohttpd as idle,
+ * uncounted; what reaches the deadline kept sending.
+ */
 
 typedef struct cached {
     char *service, *proto, *thrift;
 } cached;
+
+/* One open connection (the notify-connection callback's socket context),
+ * linked in its server's list from STARTED to CLOSED. Fields under the
+ * server's conn_lock. */
+typedef struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int64_t since_ms; /* CLOCK_MONOTONIC: when the current request's clock started */
+    bool receiving;   /* the request is not whole yet: its deadline runs */
+    bool is_cut;      /* shut down at the deadline */
+} conn;
 
 struct twa_http {
     twa_http_options o;
@@ -50,6 +115,14 @@ struct twa_http {
     int fd;
     twa_recv_stats *stats;
     atomic_int_fast64_t last_limit_warn_s; /* CLOCK_MONOTONIC seconds; 0: never */
+    int64_t last_timeout_warn_s;           /* the watchdog's; 0: never */
+    /* The request deadline: the open connections and the watchdog. */
+    pthread_mutex_t conn_lock;
+    pthread_cond_t wake;
+    conn *conns;
+    bool stop_watchdog; /* under conn_lock */
+    bool has_watchdog;
+    pthread_t watchdog;
     /* sampling */
     pthread_mutex_t lock;
     tw__strategies *strategies;
@@ -591,6 +664,106 @@ static enum MHD_Result metrics(twa_http *h, struct MHD_Connection *c, const char
     return answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: /metrics or /healthz\n", NULL);
 }
 
+/* ---- the request deadline (see the comment at the top)
+ * ----------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The handler has the whole request: its clock stops. */
+static void request_whole(twa_http *h, struct MHD_Connection *c)
+{
+    conn *k = conn_of(c);
+    if (!k)
+        return;
+    pthread_mutex_lock(&h->conn_lock);
+    k->receiving = false;
+    pthread_mutex_unlock(&h->conn_lock);
+}
+
+/* The watchdog: every DEADLINE_TICK_MS, shuts down the connections whose
+ * request is past its deadline (each once), counts them and warns at most
+ * once per LIMIT_WARN_EVERY_S. */
+static void *watchdog_run(void *arg)
+{
+    twa_http *h = arg;
+    const int64_t limit = h->o.request_timeout_ms;
+    pthread_mutex_lock(&h->conn_lock);
+    while (!h->stop_watchdog) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)DEADLINE_TICK_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->wake, &h->conn_lock, &until);
+        if (h->stop_watchdog)
+            break;
+        const int64_t now = now_ms();
+        uint64_t n_cut = 0;
+        for (conn *k = h->conns; k; k = k->next) {
+            if (!k->receiving || k->is_cut || now - k->since_ms < limit)
+                continue;
+            /* Linked, so libmicrohttpd has not closed k->fd: it is this
+             * connection's socket. */
+            (void)shutdown(k->fd, SHUT_RDWR);
+            k->is_cut = true;
+            n_cut++;
+        }
+        if (!n_cut)
+            continue;
+        pthread_mutex_unlock(&h->conn_lock);
+        twa_add(&h->stats->request_timeouts, n_cut);
+        int64_t now_s = now / 1000 + 1;
+        if (h->last_timeout_warn_s == 0 || now_s - h->last_timeout_warn_s >= LIMIT_WARN_EVERY_S) {
+            h->last_timeout_warn_s = now_s;
+            twa_log(TWA_WARN,
+                    "%s: closed %" PRIu64 " connection%s whose request was not received whole "
+                    "within %u ms (--request-timeout-ms; %" PRIu64 " so far)",
+                    h->name, n_cut, n_cut == 1 ? "" : "s", h->o.request_timeout_ms,
+                    twa_get(&h->stats->request_timeouts));
+        }
+        pthread_mutex_lock(&h->conn_lock);
+    }
+    pthread_mutex_unlock(&h->conn_lock);
+    return NULL;
+}
+
+static bool watchdog_start(twa_http *h, char *why, size_t why_size)
+{
+    int rc = pthread_create(&h->watchdog, NULL, watchdog_run, h);
+    if (rc != 0) {
+        snprintf(why, why_size, "cannot start a thread: %s", strerror(rc));
+        return false;
+    }
+    h->has_watchdog = true;
+    return true;
+}
+
+static void watchdog_stop(twa_http *h)
+{
+    if (!h->has_watchdog)
+        return;
+    pthread_mutex_lock(&h->conn_lock);
+    h->stop_watchdog = true;
+    pthread_cond_signal(&h->wake);
+    pthread_mutex_unlock(&h->conn_lock);
+    pthread_join(h->watchdog, NULL);
+    h->has_watchdog = false;
+}
+
 /* ---- the handler
  * ---------------------------------------------------------------------------------- */
 
@@ -609,6 +782,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             *con_cls = h;
             return MHD_YES;
         }
+        request_whole(h, c);
         return h->o.kind == TWA_HTTP_SAMPLING ? sampling(h, c, url) : metrics(h, c, url);
     }
     request *rq = *con_cls;
@@ -658,6 +832,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *upload_size = 0;
         return MHD_YES;
     }
+    request_whole(h, c);
     if (rq->answered)
         return MHD_YES;
     if (rq->is_too_large)
@@ -678,13 +853,42 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)c;
-    (void)socket_context;
     twa_http *h = cls;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn *k = *socket_context;
+        if (k) { /* unlinked before libmicrohttpd closes the socket */
+            pthread_mutex_lock(&h->conn_lock);
+            if (k->prev)
+                k->prev->next = k->next;
+            else
+                h->conns = k->next;
+            if (k->next)
+                k->next->prev = k->prev;
+            pthread_mutex_unlock(&h->conn_lock);
+            free(k);
+            *socket_context = NULL;
+        }
         twa_gauge_add(&h->stats->connections, -1);
         return;
     }
+    const union MHD_ConnectionInfo *ci =
+        h->o.request_timeout_ms ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)
+                                : NULL;
+    conn *k = ci ? calloc(1, sizeof *k) : NULL;
+    if (k) {
+        k->fd = ci->connect_fd;
+        k->since_ms = now_ms();
+        k->receiving = true;
+        pthread_mutex_lock(&h->conn_lock);
+        k->next = h->conns;
+        if (h->conns)
+            h->conns->prev = k;
+        h->conns = k;
+        pthread_mutex_unlock(&h->conn_lock);
+    } else if (h->o.request_timeout_ms) {
+        twa_log(TWA_DEBUG, "%s: out of memory: a connection without a request deadline", h->name);
+    }
+    *socket_context = k;
     int64_t open = atomic_fetch_add(&h->stats->connections, 1) + 1;
     if (open < (int64_t)h->o.max_connections)
         return;
@@ -697,16 +901,28 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         twa_log(TWA_WARN,
                 "%s: %" PRId64 " connections open, the limit (%u, --max-connections): new "
                 "connections wait until one closes (a connection idle %d s before its headers "
-                "are complete, or %d s after, is closed)",
-                h->name, open, h->o.max_connections, HEADERS_TIMEOUT_S, IDLE_TIMEOUT_S);
+                "are complete, or %d s after, or whose request is not whole within %u ms "
+                "(--request-timeout-ms, 0: no limit), is closed)",
+                h->name, open, h->o.max_connections, HEADERS_TIMEOUT_S, IDLE_TIMEOUT_S,
+                h->o.request_timeout_ms);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode code)
 {
-    (void)c;
-    (void)code;
     twa_http *h = cls;
+    conn *k = code == MHD_REQUEST_TERMINATED_COMPLETED_OK ? conn_of(c) : NULL;
+    if (k) {
+        /* The next request's clock starts now, and it waits for its headers:
+         * the headers' idle timeout again. (Other codes: the connection is
+         * being closed.) */
+        pthread_mutex_lock(&h->conn_lock);
+        k->since_ms = now_ms();
+        k->receiving = true;
+        pthread_mutex_unlock(&h->conn_lock);
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                                  (unsigned int)HEADERS_TIMEOUT_S);
+    }
     if (h->o.kind == TWA_HTTP_RECEIVER && *con_cls) {
         request *rq = *con_cls;
         tw__buf_free(&rq->body);
@@ -726,6 +942,12 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
     h->o = *o;
     h->fd = -1;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_init(&h->conn_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->wake, &ca);
+    pthread_condattr_destroy(&ca);
     h->name = strdup(o->name);
     size_t n_routes = 0;
     while (o->routes && o->routes[n_routes])
@@ -779,6 +1001,8 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
         snprintf(why, why_size, "libmicrohttpd could not start a server");
         goto fail;
     }
+    if (h->o.request_timeout_ms && !watchdog_start(h, why, why_size))
+        goto fail;
     char at[96];
     twa_http_address(h, at, sizeof at);
     twa_log(TWA_INFO, "listening: %s http %s", h->name, at);
@@ -809,6 +1033,7 @@ void twa_http_stop(twa_http *h)
 {
     if (!h)
         return;
+    watchdog_stop(h); /* first: it may shut down sockets of the daemon's connections */
     if (h->mhd)
         MHD_stop_daemon(h->mhd); /* closes the listening socket too */
     else if (h->fd >= 0)
@@ -825,5 +1050,7 @@ void twa_http_stop(twa_http *h)
     free(h->routes);
     free(h->name);
     pthread_mutex_destroy(&h->lock);
+    pthread_mutex_destroy(&h->conn_lock);
+    pthread_cond_destroy(&h->wake);
     free(h);
 }

@@ -39,6 +39,10 @@ typedef struct twa_http_options {
     const char *const *routes; /* receivers: the routes served; NULL-terminated */
     size_t max_request_bytes;
     unsigned int max_connections; /* open at once; more wait in the listen backlog */
+    /* A request (headers and body) not received whole within this many ms of
+     * its start (the connection's, or the end of the previous request on it)
+     * has its connection closed and counted (request_timeouts); 0: no limit. */
+    unsigned int request_timeout_ms;
     twa_pipeline *pipeline;
     twa_dest *const *dests; /* metrics and health */
     size_t n_dests;

@@ -136,6 +136,16 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
         g_string_append_printf(out, "\"} %" PRIu64 "\n",
                                twa_get(&receivers[i].connection_limit_hits));
     }
+    HEADER("http_request_timeouts_total", "counter",
+           "HTTP connections closed because their request (headers and body) was not received "
+           "whole within --request-timeout-ms, by receiver.");
+    for (size_t i = 0; i < nr; i++) {
+        if (!atomic_load(&receivers[i].is_http))
+            continue;
+        g_string_append(out, "tracewire_agent_http_request_timeouts_total{receiver=\"");
+        label(out, receivers[i].name);
+        g_string_append_printf(out, "\"} %" PRIu64 "\n", twa_get(&receivers[i].request_timeouts));
+    }
     HEADER("udp_datagrams_dropped_total", "counter",
            "Datagrams the kernel dropped because the receiver's socket buffer was full, by UDP "
            "receiver (known when the next datagram is read).");
@@ -254,6 +264,10 @@ void twa_metrics_log_summary(twa_dest *const *dests, size_t n_dests)
         if (atomic_load(&r->is_udp))
             snprintf(kernel, sizeof kernel, "; the kernel dropped %" PRIu64 " datagrams",
                      twa_get(&r->kernel_drops));
+        else if (atomic_load(&r->is_http) && twa_get(&r->request_timeouts))
+            snprintf(kernel, sizeof kernel,
+                     "; %" PRIu64 " connections closed at --request-timeout-ms",
+                     twa_get(&r->request_timeouts));
         twa_log(TWA_INFO,
                 "summary: receiver %s: received %" PRIu64 " spans (invalid %" PRIu64
                 ", filtered %" PRIu64 ") in %" PRIu64 " requests (%" PRIu64 " refused whole)%s",

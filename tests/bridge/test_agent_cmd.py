@@ -346,6 +346,116 @@ def test_http_connection_limit():
         b.close()
 
 
+class Trickler(threading.Thread):
+    """A client that sends @head, then one byte of @drip every @every seconds (under any idle
+    timeout) and never finishes its request; records when the server closed the connection
+    (seconds after connecting; None if it did not within @limit)."""
+
+    def __init__(self, host_port, head, drip=b"a", every=0.5, limit=10.0):
+        super().__init__(daemon=True)
+        self.sock = socket.create_connection(host_port, timeout=30)
+        self.t0 = time.time()
+        self.head, self.drip, self.every, self.limit = head, drip, every, limit
+        self.closed_after = None
+        self.start()
+
+    def run(self):
+        import select
+        s = self.sock
+        try:
+            s.sendall(self.head)
+            while time.time() - self.t0 < self.limit:
+                readable, _, _ = select.select([s], [], [], self.every)
+                if readable and s.recv(4096) == b"":
+                    break
+                s.sendall(self.drip)
+            else:
+                return
+        except OSError:  # reset, or a send on a connection the server shut down
+            pass
+        self.closed_after = time.time() - self.t0
+
+    def close(self):
+        self.join(self.limit + 5)
+        self.sock.close()
+
+
+def test_http_request_deadline():
+    """A client that sends its request a byte at a time, under the idle timeouts, holds a
+    connection slot no longer than --request-timeout-ms: it is closed then (headers or body
+    trickling), counted and logged; a normal client, keep-alive between requests included, is
+    unaffected; with --max-connections 2, two such clients no longer lock out a third."""
+    log = os.path.join(workdir("deadline"), "agent.log")
+    if os.path.exists(log):  # appended to: an earlier run's lines must not be read
+        os.unlink(log)
+    b = Backend()
+    a = agent("deadline", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                           "--request-timeout-ms", "2000", "--max-connections", "2"])
+    head = b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: "
+    body_head = (b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 1000\r\n\r\n")
+    slow = []
+    try:
+        hp = a.host_port("otlp")
+        slow.append(Trickler(hp, head))
+        time.sleep(0.3)
+        # A normal client meanwhile (the other slot), keep-alive across the deadline.
+        import http.client
+        conn = http.client.HTTPConnection(*hp, timeout=10)
+        statuses = []
+        for i in range(2):
+            doc = json.dumps(otlp_doc(make_spans(0x90 + i, 1, "svc"))).encode()
+            conn.request("POST", "/v1/traces", doc, {"Content-Type": "application/json"})
+            r = conn.getresponse()
+            r.read()
+            statuses.append(r.status)
+            time.sleep(1.5 if i == 0 else 0)
+        conn.close()
+        check("a normal client is unaffected, keep-alive between requests too",
+              statuses == [200, 200], statuses)
+        slow[0].close()
+        check("a client trickling its headers is closed at the deadline (2 s)",
+              slow[0].closed_after is not None and 1.8 <= slow[0].closed_after <= 4.0,
+              slow[0].closed_after)
+        t = Trickler(hp, body_head, drip=b" ")
+        slow.append(t)
+        t.close()
+        check("a client trickling its body is closed at the deadline too",
+              t.closed_after is not None and 1.8 <= t.closed_after <= 4.0, t.closed_after)
+        # Two slow clients take both slots; a third waits in the backlog until they are cut.
+        wait_for(lambda: a.metric("tracewire_agent_http_connections", receiver="otlp") == 0, 10)
+        pair = [Trickler(hp, head), Trickler(hp, head)]
+        slow += pair
+        time.sleep(0.5)
+        t0 = time.time()
+        doc = json.dumps(otlp_doc(make_spans(0x95, 1, "svc"))).encode()
+        try:
+            st, _ = post(a.url("otlp", "/v1/traces"), doc, "application/json")
+        except OSError as e:
+            st = repr(e)
+        waited = time.time() - t0
+        for x in pair:
+            x.close()
+        check("with --max-connections 2 held by two slow clients, a third is served once "
+              "they are cut", st == 200 and waited <= 4.0, st, waited,
+              [x.closed_after for x in pair])
+        ok = wait_for(lambda: a.metric("tracewire_agent_http_request_timeouts_total",
+                                       receiver="otlp") == 4, 5)
+        check("each connection cut is counted", ok,
+              a.metric("tracewire_agent_http_request_timeouts_total", receiver="otlp"))
+        check("and logged, naming the receiver and the option",
+              re.search(r"warning: otlp: closed \d+ connections? whose request was not received "
+                        r"whole within 2000 ms \(--request-timeout-ms", a.text()),
+              a.text()[-2000:])
+        check("at most once per 10 s",
+              len(re.findall(r"--request-timeout-ms;", a.text())) <= 2, a.text()[-3000:])
+    finally:
+        for x in slow:
+            x.sock.close()
+        a.stop()
+        b.close()
+
+
 def test_max_connections_and_open_files():
     """--max-connections sets the limit; the soft limit on open files is raised to what the
     servers need, and a hard limit too low for them is a warning at start."""
@@ -1417,6 +1527,8 @@ def test_usage_errors():
                              (["--tail-quiet-ms", "4294967297000"], "--tail-quiet-ms",
                               "4294967297000"),
                              (["--tail-max-traces", "-1"], "--tail-max-traces", "-1"),
+                             (["--request-timeout-ms", "3600001"],
+                              "--request-timeout-ms takes 0 to 3600000", "3600001"),
                              (["--tail-keep-share", "7"], "--tail-keep-share", "7"),
                              (["--tail-keep-share", "nan"], "--tail-keep-share takes 0 to 1",
                               "nan"),
@@ -1593,7 +1705,8 @@ def test_log_lines_escape_input():
 
 
 TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
-         test_http_connection_limit, test_max_connections_and_open_files,
+         test_http_connection_limit, test_http_request_deadline,
+         test_max_connections_and_open_files,
          test_http_all_or_nothing,
          test_spool_down_then_up,
          test_spool_names_keyed_and_taken_over, test_spool_destinations_told_apart,
