@@ -59,9 +59,9 @@ atomic_bool twa_draining;
  * - The notify-connection callback (MHD_OPTION_NOTIFY_CONNECTION) is called
  *   with MHD_CONNECTION_NOTIFY_STARTED in internal_add_connection() once the
  *   connection is in the daemon's lists, with its socket open, before it is
- *   polled; a connection given up before that is closed by
- *   new_connection_close_() or internal_add_connection()'s cleanup path
- *   without STARTED (the latter calls CLOSED first, then closes).
+ *   polled. A connection given up before STARTED (new_connection_close_())
+ *   was never linked; internal_add_connection()'s failure path after
+ *   STARTED (epoll_ctl failed) calls CLOSED first and closes after.
  * - It is called with MHD_CONNECTION_NOTIFY_CLOSED in
  *   MHD_cleanup_connections(), on the thread that polls the connection, and
  *   only after it returns does that thread close the socket
@@ -78,9 +78,11 @@ atomic_bool twa_draining;
  *   same number gets its own entry, linked after the old one was unlinked.
  * - shutdown() of a socket another thread polls is safe: the poll (epoll,
  *   edge-triggered) reports the hang-up, recv() returns 0, and
- *   libmicrohttpd closes the connection as if the client had (the request
- *   completion callback gets MHD_REQUEST_TERMINATED_CLIENT_ABORT or
- *   READ_ERROR); its own later shutdown(SHUT_WR) fails harmlessly.
+ *   libmicrohttpd closes the connection as if the client had gone (the
+ *   completion callback, when the handler saw the request, gets a code
+ *   other than MHD_REQUEST_TERMINATED_COMPLETED_OK); its own later
+ *   shutdown(SHUT_WR) fails harmlessly. The other MHD_socket_close_chk_()
+ *   calls of daemon.c close sockets not yet made connections.
  * - twa_http_stop() stops the watchdog before MHD_stop_daemon().
  *
  * The clock of a request starts when its connection is accepted (STARTED)
