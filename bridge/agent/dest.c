@@ -583,9 +583,10 @@ void twa_dest_capacity(const twa_dest *d, size_t *spans, size_t *bytes)
 
 twa_admit twa_dest_reserve(twa_dest *d, size_t n, size_t bytes)
 {
-    /* One span larger than the whole queue still goes into an empty queue,
-     * as push() lets it. */
-    if (n > d->cap || (n > 1 && bytes > d->o.queue_max_bytes))
+    /* A request whose records are more than the whole queue's bytes still
+     * goes into an empty queue, as one large span does in push(): the queue
+     * then holds it alone (docs/agent.md, "HTTP answers"). */
+    if (n > d->cap)
         return TWA_ADMIT_TOO_LARGE;
     pthread_mutex_lock(&d->lock);
     size_t spans = d->count + d->reserved_spans;

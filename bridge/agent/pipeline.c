@@ -273,7 +273,12 @@ void twa_spanbuf_reject(twa_spanbuf *b, const char *reason)
  * none: the request is refused whole (413 when a queue could never hold it,
  * else 503), its spans dropped and counted on every destination, as each of
  * them lost them. A request over a queue's capacity is refused as such even
- * when another queue is only full now: retrying it cannot help. */
+ * when another queue is only full now: retrying it cannot help. Only the
+ * span count makes a request too large: one whose records are more than
+ * --queue-bytes goes into an empty queue, as a single large span does
+ * (twa_dest_reserve), so a batch within --max-request-bytes is never
+ * refused for good (an OpenTelemetry Collector drops a batch answered 413;
+ * it retries a 503). */
 static bool admit_whole(twa_spanbuf *b, size_t n, size_t bytes)
 {
     twa_pipeline *p = b->pipeline;
@@ -281,13 +286,12 @@ static bool admit_whole(twa_spanbuf *b, size_t n, size_t bytes)
     for (size_t i = 0; i < p->n_dests && b->admit == TWA_ADMIT_OK; i++) {
         size_t cap_spans, cap_bytes;
         twa_dest_capacity(p->dests[i], &cap_spans, &cap_bytes);
-        if (n > cap_spans || (n > 1 && bytes > cap_bytes)) {
+        if (n > cap_spans) {
             b->admit = TWA_ADMIT_TOO_LARGE;
             snprintf(b->refusal, sizeof b->refusal,
-                     "the request holds %zu spans (%zu bytes in memory), more than a destination "
-                     "queue holds (%zu spans, %zu bytes: --queue-spans, --queue-bytes); "
-                     "send smaller batches",
-                     n, bytes, cap_spans, cap_bytes);
+                     "the request holds %zu spans, more than a destination queue holds (%zu "
+                     "spans: --queue-spans); send smaller batches",
+                     n, cap_spans);
         }
     }
     for (; d < p->n_dests && b->admit == TWA_ADMIT_OK; d++)

@@ -563,6 +563,47 @@ def test_http_all_or_nothing():
         b.close()
 
 
+def test_http_request_over_queue_bytes():
+    """A request within --max-request-bytes whose records are more than --queue-bytes goes into
+    an empty queue (it held 413 for good: an OpenTelemetry Collector drops a batch answered 413,
+    and 8,192 spans of a dozen attributes are more than the default 12 MiB); into a queue that
+    holds something it gets 503, which clients retry."""
+    b = Backend()
+    release = threading.Event()
+    b.plan = [{"wait": release}, {"wait": release}]
+    a = agent("over_bytes", ["--otlp=127.0.0.1:0", "--queue-bytes=64K", "--timeout-ms=60000",
+                             "--send", b.url("/v1/traces")])
+    try:
+        url = a.url("otlp", "/v1/traces")
+        big = make_spans(0xa0, 200, "svc")  # about 150 KB of records
+        st, body = post(url, json.dumps(otlp_doc(big)).encode(), "application/json")
+        check("a request of more records than --queue-bytes, into an empty queue: 200", st == 200,
+              st, body)
+        want = list(big)
+        check("the destination thread is sending it (and hangs)", wait_for(lambda: b.seen >= 1))
+        small = make_spans(0xa1, 4, "svc")
+        st, _ = post(url, json.dumps(otlp_doc(small)).encode(), "application/json")
+        want += small
+        check("a small request queued behind it: 200", st == 200, st)
+        st, body = post(url, json.dumps(otlp_doc(make_spans(0xa2, 200, "lost"))).encode(),
+                        "application/json")
+        check("the large request again, the queue not empty: 503 (retryable), not 413",
+              st == 503 and json.loads(body).get("code") == 14, st, body)
+        release.set()
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= len(want), 30)
+        check("the accepted requests are forwarded", ok, a.metrics())
+        compare_once("over --queue-bytes: only the accepted requests reach the destination",
+                     normalise(want), spans_of(b, read_otlp))
+        check("the refused one counted as queue_full, nothing as over_capacity",
+              a.metric("tracewire_agent_spans_dropped_total", reason="queue_full") == 200 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="over_capacity") == 0,
+              a.metrics())
+    finally:
+        release.set()
+        a.stop()
+        b.close()
+
+
 # ---- fault matrix -----------------------------------------------------------------------------
 
 
@@ -1707,7 +1748,7 @@ def test_log_lines_escape_input():
 TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_http_connection_limit, test_http_request_deadline,
          test_max_connections_and_open_files,
-         test_http_all_or_nothing,
+         test_http_all_or_nothing, test_http_request_over_queue_bytes,
          test_spool_down_then_up,
          test_spool_names_keyed_and_taken_over, test_spool_destinations_told_apart,
          test_spool_damaged_files_at_start,
