@@ -372,9 +372,8 @@ static enum MHD_Result receive(twa_http *h, struct MHD_Connection *c, const char
     twa_decode_result r = fmt->decode(data, len, &sb, why, sizeof why);
     tw__buf_free(&inflated);
     if (r != TWA_DECODE_OK) {
+        /* Refused whole: a request, not spans (as a refused datagram). */
         twa_add(&h->stats->bad_requests, 1);
-        twa_add(&h->stats->received, sb.n + sb.n_rejected);
-        twa_add(&h->stats->invalid, sb.n + sb.n_rejected);
         twa_spanbuf_clear(&sb);
         twa_log(TWA_DEBUG, "%s: %s refused: %s", h->name, url, why);
         return error_answer(
@@ -993,12 +992,14 @@ twa_http *twa_http_start(const twa_http_options *o, const struct sockaddr_storag
     unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
     if (addr->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    h->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADERS_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-        h->o.max_connections, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL, MHD_OPTION_END);
+    /* The logger first: libmicrohttpd prints what the options before it
+     * say with its own logger (on stderr, past --log-file and --syslog). */
+    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, log_mhd,
+                              NULL, MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_NOTIFY_COMPLETED,
+                              completed, h, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADERS_TIMEOUT_S,
+                              MHD_OPTION_CONNECTION_LIMIT, h->o.max_connections,
+                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
     if (!h->mhd) {
         snprintf(why, why_size, "libmicrohttpd could not start a server");
         goto fail;

@@ -4,7 +4,8 @@
  * /metrics, docs/agent.md "Metrics") and as the summary logged at shutdown.
  *
  * Accounting (what the tests check): for every receiver, received = the
- * spans it decoded plus those it rejected (invalid); for every destination,
+ * spans it decoded plus those it rejected (invalid), in requests not refused
+ * whole (a request refused whole is a bad request, no span); for every destination,
  * enqueued = forwarded + dropped{destination} + in flight, where in flight is
  * queued + being batched or sent + in the spool. Spans a receiver could not
  * queue for a destination are that destination's queue_full drops.

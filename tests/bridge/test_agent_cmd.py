@@ -1718,6 +1718,66 @@ def test_sighup_bad_config_keeps_all():
     check("SIGTERM after a refused SIGHUP: exit 0", rc == 0, rc)
 
 
+
+def test_malformed_bodies_accounting():
+    # A body or datagram that is not a request counts no span: one request refused whole, in
+    # every receiver alike. Spans rejected in a request otherwise taken count as invalid.
+    # -v: libmicrohttpd's own messages go through the agent's log (its logger set first).
+    b = Backend()
+    a = agent("malformed", ["-v", "--otlp=127.0.0.1:0", "--jaeger-http=127.0.0.1:0",
+                            "--zipkin=127.0.0.1:0", "--jaeger-compact=127.0.0.1:0",
+                            "--send", b.url("/v1/traces")])
+    try:
+        bad = {
+            "otlp": [(b"garbage{", "application/json"),
+                     (b'{"resourceSpans":5}', "application/json"),
+                     (b"\x0a\x05\x0a\x03\xff\xff", "application/x-protobuf")],
+            "jaeger-http": [(b"zzzz", "application/x-thrift")],
+            "zipkin": [(b"[{\"traceId\":1}]", "application/json"),
+                       (b"not json", "application/json")],
+        }
+        for name, bodies in bad.items():
+            path = {"otlp": "/v1/traces", "jaeger-http": "/api/traces",
+                    "zipkin": "/api/v2/spans"}[name]
+            for body, ctype in bodies:
+                st, _ = post(a.url(name, path), body, ctype)
+                check("%s: a malformed body (%r) is answered 400" % (name, body[:12]), st == 400, st)
+        send_udp(a.host_port("jaeger-compact"), b"zzzz not thrift")
+        bad["jaeger-compact"] = [None]
+        wait_for(lambda: a.metric("tracewire_agent_requests_total",
+                                  receiver="jaeger-compact") >= 1, 10)
+        m = a.metrics()
+        for name, bodies in bad.items():
+            check("%s: %d malformed requests: 0 spans received, 0 invalid, %d refused whole" %
+                  (name, len(bodies), len(bodies)),
+                  a.metric("tracewire_agent_spans_received_total", receiver=name) == 0 and
+                  a.metric("tracewire_agent_spans_dropped_total", reason="invalid",
+                           receiver=name) == 0 and
+                  a.metric("tracewire_agent_requests_rejected_total", receiver=name) ==
+                  len(bodies) and
+                  a.metric("tracewire_agent_requests_total", receiver=name) == len(bodies), m)
+        doc = otlp_doc(make_spans(0x240, 2, "p"))
+        doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
+            {"traceId": "xyz", "spanId": "0102030405060708", "name": "bad",
+             "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000000000000001"})
+        st, _ = post(a.url("otlp", "/v1/traces"), json.dumps(doc).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") == 2, 10)
+        check("a request with one bad span of 3: received 3, invalid 1, forwarded 2",
+              st == 200 and ok and
+              a.metric("tracewire_agent_spans_received_total", receiver="otlp") == 3 and
+              a.metric("tracewire_agent_spans_dropped_total", reason="invalid",
+                       receiver="otlp") == 1, st, a.metrics())
+    finally:
+        rc = a.stop()
+        b.close()
+    log = a.text()
+    check("the summary says the same: 3 spans, 1 invalid, 4 requests, 3 refused whole",
+          rc == 0 and "summary: receiver otlp: received 3 spans (invalid 1, filtered 0) in 4 "
+          "requests (3 refused whole)" in log, log[-3000:])
+    check("-v: no libmicrohttpd warning that its logger came too late (and no message of it "
+          "past the agent's log)", "listening: otlp" in log and "EXTERNAL_LOGGER" not in log,
+          log[:3000])
+
 def test_log_lines_escape_input():
     # Every log line quoting input is one line: a followed file named "a\nFAKE LINE.log" is
     # logged with \x0a (its name used to break the line, forging a second one).
@@ -1758,7 +1818,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_big_datagrams_and_env, test_processing, test_tags_parsed_as_the_sdk_does,
          test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
-         test_sighup_bad_config_keeps_all, test_log_lines_escape_input]
+         test_sighup_bad_config_keeps_all, test_log_lines_escape_input,
+         test_malformed_bodies_accounting]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
