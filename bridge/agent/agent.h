@@ -194,7 +194,7 @@ typedef struct twa_dest_stats {
      * the header): their span count is unknown, so they are counted here
      * rather than in dropped[TWA_DROP_SPOOL_ERROR]. */
     atomic_uint_fast64_t spool_unreadable_files;
-    atomic_int up; /* last attempt succeeded (or none yet) */
+    atomic_int up; /* 1: the last attempt succeeded, 0: it failed, -1: none ended yet */
 } twa_dest_stats;
 
 static inline void twa_add(atomic_uint_fast64_t *c, uint64_t n)

@@ -130,7 +130,12 @@ struct twa_dest {
     int64_t replay_at_ns;
     unsigned int backoff_ms;
     uint64_t rng;
-    char last_error[512];
+    /* What failed in the last attempt (set by attempt: a libcurl code and
+     * errno, an HTTP status, a write errno), and the last failure logged,
+     * both by identity: the text of one failure varies between attempts
+     * (libcurl's "after N ms"), so it is not what log_change compares. */
+    char fail_id[64];
+    char last_error[64];
 };
 
 static bool grow_ring(twa_dest *d);
@@ -373,7 +378,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->work, NULL);
     pthread_cond_init(&d->room, NULL);
-    atomic_init(&d->st.up, 1);
+    atomic_init(&d->st.up, -1); /* unknown until the first attempt ends */
     tw__buf_init(&d->body);
     tw__buf_init(&d->gz);
     tw__buf_init(&d->spooled);
@@ -761,11 +766,14 @@ static void finish(twa_dest *d, twa_batch *b, size_t lo, size_t n, twa_outcome o
         d->o.on_delivery(d->o.delivery_arg, o, n);
 }
 
-static void log_change(twa_dest *d, twa_level level, const char *what)
+/* Logs failure @what unless it is the one logged last: the same when
+ * @id (what kind of failure: a libcurl code and errno, an HTTP status, a
+ * write errno) is, whatever the text says besides. */
+static void log_change(twa_dest *d, twa_level level, const char *id, const char *what)
 {
-    if (strncmp(d->last_error, what, sizeof d->last_error - 1) == 0)
+    if (strcmp(d->last_error, id) == 0)
         return;
-    snprintf(d->last_error, sizeof d->last_error, "%s", what);
+    snprintf(d->last_error, sizeof d->last_error, "%s", id);
     twa_log(level, "%s: %s (not repeated until it changes)", d->label, what);
 }
 
@@ -962,6 +970,7 @@ static attempt_result write_file(twa_dest *d, const uint8_t *data, size_t len, c
         twa_add(&d->st.bytes, len);
         return SENT;
     }
+    snprintf(d->fail_id, sizeof d->fail_id, "write %d", errno);
     snprintf(what, what_size, "write: %s", strerror(errno));
     if (is_regular && ftruncate(d->file_fd, sb.st_size) != 0)
         twa_log(TWA_ERROR,
@@ -983,12 +992,14 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
             twa_add(&d->st.bytes, len);
             return SENT;
         }
+        snprintf(d->fail_id, sizeof d->fail_id, "send %d", rc < 0 ? errno : 0);
         snprintf(what, what_size, "send: %s", rc < 0 ? strerror(errno) : "short datagram");
         return rc < 0 && errno == EMSGSIZE ? REFUSED : NOT_NOW;
     }
     if (d->kind == DEST_FILE)
         return write_file(d, data, len, what, what_size);
     if (!d->curl && !make_curl(d)) {
+        snprintf(d->fail_id, sizeof d->fail_id, "no handle");
         snprintf(what, what_size, "cannot create a libcurl handle");
         return NOT_NOW;
     }
@@ -1027,14 +1038,19 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     if (rc != CURLE_OK && d->is_cut_at_deadline) {
         /* Not the backend's fault: what the batch becomes (spooled, or
          * dropped as shutdown) is said by the caller. */
+        snprintf(d->fail_id, sizeof d->fail_id, "cut");
         snprintf(what, what_size, "the attempt was cut at the --drain-ms deadline");
         return NOT_NOW;
     }
     if (rc != CURLE_OK && !d->answer.is_done) {
+        long os_errno = 0;
+        curl_easy_getinfo(d->curl, CURLINFO_OS_ERRNO, &os_errno);
+        snprintf(d->fail_id, sizeof d->fail_id, "curl %d %ld", (int)rc, os_errno);
         snprintf(what, what_size, "%s", d->errbuf[0] ? d->errbuf : curl_easy_strerror(rc));
         return NOT_NOW;
     }
     long status = d->answer.status; /* a final answer (its body may have failed) */
+    snprintf(d->fail_id, sizeof d->fail_id, "http %ld", status);
     snprintf(what, what_size, "HTTP status %ld%s%s", status, d->snippet_len ? ": " : "",
              d->snippet);
     if (status == 400 || status == 413)
@@ -1113,10 +1129,10 @@ static bool is_stopping_past_deadline(twa_dest *d)
 
 static void mark(twa_dest *d, bool up)
 {
+    atomic_store(&d->st.up, up ? 1 : 0); /* known from the first attempt on */
     if (d->is_down == !up)
         return;
     d->is_down = !up;
-    atomic_store(&d->st.up, up ? 1 : 0);
     if (up) {
         twa_log(TWA_INFO, "%s: accepting again", d->label);
         d->last_error[0] = '\0';
@@ -1145,7 +1161,7 @@ static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned 
                        unsigned int *budget)
 {
     if (!twa_batch_body(d->framing, b, lo, n, &d->body)) {
-        log_change(d, TWA_WARN, "cannot build a body (out of memory)");
+        log_change(d, TWA_WARN, "encode", "cannot build a body (out of memory)");
         finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_ENCODE);
         return;
     }
@@ -1173,7 +1189,7 @@ static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned 
         if (r == REFUSED) {
             mark(d, true); /* it answers: only this content is refused */
             if (n == 1 || depth == 0 || *budget < 2) {
-                log_change(d, TWA_WARN, what);
+                log_change(d, TWA_WARN, d->fail_id, what);
                 finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_REFUSED);
                 return;
             }
@@ -1184,7 +1200,7 @@ static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned 
             send_range(d, b, lo + half, n - half, depth - 1, budget);
             return;
         }
-        log_change(d, TWA_WARN, what);
+        log_change(d, TWA_WARN, d->fail_id, what);
         if (d->spool) {
             mark(d, false);
             d->replay_at_ns = now_ns() + (int64_t)jittered(d, d->backoff_ms) * 1000000;
@@ -1230,13 +1246,13 @@ static bool replay_one(twa_dest *d)
         return true;
     }
     if (r == REFUSED) {
-        log_change(d, TWA_WARN, what);
+        log_change(d, TWA_WARN, d->fail_id, what);
         twa_spool_pop(d->spool);
         twa_add(&d->st.dropped[TWA_DROP_REFUSED], n_spans);
         mark(d, true);
         return true;
     }
-    log_change(d, TWA_WARN, what);
+    log_change(d, TWA_WARN, d->fail_id, what);
     mark(d, false);
     twa_add(&d->st.retries, 1);
     d->replay_at_ns = now_ns() + (int64_t)jittered(d, d->backoff_ms) * 1000000;

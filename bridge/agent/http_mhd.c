@@ -647,12 +647,16 @@ static enum MHD_Result metrics(twa_http *h, struct MHD_Connection *c, const char
             json_t *label = json_string(twa_dest_label(h->o.dests[i]));
             char *l = json_dumps(label, JSON_ENCODE_ANY);
             twa_dest_stats *st = twa_dest_get_stats(h->o.dests[i]);
-            g_string_append_printf(
-                s,
-                "%s{\"destination\":%s,\"up\":%s,\"queue_spans\":%" PRId64
-                ",\"spooled_bytes\":%" PRId64 "}",
-                i ? "," : "", l ? l : "\"\"", atomic_load(&st->up) ? "true" : "false",
-                (int64_t)atomic_load(&st->queue_spans), (int64_t)atomic_load(&st->spool_bytes));
+            int up = atomic_load(&st->up);
+            const char *up_text = up < 0 ? "null"
+                                  : up   ? "true"
+                                         : "false"; /* null: no attempt yet */
+            g_string_append_printf(s,
+                                   "%s{\"destination\":%s,\"up\":%s,\"queue_spans\":%" PRId64
+                                   ",\"spooled_bytes\":%" PRId64 "}",
+                                   i ? "," : "", l ? l : "\"\"", up_text,
+                                   (int64_t)atomic_load(&st->queue_spans),
+                                   (int64_t)atomic_load(&st->spool_bytes));
             free(l);
             json_decref(label);
         }

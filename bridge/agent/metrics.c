@@ -214,7 +214,9 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
     HEADER("queue_bytes", "gauge", "Estimated bytes of the spans in the destination's queue.");
     HEADER("spooled_bytes", "gauge", "Bytes in the destination's spool.");
     HEADER("spooled_batches", "gauge", "Batches in the destination's spool.");
-    HEADER("destination_up", "gauge", "1 when the last attempt succeeded (or none failed yet).");
+    HEADER("destination_up", "gauge",
+           "1 when the last attempt succeeded, 0 when it failed; no sample before an attempt "
+           "has ended.");
     HEADER("spool_unreadable_files_total", "counter",
            "Spool files found at start without a readable header (their spans are unknown), "
            "deleted.");
@@ -238,7 +240,6 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
             "tracewire_agent_queue_bytes%s %" PRId64 "\n"
             "tracewire_agent_spooled_bytes%s %" PRId64 "\n"
             "tracewire_agent_spooled_batches%s %" PRId64 "\n"
-            "tracewire_agent_destination_up%s %d\n"
             "tracewire_agent_spool_unreadable_files_total%s %" PRIu64 "\n"
             "tracewire_agent_http_requests_total%s %" PRIu64 "\n"
             "tracewire_agent_retries_total%s %" PRIu64 "\n"
@@ -247,9 +248,12 @@ char *twa_metrics_text(twa_dest *const *dests, size_t n_dests, size_t *len)
             l->str, twa_get(&s->enqueued), l->str, twa_get(&s->spooled_spans), l->str,
             twa_get(&s->replayed_spans), l->str, twa_get(&s->encoded_early), l->str, in_flight(s),
             l->str, gauge(&s->queue_spans), l->str, gauge(&s->queue_bytes), l->str,
-            gauge(&s->spool_bytes), l->str, gauge(&s->spool_files), l->str, atomic_load(&s->up),
-            l->str, twa_get(&s->spool_unreadable_files), l->str, twa_get(&s->requests), l->str,
+            gauge(&s->spool_bytes), l->str, gauge(&s->spool_files), l->str,
+            twa_get(&s->spool_unreadable_files), l->str, twa_get(&s->requests), l->str,
             twa_get(&s->retries), l->str, twa_get(&s->split_requests), l->str, twa_get(&s->bytes));
+        int up = atomic_load(&s->up);
+        if (up >= 0) /* unknown (no sample) until an attempt has ended */
+            g_string_append_printf(out, "tracewire_agent_destination_up%s %d\n", l->str, up);
         g_string_free(l, TRUE);
     }
     *len = out->len;

@@ -1719,6 +1719,122 @@ def test_sighup_bad_config_keeps_all():
 
 
 
+def healthz(a):
+    import urllib.request
+    with urllib.request.urlopen(a.url("metrics", "/healthz"), timeout=5) as r:
+        return json.loads(r.read())
+
+
+class Stubborn:
+    """A destination that, by .mode: "hang" takes connections and never answers (they wait in
+    the listen backlog), "503" answers 503, "200" answers 200."""
+
+    def __init__(self):
+        self.mode = "hang"
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.started = False
+
+    def answer(self, mode):
+        self.mode = mode
+        if not self.started:
+            self.started = True
+            threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        c.settimeout(10)
+        try:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                got = c.recv(65536)
+                if not got:
+                    return
+                data += got
+            head, body = data.split(b"\r\n\r\n", 1)
+            n = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+            while len(body) < n:
+                body += c.recv(65536)
+            status = b"503 Service Unavailable" if self.mode == "503" else b"200 OK"
+            c.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except (OSError, AttributeError):
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_failure_logged_once_and_up():
+    # A failure is logged once until it changes, whatever its text says besides: a timeout's
+    # text names its milliseconds ("after 1001 milliseconds"), different every attempt.
+    # destination_up and /healthz "up" are unknown until an attempt has ended.
+    dest = Stubborn()
+    label = "http://127.0.0.1:%d/v1/traces" % dest.port
+    a = agent("fail-once", ["--otlp=127.0.0.1:0", "--send", label, "--retries", "0",
+                            "--timeout-ms", "1000"])
+
+    def warnings():
+        return [x for x in a.text().splitlines()
+                if "warning: " + label in x and "not repeated until it changes" in x]
+
+    def sent_batches(n, prefix0):
+        before = a.metric("tracewire_agent_http_requests_total")
+        for k in range(n):
+            send_batches(a, 1, 2, prefix0=prefix0 + k)
+            wait_for(lambda: a.metric("tracewire_agent_http_requests_total") >= before + k + 1
+                     and a.metric("tracewire_agent_spans_in_flight") == 0, 20)
+    try:
+        h = healthz(a)
+        check("before any attempt: /healthz says up null (unknown)",
+              [x["up"] for x in h["destinations"]] == [None], h)
+        check("before any attempt: no destination_up sample",
+              not any(k.startswith("tracewire_agent_destination_up") for k in a.metrics()),
+              a.metrics())
+        send_batches(a, 1, 2, prefix0=0x230)
+        wait_for(lambda: a.metric("tracewire_agent_http_requests_total") >= 1, 10)
+        h = healthz(a)
+        check("while the first attempt hangs: still unknown",
+              [x["up"] for x in h["destinations"]] == [None], h)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_in_flight") == 0, 10)
+        sent_batches(3, 0x231)
+        h = healthz(a)
+        check("after a failed attempt: up false, destination_up 0",
+              ok and [x["up"] for x in h["destinations"]] == [False] and
+              a.metrics().get('tracewire_agent_destination_up{destination="%s"}' % label) == 0,
+              h, a.metrics())
+        w = warnings()
+        check("4 timeouts (each its own milliseconds): one warning",
+              a.metric("tracewire_agent_http_requests_total") == 4 and len(w) == 1 and
+              "timed out" in w[0], a.metric("tracewire_agent_http_requests_total"), w)
+        dest.answer("503")
+        sent_batches(3, 0x235)
+        w = warnings()
+        check("then 503, 3 times: one more warning, naming the status",
+              len(w) == 2 and "HTTP status 503" in w[1], w)
+        dest.answer("200")
+        sent_batches(1, 0x238)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") == 2, 10)
+        h = healthz(a)
+        check("after a successful attempt: up true, destination_up 1",
+              ok and [x["up"] for x in h["destinations"]] == [True] and
+              a.metrics().get('tracewire_agent_destination_up{destination="%s"}' % label) == 1,
+              h, a.metrics())
+    finally:
+        a.stop()
+        dest.close()
+
+
 def test_malformed_bodies_accounting():
     # A body or datagram that is not a request counts no span: one request refused whole, in
     # every receiver alike. Spans rejected in a request otherwise taken count as invalid.
@@ -1819,7 +1935,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
          test_sighup_bad_config_keeps_all, test_log_lines_escape_input,
-         test_malformed_bodies_accounting]
+         test_failure_logged_once_and_up, test_malformed_bodies_accounting]
 
 for t in TESTS:
     if ONLY and t.__name__ not in ONLY:
