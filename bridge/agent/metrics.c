@@ -279,6 +279,15 @@ void twa_metrics_log_summary(twa_dest *const *dests, size_t n_dests)
                 r->name, twa_get(&r->received), twa_get(&r->invalid), twa_get(&r->filtered),
                 twa_get(&r->requests), twa_get(&r->bad_requests), kernel);
     }
+    if (twa_metrics_tail) {
+        /* What the receivers passed on = kept + sampled out + held. */
+        twa_tail_stats *t = twa_metrics_tail;
+        twa_log(TWA_INFO,
+                "summary: tail sampler: kept %" PRIu64 " spans, sampled out %" PRIu64
+                ", held %" PRId64 " (%" PRId64 " traces; %" PRIu64 " decided early)",
+                twa_get(&t->kept), twa_get(&t->sampled_out), gauge(&t->spans_held),
+                gauge(&t->traces_held), twa_get(&t->early_decisions));
+    }
     for (size_t i = 0; i < n_dests; i++) {
         twa_dest_stats *s = twa_dest_get_stats(dests[i]);
         GString *drops = g_string_new(NULL);

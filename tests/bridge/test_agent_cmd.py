@@ -1483,9 +1483,32 @@ def test_tail_sampler():
               ok and names == ["201", "202"] and len(got) == 6, names, len(got), a.metrics())
         check("a span arriving after its trace was dropped is dropped too",
               a.metric("tracewire_agent_spans_dropped_total", reason="sampled_out") == 4)
+        # Held at shutdown: decided then (kept, as it has an error), not left out of the sums.
+        held = make_spans(203, 2, "svc")
+        doc = otlp_doc(held)
+        doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["status"] = {"code": 2}
+        post(a.url("otlp", "/v1/traces"), json.dumps(doc).encode(), "application/json")
+        wait_for(lambda: a.metric("tracewire_agent_tail_spans_held") == 2, 5)
     finally:
         a.stop()
         b.close()
+    # The summary accounts for the sampler: what the receivers passed on = kept + sampled
+    # out + held, and each destination was offered (enqueued) what was kept.
+    log = a.text()
+    r = re.search(r"summary: receiver otlp: received (\d+) spans \(invalid (\d+), "
+                  r"filtered (\d+)\)", log)
+    t = re.search(r"summary: tail sampler: kept (\d+) spans, sampled out (\d+), held (\d+)", log)
+    d = re.search(r"summary: destination \S+: enqueued (\d+), forwarded (\d+)", log)
+    check("the shutdown summary has a tail sampler line",
+          r and t and d, [x for x in log.splitlines() if "summary:" in x])
+    if r and t and d:
+        received, invalid, filtered = map(int, r.groups())
+        kept, sampled_out, held = map(int, t.groups())
+        check("summary: received - invalid - filtered = kept + sampled out + held; "
+              "enqueued = kept (12 = 8 + 4 + 0; 8)",
+              received - invalid - filtered == kept + sampled_out + held == 12 and
+              held == 0 and int(d.group(1)) == kept == 8 and int(d.group(2)) == 8,
+              r.groups(), t.groups(), d.groups())
 
 
 def test_sampling_proxy_and_log_file():
