@@ -406,6 +406,183 @@ static void opts_clear(opts *o)
     memset(o, 0, sizeof *o);
 }
 
+/* ---- SIGHUP: what happens to each option ------------------------------------------------------
+ *
+ * Every option of entries_for() has a rule here (checked at each start by
+ * reload_rules_complete(), so an option added without one stops the agent
+ * in every test). LIVE options are applied by reload() and become the
+ * running values; RESTART options are compared with the running values and a
+ * change is logged by name (never by value: --header and --user hold
+ * secrets), the running value being kept, so that a.o always says what
+ * runs and a second SIGHUP warns again. */
+typedef enum reload_class {
+    RELOAD_LIVE,    /* applied by reload() (twa_pipeline_reconfigure) */
+    RELOAD_RESTART, /* takes effect on restart only */
+    RELOAD_SOURCE,  /* --config: where the settings are read, not one of them */
+} reload_class;
+
+typedef enum field_kind { F_STR, F_STRV, F_BOOL, F_INT, F_SIZE, F_SHARE, F_RECEIVER } field_kind;
+
+typedef struct reload_rule {
+    const char *name; /* the long option */
+    reload_class cls;
+    field_kind kind;
+    size_t at; /* offset of the field in opts; for F_RECEIVER the receiver's index */
+} reload_rule;
+
+#define RULE(name, cls, kind, field)                                                               \
+    {                                                                                              \
+        name, cls, kind, offsetof(opts, field)                                                     \
+    }
+#define RULE_R(name, index)                                                                        \
+    {                                                                                              \
+        name, RELOAD_RESTART, F_RECEIVER, index                                                    \
+    }
+static const reload_rule reload_rules[] = {
+    RULE_R("jaeger-compact", R_COMPACT),
+    RULE_R("jaeger-binary", R_BINARY),
+    RULE_R("zipkin-udp", R_ZIPKIN_UDP),
+    RULE_R("jaeger-http", R_JAEGER_HTTP),
+    RULE_R("zipkin", R_ZIPKIN),
+    RULE_R("otlp", R_OTLP),
+    RULE_R("sampling", R_SAMPLING),
+    RULE_R("metrics", R_METRICS),
+    RULE("no-metrics", RELOAD_RESTART, F_BOOL, no_metrics),
+    /* The file named at start is re-read (twa_http_reload); another name is a restart. */
+    RULE("sampling-strategies", RELOAD_RESTART, F_STR, strategies),
+    RULE("sampling-proxy", RELOAD_RESTART, F_STR, proxy),
+    RULE("follow", RELOAD_RESTART, F_STRV, follow),
+    RULE("checkpoint", RELOAD_RESTART, F_STR, checkpoint),
+    RULE("follow-from", RELOAD_RESTART, F_STR, follow_from),
+    RULE("follow-format", RELOAD_RESTART, F_STR, follow_format),
+    RULE("send", RELOAD_RESTART, F_STRV, send),
+    RULE("send-format", RELOAD_RESTART, F_STR, send_format),
+    RULE("file-format", RELOAD_RESTART, F_STR, file_format),
+    RULE("max-body-bytes", RELOAD_RESTART, F_INT, max_body),
+    RULE("retries", RELOAD_RESTART, F_INT, retries),
+    RULE("timeout-ms", RELOAD_RESTART, F_INT, timeout_ms),
+    RULE("no-gzip", RELOAD_RESTART, F_BOOL, no_gzip),
+    RULE("header", RELOAD_RESTART, F_STRV, headers),
+    RULE("user", RELOAD_RESTART, F_STR, user),
+    RULE("cacert", RELOAD_RESTART, F_STR, ca_file),
+    RULE("cert", RELOAD_RESTART, F_STR, cert_file),
+    RULE("key", RELOAD_RESTART, F_STR, key_file),
+    RULE("flush-ms", RELOAD_RESTART, F_INT, flush_ms),
+    RULE("queue-spans", RELOAD_RESTART, F_INT, queue_spans),
+    RULE("queue-bytes", RELOAD_RESTART, F_SIZE, queue_bytes),
+    RULE("spool", RELOAD_RESTART, F_STR, spool),
+    RULE("spool-max", RELOAD_RESTART, F_SIZE, spool_max),
+    RULE("tag", RELOAD_LIVE, F_STRV, tags),
+    RULE("drop-name", RELOAD_LIVE, F_STRV, drop_names),
+    RULE("redact", RELOAD_LIVE, F_STR, redact),
+    RULE("redact-with", RELOAD_LIVE, F_STR, redact_with),
+    RULE("tail-sample", RELOAD_RESTART, F_BOOL, tail_sample),
+    RULE("tail-keep-share", RELOAD_RESTART, F_SHARE, tail_keep_share),
+    RULE("tail-slow-ms", RELOAD_RESTART, F_INT, tail_slow_ms),
+    RULE("tail-quiet-ms", RELOAD_RESTART, F_INT, tail_quiet_ms),
+    RULE("tail-max-traces", RELOAD_RESTART, F_INT, tail_max_traces),
+    RULE("max-connections", RELOAD_RESTART, F_INT, max_connections),
+    RULE("max-request-bytes", RELOAD_RESTART, F_SIZE, max_request),
+    RULE("request-timeout-ms", RELOAD_RESTART, F_INT, request_timeout_ms),
+    RULE("udp-rcvbuf", RELOAD_RESTART, F_SIZE, udp_rcvbuf),
+    RULE("drain-ms", RELOAD_RESTART, F_INT, drain_ms),
+    RULE("config", RELOAD_SOURCE, F_STR, config),
+    /* The file named at start is reopened on SIGHUP; another name is a restart. */
+    RULE("log-file", RELOAD_RESTART, F_STR, log_file),
+    RULE("syslog", RELOAD_RESTART, F_BOOL, syslog),
+    RULE("log-level", RELOAD_RESTART, F_STR, log_level),
+    RULE("verbose", RELOAD_RESTART, F_BOOL, verbose),
+};
+#undef RULE
+#undef RULE_R
+
+static const reload_rule *reload_rule_of(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(reload_rules); i++) {
+        if (strcmp(reload_rules[i].name, name) == 0)
+            return &reload_rules[i];
+    }
+    return NULL;
+}
+
+/* False, with @why naming it, when an option has no rule or a rule no option. */
+static bool reload_rules_complete(char *why, size_t why_size)
+{
+    opts o;
+    opts_init(&o);
+    GOptionEntry *e = entries_for(&o);
+    size_t n = 0;
+    bool ok = true;
+    for (; e[n].long_name && ok; n++) {
+        if (!reload_rule_of(e[n].long_name)) {
+            snprintf(why, why_size, "internal error: --%s has no SIGHUP rule (reload_rules)",
+                     e[n].long_name);
+            ok = false;
+        }
+    }
+    if (ok && n != G_N_ELEMENTS(reload_rules)) {
+        snprintf(why, why_size, "internal error: reload_rules names an option that is not one");
+        ok = false;
+    }
+    g_free(e);
+    opts_clear(&o);
+    return ok;
+}
+
+static void *field_of(const opts *o, const reload_rule *r)
+{
+    return (char *)(uintptr_t)o + r->at;
+}
+
+static bool strv_equal(char *const *a, char *const *b)
+{
+    size_t i = 0;
+    for (; a && b && a[i] && b[i]; i++) {
+        if (strcmp(a[i], b[i]) != 0)
+            return false;
+    }
+    return !(a && a[i]) && !(b && b[i]);
+}
+
+static bool rule_equal(const reload_rule *r, const opts *x, const opts *y)
+{
+    if (r->kind == F_RECEIVER)
+        return g_strcmp0(x->r[r->at].addr, y->r[r->at].addr) == 0;
+    const void *p = field_of(x, r), *q = field_of(y, r);
+    switch (r->kind) {
+    case F_STR:
+        return g_strcmp0(*(char *const *)p, *(char *const *)q) == 0;
+    case F_STRV:
+        return strv_equal(*(char **const *)p, *(char **const *)q);
+    case F_BOOL:
+        return !*(const gboolean *)p == !*(const gboolean *)q;
+    case F_INT:
+        return *(const gint64 *)p == *(const gint64 *)q;
+    case F_SIZE:
+        return *(const uint64_t *)p == *(const uint64_t *)q;
+    case F_SHARE: {
+        double u = *(const gdouble *)p, v = *(const gdouble *)q;
+        return u == v || (isnan(u) && isnan(v));
+    }
+    default:
+        return false;
+    }
+}
+
+/* Swaps a LIVE field of @x and @y (strings and lists change owner). */
+static void rule_swap(const reload_rule *r, opts *x, opts *y)
+{
+    size_t size = r->kind == F_STR || r->kind == F_STRV ? sizeof(char *)
+                  : r->kind == F_BOOL                   ? sizeof(gboolean)
+                  : r->kind == F_SHARE                  ? sizeof(gdouble)
+                                                        : sizeof(uint64_t);
+    unsigned char tmp[sizeof(uint64_t)];
+    g_assert(r->kind != F_RECEIVER && size <= sizeof tmp);
+    memcpy(tmp, field_of(x, r), size);
+    memcpy(field_of(x, r), field_of(y, r), size);
+    memcpy(field_of(y, r), tmp, size);
+}
+
 /* Appends @add to the NULL-terminated list *@list (GOption replaces string
  * arrays on each parse: the config file's and the command line's add up). */
 static void join_lists(char ***list, char **add)
@@ -1045,29 +1222,24 @@ static void reload(agent *a, int argc, char **argv)
     }
     if (a->sampling && !twa_http_reload(a->sampling, why, sizeof why))
         twa_log(TWA_ERROR, "SIGHUP: %s; the running strategies are kept", why);
-    bool same = true;
-    for (int i = 0; i < N_R; i++)
-        same = same && g_strcmp0(fresh.r[i].addr, a->o.r[i].addr) == 0;
-    gchar *s1 = fresh.send ? g_strjoinv(" ", fresh.send) : NULL;
-    gchar *s2 = a->o.send ? g_strjoinv(" ", a->o.send) : NULL;
-    same = same && g_strcmp0(s1, s2) == 0 && g_strcmp0(fresh.spool, a->o.spool) == 0;
-    g_free(s1);
-    g_free(s2);
-    same = same && fresh.tail_sample == a->o.tail_sample &&
-           fresh.max_connections == a->o.max_connections && fresh.max_request == a->o.max_request &&
-           fresh.request_timeout_ms == a->o.request_timeout_ms;
-    if (!same)
-        twa_log(TWA_WARN, "SIGHUP: receivers and their limits, destinations, the spool and the "
-                          "tail sampler change on restart only");
+    /* Each option either runs with its new value (LIVE: the running options
+     * take it) or keeps the running one (RESTART: named in one warning). */
+    GString *restart = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(reload_rules); i++) {
+        const reload_rule *r = &reload_rules[i];
+        if (r->cls == RELOAD_LIVE)
+            rule_swap(r, &a->o, &fresh);
+        else if (r->cls == RELOAD_RESTART && !rule_equal(r, &a->o, &fresh))
+            g_string_append_printf(restart, "%s--%s", restart->len ? ", " : "", r->name);
+    }
+    if (restart->len)
+        twa_log(TWA_WARN,
+                "SIGHUP: %s: changed, but takes effect on restart only; the running "
+                "value is kept",
+                restart->str);
+    g_string_free(restart, TRUE);
     twa_log(TWA_INFO, "SIGHUP: configuration re-read");
-    /* Keep the strings the running parts point into; swap the settings. */
-    g_strfreev(a->o.tags);
-    a->o.tags = fresh.tags;
-    fresh.tags = NULL;
-    g_strfreev(a->o.drop_names);
-    a->o.drop_names = fresh.drop_names;
-    fresh.drop_names = NULL;
-    opts_clear(&fresh);
+    opts_clear(&fresh); /* the LIVE options' former values */
 }
 
 static twa_level level_of(const opts *o, bool *ok)
@@ -1093,6 +1265,11 @@ int tw__agent_cmd_main(int argc, char **argv)
     memset(&a, 0, sizeof a);
     opts_init(&a.o);
     char why[1024] = "";
+    if (!reload_rules_complete(why, sizeof why)) {
+        tw__cli_error("agent: %s", why);
+        opts_clear(&a.o);
+        return TW_CLI_EXIT_FAILURE;
+    }
     int rc = parse_all(&a.o, argc, argv, why, sizeof why);
     if (rc != TW_CLI_EXIT_OK) {
         tw__cli_error("agent: %s", why);

@@ -40,6 +40,7 @@ class Backend:
         self.times = []  # time of each request
         self.encodings = []  # each request's Content-Encoding (None: absent)
         self.answered = []  # time each answer had been written
+        self.request_headers = []  # the headers of each request received (a dict)
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -55,6 +56,7 @@ class Backend:
                     backend.seen += 1
                     backend.times.append(time.time())
                     backend.encodings.append(self.headers.get("Content-Encoding"))
+                    backend.request_headers.append(dict(self.headers))
                 if step.get("close"):
                     # Close mid-request: read part of the body, then drop the connection.
                     self.rfile.read(min(n, 10))

@@ -1916,6 +1916,48 @@ def test_malformed_bodies_accounting():
     check("-v: no libmicrohttpd warning that its logger came too late (and no message of it "
           "past the agent's log)", "listening: otlp" in log and "EXTERNAL_LOGGER" not in log,
           log[:3000])
+def test_sighup_restart_only_options():
+    """SIGHUP with a changed --header (a rotated token): the change takes effect on restart
+    only, so it is logged by name, never by value, the running header is still sent, and a
+    second SIGHUP warns again (the running settings are what is compared). It used to log only
+    "configuration re-read" and compare later SIGHUPs with settings that were not running."""
+    d = workdir("sighup-restart")
+    b = Backend()
+    conf = os.path.join(d, "agent.ini")
+    body = ("[agent]\notlp = 127.0.0.1:0\nmetrics = 127.0.0.1:0\nsend = %s\nflush-ms = 100\n"
+            % b.url("/v1/traces"))
+    with open(conf, "w") as f:
+        f.write(body + "header = Authorization: Bearer OLDTOKEN\ntag = env=one\n")
+    a = Agent(TRACEWIRE, ["--config", conf], os.path.join(d, "agent.log"))
+    try:
+        with open(conf, "w") as f:
+            f.write(body + "header = Authorization: Bearer NEWTOKEN\ntag = env=two\n")
+        a.send_signal(signal.SIGHUP)
+        ok = wait_for(lambda: a.text().count("configuration re-read") >= 1, 10)
+        a.send_signal(signal.SIGHUP)
+        ok = ok and wait_for(lambda: a.text().count("configuration re-read") >= 2, 10)
+        warns = [line for line in a.text().splitlines() if "restart only" in line]
+        check("SIGHUP with a changed --header: one warning per SIGHUP naming --header",
+              ok and len(warns) == 2 and all("--header" in w for w in warns), a.text())
+        check("the warning names the option, not its value",
+              "TOKEN" not in a.text() and "Bearer" not in a.text(), a.text())
+        check("the warning names only what changed (not --send, not --tag, which is live)",
+              all("--send" not in w and "--tag" not in w for w in warns), warns)
+        s = make_spans(176, 2, "svc")
+        post(a.url("otlp", "/v1/traces"), json.dumps(otlp_doc(s)).encode(), "application/json")
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 2, 10)
+        auth = [h.get("Authorization") for h in b.request_headers]
+        check("after the SIGHUP the running header is still sent",
+              ok and auth and all(x == "Bearer OLDTOKEN" for x in auth), auth)
+        attrs = {x["key"]: x["value"].get("stringValue")
+                 for x in json.loads(b.bodies()[0][2])["resourceSpans"][0]["resource"]["attributes"]
+                 } if b.bodies() else {}
+        check("the live --tag took the new value", attrs.get("env") == "two", attrs)
+    finally:
+        rc = a.stop()
+        b.close()
+    check("SIGTERM after the SIGHUPs: exit 0", rc == 0, rc)
+
 
 def test_log_lines_escape_input():
     # Every log line quoting input is one line: a followed file named "a\nFAKE LINE.log" is
@@ -1957,7 +1999,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_big_datagrams_and_env, test_processing, test_tags_parsed_as_the_sdk_does,
          test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
-         test_sighup_bad_config_keeps_all, test_log_lines_escape_input,
+         test_sighup_bad_config_keeps_all, test_sighup_restart_only_options,
+         test_log_lines_escape_input,
          test_failure_logged_once_and_up, test_malformed_bodies_accounting]
 
 for t in TESTS:
