@@ -195,6 +195,29 @@ static bool load(twa_spool *s, char *why, size_t why_size)
     return true;
 }
 
+/* mkdir -p @dir: each missing directory made 0700; a failure names the
+ * directory that could not be made (not one below it). */
+static bool make_dirs(const char *dir, char *why, size_t why_size)
+{
+    char *path = strdup(dir);
+    bool ok = path != NULL;
+    for (char *p = path; ok && *p; p++) {
+        if (p[1] != '/' && p[1] != '\0')
+            continue;
+        char keep = p[1];
+        p[1] = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            snprintf(why, why_size, "--spool: cannot create %s: %s", path, strerror(errno));
+            ok = false;
+        }
+        p[1] = keep;
+    }
+    if (!path)
+        snprintf(why, why_size, "out of memory");
+    free(path);
+    return ok;
+}
+
 static void to_hex(const unsigned char *md, unsigned int len, char *out)
 {
     for (unsigned int i = 0; i < len; i++)
@@ -337,6 +360,8 @@ twa_spool *twa_spool_open(const char *dir, const char *identity, const char *sho
                           const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
                           size_t why_size)
 {
+    if (!make_dirs(dir, why, why_size))
+        return NULL;
     twa_spool *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(why, why_size, "out of memory");
@@ -345,11 +370,6 @@ twa_spool *twa_spool_open(const char *dir, const char *identity, const char *sho
     s->dir_fd = -1;
     s->st = st;
     s->max_bytes = max_bytes;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(why, why_size, "--spool: cannot create %s: %s", dir, strerror(errno));
-        twa_spool_close(s);
-        return NULL;
-    }
     unsigned char key[KEY_BYTES];
     char name[2 * EVP_MAX_MD_SIZE + 1], old[2 * EVP_MAX_MD_SIZE + 1];
     if (!root_key(dir, key, why, why_size)) {
