@@ -59,6 +59,11 @@ const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntr
  * password typed alone would be printed. */
 const char *tw__cli_user_problem(const char *user);
 
+/* Whether one of @headers ("Name: value", NULL-terminated; may be NULL) is
+ * an Authorization header: with --user, both would set the one header (the
+ * header won and --user was dropped silently), so callers refuse the pair. */
+bool tw__cli_has_authorization(char *const *headers);
+
 /* Limit of tw__cli_read_file for configuration files. */
 #define TW_CLI_MAX_CONFIG_BYTES ((size_t)16 * 1024 * 1024)
 

@@ -667,6 +667,11 @@ int tw__convert_cmd_main(int argc, char **argv)
         rc = usage_error(ctx, "%s", tw__cli_user_problem(c.user));
         goto free_cli;
     }
+    if (c.user && tw__cli_has_authorization(c.headers)) {
+        rc = usage_error(ctx, "-u and an Authorization header both set the Authorization "
+                              "header: give one");
+        goto free_cli;
+    }
     const struct {
         const option_range *range;
         int64_t value;

@@ -165,6 +165,20 @@ const char *tw__cli_user_problem(const char *user)
                                       : NULL;
 }
 
+bool tw__cli_has_authorization(char *const *headers)
+{
+    static const char name[] = "authorization";
+    for (size_t i = 0; headers && headers[i]; i++) {
+        const char *h = headers[i] + strspn(headers[i], " \t");
+        size_t n = strcspn(h, ":");
+        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+            n--;
+        if (n == sizeof name - 1 && g_ascii_strncasecmp(h, name, n) == 0)
+            return true;
+    }
+    return false;
+}
+
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries)
 {
     /* GOption's error names the bad option in a message that may be

@@ -1116,6 +1116,14 @@ for path, fmt, want in [("/api/traces", "jaeger-http", {None}), ("/api/v2/spans"
 rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "-u", "s3cr3t", SKEW])
 check("-u without a colon is a usage error naming --user, the value not shown",
       rc == 2 and "--user" in err and "s3cr3t" not in err, rc, err)
+# -u and an Authorization header both set the one header: the header won and -u was dropped
+# silently. A usage error, neither value shown, whatever the header name's case and spaces.
+for hdr in ["Authorization: Bearer T0KEN", "authorization : Bearer T0KEN"]:
+    rc, out, err = run(["--send", "http://127.0.0.1:1/api/v2/spans", "-u", "bob:s3cr3t",
+                        "-H", hdr, SKEW])
+    check("-u with %r is a usage error, no value shown" % hdr.split(":")[0],
+          rc == 2 and "-u and an Authorization header both set" in err and "s3cr3t" not in err
+          and "T0KEN" not in err and out == b"", rc, err)
 for opt in [["--max-body-bytes", "2048"], ["--retries", "1"], ["--timeout-ms", "100"],
             ["--send-give-up", "3"], ["--no-gzip"], ["-H", "X-A: b"], ["--header", "X-A: b"],
             ["-u", "a:b"], ["--user", "a:b"], ["--send-format", "zipkin"]]:
