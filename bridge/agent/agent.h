@@ -224,8 +224,11 @@ typedef enum twa_outcome {
 } twa_outcome;
 
 typedef struct twa_dest_options {
-    const char *url;         /* http(s)://.../api/v2/spans|/api/traces|/v1/traces, udp://, file: */
-    const char *format;      /* --send-format; NULL: from the URL */
+    const char *url;    /* http(s)://.../api/v2/spans|/api/traces|/v1/traces, udp://, file: */
+    const char *format; /* --send-format; NULL: from the URL */
+    /* For messages: the environment variable the URL, and the format, came
+     * from (static strings), or NULL: --send, --send-format. */
+    const char *url_from, *format_from;
     const char *file_format; /* file: destinations: a convert --to name (default dapper) */
     const twb_writer_vtable *file_writer; /* resolved by the caller for file: URLs */
     size_t max_body_bytes;                /* 0: 1 MiB */

@@ -39,6 +39,7 @@
 #include "agent/http_mhd.h"
 #include "agent/net.h"
 #include "offline/tag_list.h"
+#include "sinks/send.h"
 
 #define DEFAULT_MAX_REQUEST_BYTES ((size_t)5 << 20)
 /* HTTP connections open at once per server; at the limit new ones wait in
@@ -91,6 +92,11 @@ typedef struct opts {
     gint64 tail_slow_ms, tail_quiet_ms, tail_max_traces;
     char *config, *log_file, *log_level;
     gboolean syslog, verbose;
+    /* Not options: the environment variable a setting came from (a static
+     * name), for messages; NULL when it came from the command line or the
+     * config file. format_from is also set when the format is the OTLP
+     * default (no protocol variable). */
+    const char *send_from, *format_from, *headers_from, *user_from;
 } opts;
 
 static opts *current; /* the struct GOption's callbacks fill */
@@ -776,7 +782,7 @@ static int parse_all(opts *o, int argc, char **argv, char *why, size_t why_size)
  * --send-format name; http/protobuf (the OpenTelemetry specification's default,
  * as in the library) when neither is set. NULL, with @why set, for a value the
  * agent cannot send (grpc) or does not know. */
-static const char *env_otlp_format(char *why, size_t why_size)
+static const char *env_otlp_format(const char **from, char *why, size_t why_size)
 {
     const char *var = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
     const char *v = g_getenv(var);
@@ -784,6 +790,7 @@ static const char *env_otlp_format(char *why, size_t why_size)
         var = "OTEL_EXPORTER_OTLP_PROTOCOL";
         v = g_getenv(var);
     }
+    *from = v && *v ? var : "the default, OTEL_EXPORTER_OTLP_PROTOCOL being unset";
     if (!v || !*v || strcmp(v, "http/protobuf") == 0)
         return "otlp-http-proto";
     if (strcmp(v, "http/json") == 0)
@@ -795,6 +802,66 @@ static const char *env_otlp_format(char *why, size_t why_size)
     return NULL;
 }
 
+/* OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, @var, as "Name: value" lines, by the
+ * library's rule (its tw__parse_kv_list, docs/CONFIGURATION.md): items split
+ * at ',', key and value trimmed then %-decoded; an empty item, an item
+ * without '=', an empty key or bad %-encoding (or %00) refuses the whole
+ * variable. Messages name the variable and the item's position, never the
+ * value. NULL, with @why set, on a refusal. */
+static char **env_headers(const char *var, const char *value, char *why, size_t why_size)
+{
+    gchar **items = g_strsplit(value, ",", -1);
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    bool ok = true;
+    for (size_t i = 0; items[i] && ok; i++) {
+        char *eq = strchr(items[i], '=');
+        if (!items[i][strspn(items[i], " \t")]) {
+            snprintf(why, why_size, "%s: item %zu of the list is empty (a comma too many?)", var,
+                     i + 1);
+            ok = false;
+        } else if (!eq) {
+            snprintf(why, why_size, "%s: item %zu has no '=' (expected key=value)", var, i + 1);
+            ok = false;
+        } else {
+            *eq = '\0';
+            /* %00 and a bad escape make g_uri_unescape_string fail. */
+            gchar *k = g_uri_unescape_string(g_strstrip(items[i]), NULL);
+            gchar *v = g_uri_unescape_string(g_strstrip(eq + 1), NULL);
+            if (!*items[i])
+                snprintf(why, why_size, "%s: item %zu has an empty key", var, i + 1);
+            else if (!k || !v)
+                snprintf(why, why_size,
+                         "%s: item %zu: bad percent-encoding (a %% not followed by two hex "
+                         "digits, or %%00)",
+                         var, i + 1);
+            else
+                g_ptr_array_add(out, g_strdup_printf("%s: %s", k, v));
+            ok = *items[i] && k && v;
+            size_t name_len;
+            char sub[256];
+            if (ok && !twb_header_line_check(out->pdata[out->len - 1], i + 1, &name_len, sub,
+                                             sizeof sub)) {
+                snprintf(why, why_size,
+                         "%s: item %zu (key \"%.64s\"): not a valid header (a name must be an "
+                         "HTTP token other than Content-Type, Content-Length, Host, "
+                         "Transfer-Encoding, Expect or Connection; a value one line)",
+                         var, i + 1, k);
+                ok = false;
+            }
+            g_free(k);
+            g_free(v);
+        }
+    }
+    g_strfreev(items);
+    if (!ok) {
+        g_ptr_array_free(out, TRUE);
+        return NULL;
+    }
+    g_ptr_array_set_free_func(out, NULL);
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
 /* The environment, where the flags are silent. False, with @why set, when a
  * variable it reads has a value it cannot use. */
 static bool apply_env(opts *o, char *why, size_t why_size)
@@ -804,12 +871,15 @@ static bool apply_env(opts *o, char *why, size_t why_size)
         const char *base = g_getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
         const char *jaeger = g_getenv("JAEGER_ENDPOINT");
         char *url = NULL;
-        if (otlp && *otlp)
+        if (otlp && *otlp) {
             url = g_strdup(otlp);
-        else if (base && *base)
+            o->send_from = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+        } else if (base && *base) {
             url = g_strdup_printf("%s%sv1/traces", base, g_str_has_suffix(base, "/") ? "" : "/");
+            o->send_from = "OTEL_EXPORTER_OTLP_ENDPOINT";
+        }
         if (url && !o->send_format) {
-            const char *format = env_otlp_format(why, why_size);
+            const char *format = env_otlp_format(&o->format_from, why, why_size);
             if (!format) {
                 g_free(url);
                 return false;
@@ -817,33 +887,42 @@ static bool apply_env(opts *o, char *why, size_t why_size)
             o->send_format = g_strdup(format);
         }
         if (url) {
-            const char *hdrs = g_getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
+            const char *var = "OTEL_EXPORTER_OTLP_TRACES_HEADERS";
+            const char *hdrs = g_getenv(var);
             if (!hdrs)
-                hdrs = g_getenv("OTEL_EXPORTER_OTLP_HEADERS");
+                hdrs = g_getenv(var = "OTEL_EXPORTER_OTLP_HEADERS");
             if (hdrs && *hdrs && !o->headers) {
-                gchar **pairs = g_strsplit(hdrs, ",", -1);
-                GPtrArray *a = g_ptr_array_new();
-                for (size_t i = 0; pairs[i]; i++) {
-                    char *eq = strchr(pairs[i], '=');
-                    if (eq && eq != pairs[i]) {
-                        *eq = '\0';
-                        gchar *k = g_strstrip(g_uri_unescape_string(pairs[i], NULL));
-                        gchar *v = g_strstrip(g_uri_unescape_string(eq + 1, NULL));
-                        if (k && v)
-                            g_ptr_array_add(a, g_strdup_printf("%s: %s", k, v));
-                        g_free(k);
-                        g_free(v);
-                    }
+                o->headers = env_headers(var, hdrs, why, why_size);
+                if (!o->headers) {
+                    g_free(url);
+                    return false;
                 }
-                g_ptr_array_add(a, NULL);
-                o->headers = (char **)g_ptr_array_free(a, FALSE);
-                g_strfreev(pairs);
+                o->headers_from = var;
             }
         } else if (jaeger && *jaeger) {
             url = g_strdup(jaeger);
+            o->send_from = "JAEGER_ENDPOINT";
             const char *u = g_getenv("JAEGER_USER"), *p = g_getenv("JAEGER_PASSWORD");
-            if (u && *u && !o->user)
-                o->user = g_strdup_printf("%s:%s", u, p ? p : "");
+            bool has_u = u && *u, has_p = p && *p;
+            /* The library's rule (sdk/src/config_env.c): both or neither, and
+             * no ':' in the user; neither value is quoted. */
+            if (!o->user && has_u != has_p) {
+                snprintf(why, why_size,
+                         "JAEGER_USER and JAEGER_PASSWORD must be set together (%s is not set)",
+                         has_u ? "JAEGER_PASSWORD" : "JAEGER_USER");
+                g_free(url);
+                return false;
+            }
+            if (!o->user && has_u && strchr(u, ':')) {
+                snprintf(why, why_size,
+                         "JAEGER_USER: contains ':', which basic authentication cannot carry");
+                g_free(url);
+                return false;
+            }
+            if (has_u && !o->user) {
+                o->user = g_strdup_printf("%s:%s", u, p);
+                o->user_from = "JAEGER_USER";
+            }
         }
         if (url) {
             o->send = g_new0(char *, 2);
@@ -934,6 +1013,26 @@ static void fit_open_files(unsigned int n_servers, unsigned int per_server)
                 (unsigned long long)rl.rlim_cur, n_servers, per_server);
 }
 
+/* --sampling-proxy: an http(s) URL libcurl takes, as each request will
+ * (http_mhd.c appends ?service=); checked at start like --send. The URL is not
+ * shown: one libcurl refuses may be one the redaction cannot take apart
+ * either (a space in the password), so its secret would be printed. */
+static bool proxy_url_ok(const char *url, char *why, size_t why_size)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL;
+    bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+              curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+              (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    if (!ok)
+        snprintf(why, why_size,
+                 "--sampling-proxy: not a valid http:// or https:// URL (the value is not shown: "
+                 "it may hold a password)");
+    return ok;
+}
+
 static int start(agent *a, char *why, size_t why_size)
 {
     opts *o = &a->o;
@@ -950,10 +1049,20 @@ static int start(agent *a, char *why, size_t why_size)
         snprintf(why, why_size, "%s", tw__cli_user_problem(o->user));
         return TW_CLI_EXIT_USAGE;
     }
+    if (o->user && tw__cli_has_authorization(o->headers)) {
+        snprintf(why, why_size,
+                 "%s and an Authorization header%s%s%s both set the Authorization header: give "
+                 "one",
+                 o->user_from ? o->user_from : "-u", o->headers_from ? " (" : "",
+                 o->headers_from ? o->headers_from : "", o->headers_from ? ")" : "");
+        return TW_CLI_EXIT_USAGE;
+    }
     if (o->strategies && o->proxy) {
         snprintf(why, why_size, "--sampling-strategies and --sampling-proxy exclude each other");
         return TW_CLI_EXIT_USAGE;
     }
+    if (o->proxy && !proxy_url_ok(o->proxy, why, why_size))
+        return TW_CLI_EXIT_USAGE;
     if (o->r[R_SAMPLING].addr && !o->strategies && !o->proxy) {
         snprintf(why, why_size,
                  "--sampling needs --sampling-strategies=FILE or --sampling-proxy=URL");
@@ -1019,7 +1128,9 @@ static int start(agent *a, char *why, size_t why_size)
         twa_dest_options d;
         twa_dest_options_init(&d);
         d.url = o->send[i];
+        d.url_from = o->send_from;
         d.format = o->send_format;
+        d.format_from = o->format_from;
         d.file_writer = file_writer;
         if (o->max_body > 0)
             d.max_body_bytes = (size_t)o->max_body;

@@ -217,6 +217,12 @@ static const struct {
     "compact; port 6832: binary), file:PATH (--file-format, default dapper); or --send-format "    \
     "zipkin|jaeger-http|otlp-http|otlp-http-proto|jaeger-udp|jaeger-udp-binary"
 
+/* Where the URL came from, for messages: --send or an environment variable. */
+static const char *from(const twa_dest *d)
+{
+    return d->o.url_from ? d->o.url_from : "--send";
+}
+
 /* What logs, metrics and the summary call the destination: the URL under
  * the project's redaction (wire/core/redact.h: user:password and query
  * values as ***, query keys kept), so that two destinations that differ
@@ -319,7 +325,7 @@ static bool udp_url_ok(twa_dest *d, char *why, size_t why_size)
     char *host = NULL, *port = NULL;
     bool ok = parse_host_port(d->url + strlen("udp://"), &host, &port, "6831");
     if (!ok)
-        snprintf(why, why_size, "--send %s: expected udp://HOST:PORT", d->label);
+        snprintf(why, why_size, "%s %s: expected udp://HOST:PORT", from(d), d->label);
     free(host);
     free(port);
     return ok;
@@ -329,7 +335,7 @@ static bool open_udp(twa_dest *d, char *why, size_t why_size)
 {
     char *host = NULL, *port = NULL;
     if (!parse_host_port(d->url + strlen("udp://"), &host, &port, "6831")) {
-        snprintf(why, why_size, "--send %s: expected udp://HOST:PORT", d->label);
+        snprintf(why, why_size, "%s %s: expected udp://HOST:PORT", from(d), d->label);
         free(host);
         free(port);
         return false;
@@ -337,7 +343,7 @@ static bool open_udp(twa_dest *d, char *why, size_t why_size)
     struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
-        snprintf(why, why_size, "--send %s: %s", d->label, gai_strerror(rc));
+        snprintf(why, why_size, "%s %s: %s", from(d), d->label, gai_strerror(rc));
         free(host);
         free(port);
         return false;
@@ -345,7 +351,7 @@ static bool open_udp(twa_dest *d, char *why, size_t why_size)
     d->udp_fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     bool ok = d->udp_fd >= 0 && connect(d->udp_fd, res->ai_addr, res->ai_addrlen) == 0;
     if (!ok)
-        snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
+        snprintf(why, why_size, "%s %s: %s", from(d), d->label, strerror(errno));
     freeaddrinfo(res);
     free(host);
     free(port);
@@ -406,8 +412,12 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         bool wants_udp = found && (d->frame_kind == TWA_FRAME_UDP_COMPACT ||
                                    d->frame_kind == TWA_FRAME_UDP_BINARY);
         if (!found || (wants_udp ? !is_udp : !is_http)) {
-            snprintf(why, why_size, "--send-format %s does not go with --send %s; accepted: %s",
-                     o->format, d->label, ACCEPTED);
+            if (o->format_from)
+                snprintf(why, why_size, "the format %s (%s) does not go with %s %s; accepted: %s",
+                         o->format, o->format_from, from(d), d->label, ACCEPTED);
+            else
+                snprintf(why, why_size, "--send-format %s does not go with %s %s; accepted: %s",
+                         o->format, from(d), d->label, ACCEPTED);
             goto fail;
         }
     } else if (is_http) {
@@ -426,12 +436,12 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         d->frame_kind = TWA_FRAME_FILE;
         found = o->file_writer != NULL;
         if (!found) {
-            snprintf(why, why_size, "--send %s: no output format for the file", d->label);
+            snprintf(why, why_size, "%s %s: no output format for the file", from(d), d->label);
             goto fail;
         }
     }
     if (!found) {
-        snprintf(why, why_size, "--send %s: cannot tell the backend; accepted: %s", d->label,
+        snprintf(why, why_size, "%s %s: cannot tell the backend; accepted: %s", from(d), d->label,
                  ACCEPTED);
         goto fail;
     }
@@ -464,7 +474,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         bool ok = u && curl_url_set(u, CURLUPART_URL, o->url, 0) == CURLUE_OK;
         curl_url_cleanup(u);
         if (!ok) {
-            snprintf(why, why_size, "--send %s: not a valid URL", d->label);
+            snprintf(why, why_size, "%s %s: not a valid URL", from(d), d->label);
             goto fail;
         }
         char line[128];
@@ -489,7 +499,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         const char *files[] = {o->ca_file, o->cert_file, o->key_file};
         for (size_t i = 0; i < 3; i++) {
             if (files[i] && access(files[i], R_OK) != 0) {
-                snprintf(why, why_size, "--send %s: %s cannot be read: %s", d->label, files[i],
+                snprintf(why, why_size, "%s %s: %s cannot be read: %s", from(d), d->label, files[i],
                          strerror(errno));
                 goto fail;
             }
@@ -1381,7 +1391,7 @@ static bool open_outputs(twa_dest *d, char *why, size_t why_size)
             path += 2;
         d->file_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
         if (d->file_fd < 0) {
-            snprintf(why, why_size, "--send %s: %s", d->label, strerror(errno));
+            snprintf(why, why_size, "%s %s: %s", from(d), d->label, strerror(errno));
             return false;
         }
     }

@@ -1922,6 +1922,8 @@ def test_sighup_restart_only_options():
     second SIGHUP warns again (the running settings are what is compared). It used to log only
     "configuration re-read" and compare later SIGHUPs with settings that were not running."""
     d = workdir("sighup-restart")
+    if os.path.exists(os.path.join(d, "agent.log")):  # --log-file appends: a fresh one
+        os.remove(os.path.join(d, "agent.log"))
     b = Backend()
     conf = os.path.join(d, "agent.ini")
     body = ("[agent]\notlp = 127.0.0.1:0\nmetrics = 127.0.0.1:0\nsend = %s\nflush-ms = 100\n"
@@ -1957,6 +1959,116 @@ def test_sighup_restart_only_options():
         rc = a.stop()
         b.close()
     check("SIGTERM after the SIGHUPs: exit 0", rc == 0, rc)
+
+
+def test_env_and_auth_refusals():
+    """Settings that used to be ignored or blamed on options never given. A destination from
+    the environment is named by its variable in errors (it was "--send-format ... does not go
+    with --send ..."); OTEL_EXPORTER_OTLP_HEADERS follows the library's rule (an item without
+    '=' refuses the variable, by position, never quoting it: it was dropped silently);
+    JAEGER_PASSWORD without JAEGER_USER is refused as the library refuses it (no
+    authentication was sent); -u with an Authorization header is a usage error (-u was
+    dropped); a --sampling-proxy URL libcurl cannot take is refused at start (every request
+    failed later), without showing it."""
+    import subprocess
+    base = [TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0"]
+    send = ["--send", "http://127.0.0.1:9/v1/traces"]
+    cases = [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http//u:PWSECRET@host:4318"}, [],
+         ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL"],
+         ["with --send", "--send-format otlp"]),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http//u:PWSECRET@host:4318/v1/traces",
+          "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, [],
+         ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL)"],
+         ["with --send", "--send-format otlp"]),
+        ({"JAEGER_ENDPOINT": "ftp://u:PWSECRET@host/api/traces"}, [],
+         ["JAEGER_ENDPOINT ", "cannot tell the backend"], ["--send "]),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+          "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20SECRETTOK,x-bad,x-ok=1"}, [],
+         ["OTEL_EXPORTER_OTLP_HEADERS: item 2 has no '='"], ["SECRETTOK", "x-bad"]),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+          "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "a=1,,b=2"}, [],
+         ["OTEL_EXPORTER_OTLP_TRACES_HEADERS: item 2 of the list is empty"], []),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+          "OTEL_EXPORTER_OTLP_HEADERS": "a=%zzSECRETTOK"}, [],
+         ["OTEL_EXPORTER_OTLP_HEADERS: item 1: bad percent-encoding"], ["SECRETTOK"]),
+        ({"JAEGER_ENDPOINT": "http://127.0.0.1:9/api/traces", "JAEGER_PASSWORD": "PWSECRET"},
+         [], ["JAEGER_USER and JAEGER_PASSWORD must be set together (JAEGER_USER is not set)"],
+         ["PWSECRET"]),
+        ({"JAEGER_ENDPOINT": "http://127.0.0.1:9/api/traces", "JAEGER_USER": "bob"},
+         [], ["(JAEGER_PASSWORD is not set)"], []),
+        ({}, send + ["-u", "bob:PWSECRET", "-H", "Authorization: Bearer SECRETTOK"],
+         ["-u and an Authorization header both set the Authorization header"],
+         ["PWSECRET", "SECRETTOK"]),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+          "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20SECRETTOK"},
+         ["-u", "bob:PWSECRET"],
+         ["-u and an Authorization header (OTEL_EXPORTER_OTLP_HEADERS) both set"],
+         ["PWSECRET", "SECRETTOK"]),
+        ({}, ["--sampling=127.0.0.1:0", "--sampling-proxy",
+              "http://u:SP PWSECRET@127.0.0.1:1/api/sampling"],
+         ["--sampling-proxy: not a valid http:// or https:// URL"], ["PWSECRET"]),
+        ({}, ["--sampling=127.0.0.1:0", "--sampling-proxy", "ftp://127.0.0.1:1/sampling"],
+         ["--sampling-proxy: not a valid http:// or https:// URL"], []),
+    ]
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("OTEL_") and not k.startswith("JAEGER_")}
+    for env, args, want, never in cases:
+        try:  # an agent that starts runs until the timeout: a failure, not an exception
+            p = subprocess.run(base + args, capture_output=True, text=True, timeout=5,
+                               env=dict(clean, **env))
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, err = "still running", e.stderr
+        check("refused at start, exit 2: %s %s" % (sorted(env), args),
+              rc == 2 and all(w in err for w in want) and
+              not any(n in err for n in never) and "PWSECRET" not in err, rc, err)
+    # The valid list is sent whole, each header decoded.
+    b = Backend()
+    a = agent("envheaders", ["--jaeger-compact=127.0.0.1:0"],
+              env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": b.url("/v1/traces"),
+                   "OTEL_EXPORTER_OTLP_HEADERS": " authorization = Bearer%20tok , x-ok=1"})
+    try:
+        send_udp(a.host_port("jaeger-compact"), TH.emit_batch(make_spans(182, 1, "h"),
+                                                              compact=True))
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 1, 10)
+        h = b.request_headers[0] if b.request_headers else {}
+        check("OTEL_EXPORTER_OTLP_HEADERS: every item sent, trimmed and decoded",
+              ok and h.get("authorization") == "Bearer tok" and h.get("x-ok") == "1", h)
+    finally:
+        a.stop()
+        b.close()
+
+
+def test_spool_parents_created():
+    """--spool DIR whose parents are missing: made like mkdir -p, 0700 (only one level was,
+    and the error named the hash directory below, not the missing parent); a parent that is
+    a file is named."""
+    import shutil
+    import subprocess
+    shutil.rmtree(os.path.join(WORK, "spool-parents"), ignore_errors=True)
+    d = workdir("spool-parents")
+    spool = os.path.join(d, "nope", "a", "spool")
+    a = agent("spool-parents", ["--otlp=127.0.0.1:0", "--send", "http://127.0.0.1:9/v1/traces",
+                                "--spool", spool])
+    try:
+        check("--spool with missing parents: the agent runs and made them 0700",
+              all(os.path.isdir(x) and os.stat(x).st_mode & 0o777 == 0o700
+                  for x in [os.path.join(d, "nope"), os.path.join(d, "nope", "a"), spool]),
+              a.text())
+    finally:
+        rc = a.stop()
+    check("--spool with missing parents: exit 0", rc == 0, rc)
+    blocker = os.path.join(d, "file")
+    open(blocker, "w").close()
+    p = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0", "--send",
+                        "http://127.0.0.1:9/v1/traces", "--spool",
+                        os.path.join(blocker, "a", "spool")],
+                       capture_output=True, text=True, timeout=20)
+    check("--spool under a file: refused naming the directory that cannot be made",
+          p.returncode == 1 and
+          ("--spool: cannot create %s: Not a directory" % os.path.join(blocker, "a")) in p.stderr,
+          p.returncode, p.stderr)
 
 
 def test_log_lines_escape_input():
@@ -2000,6 +2112,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
          test_sighup_bad_config_keeps_all, test_sighup_restart_only_options,
+         test_env_and_auth_refusals, test_spool_parents_created,
          test_log_lines_escape_input,
          test_failure_logged_once_and_up, test_malformed_bodies_accounting]
 
