@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "tracewire/common.h"
+#include "transport/http_head.h"       /* tw__http_retry_rule */
 #include "wire/jaeger/jaeger_thrift.h" /* tw__buf, tw__client_stats, tw__process */
 
 /* ---- formats ------------------------------------------------------------------------------ */
@@ -52,9 +53,10 @@ typedef struct tw__http_item {
  */
 typedef struct tw__http_format_vtable {
     size_t size;
-    const char *name;             /* the reporter's name: "jaeger-http" */
-    const char *content_type;     /* of the POST body */
-    const char *default_endpoint; /* full URL */
+    const char *name;               /* the reporter's name: "jaeger-http" */
+    const char *content_type;       /* of the POST body */
+    const char *default_endpoint;   /* full URL */
+    tw__http_retry_rule retry_rule; /* which answers are retried (transport/http_head.h) */
     tw__http_format *(*new_format)(void);
     void (*free_format)(tw__http_format *f); /* NULL is a no-op */
     /* Prepares what every body repeats; @process stays valid until

@@ -9,6 +9,29 @@
  * or never ends (the batch must not be sent again). A 1xx block is followed
  * by another status line and decides nothing.
  *
+ * What a final answer means for the batch is decided here too, once for
+ * both loops (tw__http_status_verdict), by the destination's retry rule:
+ *
+ *   2xx                      accepted
+ *   400, 413                 refused: the body's content or size (the
+ *                            caller splits the batch to isolate the spans)
+ *   OTLP/HTTP                429, 502, 503, 504 are retried; every other
+ *                            status is final. The OTLP specification
+ *                            (protocol/exporter "Failures", "Retryable
+ *                            Response Codes") lists exactly these four as
+ *                            retryable and says the others MUST NOT be.
+ *   Jaeger collector, Zipkin 429, 500, 502, 503, 504 are retried; every
+ *                            other status (501, 505, 3xx, other 4xx) is
+ *                            final. No specification says; a collector's
+ *                            500 is commonly a storage backend that failed
+ *                            for the moment, so it is worth another try,
+ *                            while 501 and 505 say the request can never
+ *                            work.
+ *
+ * A final answer fails its batch at once: counted, logged, never retried,
+ * spooled or waited for. Retry-After is honoured on 429 and 503 only, the
+ * two answers that carry it (RFC 9110 10.2.3, RFC 6585, OTLP/HTTP).
+ *
  * Locking: none; one per transfer, on the thread that runs it.
  */
 #ifndef TW_TRANSPORT_HTTP_HEAD_H
@@ -56,6 +79,46 @@ static inline bool tw__http_head_line(tw__http_head *h, const char *data, size_t
 static inline bool tw__http_head_is_accepted(const tw__http_head *h)
 {
     return h->is_done && h->status >= 200 && h->status < 300;
+}
+
+/* Which statuses a destination retries (see the top comment). */
+typedef enum tw__http_retry_rule {
+    TW__HTTP_RETRY_COLLECTOR = 0, /* Jaeger collector, Zipkin: 429, 500, 502, 503, 504 */
+    TW__HTTP_RETRY_OTLP,          /* OTLP/HTTP: 429, 502, 503, 504 */
+} tw__http_retry_rule;
+
+/* What a final answer's status means for the batch it answered. */
+typedef enum tw__http_verdict {
+    TW__HTTP_ACCEPTED = 0, /* 2xx: taken */
+    TW__HTTP_REFUSED,      /* 400, 413: the content or the size; split */
+    TW__HTTP_RETRY,        /* not now: retry later */
+    TW__HTTP_FINAL,        /* never works: fail the batch, no retry */
+} tw__http_verdict;
+
+static inline tw__http_verdict tw__http_status_verdict(long status, tw__http_retry_rule rule)
+{
+    if (status >= 200 && status < 300)
+        return TW__HTTP_ACCEPTED;
+    switch (status) {
+    case 400:
+    case 413:
+        return TW__HTTP_REFUSED;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+        return TW__HTTP_RETRY;
+    case 500:
+        return rule == TW__HTTP_RETRY_OTLP ? TW__HTTP_FINAL : TW__HTTP_RETRY;
+    default:
+        return TW__HTTP_FINAL;
+    }
+}
+
+/* Whether a Retry-After that came with @status is honoured (429, 503). */
+static inline bool tw__http_status_has_retry_after(long status)
+{
+    return status == 429 || status == 503;
 }
 
 #endif /* TW_TRANSPORT_HTTP_HEAD_H */

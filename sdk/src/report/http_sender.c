@@ -23,20 +23,23 @@
  * ACCEPTED_BODY_MAX_BYTES; a body that is slow, cut or too long closes the
  * connection and is logged, but never makes the batch count as failed or be
  * sent again (a backend that answered 200 and trickled its body used to get
- * the same spans four times). 5xx, 429 (Too Many Requests: OTLP/HTTP retries
- * 429, 502, 503 and 504) and transport failures (refused, reset, timed out,
- * closed mid-request, DNS) are retried with exponential backoff
+ * the same spans four times). Which other statuses are retried is the
+ * format's retry rule (transport/http_head.h, shared with the agent): for
+ * OTLP exactly 429, 502, 503 and 504, as the OTLP/HTTP specification says;
+ * for the Jaeger collector and Zipkin those and 500 (a collector's
+ * transient storage error). They and transport failures (refused, reset,
+ * timed out, closed mid-request, DNS) are retried with exponential backoff
  * (initial_backoff_ms doubling, each delay drawn in [d/2, d] so that many
- * processes do not retry in step, at least the server's Retry-After when it
- * sends one, in seconds or as an HTTP-date, capped at 30 s), at most
- * max_retries times and never past max_retry_time_ms after the first
+ * processes do not retry in step, at least the server's Retry-After when a
+ * 429 or 503 sends one, in seconds or as an HTTP-date, capped at 30 s), at
+ * most max_retries times and never past max_retry_time_ms after the first
  * attempt: no attempt starts later and each attempt's timeout is cut to the
- * time left. Any other 4xx means the request itself is wrong (400 bad span,
- * 401/403 auth, 413 too large) and is never retried; neither are
- * configuration errors such as a certificate that does not verify. A batch
- * that does not get through counts all its spans as failed. The waits happen
- * on the sender's thread (a reporter's own thread), never the
- * application's.
+ * time left. Every other status is final (401/403 auth, 404, 501, an OTLP
+ * 500) and fails its batch at once, counted and logged, with no retry and
+ * no cool-down; so are configuration errors such as a certificate that
+ * does not verify. A batch that does not get through counts all its spans
+ * as failed. The waits happen on the sender's thread (a reporter's own
+ * thread), never the application's.
  *
  * Refused spans: a 400 (the backend cannot take some span: Zipkin, the
  * Jaeger collector and OTLP/HTTP all answer 400 to a body they reject) or a
@@ -48,7 +51,7 @@
  * batch spends at most max_split_requests requests beyond its first on this
  * (n spans with k refused ones need about 2k*log2(n/k)); once they are used
  * up, the parts not yet sent fail as a whole. Each part is a retried request
- * of its own (5xx and transport failures), and once the cool-down below
+ * of its own (retryable statuses and transport failures), and once the cool-down below
  * starts, the parts left fail at once.
  *
  * gzip (is_gzip): the body is compressed (zlib, level 1: most of the ratio
@@ -461,15 +464,20 @@ static outcome post_once(http_sender *h, unsigned int timeout_ms, unsigned int *
     }
     long status = h->head.status;
     snprintf(what, what_size, "HTTP status %ld", status);
-    if (status == 400 || status == 413) {
+    /* One classification for every posting loop (transport/http_head.h):
+     * OTLP retries 429, 502, 503 and 504; the collectors 500 too. */
+    switch (tw__http_status_verdict(status, h->fmt_vt->retry_rule)) {
+    case TW__HTTP_REFUSED:
         h->stats.refused_requests++;
         return REFUSED;
-    }
-    /* 429 Too Many Requests is "not now", as OTLP/HTTP lists it (with 502,
-     * 503 and 504) among the codes to retry; every other 4xx is about the
-     * request itself. */
-    if (status < 500 && status != 429)
+    case TW__HTTP_RETRY:
+        break;
+    default: /* final (a 2xx without its end of headers never gets here) */
+        snprintf(what, what_size, "HTTP status %ld (not retried)", status);
         return GIVE_UP;
+    }
+    if (!tw__http_status_has_retry_after(status))
+        return RETRY;
 #if LIBCURL_VERSION_NUM >= 0x074200 /* 7.66.0: CURLINFO_RETRY_AFTER */
     /* libcurl reads both forms, seconds and an HTTP-date (a date already
      * past gives 0). Capped: a server asking for an hour gets the longest
