@@ -142,7 +142,7 @@ typedef enum twa_drop_reason {
     TWA_DROP_QUEUE_FULL,    /* the destination's queue was full */
     TWA_DROP_TOO_LARGE,     /* a span larger than a body */
     TWA_DROP_REFUSED,       /* the backend refused the span (400/413 after the split) */
-    TWA_DROP_SEND_FAILED,   /* retries used up (no spool) or a 4xx */
+    TWA_DROP_SEND_FAILED,   /* retries used up (no spool) or a final status */
     TWA_DROP_SPOOL_FULL,    /* dropped from the spool, oldest first, to stay under --spool-max */
     TWA_DROP_SPOOL_ERROR,   /* a spool file that could not be written or read back (header,
                                length, checksum) */

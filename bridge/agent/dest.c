@@ -17,18 +17,24 @@
  *   2. Else one attempt. 2xx: acknowledged. 400/413: the batch is split in
  *      halves and each half sent again, recursively (at most 64 extra
  *      requests), so that only the spans refused on their own are dropped
- *      (refused). Anything else (5xx, 429, 408, other 4xx, network errors,
- *      timeouts) is "not now": with a spool the batch is written to it at once
+ *      (refused). The statuses the destination's retry rule retries
+ *      (transport/http_head.h, the SDK's rule too: OTLP 429, 502, 503, 504;
+ *      Zipkin and the Jaeger collector those and 500), network errors and
+ *      timeouts are "not now": with a spool the batch is written to it at once
  *      (well under the one second the documentation promises) and the
  *      destination is marked down; without one it is retried with exponential
  *      backoff (initial_backoff_ms doubling to max_backoff_ms, jittered,
  *      at least the server's Retry-After) up to max_retries times, then dropped
  *      (send_failed). Spans read by follow mode are never dropped this way:
  *      their batch is retried until it goes or the agent stops, since the log
- *      file is their spool and the checkpoint must not pass them.
+ *      file is their spool and the checkpoint must not pass them. Every other
+ *      status (401, 404, 501, an OTLP 500, ...) is final: the batch is
+ *      dropped at once (send_failed, logged), never retried or spooled, follow
+ *      mode's included (dropped for good: the checkpoint passes them).
  *   3. Replay: while the spool holds batches and the backoff allows, the
  *      oldest is sent; 2xx deletes it, "not now" doubles the backoff, 400/413
- *      drops it (a spooled body is not split again) and counts it refused.
+ *      drops it (a spooled body is not split again) and counts it refused, a
+ *      final status drops it and counts it send_failed.
  *
  * Every outcome is reported per batch: counters, and each span's follow-mode
  * chunk is told it is done (twa_chunk_done), so the checkpoint advances only
@@ -69,7 +75,8 @@
 /* Spans the destination thread takes from its queue at once. */
 #define TAKE_MAX 512
 
-typedef enum attempt_result { SENT, REFUSED, NOT_NOW } attempt_result;
+/* FINAL: an answer no retry cures (transport/http_head.h): dropped at once. */
+typedef enum attempt_result { SENT, REFUSED, NOT_NOW, FINAL } attempt_result;
 
 typedef enum dest_kind { DEST_HTTP, DEST_UDP, DEST_FILE } dest_kind;
 
@@ -169,6 +176,15 @@ const char *twa_dest_label(const twa_dest *d)
 twa_dest_stats *twa_dest_get_stats(twa_dest *d)
 {
     return &d->st;
+}
+
+/* Which answers this destination retries: OTLP/HTTP's rule or the
+ * collectors' (transport/http_head.h, the same as the SDK's sender). */
+static tw__http_retry_rule retry_rule(const twa_dest *d)
+{
+    return d->frame_kind == TWA_FRAME_OTLP_JSON || d->frame_kind == TWA_FRAME_OTLP_PROTO
+               ? TW__HTTP_RETRY_OTLP
+               : TW__HTTP_RETRY_COLLECTOR;
 }
 
 bool twa_dest_is_jaeger(const twa_dest *d)
@@ -1060,14 +1076,21 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
         return NOT_NOW;
     }
     long status = d->answer.status; /* a final answer (its body may have failed) */
+    tw__http_verdict verdict = tw__http_status_verdict(status, retry_rule(d));
     snprintf(d->fail_id, sizeof d->fail_id, "http %ld", status);
-    snprintf(what, what_size, "HTTP status %ld%s%s", status, d->snippet_len ? ": " : "",
+    snprintf(what, what_size, "HTTP status %ld%s%s%s", status,
+             verdict == TW__HTTP_FINAL ? " (not retried)" : "", d->snippet_len ? ": " : "",
              d->snippet);
-    if (status == 400 || status == 413)
-        return REFUSED;
-    if (status != 429 && status != 503)
+    if (!tw__http_status_has_retry_after(status))
         d->retry_after_ms = 0; /* only 429 and 503 carry a Retry-After worth waiting */
-    return NOT_NOW;
+    switch (verdict) {
+    case TW__HTTP_REFUSED:
+        return REFUSED;
+    case TW__HTTP_RETRY:
+        return NOT_NOW;
+    default: /* a 2xx whose headers did not end is a failed transfer: final too */
+        return FINAL;
+    }
 }
 
 /* The wire bytes of @body for this destination (gzip when asked). */
@@ -1210,6 +1233,12 @@ static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned 
             send_range(d, b, lo + half, n - half, depth - 1, budget);
             return;
         }
+        if (r == FINAL) {
+            mark(d, true); /* it answers: this request can never work */
+            log_change(d, TWA_WARN, d->fail_id, what);
+            finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_SEND_FAILED);
+            return;
+        }
         log_change(d, TWA_WARN, d->fail_id, what);
         if (d->spool) {
             mark(d, false);
@@ -1259,6 +1288,13 @@ static bool replay_one(twa_dest *d)
         log_change(d, TWA_WARN, d->fail_id, what);
         twa_spool_pop(d->spool);
         twa_add(&d->st.dropped[TWA_DROP_REFUSED], n_spans);
+        mark(d, true);
+        return true;
+    }
+    if (r == FINAL) {
+        log_change(d, TWA_WARN, d->fail_id, what);
+        twa_spool_pop(d->spool);
+        twa_add(&d->st.dropped[TWA_DROP_SEND_FAILED], n_spans);
         mark(d, true);
         return true;
     }

@@ -6,7 +6,7 @@ emitBatch compact/binary, the collector's Batch, Zipkin Thrift lists and emitZip
 Python's json for OTLP and Zipkin JSON), forwarded to loopback backends in every destination
 format and checked span by span, field by field; the HTTP answers (400, 413, 415, OTLP
 partialSuccess, gzip, gzip bombs); the fault matrix (destination down then up with the spool
-replayed in order, 500/429/503 with Retry-After, slow and closed mid-request, 400 split, kill -9
+replayed in order, 502/429/503 with Retry-After, final statuses (OTLP 500, 501), slow and closed mid-request, 400 split, kill -9
 with follow mode and with the spool, rotation by rename and by copytruncate while running);
 SIGTERM drain and exit 0, SIGHUP, the config file, the sampling endpoint.
 
@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import socket
@@ -823,13 +824,13 @@ def test_retry_after_and_errors():
                                              time.gmtime(time.time() + 2))}
     b.plan = [{"status": 429, "headers": {"Retry-After": "1"}},
               {"status": 503, "headers": date},
-              {"status": 500}, {"close": True}, {"delay": 3, "delay_lost": True}]
+              {"status": 502}, {"close": True}, {"delay": 3, "delay_lost": True}]
     a = agent("retry", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"), "--retries", "10",
                         "--timeout-ms", "1000"])
     try:
         want = send_batches(a, 1, 5, prefix0=60)
         ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5, 40)
-        check("429, 503, 500, a closed connection and a slow answer are retried until it goes", ok)
+        check("429, 503, 502, a closed connection and a slow answer are retried until it goes", ok)
         t = b.times
         check("429 Retry-After: 1 (seconds) is honoured", len(t) >= 2 and t[1] - t[0] >= 0.95,
               [round(x - t[0], 2) for x in t])
@@ -842,6 +843,51 @@ def test_retry_after_and_errors():
     finally:
         a.stop()
         b.close()
+
+
+def test_final_status_is_not_retried():
+    """The retry rule is the SDK's (sdk/transport/http_head.h): OTLP/HTTP retries 429, 502, 503
+    and 504 only, Zipkin and the Jaeger collector 500 too. A final status (an OTLP 500, a 501)
+    drops its batch at once as send_failed: one request, no retry, not spooled, and the
+    destination stays up (the next batch goes straight out). Both used to be retried."""
+    d = workdir("final")
+    shutil.rmtree(os.path.join(d, "spool"), ignore_errors=True)  # a fresh spool each run
+    cases = [("/v1/traces", 500, False, []), ("/v1/traces", 501, False, []),
+             ("/v1/traces", 500, False, ["--spool", os.path.join(d, "spool")]),
+             ("/api/v2/spans", 501, False, []), ("/api/v2/spans", 505, False, []),
+             ("/api/v2/spans", 500, True, []), ("/v1/traces", 504, True, [])]
+    for i, (path, status, retried, extra) in enumerate(cases):
+        what = "%s %d%s" % (path, status, " with a spool" if extra else "")
+        log = os.path.join(workdir("final%d" % i), "agent.log")
+        if os.path.exists(log):
+            os.remove(log)  # the log check reads this run's lines only
+        b = Backend()
+        b.plan = [{"status": status}]
+        a = agent("final%d" % i, ["--otlp=127.0.0.1:0", "--send", b.url(path), "--retries", "5",
+                                  "--flush-ms", "100"] + extra)
+        try:
+            send_batches(a, 1, 5, prefix0=100 + i)
+            if retried:
+                ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5, 20)
+                check("%s is retried and the batch delivered" % what,
+                      ok and b.seen == 2 and
+                      a.metric("tracewire_agent_spans_dropped_total") == 0, b.seen, a.metrics())
+                continue
+            ok = wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total",
+                                           reason="send_failed") >= 5, 20)
+            time.sleep(0.5)  # a retry would come within the first backoff (100 ms)
+            check("%s is final: one request, the 5 spans dropped as send_failed, no retry" % what,
+                  ok and b.seen == 1 and a.metric("tracewire_agent_retries_total") == 0 and
+                  a.metric("tracewire_agent_spans_spooled_total") == 0, b.seen, a.metrics())
+            check("%s: the failure is logged with its status" % what,
+                  "HTTP status %d (not retried)" % status in a.text(), a.text()[-1500:])
+            send_batches(a, 1, 5, prefix0=120 + i)
+            ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5, 20)
+            check("%s: the next batch goes straight out" % what, ok and b.seen == 2,
+                  b.seen, a.metrics())
+        finally:
+            a.stop()
+            b.close()
 
 
 def test_drain_cuts_the_attempt_in_flight():
@@ -2105,7 +2151,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_spool_down_then_up,
          test_spool_names_keyed_and_taken_over, test_spool_destinations_told_apart,
          test_spool_damaged_files_at_start,
-         test_retry_after_and_errors, test_drain_cuts_the_attempt_in_flight,
+         test_retry_after_and_errors, test_final_status_is_not_retried,
+         test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_file_destination_pipe, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
          test_big_datagrams_and_env, test_processing, test_tags_parsed_as_the_sdk_does,
