@@ -916,6 +916,51 @@ check("429 with Retry-After: 1 is retried after a second and every span delivere
       rc == 0 and sorted(be.accepted) == ["%016x" % i for i in range(1, 6)] and
       len(be.arrivals) == 2 and be.arrivals[1] - be.arrivals[0] >= 0.9, rc, err)
 
+# Which statuses are retried is the destination's rule (sdk/transport/http_head.h): OTLP/HTTP
+# retries exactly 429, 502, 503 and 504 and never any other status (the OTLP specification);
+# Zipkin and the Jaeger collector retry 500 too. A final status fails its batch at once: one
+# request, no retry, no cool-down round, counted as failed (an OTLP 500 and any 501 used to be
+# retried, then waited out round after round).
+def otlp_url(be):
+    return "http://127.0.0.1:%d/v1/traces" % be.server.server_address[1]
+
+be = Backend(lambda k: (500, {}) if k == 1 else (200, {}))
+rc, out, err, took = timed_run(["--send", be.url, dapper_spans("few.dapper", 5)])
+be.stop()
+check("Zipkin: a 500 is retried and every span delivered",
+      rc == 0 and sorted(be.accepted) == ["%016x" % i for i in range(1, 6)] and
+      len(be.arrivals) == 2 and "failed 0 spans" in err, rc, len(be.arrivals), err)
+
+for fmt in [[], ["--send-format", "otlp-http-proto"]]:
+    name = "OTLP protobuf" if fmt else "OTLP/JSON"
+    be = Backend(lambda k: [(502, {}), (503, {}), (504, {}), (429, {})][k - 1] if k <= 4
+                 else (200, {}))
+    rc, out, err, took = timed_run(["--send", otlp_url(be), "--retries", "4"] + fmt +
+                                   [dapper_spans("few.dapper", 5)])
+    be.stop()
+    check("%s: 502, 503, 504 and 429 are retried and the batch delivered" % name,
+          rc == 0 and len(be.arrivals) == 5 and "sent 5 spans" in err and "failed 0 spans" in err,
+          rc, len(be.arrivals), err)
+    # Three batches (one process each), every one answered 500: one request each, then the
+    # next batch; all 15 spans counted failed, exit 1, no cool-down waited.
+    be = Backend(lambda k: (500, {}))
+    rc, out, err, took = timed_run(["--send", otlp_url(be)] + fmt +
+                                   [dapper_spans("three.dapper", 15, services=3)])
+    be.stop()
+    check("%s: a 500 is final: one request per batch, every span failed, no wait (%d requests, "
+          "%.1f s)" % (name, len(be.arrivals), took),
+          rc == 1 and len(be.arrivals) == 3 and "failed 15 spans" in err and
+          "(not retried)" in err and took < 5, rc, len(be.arrivals), err)
+
+for url_of in [lambda be: be.url, otlp_url]:
+    be = Backend(lambda k: (501, {}))
+    rc, out, err, took = timed_run(["--send", url_of(be), "--send-give-up", "1",
+                                    dapper_spans("few.dapper", 5)])
+    be.stop()
+    check("a 501 is never retried (%s): one request, the batch failed" % url_of(be)[-10:],
+          rc == 1 and len(be.arrivals) == 1 and "failed 5 spans" in err and took < 5, rc,
+          len(be.arrivals), err)
+
 # Spans the backend refuses: each named once, with the prefix and its ids in their own width;
 # the summary counts the refused requests ("sent 0 spans in 0 requests" used to be all).
 be = Backend(lambda k: (400, {}))
