@@ -248,7 +248,7 @@ static const char *agent_host(tw_config *c, bool *is_bad)
     if (v && !c->is_agent_host_read &&
         tw__host_check(v, c->agent_host, sizeof c->agent_host) == TW__HOST_INVALID) {
         char shown[512];
-        tw__redact_url(v, shown, sizeof shown);
+        tw__host_shown(v, shown, sizeof shown);
         add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
                     "JAEGER_AGENT_HOST=\"%s\": not a host name, IPv4 or IPv6 literal (a port "
                     "goes in JAEGER_AGENT_PORT; no user info, path or space)",

@@ -244,6 +244,14 @@ tw__host_kind tw__host_check(const char *host, char *bare, size_t size);
 void tw__host_url(const char *host, unsigned int port, const char *path, char *out, size_t size);
 /* "@host:@port" for a message, an IPv6 literal in brackets ("[::1]:6831"). */
 void tw__host_port_text(const char *host, unsigned int port, char *out, size_t size);
+/* A host tw__host_check refused, as a message may quote it, in @out (@size
+ * bytes, NUL-terminated, cut when full): everything before its last '@' as
+ * *** (a host is one token: what comes before an '@' can only be user info,
+ * or a scheme with it), the rest under tw__redact_url (query values masked,
+ * control bytes escaped). tw__redact_url alone is not enough: it takes a
+ * later "scheme://" for the start of a URL and leaves what is before it in
+ * clear ("u:pw@h:1/x://y"). */
+void tw__host_shown(const char *host, char *out, size_t size);
 
 /* Frees the HTTP options (http_reporter.c); NULL is a no-op. */
 void tw__http_options_free(struct tw__http_options *h);

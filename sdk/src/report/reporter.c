@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire/core/redact.h"
+
 static bool is_label_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -94,6 +96,18 @@ void tw__host_port_text(const char *host, unsigned int port, char *out, size_t s
 {
     bool is_v6 = strchr(host, ':') != NULL;
     snprintf(out, size, "%s%s%s:%u", is_v6 ? "[" : "", host, is_v6 ? "]" : "", port);
+}
+
+void tw__host_shown(const char *host, char *out, size_t size)
+{
+    const char *at = strrchr(host, '@');
+    if (!at) {
+        tw__redact_url(host, out, size);
+        return;
+    }
+    int n = snprintf(out, size, "***@");
+    if (n > 0 && (size_t)n < size)
+        tw__redact_url(at + 1, out + n, size - (size_t)n);
 }
 
 tw_reporter_options *tw_reporter_options_new(void)

@@ -528,6 +528,23 @@ static void test_agent_host_is_checked(void)
     }
     tw_config_free(c);
     expect_error("JAEGER_AGENT_HOST=\"***@agent\"");
+    /* Everything before the last '@' is masked, also when a "://" comes
+     * after it or a space inside it (fuzz_host_check found the first: the
+     * URL rule took "agent://x" for the URL and left the rest in clear). */
+    static const char *const leaky[] = {"u:S3CRET@agent://x", "u:S3CRET@h:6831/x://y",
+                                        "//u:S3CRET@ag://AAA", "http://u:S3CRET x@h",
+                                        "http://u:S3CRET/@h"};
+    for (size_t i = 0; i < sizeof leaky / sizeof leaky[0]; i++) {
+        clear_env();
+        setenv("JAEGER_AGENT_HOST", leaky[i], 1);
+        c = tw_config_from_env("svc");
+        CU_ASSERT_EQUAL(tw_config_problem_count(c), 1);
+        text = tw_config_problem(c, 0, NULL);
+        if (!text || !strstr(text, "JAEGER_AGENT_HOST=\"***@") || strstr(text, "S3CRET"))
+            fprintf(stderr, "%s: %s\n", leaky[i], text ? text : "(no problem)");
+        CU_ASSERT(text && strstr(text, "JAEGER_AGENT_HOST=\"***@") && !strstr(text, "S3CRET"));
+        tw_config_free(c);
+    }
     /* The API takes the same spellings and refuses the same others. */
     tw_reporter_options *ro = tw_reporter_options_new();
     CU_ASSERT_EQUAL(tw_reporter_options_set_agent(ro, "[::1]", 6831), TW_OK);
