@@ -28,13 +28,18 @@
  *      (send_failed). Spans read by follow mode are never dropped this way:
  *      their batch is retried until it goes or the agent stops, since the log
  *      file is their spool and the checkpoint must not pass them. Every other
- *      status (401, 404, 501, an OTLP 500, ...) is final: the batch is
- *      dropped at once (send_failed, logged), never retried or spooled, follow
- *      mode's included (dropped for good: the checkpoint passes them).
+ *      status (501, an OTLP 500, ...) is final: the batch is dropped at once
+ *      (send_failed, logged), never retried or spooled, follow mode's
+ *      included (dropped for good: the checkpoint passes them). 401, 403,
+ *      404 and 407 refuse the agent, not the spans: without a spool or
+ *      follow mode they are final too; with a spool the batch is spooled
+ *      (replayed after the backoff, so mended credentials and a restart
+ *      deliver it), follow mode's batch is tried again as "not now".
  *   3. Replay: while the spool holds batches and the backoff allows, the
  *      oldest is sent; 2xx deletes it, "not now" doubles the backoff, 400/413
  *      drops it (a spooled body is not split again) and counts it refused, a
- *      final status drops it and counts it send_failed.
+ *      final status drops it and counts it send_failed (401, 403, 404, 407
+ *      keep it, as "not now").
  *
  * Every outcome is reported per batch: counters, and each span's follow-mode
  * chunk is told it is done (twa_chunk_done), so the checkpoint advances only
@@ -75,8 +80,11 @@
 /* Spans the destination thread takes from its queue at once. */
 #define TAKE_MAX 512
 
-/* FINAL: an answer no retry cures (transport/http_head.h): dropped at once. */
-typedef enum attempt_result { SENT, REFUSED, NOT_NOW, FINAL } attempt_result;
+/* FINAL: an answer no retry cures (transport/http_head.h): dropped at once.
+ * DENIED: a final answer that refuses the agent rather than the spans (401,
+ * 403, 404, 407: credentials, path, proxy): final too, except that a spool or
+ * follow mode keeps the spans for when the configuration is mended. */
+typedef enum attempt_result { SENT, REFUSED, NOT_NOW, FINAL, DENIED } attempt_result;
 
 typedef enum dest_kind { DEST_HTTP, DEST_UDP, DEST_FILE } dest_kind;
 
@@ -1077,10 +1085,14 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     }
     long status = d->answer.status; /* a final answer (its body may have failed) */
     tw__http_verdict verdict = tw__http_status_verdict(status, retry_rule(d));
+    bool is_denied = verdict == TW__HTTP_FINAL &&
+                     (status == 401 || status == 403 || status == 404 || status == 407);
     snprintf(d->fail_id, sizeof d->fail_id, "http %ld", status);
     snprintf(what, what_size, "HTTP status %ld%s%s%s", status,
-             verdict == TW__HTTP_FINAL ? " (not retried)" : "", d->snippet_len ? ": " : "",
-             d->snippet);
+             is_denied ? " (the destination refuses the agent: check its URL and credentials)"
+             : verdict == TW__HTTP_FINAL ? " (not retried)"
+                                         : "",
+             d->snippet_len ? ": " : "", d->snippet);
     if (!tw__http_status_has_retry_after(status))
         d->retry_after_ms = 0; /* only 429 and 503 carry a Retry-After worth waiting */
     switch (verdict) {
@@ -1089,7 +1101,7 @@ static attempt_result attempt(twa_dest *d, const uint8_t *data, size_t len, char
     case TW__HTTP_RETRY:
         return NOT_NOW;
     default: /* a 2xx whose headers did not end is a failed transfer: final too */
-        return FINAL;
+        return is_denied ? DENIED : FINAL;
     }
 }
 
@@ -1233,12 +1245,16 @@ static void send_range(twa_dest *d, twa_batch *b, size_t lo, size_t n, unsigned 
             send_range(d, b, lo + half, n - half, depth - 1, budget);
             return;
         }
+        if (r == DENIED && !d->spool && !precious)
+            r = FINAL; /* nowhere to keep the spans until the configuration is mended */
         if (r == FINAL) {
             mark(d, true); /* it answers: this request can never work */
             log_change(d, TWA_WARN, d->fail_id, what);
             finish(d, b, lo, n, TWA_DROPPED, TWA_DROP_SEND_FAILED);
             return;
         }
+        /* "Not now", or DENIED with a spool or follow mode: kept, and tried
+         * again after the backoff (a spool's replay, follow mode's retries). */
         log_change(d, TWA_WARN, d->fail_id, what);
         if (d->spool) {
             mark(d, false);

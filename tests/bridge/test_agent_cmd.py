@@ -890,6 +890,50 @@ def test_final_status_is_not_retried():
             b.close()
 
 
+def test_denied_status_kept_by_a_spool():
+    """401, 403, 404 and 407 refuse the agent (its credentials, path or proxy), not the spans:
+    without a spool the batch is dropped at once like any final status, but with a spool it is
+    spooled and replayed after the backoff, so mending the configuration loses nothing."""
+    for status in (401, 403):
+        d = workdir("denied%d" % status)
+        spool = os.path.join(d, "spool")
+        shutil.rmtree(spool, ignore_errors=True)
+        b = Backend()
+        b.plan = [{"status": status}] * 3
+        a = agent("denied%d" % status, ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                                         "--spool", spool, "--flush-ms", "100"])
+        try:
+            want = send_batches(a, 1, 5, prefix0=130 + status % 7)
+            ok = wait_for(lambda: a.metric("tracewire_agent_spans_forwarded_total") >= 5, 30)
+            check("%d with a spool: the batch is spooled, replayed, and delivered once the "
+                  "destination takes it" % status,
+                  ok and a.metric("tracewire_agent_spans_spooled_total") >= 5 and
+                  a.metric("tracewire_agent_spans_dropped_total") == 0, b.seen, a.metrics())
+            compare_once("%d with a spool: every span once" % status, want,
+                         spans_of(b, read_otlp))
+            check("%d: the log says the destination refuses the agent" % status,
+                  "HTTP status %d (the destination refuses the agent" % status in a.text(),
+                  a.text()[-1200:])
+        finally:
+            a.stop()
+            b.close()
+    b = Backend()
+    b.plan = [{"status": 401}]
+    a = agent("denied_nospool", ["--otlp=127.0.0.1:0", "--send", b.url("/v1/traces"),
+                                 "--retries", "5", "--flush-ms", "100"])
+    try:
+        send_batches(a, 1, 5, prefix0=140)
+        ok = wait_for(lambda: a.metric("tracewire_agent_spans_dropped_total",
+                                       reason="send_failed") >= 5, 20)
+        time.sleep(0.5)
+        check("401 without a spool: one request, dropped at once as send_failed",
+              ok and b.seen == 1 and a.metric("tracewire_agent_retries_total") == 0,
+              b.seen, a.metrics())
+    finally:
+        a.stop()
+        b.close()
+
+
 def test_drain_cuts_the_attempt_in_flight():
     """SIGTERM during an attempt to a backend that never answers: the attempt is cut at the
     --drain-ms deadline, not at --timeout-ms, and its batch is spooled or counted, not lost."""
@@ -2152,6 +2196,7 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_spool_names_keyed_and_taken_over, test_spool_destinations_told_apart,
          test_spool_damaged_files_at_start,
          test_retry_after_and_errors, test_final_status_is_not_retried,
+         test_denied_status_kept_by_a_spool,
          test_drain_cuts_the_attempt_in_flight,
          test_file_destination_stays_whole_lines, test_file_destination_pipe, test_400_split, test_queue_full_accounting,
          test_follow_rotation_and_kill9, test_follow_stop_while_down, test_kill9_with_spool, test_config_sighup_sampling,
