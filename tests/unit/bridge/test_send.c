@@ -535,8 +535,13 @@ static void test_each_target_body_decodes(void)
             CU_ASSERT_STRING_EQUAL(q->path, targets[k].path);
             const char *ct = http_request_header(q, "Content-Type");
             CU_ASSERT(ct && strcmp(ct, targets[k].content_type) == 0);
+            /* Gzipped, except to a Jaeger collector (1.x does not inflate). */
             const char *ce = http_request_header(q, "Content-Encoding");
-            CU_ASSERT(ce && strcmp(ce, "gzip") == 0);
+            if (strcmp(targets[k].format, "jaeger-http") == 0) {
+                CU_ASSERT_PTR_NULL(ce);
+            } else {
+                CU_ASSERT(ce && strcmp(ce, "gzip") == 0);
+            }
             const char *tenant = http_request_header(q, "X-Scope-OrgID");
             CU_ASSERT(tenant && strcmp(tenant, "tenant-1") == 0);
             const char *auth = http_request_header(q, "Authorization");
@@ -604,7 +609,11 @@ static void test_batches_stay_under_the_uncompressed_limit(void)
             plain += body->len;
             g_byte_array_unref(body);
         }
-        CU_ASSERT(compressed * 3 < plain);
+        if (strcmp(targets[k].format, "jaeger-http") == 0) {
+            CU_ASSERT_EQUAL(compressed, plain); /* never gzipped */
+        } else {
+            CU_ASSERT(compressed * 3 < plain);
+        }
         assert_arrived(&targets[k], &set, SIZE_MAX, NULL);
         assert_accounted(s, set.n);
         twb_sender_free(s);
