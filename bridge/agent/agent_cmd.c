@@ -38,6 +38,7 @@
 #include "agent/follow.h"
 #include "agent/http_mhd.h"
 #include "agent/net.h"
+#include "offline/kv_list.h"
 #include "offline/tag_list.h"
 #include "sinks/send.h"
 
@@ -802,64 +803,56 @@ static const char *env_otlp_format(const char **from, char *why, size_t why_size
     return NULL;
 }
 
-/* OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, @var, as "Name: value" lines, by the
- * library's rule (its tw__parse_kv_list, docs/CONFIGURATION.md): items split
- * at ',', key and value trimmed then %-decoded; an empty item, an item
- * without '=', an empty key or bad %-encoding (or %00) refuses the whole
- * variable. Messages name the variable and the item's position, never the
- * value. NULL, with @why set, on a refusal. */
+/* One header of OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, as a "Name: value"
+ * line: refused when the agent could not send it (convert's -H rules). */
+typedef struct env_headers_ctx {
+    GPtrArray *out;
+    size_t index;
+    char *why;
+    size_t why_size;
+} env_headers_ctx;
+
+static bool on_env_header(void *arg, const char *name, const char *key, const char *value,
+                          tw_error **err)
+{
+    (void)err;
+    env_headers_ctx *c = arg;
+    char *line = g_strdup_printf("%s: %s", key, value);
+    size_t name_len;
+    char sub[256];
+    c->index++;
+    if (!twb_header_line_check(line, c->index, &name_len, sub, sizeof sub)) {
+        snprintf(c->why, c->why_size,
+                 "%s: item %zu (key \"%.64s\"): not a valid header (a name must be an HTTP "
+                 "token other than Content-Type, Content-Length, Host, Transfer-Encoding, "
+                 "Expect or Connection; a value one line)",
+                 name, c->index, key);
+        g_free(line);
+        return false;
+    }
+    g_ptr_array_add(c->out, line);
+    return true;
+}
+
+/* OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, @var, as "Name: value" lines, read
+ * by the library's own parser (offline/kv_list.h): the agent and a tracer
+ * accept and refuse the same values with the same messages, which name the
+ * variable and the item's position, never a value. NULL, with @why set, on
+ * a refusal. */
 static char **env_headers(const char *var, const char *value, char *why, size_t why_size)
 {
-    gchar **items = g_strsplit(value, ",", -1);
-    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-    bool ok = true;
-    for (size_t i = 0; items[i] && ok; i++) {
-        char *eq = strchr(items[i], '=');
-        if (!items[i][strspn(items[i], " \t")]) {
-            snprintf(why, why_size, "%s: item %zu of the list is empty (a comma too many?)", var,
-                     i + 1);
-            ok = false;
-        } else if (!eq) {
-            snprintf(why, why_size, "%s: item %zu has no '=' (expected key=value)", var, i + 1);
-            ok = false;
-        } else {
-            *eq = '\0';
-            /* %00 and a bad escape make g_uri_unescape_string fail. */
-            gchar *k = g_uri_unescape_string(g_strstrip(items[i]), NULL);
-            gchar *v = g_uri_unescape_string(g_strstrip(eq + 1), NULL);
-            if (!*items[i])
-                snprintf(why, why_size, "%s: item %zu has an empty key", var, i + 1);
-            else if (!k || !v)
-                snprintf(why, why_size,
-                         "%s: item %zu: bad percent-encoding (a %% not followed by two hex "
-                         "digits, or %%00)",
-                         var, i + 1);
-            else
-                g_ptr_array_add(out, g_strdup_printf("%s: %s", k, v));
-            ok = *items[i] && k && v;
-            size_t name_len;
-            char sub[256];
-            if (ok && !twb_header_line_check(out->pdata[out->len - 1], i + 1, &name_len, sub,
-                                             sizeof sub)) {
-                snprintf(why, why_size,
-                         "%s: item %zu (key \"%.64s\"): not a valid header (a name must be an "
-                         "HTTP token other than Content-Type, Content-Length, Host, "
-                         "Transfer-Encoding, Expect or Connection; a value one line)",
-                         var, i + 1, k);
-                ok = false;
-            }
-            g_free(k);
-            g_free(v);
-        }
-    }
-    g_strfreev(items);
-    if (!ok) {
-        g_ptr_array_free(out, TRUE);
+    env_headers_ctx c = {g_ptr_array_new_with_free_func(g_free), 0, why, why_size};
+    tw_error *e = NULL;
+    if (!tw__parse_kv_list(var, value, true, on_env_header, &c, &e)) {
+        if (e)
+            snprintf(why, why_size, "%s", tw_error_message(e));
+        tw_error_free(e);
+        g_ptr_array_free(c.out, TRUE);
         return NULL;
     }
-    g_ptr_array_set_free_func(out, NULL);
-    g_ptr_array_add(out, NULL);
-    return (char **)g_ptr_array_free(out, FALSE);
+    g_ptr_array_set_free_func(c.out, NULL);
+    g_ptr_array_add(c.out, NULL);
+    return (char **)g_ptr_array_free(c.out, FALSE);
 }
 
 /* The environment, where the flags are silent. False, with @why set, when a

@@ -18,6 +18,7 @@
 
 #include "tracewire/config.h"
 #include "tracewire/tracewire.h"
+#include "offline/kv_list.h"
 
 /* An interval in milliseconds for the variable @name: plain digits (Java and
  * C++ clients) or a Go duration ("500ms", "1m30s", "1.5s"; units ns, us, µs,
@@ -32,21 +33,10 @@ bool tw__parse_interval_ms(const char *name, const char *v, unsigned int *out_ms
  * of memory stay in its arena until it is freed). */
 bool tw__parse_tags(tw_tracer_options *opts, const char *v, tw_error **err);
 
-/* One key=value item of a list read by tw__parse_kv_list (@name: the
- * variable). Returns false to stop, with @err set. */
-typedef bool (*tw__kv_fn)(void *arg, const char *name, const char *key, const char *value,
-                          tw_error **err);
-
-/* A "k1=v1,k2=v2" list (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS,
- * jaeger_remote's OTEL_TRACES_SAMPLER_ARG): items split at ',', keys and
- * values trimmed and %-decoded (the W3C baggage form, as the OpenTelemetry
- * specification says), @fn called once per item in order. Fails on an
- * empty (or blank) item (the baggage grammar has none), an item without '=',
- * an empty key, bad %-encoding (or
- * %00), or when @fn fails. With @is_secret (headers) no message quotes the
- * list or a value: items are named by position and key. */
-bool tw__parse_kv_list(const char *name, const char *v, bool is_secret, tw__kv_fn fn, void *arg,
-                       tw_error **err);
+/* tw__parse_kv_list and tw__kv_fn, the "k1=v1,k2=v2" list parser
+ * (OTEL_RESOURCE_ATTRIBUTES, the OTLP headers variables, jaeger_remote's
+ * OTEL_TRACES_SAMPLER_ARG), are declared in offline/kv_list.h: `tracewire
+ * agent` shares it. */
 
 /* What config_probe.c reads of a tw_config (config_env.c). */
 const char *tw__config_service(const tw_config *c);

@@ -1450,6 +1450,30 @@ def test_processing():
         b.close()
 
 
+def test_headers_refused_as_the_sdk_does():
+    """OTEL_EXPORTER_OTLP_HEADERS is read by the SDK's own key=value list parser
+    (sdk/offline/kv_list.h): the agent refuses what the library (`tracewire config`) refuses,
+    with the same message, which never shows a value. The agent had its own copy of the rule,
+    with other messages."""
+    for value in ["a=%zzSECRET", "authorization=Bearer%20SECRET,x-bad,x-ok=1", "a=1,,b=2",
+                  "=SECRET", "a=%00SECRET", "%zz=1"]:
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("OTEL_", "JAEGER_", "TRACEWIRE_"))}
+        e.update(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", OTEL_TRACES_EXPORTER="otlp",
+                 OTEL_EXPORTER_OTLP_HEADERS=value)
+        p = subprocess.run([TRACEWIRE, "config"], capture_output=True, text=True, timeout=10,
+                           env=e)
+        sdk = [line.split("config: error: ", 1)[1] for line in p.stderr.splitlines()
+               if "config: error: OTEL_EXPORTER_OTLP_HEADERS" in line]
+        q = subprocess.run([TRACEWIRE, "agent", "--no-metrics", "--otlp=127.0.0.1:0"],
+                           capture_output=True, text=True, timeout=10, env=e)
+        mine = [line.split("agent: ", 1)[1] for line in q.stderr.splitlines()
+                if "agent: OTEL_EXPORTER_OTLP_HEADERS" in line]
+        check("OTEL_EXPORTER_OTLP_HEADERS=%r: the agent refuses it as the library does" % value,
+              sdk and q.returncode == 2 and mine == sdk[:1] and "SECRET" not in q.stderr,
+              sdk, q.returncode, q.stderr)
+
+
 def test_tags_parsed_as_the_sdk_does():
     """JAEGER_TAGS (and each --tag) is read by the SDK's own parser: the agent and the library
     (`tracewire config`, which reads the environment as tw_tracer_new_from_env() does) accept
@@ -2081,7 +2105,7 @@ def test_env_and_auth_refusals():
          ["OTEL_EXPORTER_OTLP_TRACES_HEADERS: item 2 of the list is empty"], []),
         ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
           "OTEL_EXPORTER_OTLP_HEADERS": "a=%zzSECRETTOK"}, [],
-         ["OTEL_EXPORTER_OTLP_HEADERS: item 1: bad percent-encoding"], ["SECRETTOK"]),
+         ["OTEL_EXPORTER_OTLP_HEADERS: item 1 (key \"a\"): bad percent-encoding in the value"], ["SECRETTOK"]),
         ({"JAEGER_ENDPOINT": "http://127.0.0.1:9/api/traces", "JAEGER_PASSWORD": "PWSECRET"},
          [], ["JAEGER_USER and JAEGER_PASSWORD must be set together (JAEGER_USER is not set)"],
          ["PWSECRET"]),
@@ -2204,7 +2228,8 @@ TESTS = [test_receivers_and_formats, test_http_answers, test_http_endless_body,
          test_tail_sampler,
          test_sampling_proxy_and_log_file, test_usage_errors, test_start_failures,
          test_sighup_bad_config_keeps_all, test_sighup_restart_only_options,
-         test_env_and_auth_refusals, test_spool_parents_created,
+         test_env_and_auth_refusals, test_headers_refused_as_the_sdk_does,
+         test_spool_parents_created,
          test_log_lines_escape_input,
          test_failure_logged_once_and_up, test_malformed_bodies_accounting]
 
