@@ -101,13 +101,15 @@ static const unsigned char *mask_piece(sink *s, const unsigned char *p, const un
 }
 
 /* The end of a piece starting at @p: the first of @stops, or where a
- * secret ends. A piece that stops at '/' stops also at a "://", so that it
- * cannot end inside a URL within it and leave that URL's user:password
- * shown. */
+ * secret ends, or at ": ", which in a message ends a URL given as a label
+ * ("URL: what happened"; a value here ends at a space anyway, so only the
+ * ':' is moved from the mask to the message, where it belongs). A piece
+ * that stops at '/' stops also at a "://", so that it cannot end inside a
+ * URL within it and leave that URL's user:password shown. */
 static const unsigned char *piece_end(const unsigned char *p, const char *stops)
 {
     bool is_path = strchr(stops, '/') != NULL;
-    while (!ends_secret(*p) && !strchr(stops, *p) &&
+    while (!ends_secret(*p) && !strchr(stops, *p) && !(p[0] == ':' && p[1] == ' ') &&
            !(is_path && p[0] == ':' && p[1] == '/' && p[2] == '/'))
         p++;
     return p;
@@ -173,24 +175,95 @@ size_t tw__redact_text(const char *in, char *out, size_t size)
     return s.n;
 }
 
+/* Whether [@p, @end) is a URL scheme: a letter, then letters, digits,
+ * '+', '-' or '.' (RFC 3986, section 3.1). */
+static bool is_scheme(const unsigned char *p, const unsigned char *end)
+{
+    if (p == end || !((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z'))
+        return false;
+    for (; p < end; p++) {
+        unsigned char c = *p;
+        if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(c >= '0' && c <= '9') && c != '+' &&
+            c != '-' && c != '.')
+            return false;
+    }
+    return true;
+}
+
+/* The end of a piece of a whole URL starting at @p: the first of @stops
+ * or the URL's end; no other byte ends it (a space, a quote, ": " are
+ * part of a value). */
+static const unsigned char *whole_piece_end(const unsigned char *p, const char *stops)
+{
+    while (*p && !strchr(stops, *p))
+        p++;
+    return p;
+}
+
+/* The whole-URL rules (wire/core/redact.h): @p starts the authority (just
+ * after "scheme://", or the text's start when it has no scheme). */
+static void run_whole(sink *s, const unsigned char *p)
+{
+    const unsigned char *at = (const unsigned char *)strrchr((const char *)p, '@');
+    if (at) {
+        /* The user-info runs to the last '@', whatever it holds ('/',
+         * a space, a quote). When a '?', '#' or ';' comes before that '@',
+         * the '@' may as well sit in a query value, a fragment or a path
+         * parameter, whose rest would follow it: nothing more is shown. */
+        put(s, "***", 3);
+        for (const unsigned char *q = p; q < at; q++) {
+            if (*q == '?' || *q == '#' || *q == ';')
+                return;
+        }
+        p = at;
+    }
+    /* Host and port, then the path: shown. */
+    while (*p && *p != '?' && *p != '#' && *p != ';' && !s->is_full)
+        put_char(s, *p++);
+    while (*p == ';' && !s->is_full) {
+        /* A path parameter: its value is masked up to the next '/', ';',
+         * '?' or '#'; the path after it is shown. */
+        put(s, ";", 1);
+        p = mask_piece(s, p + 1, whole_piece_end(p + 1, "/;?#"));
+        while (*p && *p != '?' && *p != '#' && *p != ';' && !s->is_full)
+            put_char(s, *p++);
+    }
+    if (*p == '?') {
+        do {
+            /* A query component: its value runs to the next '&' or '#'. */
+            put_char(s, *p);
+            const unsigned char *end = whole_piece_end(p + 1, "&#");
+            const unsigned char *eq = memchr(p + 1, '=', (size_t)(end - p - 1));
+            if (eq && is_shown_key(p + 1, (size_t)(eq - p - 1))) {
+                for (p++; p < end; p++)
+                    put_char(s, *p);
+            } else {
+                p = mask_piece(s, p + 1, end);
+            }
+        } while (*p == '&' && !s->is_full);
+    }
+    if (*p == '#') {
+        /* The fragment: masked whole. */
+        put(s, "#", 1);
+        if (p[1])
+            put(s, "***", 3);
+    }
+}
+
 void tw__redact_url(const char *url, char *out, size_t size)
 {
     if (size == 0)
         return;
     sink s = {.out = out, .size = size};
     const unsigned char *p = (const unsigned char *)url;
-    if (!strstr(url, "://")) {
-        /* Not a URL with a scheme: "user:password@host/..." or a mangled
-         * scheme ("htp:/user:pw@host"): anything before an '@' could be a
-         * credential. */
-        const char *at = strrchr(url, '@');
-        if (at) {
-            put(&s, "***", 3);
-            p = (const unsigned char *)at;
-        }
-        run(&s, p, PATH);
-    } else {
-        run(&s, p, OUTSIDE);
+    const char *sep = strstr(url, "://");
+    if (sep && is_scheme(p, (const unsigned char *)sep)) {
+        put(&s, url, (size_t)(sep - url) + 3);
+        p = (const unsigned char *)sep + 3;
     }
+    /* Without a scheme ("user:password@host/...", or a mangled scheme,
+     * "htp:/user:pw@host"), the text is read as a URL from its authority
+     * on: anything before its last '@' could be a credential. */
+    run_whole(&s, p);
     out[s.n] = '\0';
 }

@@ -15,9 +15,18 @@
  *     Query values go whole: a backend may take its key under any name
  *     (api_key, sig, dd-api-key). The one exception is the key the library
  *     itself adds, the remote sampler's ?service=NAME.
- * A URL ends at a space, a quote, '<', '>' or a control byte; a secret in
- * it only at a space, a quote, '<' or '>' (a control byte inside one is
- * masked with it).
+ * In free text (tw__redact_text: a message that quotes a URL), a URL ends
+ * at a space, a quote, '<', '>' or a control byte; a secret in it only at
+ * a space, a quote, '<' or '>' (a control byte inside one is masked with
+ * it); a query value, path parameter or fragment also at ": " (the
+ * separator after a URL given as a label, kept).
+ * A string known to be one URL (tw__redact_url: a label, a destination
+ * file, an endpoint a user gave) goes by the whole-URL rules instead: no
+ * character ends it early. The user-info runs to the LAST '@', whatever it
+ * holds (a space, a quote, '/', '#'); when a '?', '#' or ';' comes before
+ * that '@', it may sit in a query value, a fragment or a path parameter,
+ * and all after "scheme://" is ***. Query values run to '&', '#' or the
+ * end; the fragment is *** whole.
  *
  * No state, no locks: any thread.
  */
@@ -30,9 +39,10 @@
  * rules above. Returns the length written. */
 size_t tw__redact_text(const char *in, char *out, size_t size);
 
-/* @url with its credentials, query and parameter values and fragment as
- * *** (the rules above; a text without "://" is taken as a URL without a
- * scheme, so anything before its last '@' is masked), cut to @size. */
+/* @url, known to be one URL, with its credentials, query and parameter
+ * values and fragment as *** (the whole-URL rules above; a text without a
+ * "scheme://" is taken as a URL without a scheme, so anything before its
+ * last '@' is masked), control bytes as \xNN, cut to @size. */
 void tw__redact_url(const char *url, char *out, size_t size);
 
 #endif /* TW_WIRE_CORE_REDACT_H */

@@ -177,7 +177,44 @@ static void test_messages_escape_control_bytes_and_mask_credentials(void)
     /* An '@' in the query is no credential of the authority: the value
      * goes as every query value does. */
     tw__redact_url("http://host/x?a=b@c", out, sizeof out);
-    CU_ASSERT_STRING_EQUAL(out, "http://host/x?a=***");
+    CU_ASSERT_STRING_EQUAL(out, "http://***");
+}
+
+/* A string known to be one URL (a label, a --send value, an endpoint):
+ * the user-info runs to the last '@' whatever it holds, query values to
+ * '&', '#' or the end; nothing of either is shown. */
+static void test_whole_url_mode(void)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"http://u:pa\"ssSECRET@127.0.0.1:1/v1/traces", "http://***@127.0.0.1:1/v1/traces"},
+        {"http://u:pa'ssSECRET@h/v1/traces", "http://***@h/v1/traces"},
+        {"http://u:pa<s>sSECRET@h/v1/traces", "http://***@h/v1/traces"},
+        {"http://u:PW SECRET@host:4318/v1/traces", "http://***@host:4318/v1/traces"},
+        {"http://u:pa/ssSECRET@127.0.0.1:1/v1/traces", "http://***@127.0.0.1:1/v1/traces"},
+        {"http://u:p@ss@SECRET@h:1/x", "http://***@h:1/x"},
+        {"http://u:pa#ssSECRET@127.0.0.1:1/v1/traces", "http://***"},
+        {"http://u:pa?ssSECRET@h/x", "http://***"},
+        {"http://127.0.0.1:1/v1/traces?api_key=a b SECRET",
+         "http://127.0.0.1:1/v1/traces?api_key=***"},
+        {"http://h/x?t=a\"SECRET>&k=a: SECRET#f g", "http://h/x?t=***&k=***#***"},
+        {"http://h/x?service=a b&t=SECRET", "http://h/x?service=a b&t=***"},
+        {"http://h/a b/c\td", "http://h/a b/c\\x09d"},
+        {"u:PW SECRET@x://h/p", "***@x://h/p"},
+        {"not a url", "not a url"},
+    };
+    char out[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tw__redact_url(cases[i].in, out, sizeof out);
+        CU_ASSERT_STRING_EQUAL(out, cases[i].want);
+        CU_ASSERT_PTR_NULL(strstr(out, "SECRET"));
+    }
+    /* In free text, ": " after a masked value stays (a URL as a label). */
+    tw__redact_text("http://h/v1/traces?api_key=SECRET: accepted: 3", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "http://h/v1/traces?api_key=***: accepted: 3");
+    tw__redact_text("destination http://h/?t=SECRET#SECRET: enqueued 0", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "destination http://h/?t=***#***: enqueued 0");
 }
 
 /* Query values can be credentials (a backend may take its key as
@@ -217,7 +254,8 @@ static void test_query_values_are_masked(void)
         {false, "http://h/?token=a&Service=b&xservice=c",
          "http://h/?token=***&Service=b&xservice=***"},
         {true, "collector:4318/v1/traces?sig=s3cr3t", "collector:4318/v1/traces?sig=***"},
-        {true, "https://h/x?redirect=http://u:p@i/?t=1&k=2", "https://h/x?redirect=***&k=***"},
+        {true, "https://h/x?redirect=http://u:p@i/?t=1&k=2", "https://***"},
+        {false, "https://h/x?redirect=http://u:p@i/?t=1&k=2", "https://h/x?redirect=***&k=***"},
     };
     char out[128];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -302,6 +340,7 @@ void tw_test_register(void)
     CU_add_test(suite, "messages_escape_control_bytes_and_mask_credentials",
                 test_messages_escape_control_bytes_and_mask_credentials);
     CU_add_test(suite, "query_values_are_masked", test_query_values_are_masked);
+    CU_add_test(suite, "whole_url_mode", test_whole_url_mode);
     CU_add_test(suite, "inject_cannot_forge_log_lines_with_baggage_keys",
                 test_inject_cannot_forge_log_lines_with_baggage_keys);
     CU_add_test(suite, "default_logger_never_blocks_on_a_full_stderr",
