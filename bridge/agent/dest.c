@@ -265,6 +265,21 @@ static char *make_label(const char *url)
     return out;
 }
 
+/* What an error shows for --send: the label when the value is a valid URL
+ * (or a file: path), else no part of it: a value that is not a URL cannot
+ * be told apart into host and credentials, so none of it is shown. */
+#define NOT_SHOWN "(not a valid URL; the value is not shown: it may hold a secret)"
+
+static const char *shown_send(const twa_dest *d)
+{
+    if (has_prefix(d->url, "file:") && !strstr(d->url, "://"))
+        return d->label;
+    CURLU *u = curl_url();
+    bool ok = u && curl_url_set(u, CURLUPART_URL, d->url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
+    curl_url_cleanup(u);
+    return ok ? d->label : NOT_SHOWN;
+}
+
 /* The name a destination's format goes by in its identity (below). */
 static const char *frame_name(twa_framing_kind kind)
 {
@@ -349,7 +364,7 @@ static bool udp_url_ok(twa_dest *d, char *why, size_t why_size)
     char *host = NULL, *port = NULL;
     bool ok = parse_host_port(d->url + strlen("udp://"), &host, &port, "6831");
     if (!ok)
-        snprintf(why, why_size, "%s %s: expected udp://HOST:PORT", from(d), d->label);
+        snprintf(why, why_size, "%s %s: expected udp://HOST:PORT", from(d), shown_send(d));
     free(host);
     free(port);
     return ok;
@@ -438,10 +453,10 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         if (!found || (wants_udp ? !is_udp : !is_http)) {
             if (o->format_from)
                 snprintf(why, why_size, "the format %s (%s) does not go with %s %s; accepted: %s",
-                         o->format, o->format_from, from(d), d->label, ACCEPTED);
+                         o->format, o->format_from, from(d), shown_send(d), ACCEPTED);
             else
                 snprintf(why, why_size, "--send-format %s does not go with %s %s; accepted: %s",
-                         o->format, from(d), d->label, ACCEPTED);
+                         o->format, from(d), shown_send(d), ACCEPTED);
             goto fail;
         }
     } else if (is_http) {
@@ -465,7 +480,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         }
     }
     if (!found) {
-        snprintf(why, why_size, "%s %s: cannot tell the backend; accepted: %s", from(d), d->label,
+        snprintf(why, why_size, "%s %s: cannot tell the backend; accepted: %s", from(d), shown_send(d),
                  ACCEPTED);
         goto fail;
     }
@@ -498,7 +513,9 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         bool ok = u && curl_url_set(u, CURLUPART_URL, o->url, 0) == CURLUE_OK;
         curl_url_cleanup(u);
         if (!ok) {
-            snprintf(why, why_size, "%s %s: not a valid URL", from(d), d->label);
+            snprintf(why, why_size,
+                     "%s: not a valid URL (the value is not shown: it may hold a secret)",
+                     from(d));
             goto fail;
         }
         char line[128];

@@ -13,6 +13,7 @@
  */
 #include "sinks/send.h"
 
+#include <curl/curl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,22 @@
 
 #include "transport/sender.h"
 #include "wire/core/redact.h"
+
+/* The --send value as messages show it: a valid URL under the whole-URL
+ * rules (wire/core/redact.h); a value that is not a URL cannot be told
+ * apart into host and credentials, so none of it is shown. */
+#define NOT_SHOWN "(not a valid URL; the value is not shown: it may hold a secret)"
+
+static void show_url(const char *url, char *shown, size_t size)
+{
+    CURLU *u = curl_url();
+    bool ok = u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
+    curl_url_cleanup(u);
+    if (ok)
+        tw__redact_url(url, shown, size);
+    else
+        snprintf(shown, size, "%s", NOT_SHOWN);
+}
 
 #define DEFAULT_RETRY_TIME_MS 15000u
 #define DEFAULT_CONNECT_TIMEOUT_MS 5000u
@@ -183,10 +200,8 @@ static tw_status set_http_options(tw_reporter_options *r, const char *url,
     unsigned int retry_time = window > DEFAULT_RETRY_TIME_MS
                                   ? (window > 3600000u ? 3600000u : (unsigned int)window)
                                   : DEFAULT_RETRY_TIME_MS;
-    char shown[512]; /* never the credentials */
-    tw__redact_url(url, shown, sizeof shown);
     if (tw_reporter_options_set_endpoint(r, url) != TW_OK)
-        return CONFIG_ERROR(err, "--send: bad URL \"%s\"", shown);
+        return CONFIG_ERROR(err, "--send: bad URL (the value is not shown: it may hold a secret)");
     if (o->max_body_bytes && tw_reporter_options_set_max_body_size(r, o->max_body_bytes) != TW_OK)
         return CONFIG_ERROR(err, "--send: the body size limit must be 512..1073741824 bytes");
     if (tw_reporter_options_set_max_retries(r, o->max_retries) != TW_OK)
@@ -307,14 +322,14 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         return NULL;
     }
     char shown[512]; /* the URL for messages: never its credentials */
-    tw__redact_url(url, shown, sizeof shown);
+    show_url(url, shown, sizeof shown);
     bool is_udp = has_prefix(url, "udp://");
     bool is_http = has_prefix(url, "http://") || has_prefix(url, "https://");
     char *host = NULL;
     unsigned int port = 0;
     if (is_udp && !tw__transport_parse_udp_url(url, &host, &port)) {
         tw__set_error(err, TW_E_CONFIG,
-                      "--send \"%s\": expected udp://HOST:PORT (HOST a name, an IPv4 address or "
+                      "--send %s: expected udp://HOST:PORT (HOST a name, an IPv4 address or "
                       "[IPv6]; PORT 1..65535)",
                       shown);
         return NULL;
@@ -324,8 +339,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         fmt = format_named(o->format);
         if (!fmt || (fmt->is_http ? !is_http : !is_udp)) {
             tw__set_error(err, TW_E_CONFIG,
-                          fmt ? "--send-format %s does not go with the URL \"%s\": accepted: %s"
-                              : "--send-format \"%s\" is unknown (URL \"%s\"); accepted: %s",
+                          fmt ? "--send-format %s does not go with the URL %s: accepted: %s"
+                              : "--send-format \"%s\" is unknown (URL %s); accepted: %s",
                           o->format, shown, ACCEPTED_FORMS);
             free(host);
             return NULL;
@@ -342,8 +357,8 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         }
     }
     if (!fmt) {
-        tw__set_error(err, TW_E_CONFIG, "--send \"%s\": cannot tell the backend; accepted: %s",
-                      shown, ACCEPTED_FORMS);
+        tw__set_error(err, TW_E_CONFIG, "--send %s: cannot tell the backend; accepted: %s", shown,
+                      ACCEPTED_FORMS);
         free(host);
         return NULL;
     }

@@ -34,6 +34,7 @@
 #include "offline/tag_list.h"
 
 #include <ctype.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -45,6 +46,22 @@
 #include "internal.h"
 #include "report/http.h"
 #include "report/report.h"
+
+/* An endpoint that is not a URL is not shown in part: it cannot be told
+ * apart into host and credentials (wire/core/redact.h). */
+#define NOT_SHOWN "(the value is not shown: it may hold a secret)"
+
+/* internal.h */
+void tw__show_url(const char *url, char *shown, size_t size)
+{
+    CURLU *u = curl_url();
+    bool ok = u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
+    curl_url_cleanup(u);
+    if (ok)
+        tw__redact_url(url, shown, size);
+    else
+        snprintf(shown, size, "(not a valid URL) %s", NOT_SHOWN);
+}
 
 #define MAX_TRANSPORTS 8
 #define CANON 256 /* a canonical value's text */
@@ -1094,7 +1111,7 @@ static void read_remote(tw_config *c, const sampler_choice *s)
         const char *port = strrchr(auth ? auth + 3 : url, ':');
         if (port && strncmp(port, ":14250", 6) == 0 && (port[6] == '\0' || port[6] == '/')) {
             char shown[600];
-            tw__redact_url(s->endpoint, shown, sizeof shown);
+            tw__show_url(s->endpoint, shown, sizeof shown);
             add_problem(c, TW_LOG_ERROR, TW_E_CONFIG,
                         "OTEL_TRACES_SAMPLER_ARG: endpoint=%s is Jaeger's gRPC sampling port "
                         "(14250), which tracewire does not speak: use the agent's "
@@ -1114,8 +1131,8 @@ static void read_remote(tw_config *c, const sampler_choice *s)
     if (s->endpoint[0] && strcmp(source, "OTEL_TRACES_SAMPLER_ARG") != 0 &&
         strcmp(s->endpoint, url) != 0) {
         char mine[600], theirs[600];
-        tw__redact_url(url, mine, sizeof mine);
-        tw__redact_url(s->endpoint, theirs, sizeof theirs);
+        tw__show_url(url, mine, sizeof mine);
+        tw__show_url(s->endpoint, theirs, sizeof theirs);
         add_problem(c, TW_LOG_WARN, TW_E_CONFIG,
                     "OTEL_TRACES_SAMPLER_ARG (endpoint=%s) conflicts with %s (%s) for "
                     "sampler.endpoint: %s is used (TRACEWIRE_* wins over JAEGER_*, which wins "
@@ -1124,7 +1141,7 @@ static void read_remote(tw_config *c, const sampler_choice *s)
     }
     c->sampling_endpoint = dup_or_flag(c, url);
     char shown[600];
-    tw__redact_url(url, shown, sizeof shown);
+    tw__show_url(url, shown, sizeof shown);
     add_row(c, "sampler.endpoint", source, "%s", is_host_bad ? "(refused: see the errors)" : shown);
 
     static const char *const refresh_vars[] = {"JAEGER_SAMPLER_REFRESH_INTERVAL", NULL};
@@ -1600,9 +1617,11 @@ static void jaeger_http_options(tw_config *c, tw_reporter_options *ro)
     const char *token = env("JAEGER_AUTH_TOKEN");
     char shown[600];
     if (url) {
-        tw__redact_url(url, shown, sizeof shown);
-        if (tw_reporter_options_set_endpoint(ro, url) != TW_OK)
-            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "JAEGER_ENDPOINT=\"%s\": not a URL", shown);
+        tw__show_url(url, shown, sizeof shown);
+        if (tw_reporter_options_set_endpoint(ro, url) != TW_OK) {
+            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "JAEGER_ENDPOINT: not a URL " NOT_SHOWN);
+            snprintf(shown, sizeof shown, "(refused: see the errors)");
+        }
     }
     add_row(c, "jaeger-http.endpoint", url ? "JAEGER_ENDPOINT" : "default", "%s",
             url ? shown : "http://localhost:14268/api/traces");
@@ -1652,9 +1671,11 @@ static void zipkin_options(tw_config *c, tw_reporter_options *ro)
     char url[CANON * 2], shown[CANON * 2];
     const char *var = NULL;
     if (pick(c, "zipkin.endpoint", url_vars, canon_string, NULL, &var, url, CANON)) {
-        tw__redact_url(url, shown, sizeof shown);
-        if (tw_reporter_options_set_endpoint(ro, url) != TW_OK)
-            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s=\"%s\": not a URL", var, shown);
+        tw__show_url(url, shown, sizeof shown);
+        if (tw_reporter_options_set_endpoint(ro, url) != TW_OK) {
+            add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s: not a URL " NOT_SHOWN, var);
+            snprintf(shown, sizeof shown, "(refused: see the errors)");
+        }
         add_row(c, "zipkin.endpoint", var, "%s", shown);
     } else {
         add_row(c, "zipkin.endpoint", "default", "http://localhost:9411/api/v2/spans");
@@ -1726,9 +1747,11 @@ static void otlp_options(tw_config *c, tw_reporter_options *ro)
     } else {
         snprintf(url, sizeof url, "http://localhost:4318/v1/traces");
     }
-    tw__redact_url(url, shown, sizeof shown);
-    if (strcmp(source, "default") != 0 && tw_reporter_options_set_endpoint(ro, url) != TW_OK)
-        add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s=\"%s\": not a URL", source, shown);
+    tw__show_url(url, shown, sizeof shown);
+    if (strcmp(source, "default") != 0 && tw_reporter_options_set_endpoint(ro, url) != TW_OK) {
+        add_problem(c, TW_LOG_ERROR, TW_E_CONFIG, "%s: not a URL " NOT_SHOWN, source);
+        snprintf(shown, sizeof shown, "(refused: see the errors)");
+    }
     add_row(c, "otlp-http.endpoint", source, "%s", shown);
 
     static const char *const protocol_vars[] = {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",

@@ -200,7 +200,7 @@ static void probe_http(probe *p, const char *name, const tw_reporter_options *ro
     const tw__http_options *h = ro->http;
     const char *url = h && h->endpoint ? h->endpoint : vt->default_endpoint;
     char what[600], shown[512];
-    tw__redact_text(url, shown, sizeof shown); /* masks user:password@, query values, ... */
+    tw__show_url(url, shown, sizeof shown); /* masks user:password@, query values, ... */
     snprintf(what, sizeof what, "%s collector %s", name, shown);
 
     /* A batch of no spans, encoded by the reporter's own format. */
@@ -268,7 +268,7 @@ done:
 static void probe_sampling(probe *p, const char *endpoint, const char *service)
 {
     char what[600], shown[512];
-    tw__redact_text(endpoint, shown, sizeof shown);
+    tw__show_url(endpoint, shown, sizeof shown);
     snprintf(what, sizeof what, "sampling endpoint %s", shown);
     char *escaped = curl_easy_escape(NULL, service, 0);
     size_t size = strlen(endpoint) + (escaped ? strlen(escaped) : 0) + 16;

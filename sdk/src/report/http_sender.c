@@ -1008,7 +1008,7 @@ static void http_free(tw__sender *s)
     curl_slist_free_all(h->headers);
     tw__buf_free(&h->body);
     free(h->url);
-    curl_free(h->log_url);
+    free(h->log_url);
     free(h->user);
     free(h->password);
     free(h->ca_file);
@@ -1140,7 +1140,7 @@ static bool add_header(struct curl_slist **list, const char *line)
 }
 
 /* The URL must parse and be http or https. *log_url receives it without
- * credentials (curl_free it). */
+ * credentials (free it). */
 static tw_status check_url(const char *name, const char *url, char **log_url, tw_error **err)
 {
     *log_url = NULL;
@@ -1156,19 +1156,23 @@ static tw_status check_url(const char *name, const char *url, char **log_url, tw
     bool ok =
         rc == CURLUE_OK && scheme && (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
     if (ok) {
-        /* For log lines: the URL without user:password@. */
-        curl_url_set(u, CURLUPART_USER, NULL, 0);
-        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-        if (curl_url_get(u, CURLUPART_URL, log_url, 0) != CURLUE_OK)
-            *log_url = NULL;
+        /* For log lines: the URL under the whole-URL rules (user:password
+         * and query values as ***, wire/core/redact.h), so that a quote or
+         * '<' that curl takes in a query value does not end the mask early
+         * when the log line is redacted as free text. */
+        size_t size = 4 * strlen(url) + 16;
+        if ((*log_url = malloc(size)))
+            tw__redact_url(url, *log_url, size);
     }
     curl_free(scheme);
     curl_url_cleanup(u);
     if (!ok) {
-        char shown[512]; /* never the credentials a mangled URL may hold */
-        tw__redact_url(url, shown, sizeof shown);
-        tw__set_error(err, TW_E_CONFIG, "%s: endpoint \"%s\" is not an http:// or https:// URL",
-                      name, shown);
+        /* Not shown: a value that is not a URL cannot be told apart into
+         * host and credentials (a password with a space or a '#'). */
+        tw__set_error(err, TW_E_CONFIG,
+                      "%s: endpoint is not an http:// or https:// URL (the value is not shown: "
+                      "it may hold a secret)",
+                      name);
         return TW_E_CONFIG;
     }
     return TW_OK;
@@ -1271,13 +1275,13 @@ tw__sender *tw__http_sender_new(const tw__http_format_vtable *format,
     if (st == TW_OK)
         st = check_file(name, "client key", o->key_file, err);
     if (st != TW_OK) {
-        curl_free(log_url);
+        free(log_url);
         return NULL;
     }
 
     http_sender *h = calloc(1, sizeof(*h));
     if (!h || !log_url) {
-        curl_free(log_url);
+        free(log_url);
         free(h);
         h = NULL;
         goto fail_nomem;

@@ -297,11 +297,13 @@ static void poll_once(remote_sampler *r, long timeout_ms)
         describe_in_force(r, in_force, sizeof in_force);
         if (rc == CURLE_OK)
             snprintf(why, sizeof why, "HTTP status %ld", status);
+        char shown[1024]; /* one URL: masked (tw__show_url) before the message */
+        tw__show_url(r->url, shown, sizeof shown);
         tw__log_msg(TW_LOG_WARN,
                     "remote sampler: GET %s failed: %s; sampling stays at %s until it answers "
                     "(set JAEGER_SAMPLER_TYPE, or JAEGER_SAMPLING_ENDPOINT to a Jaeger agent's "
                     "or collector's sampling endpoint)",
-                    r->url, rc != CURLE_OK ? curl_easy_strerror(rc) : why, in_force);
+                    shown, rc != CURLE_OK ? curl_easy_strerror(rc) : why, in_force);
         return;
     }
     count(r, TW_REMOTE_QUERIES_OK);
@@ -309,7 +311,9 @@ static void poll_once(remote_sampler *r, long timeout_ms)
     tw_error *err = NULL;
     if (!tw__strategy_parse((const char *)r->body.data, r->body.len, &fresh, &err)) {
         count(r, TW_REMOTE_UPDATES_FAILED);
-        tw__log_msg(TW_LOG_WARN, "remote sampler: %s: %s (keeping the last good strategy)", r->url,
+        char shown[1024];
+        tw__show_url(r->url, shown, sizeof shown);
+        tw__log_msg(TW_LOG_WARN, "remote sampler: %s: %s (keeping the last good strategy)", shown,
                     tw_error_message(err));
         tw_error_free(err);
         return;
