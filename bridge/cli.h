@@ -54,6 +54,12 @@ const char *tw__cli_nearest(const char *word, const char *const *candidates, siz
 struct _GOptionEntry;
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries);
 
+/* GOption's message for @error, except that of an unknown option, which
+ * quotes the whole argument ("--heder=Authorization: Bearer ..."): that one
+ * is cut after the option's name. @buf (@size bytes) may receive it. */
+struct _GError;
+const char *tw__cli_option_message(const struct _GError *error, char *buf, size_t size);
+
 /* The message for a --user value (convert --send, agent) that is not
  * NAME:PASSWORD, or NULL when it is. The message never quotes the value: a
  * password typed alone would be printed. */

@@ -91,7 +91,9 @@ int tw__config_cmd_main(int argc, char **argv)
     bool ok = g_option_context_parse(options, &argc, &argv, &gerr);
     g_option_context_free(options);
     if (!ok) {
-        tw__cli_error("config: %s (see 'tracewire config --help')", gerr->message);
+        char msg[256];
+        tw__cli_error("config: %s (see 'tracewire config --help')",
+                      tw__cli_option_message(gerr, msg, sizeof msg));
         g_error_free(gerr);
         goto done;
     }

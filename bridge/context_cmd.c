@@ -103,7 +103,9 @@ static int parse_options(const char *name, const char *summary, GOptionEntry *en
     bool ok = g_option_context_parse(options, argc, argv, &error);
     g_option_context_free(options);
     if (!ok) {
-        tw__cli_error("context %s: %s%s (see --help)", name, error->message,
+        char msg[256];
+        tw__cli_error("context %s: %s%s (see --help)", name,
+                      tw__cli_option_message(error, msg, sizeof msg),
                       tw__cli_option_hint(*argc, *argv, entries));
         g_error_free(error);
         return TW_CLI_EXIT_USAGE;

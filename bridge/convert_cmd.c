@@ -588,7 +588,9 @@ int tw__convert_cmd_main(int argc, char **argv)
     g_option_context_set_main_group(ctx, group);
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        tw__cli_error("convert: %s%s (see 'tracewire convert --help')", gerr->message,
+        char msg[256];
+        tw__cli_error("convert: %s%s (see 'tracewire convert --help')",
+                      tw__cli_option_message(gerr, msg, sizeof msg),
                       tw__cli_option_hint(argc, argv, entries));
         g_error_free(gerr);
         g_option_context_free(ctx);

@@ -179,6 +179,22 @@ bool tw__cli_has_authorization(char *const *headers)
     return false;
 }
 
+const char *tw__cli_option_message(const GError *error, char *buf, size_t size)
+{
+    const char *m = error->message;
+    const char *dash = strstr(m, "--");
+    if (error->domain != G_OPTION_ERROR || error->code != G_OPTION_ERROR_UNKNOWN_OPTION || !dash)
+        return m;
+    const char *end = dash + 2;
+    while (g_ascii_isalnum(*end) || *end == '-' || *end == '_')
+        end++;
+    if (!*end)
+        return m;
+    snprintf(buf, size, "%.*s (the rest of the argument is not shown: it may hold a secret)",
+             (int)(end - m), m);
+    return buf;
+}
+
 const char *tw__cli_option_hint(int argc, char **argv, const struct _GOptionEntry *entries)
 {
     /* GOption's error names the bad option in a message that may be

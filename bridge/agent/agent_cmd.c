@@ -622,8 +622,10 @@ static bool parse_args(opts *o, int *argc, char ***argv, const char *what, char 
     current = o;
     GError *ge = NULL;
     bool ok = g_option_context_parse(ctx, argc, argv, &ge);
-    if (!ok)
-        snprintf(why, why_size, "%s%s", what, ge->message);
+    if (!ok) {
+        char msg[256];
+        snprintf(why, why_size, "%s%s", what, tw__cli_option_message(ge, msg, sizeof msg));
+    }
     g_clear_error(&ge);
     g_option_context_free(ctx);
     g_free(e);
@@ -641,6 +643,34 @@ static bool parse_args(opts *o, int *argc, char ***argv, const char *what, char 
     return ok;
 }
 
+/* The number (from 1) of the line of @text (@len bytes, which GKeyFile
+ * refused) where its parse fails: the first line N such that lines 1..N
+ * do not load. GKeyFile reads line by line and stops at the first bad one,
+ * so a longer text than one that fails fails too: a binary search on the
+ * number of lines finds it. Never the line's text: it may hold a secret. */
+static size_t first_bad_line(const char *text, size_t len)
+{
+    size_t n_lines = 0;
+    for (size_t i = 0; i < len; i++)
+        n_lines += text[i] == '\n';
+    if (len && text[len - 1] != '\n')
+        n_lines++;
+    size_t lo = 1, hi = n_lines ? n_lines : 1; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, n = 0, end = 0;
+        while (end < len && n < mid)
+            n += text[end++] == '\n';
+        GKeyFile *kf = g_key_file_new();
+        bool ok = g_key_file_load_from_data(kf, text, end, G_KEY_FILE_NONE, NULL);
+        g_key_file_free(kf);
+        if (ok)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The config file as arguments, parsed into @o. */
 static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
 {
@@ -656,9 +686,20 @@ static bool parse_config(opts *o, const char *path, char *why, size_t why_size)
     GKeyFile *kf = g_key_file_new();
     GError *ge = NULL;
     bool loaded = g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge);
-    free(text);
+    if (loaded)
+        free(text);
     if (!loaded) {
-        snprintf(why, why_size, "--config %s: %s", path, ge->message);
+        /* GLib's text quotes the line, which may hold a secret (a header,
+         * a URL): only its number is said. */
+        size_t line = first_bad_line(text, len);
+        if (ge->domain == G_KEY_FILE_ERROR && ge->code == G_KEY_FILE_ERROR_UNKNOWN_ENCODING)
+            snprintf(why, why_size, "--config %s: line %zu is not UTF-8", path, line);
+        else
+            snprintf(why, why_size,
+                     "--config %s: line %zu is not KEY = VALUE, a [group] or a # comment (the "
+                     "line is not shown: it may hold a secret)",
+                     path, line);
+        free(text);
         g_error_free(ge);
         g_key_file_free(kf);
         return false;

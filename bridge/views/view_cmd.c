@@ -199,7 +199,8 @@ bool twv_cli_parse(twv_cli *c, GOptionContext *ctx, int *argc, char ***argv)
     }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, argc, argv, &gerr)) {
-        twv_usage_error(c, "%s", gerr->message);
+        char msg[256];
+        twv_usage_error(c, "%s", tw__cli_option_message(gerr, msg, sizeof msg));
         g_error_free(gerr);
         return false;
     }

@@ -245,7 +245,12 @@ bool tw__custom_map_parse(tw__custom_map *m, const char *spec, bool is_file_text
         char *eq = strchr(entry, '=');
         char inner[200];
         bool ok = false;
-        if (!eq) {
+        if (!eq && is_file_text) {
+            /* A file's line is not quoted: a file given by mistake (a
+             * credentials file) would be shown. */
+            snprintf(inner, sizeof inner,
+                     "not field=name (the line is not shown: it may hold a secret)");
+        } else if (!eq) {
             snprintf(inner, sizeof inner, "\"%.60s\" is not field=name", entry);
         } else {
             *eq = '\0';

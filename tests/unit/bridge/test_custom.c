@@ -84,6 +84,11 @@ static void test_map_text_and_file_parse(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "line 2: time_unit=fortnights"));
     CU_ASSERT_FALSE(twb_custom_map_parse(&m, "trace_id", false, why, sizeof why));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "is not field=name"));
+    /* A file's line is never quoted: it may be a credential. */
+    CU_ASSERT_FALSE(
+        twb_custom_map_parse(&m, "#x\nAuthorization: Bearer S3CRET\n", true, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "line 2: not field=name"));
+    CU_ASSERT_PTR_NULL(strstr(why, "S3CRET"));
     CU_ASSERT_FALSE(twb_custom_map_parse(&m, "format=xml", false, why, sizeof why));
     CU_ASSERT_FALSE(twb_custom_map_parse(&m, "span_id=", false, why, sizeof why));
     twb_custom_map_clear(&m);
