@@ -8,7 +8,11 @@
 # with a line break), `--send http://user:SECRET@...`, `-H 'Authorization: ...'`, `--user`,
 # query values (`?token=SECRET`: a backend may take its key there, under any name), a query
 # component without '=' (`?SECRET`), a fragment (`#SECRET`), a path parameter
-# (`;jsessionid=SECRET`) and a JAEGER_AGENT_HOST with user info (refused, masked).
+# (`;jsessionid=SECRET`) and a JAEGER_AGENT_HOST with user info (refused, masked); a password
+# holding a quote, '<', '>', a space, '/' or '#' and a query value holding a space or a quote
+# (whole-URL redaction, wire/core/redact.h), values that are not URLs (never shown), config
+# and map files with a secret on a line that is not KEY = VALUE, an unknown option's value,
+# and a running agent's log, /metrics, /healthz, spool files, summary and SIGHUP reload.
 # The whole output of every run (stdout and stderr) is grepped for the secret.
 #
 # Usage: test_secrets.sh [TRACEWIRE] [README PROGRAM]  (defaults ./bridge/tracewire and
@@ -84,7 +88,21 @@ for setting in \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces|JAEGER_AUTH_TOKEN=$secret${nl}x" \
     "TRACEWIRE_REPORTER=zipkin|TRACEWIRE_ZIPKIN_ENDPOINT=ftp://u:$secret@h/api/v2/spans" \
     "JAEGER_SAMPLING_ENDPOINT=http://u:$secret@127.0.0.1:$closed/sampling|JAEGER_SAMPLER_TYPE=remote" \
-    "OTEL_TRACES_SAMPLER=jaeger_remote|OTEL_TRACES_SAMPLER_ARG=endpoint=http://u:$secret@127.0.0.1:$closed"; do
+    "OTEL_TRACES_SAMPLER=jaeger_remote|OTEL_TRACES_SAMPLER_ARG=endpoint=http://u:$secret@127.0.0.1:$closed" \
+    "JAEGER_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://u:pa'<ss>$secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://u:pa/ss$secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://u:pa#ss$secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://u:PW $secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?api_key=a b $secret" \
+    "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?api_key=a\"$secret" \
+    "JAEGER_ENDPOINT=not a url $secret" \
+    "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=not a url $secret" \
+    "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed" \
+    "TRACEWIRE_REPORTER=zipkin|TRACEWIRE_ZIPKIN_ENDPOINT=http://u:pa#ss$secret@h/api/v2/spans" \
+    "JAEGER_SAMPLING_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed/sampling|JAEGER_SAMPLER_TYPE=remote" \
+    "JAEGER_SAMPLING_ENDPOINT=http://127.0.0.1:$closed/sampling?k=<$secret>|JAEGER_SAMPLER_TYPE=remote" \
+    "JAEGER_SAMPLING_ENDPOINT=not a url $secret|JAEGER_SAMPLER_TYPE=remote"; do
     old_ifs=$IFS
     IFS='|'
     # shellcheck disable=SC2086 # split on | on purpose
@@ -115,7 +133,15 @@ for args in \
     "--send|http://127.0.0.1:$closed/api/v2/spans?$secret|--send-format|carrier-pigeon" \
     "--send|http://127.0.0.1:$closed/api/v2/spans#$secret|--send-format|carrier-pigeon" \
     "--send|http://127.0.0.1:$closed/api/v2/spans;jsessionid=$secret|--send-format|carrier-pigeon" \
-    "--sendd=http://u:$secret@127.0.0.1/api/v2/spans"; do
+    "--sendd=http://u:$secret@127.0.0.1/api/v2/spans" \
+    "--heder=Authorization: Bearer $secret" \
+    "--send|http://u:pa/ss$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:PW $secret@host:4318/v1/traces" \
+    "--send|http://127.0.0.1:$closed/v1/traces?api_key=a b $secret" \
+    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
+    "--send|not a url $secret|--send-format|zipkin" \
+    "--send|udp://u:pa ss$secret@h:6831"; do
     old_ifs=$IFS
     IFS='|'
     # shellcheck disable=SC2086
@@ -127,7 +153,8 @@ done
 # A span that is sent, so that the failed request is reported with its URL.
 printf '%s\n' '{"traceId":"a1","id":"b2","name":"x","timestamp":1700000000000000,"duration":1}' \
     >"$work/span.json"
-for where in "?token=$secret" "?$secret" "#$secret" ";jsessionid=$secret" ";$secret"; do
+for where in "?token=$secret" "?$secret" "#$secret" ";jsessionid=$secret" ";$secret" \
+    "?token=a\"$secret" "?k='$secret&x=<$secret>"; do
     check "convert --send ...$where, the request failing" env -i PATH="$PATH" "$tw" convert \
         --retries 0 --timeout-ms 300 --send-give-up 2 \
         --send "http://127.0.0.1:$closed/api/v2/spans$where" "$work/span.json"
@@ -145,7 +172,17 @@ for args in \
     "--send|http://127.0.0.1:$closed/api/v2/spans?api_key=$secret" \
     "--send|http://127.0.0.1:$closed/api/v2/spans?$secret" \
     "--send|http://127.0.0.1:$closed/api/v2/spans#$secret" \
-    "--send|http://127.0.0.1:$closed/api/v2/spans;jsessionid=$secret"; do
+    "--send|http://127.0.0.1:$closed/api/v2/spans;jsessionid=$secret" \
+    "--send|http://u:pa\"ss$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:pa'<ss>$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:pa/ss$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:PW $secret@host:4318/v1/traces" \
+    "--send|http://127.0.0.1:$closed/v1/traces?api_key=a b $secret" \
+    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
+    "--send|not a url $secret" \
+    "--send|udp://u:pa ss$secret@h:6831" \
+    "--heder=Authorization: Bearer $secret"; do
     old_ifs=$IFS
     IFS='|'
     # shellcheck disable=SC2086
@@ -154,6 +191,79 @@ for args in \
     check "agent $*" env -i PATH="$PATH" timeout -s INT -k 5 2 "$tw" agent -v --no-metrics \
         --zipkin 127.0.0.1:0 --retries 0 --timeout-ms 300 "$@"
 done
+
+# The OTLP endpoint variable as the agent's destination, not a URL.
+check "agent with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT not a URL" env -i PATH="$PATH" \
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="not a url $secret" timeout -s INT -k 5 2 "$tw" agent -v \
+    --no-metrics --otlp 127.0.0.1:0
+check "agent with OTEL_EXPORTER_OTLP_ENDPOINT with a quote in the password" env -i PATH="$PATH" \
+    OTEL_EXPORTER_OTLP_ENDPOINT="http://u:pa\"ss$secret@127.0.0.1:$closed" \
+    timeout -s INT -k 5 2 "$tw" agent -v --no-metrics --otlp 127.0.0.1:0
+
+# Config files: GLib's message quotes a line that is not KEY = VALUE; an unknown key's whole
+# "--key=value" is quoted by GOption's.
+printf '[agent]\notlp = 127.0.0.1:0\nsend = http://127.0.0.1:%s/v1/traces\nheader Authorization: Bearer %s\n' \
+    "$closed" "$secret" >"$work/noeq.ini"
+check "agent --config with a line without =" env -i PATH="$PATH" timeout -s INT -k 5 2 "$tw" agent \
+    -v --no-metrics --config "$work/noeq.ini"
+grep -q "line 4 is not KEY = VALUE" "$work/out" || {
+    echo "FAIL: agent --config: the bad line's number is not said:"
+    sed 's/^/  /' "$work/out"
+    leaks=$((leaks + 1))
+}
+printf '[agent]\notlp = 127.0.0.1:0\nsend = http://127.0.0.1:%s/v1/traces\nheder = Authorization: Bearer %s\n' \
+    "$closed" "$secret" >"$work/unknown.ini"
+check "agent --config with an unknown key" env -i PATH="$PATH" timeout -s INT -k 5 2 "$tw" agent \
+    -v --no-metrics --config "$work/unknown.ini"
+printf 'trace_id = id\nAuthorization: Bearer %s\n' "$secret" >"$work/map.txt"
+check "convert --map-file with a line without =" env -i PATH="$PATH" "$tw" convert --from custom \
+    --map-file "$work/map.txt" --to dapper "$work/in.json"
+
+# A running agent whose destination's password holds a quote and whose query holds a key:
+# its log (and --log-file), every /metrics label, /healthz, the spool's destination file,
+# the shutdown summary and a config reloaded on SIGHUP with a bad line.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url="http://u:pa\"ss$secret@127.0.0.1:$closed/v1/traces?api_key=$secret"
+printf '[agent]\notlp = 127.0.0.1:0\n' >"$work/run.ini"
+env -i PATH="$PATH" "$tw" agent -v --config "$work/run.ini" --metrics "127.0.0.1:$port" \
+    --spool "$work/spool" --log-file "$work/agent.log" --retries 0 --timeout-ms 300 \
+    --send "$url" >"$work/run.out" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 50 ] && ! python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/healthz', timeout=1)" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$port/metrics', timeout=2).read().decode())" >"$work/metrics" 2>&1
+python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$port/healthz', timeout=2).read().decode())" >"$work/healthz" 2>&1
+printf '[agent]\notlp = 127.0.0.1:0\nheader Authorization: Bearer %s\n' "$secret" >"$work/run.ini"
+kill -HUP $pid
+sleep 0.5
+kill -TERM $pid
+wait $pid
+runs=$((runs + 1))
+grep -q 'destination=' "$work/metrics" || {
+    echo "FAIL: the running agent's /metrics did not answer"
+    leaks=$((leaks + 1))
+}
+for f in "$work/run.out" "$work/agent.log" "$work/metrics" "$work/healthz" "$work"/spool/*/*; do
+    if [ -f "$f" ] && grep -q "$secret" "$f"; then
+        leaks=$((leaks + 1))
+        echo "FAIL: the running agent printed the secret in ${f#"$work"/}:"
+        grep "$secret" "$f" | sed 's/^/  /'
+    fi
+done
+# The separator after a masked label stays: "...?api_key=***: enqueued", not "***enqueued".
+grep -q 'v1/traces?api_key=\*\*\*: enqueued' "$work/agent.log" || {
+    echo "FAIL: the summary lost the ': ' after the masked destination:"
+    grep summary "$work/agent.log" | sed 's/^/  /'
+    leaks=$((leaks + 1))
+}
+grep -q "line 3 is not KEY = VALUE" "$work/agent.log" || {
+    echo "FAIL: the reloaded config's bad line is not reported by number:"
+    sed 's/^/  /' "$work/agent.log"
+    leaks=$((leaks + 1))
+}
 
 echo "$runs runs, $leaks printed the secret"
 [ $leaks -eq 0 ]
