@@ -92,14 +92,14 @@ for setting in \
     "JAEGER_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed/api/traces" \
     "JAEGER_ENDPOINT=http://u:pa'<ss>$secret@127.0.0.1:$closed/api/traces" \
     "JAEGER_ENDPOINT=http://u:pa/ss$secret@127.0.0.1:$closed/api/traces" \
-    "JAEGER_ENDPOINT=http://u:pa#ss$secret@127.0.0.1:$closed/api/traces" \
+    "JAEGER_ENDPOINT=http://u:$secret#ss@127.0.0.1:$closed/api/traces" \
     "JAEGER_ENDPOINT=http://u:PW $secret@127.0.0.1:$closed/api/traces" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?api_key=a b $secret" \
     "JAEGER_ENDPOINT=http://127.0.0.1:$closed/api/traces?api_key=a\"$secret" \
     "JAEGER_ENDPOINT=not a url $secret" \
     "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=not a url $secret" \
     "OTEL_TRACES_EXPORTER=otlp|OTEL_EXPORTER_OTLP_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed" \
-    "TRACEWIRE_REPORTER=zipkin|TRACEWIRE_ZIPKIN_ENDPOINT=http://u:pa#ss$secret@h/api/v2/spans" \
+    "TRACEWIRE_REPORTER=zipkin|TRACEWIRE_ZIPKIN_ENDPOINT=http://u:$secret#ss@h/api/v2/spans" \
     "JAEGER_SAMPLING_ENDPOINT=http://u:pa\"ss$secret@127.0.0.1:$closed/sampling|JAEGER_SAMPLER_TYPE=remote" \
     "JAEGER_SAMPLING_ENDPOINT=http://127.0.0.1:$closed/sampling?k=<$secret>|JAEGER_SAMPLER_TYPE=remote" \
     "JAEGER_SAMPLING_ENDPOINT=not a url $secret|JAEGER_SAMPLER_TYPE=remote"; do
@@ -138,8 +138,8 @@ for args in \
     "--send|http://u:pa/ss$secret@127.0.0.1:$closed/v1/traces" \
     "--send|http://u:PW $secret@host:4318/v1/traces" \
     "--send|http://127.0.0.1:$closed/v1/traces?api_key=a b $secret" \
-    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces" \
-    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
+    "--send|http://u:$secret#ss@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:$secret#ss@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
     "--send|not a url $secret|--send-format|zipkin" \
     "--send|udp://u:pa ss$secret@h:6831"; do
     old_ifs=$IFS
@@ -178,8 +178,8 @@ for args in \
     "--send|http://u:pa/ss$secret@127.0.0.1:$closed/v1/traces" \
     "--send|http://u:PW $secret@host:4318/v1/traces" \
     "--send|http://127.0.0.1:$closed/v1/traces?api_key=a b $secret" \
-    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces" \
-    "--send|http://u:pa#ss$secret@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
+    "--send|http://u:$secret#ss@127.0.0.1:$closed/v1/traces" \
+    "--send|http://u:$secret#ss@127.0.0.1:$closed/v1/traces|--send-format|zipkin" \
     "--send|not a url $secret" \
     "--send|udp://u:pa ss$secret@h:6831" \
     "--heder=Authorization: Bearer $secret"; do
