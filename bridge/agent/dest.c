@@ -480,8 +480,8 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         }
     }
     if (!found) {
-        snprintf(why, why_size, "%s %s: cannot tell the backend; accepted: %s", from(d), shown_send(d),
-                 ACCEPTED);
+        snprintf(why, why_size, "%s %s: cannot tell the backend; accepted: %s", from(d),
+                 shown_send(d), ACCEPTED);
         goto fail;
     }
     d->kind = is_http ? DEST_HTTP : is_udp ? DEST_UDP : DEST_FILE;
@@ -514,8 +514,7 @@ twa_dest *twa_dest_new(const twa_dest_options *o, unsigned int index, char *why,
         curl_url_cleanup(u);
         if (!ok) {
             snprintf(why, why_size,
-                     "%s: not a valid URL (the value is not shown: it may hold a secret)",
-                     from(d));
+                     "%s: not a valid URL (the value is not shown: it may hold a secret)", from(d));
             goto fail;
         }
         char line[128];
