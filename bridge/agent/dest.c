@@ -268,16 +268,11 @@ static char *make_label(const char *url)
 /* What an error shows for --send: the label when the value is a valid URL
  * (or a file: path), else no part of it: a value that is not a URL cannot
  * be told apart into host and credentials, so none of it is shown. */
-#define NOT_SHOWN "(not a valid URL; the value is not shown: it may hold a secret)"
-
 static const char *shown_send(const twa_dest *d)
 {
     if (has_prefix(d->url, "file:") && !strstr(d->url, "://"))
         return d->label;
-    CURLU *u = curl_url();
-    bool ok = u && curl_url_set(u, CURLUPART_URL, d->url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
-    curl_url_cleanup(u);
-    return ok ? d->label : NOT_SHOWN;
+    return tw__url_parses(d->url) ? d->label : TW__URL_NOT_SHOWN;
 }
 
 /* The name a destination's format goes by in its identity (below). */

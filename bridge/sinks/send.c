@@ -22,22 +22,6 @@
 #include "transport/sender.h"
 #include "wire/core/redact.h"
 
-/* The --send value as messages show it: a valid URL under the whole-URL
- * rules (wire/core/redact.h); a value that is not a URL cannot be told
- * apart into host and credentials, so none of it is shown. */
-#define NOT_SHOWN "(not a valid URL; the value is not shown: it may hold a secret)"
-
-static void show_url(const char *url, char *shown, size_t size)
-{
-    CURLU *u = curl_url();
-    bool ok = u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
-    curl_url_cleanup(u);
-    if (ok)
-        tw__redact_url(url, shown, size);
-    else
-        snprintf(shown, size, "%s", NOT_SHOWN);
-}
-
 #define DEFAULT_RETRY_TIME_MS 15000u
 #define DEFAULT_CONNECT_TIMEOUT_MS 5000u
 #define DEFAULT_TIMEOUT_MS 10000u
@@ -322,7 +306,7 @@ twb_sender *twb_sender_new(const char *url, const twb_send_options *o, tw_error 
         return NULL;
     }
     char shown[512]; /* the URL for messages: never its credentials */
-    show_url(url, shown, sizeof shown);
+    tw__show_url(url, shown, sizeof shown);
     bool is_udp = has_prefix(url, "udp://");
     bool is_http = has_prefix(url, "http://") || has_prefix(url, "https://");
     char *host = NULL;

@@ -51,18 +51,6 @@
  * apart into host and credentials (wire/core/redact.h). */
 #define NOT_SHOWN "(the value is not shown: it may hold a secret)"
 
-/* internal.h */
-void tw__show_url(const char *url, char *shown, size_t size)
-{
-    CURLU *u = curl_url();
-    bool ok = u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK;
-    curl_url_cleanup(u);
-    if (ok)
-        tw__redact_url(url, shown, size);
-    else
-        snprintf(shown, size, "(not a valid URL) %s", NOT_SHOWN);
-}
-
 #define MAX_TRANSPORTS 8
 #define CANON 256 /* a canonical value's text */
 

@@ -63,11 +63,6 @@ void tw__log_cause(tw_log_level level, const void *cause, const char *message);
  * (wire/core/redact.h: control bytes escaped, URL credentials and query
  * values masked), the bridge's messages too; URLs shown in messages through
  * tw__redact_url, or tw__show_url for a URL a user gave. */
-/* @url, given by a user as one URL, as messages and rows show it: under
- * the whole-URL rules (tw__redact_url) when libcurl parses it, else a
- * fixed text with no part of it (a value that is not a URL cannot be told
- * apart into host and credentials). Cut to @size. */
-void tw__show_url(const char *url, char *out, size_t size);
 /* TRACEWIRE_LOG_LEVEL / OTEL_LOG_LEVEL values: debug, info, warn(ing),
  * error, off (none); verbose, all, trace mean debug. Case-insensitive. */
 bool tw__parse_log_level(const char *v, tw_log_level *out);

@@ -33,6 +33,7 @@
 #ifndef TW_WIRE_CORE_REDACT_H
 #define TW_WIRE_CORE_REDACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Copies @in to @out (@size bytes, NUL-terminated, cut when full) under the
@@ -44,5 +45,17 @@ size_t tw__redact_text(const char *in, char *out, size_t size);
  * "scheme://" is taken as a URL without a scheme, so anything before its
  * last '@' is masked), control bytes as \xNN, cut to @size. */
 void tw__redact_url(const char *url, char *out, size_t size);
+
+/* What messages show instead of a value that is not a URL (show_url.c). */
+#define TW__URL_NOT_SHOWN "(not a valid URL; the value is not shown: it may hold a secret)"
+
+/* True when libcurl's parser takes @s as a URL (any scheme; show_url.c). */
+bool tw__url_parses(const char *s);
+
+/* @url, given by a user as one URL, as messages and rows show it: under the
+ * whole-URL rules (tw__redact_url) when it parses, else TW__URL_NOT_SHOWN
+ * (a value that is not a URL cannot be told apart into host and
+ * credentials, so no part of it is shown). Cut to @size (show_url.c). */
+void tw__show_url(const char *url, char *out, size_t size);
 
 #endif /* TW_WIRE_CORE_REDACT_H */
