@@ -315,8 +315,10 @@ typedef enum twa_admit { TWA_ADMIT_OK = 0, TWA_ADMIT_FULL, TWA_ADMIT_TOO_LARGE }
 size_t twa_items_bytes(const twa_item *items, size_t n);
 twa_admit twa_dest_reserve(twa_dest *d, size_t n, size_t bytes);
 void twa_dest_unreserve(twa_dest *d, size_t n, size_t bytes);
-/* The queue's whole capacity: --queue-spans and --queue-bytes. */
-void twa_dest_capacity(const twa_dest *d, size_t *spans, size_t *bytes);
+/* The queue's whole capacity in spans (--queue-spans): a request of more
+ * can never be queued (413). Bytes are no such bound: a request of more
+ * than --queue-bytes goes into an empty queue (twa_dest_reserve). */
+size_t twa_dest_capacity_spans(const twa_dest *d);
 void twa_dest_early_free(twa_early *early);
 /* Wakes pushers waiting for room (after twa_stopping is set): they return. */
 void twa_dest_interrupt(twa_dest *d);

@@ -625,10 +625,9 @@ size_t twa_items_bytes(const twa_item *items, size_t n)
     return sum;
 }
 
-void twa_dest_capacity(const twa_dest *d, size_t *spans, size_t *bytes)
+size_t twa_dest_capacity_spans(const twa_dest *d)
 {
-    *spans = d->cap;
-    *bytes = d->o.queue_max_bytes;
+    return d->cap;
 }
 
 twa_admit twa_dest_reserve(twa_dest *d, size_t n, size_t bytes)
@@ -1311,17 +1310,10 @@ static bool replay_one(twa_dest *d)
         mark(d, true);
         return true;
     }
-    if (r == REFUSED) {
+    if (r == REFUSED || r == FINAL) { /* it answers: this body never goes */
         log_change(d, TWA_WARN, d->fail_id, what);
         twa_spool_pop(d->spool);
-        twa_add(&d->st.dropped[TWA_DROP_REFUSED], n_spans);
-        mark(d, true);
-        return true;
-    }
-    if (r == FINAL) {
-        log_change(d, TWA_WARN, d->fail_id, what);
-        twa_spool_pop(d->spool);
-        twa_add(&d->st.dropped[TWA_DROP_SEND_FAILED], n_spans);
+        twa_add(&d->st.dropped[r == REFUSED ? TWA_DROP_REFUSED : TWA_DROP_SEND_FAILED], n_spans);
         mark(d, true);
         return true;
     }

@@ -284,8 +284,7 @@ static bool admit_whole(twa_spanbuf *b, size_t n, size_t bytes)
     twa_pipeline *p = b->pipeline;
     size_t d = 0;
     for (size_t i = 0; i < p->n_dests && b->admit == TWA_ADMIT_OK; i++) {
-        size_t cap_spans, cap_bytes;
-        twa_dest_capacity(p->dests[i], &cap_spans, &cap_bytes);
+        size_t cap_spans = twa_dest_capacity_spans(p->dests[i]);
         if (n > cap_spans) {
             b->admit = TWA_ADMIT_TOO_LARGE;
             snprintf(b->refusal, sizeof b->refusal,

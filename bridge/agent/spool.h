@@ -40,11 +40,15 @@
 typedef struct twa_spool twa_spool;
 
 /* Opens (creating) DIR/<name of @identity>, loads the index of what a
- * previous run left. A spool an earlier version named by the plain SHA-256
- * of @identity is renamed to the keyed name first.
+ * previous run left. DIR is made with its missing parents (0700), and
+ * DIR/spool-key when it is missing; destinations (and agents) opening at
+ * once share one key: it is written whole, then linked to its name. A
+ * spool an earlier version named by the plain SHA-256 of @identity is
+ * renamed to the keyed name first. @identity holds the URL's secrets: it
+ * is hashed, never shown.
  * @shown_url (redacted) goes to the file `destination`; @label names the
  * destination in the log. NULL with @why when the directory cannot be made
- * or read. */
+ * or read, or DIR/spool-key cannot be read, made or parsed. */
 twa_spool *twa_spool_open(const char *dir, const char *identity, const char *shown_url,
                           const char *label, uint64_t max_bytes, twa_dest_stats *st, char *why,
                           size_t why_size);

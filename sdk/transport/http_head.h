@@ -29,7 +29,9 @@
  *                            work.
  *
  * A final answer fails its batch at once: counted, logged, never retried,
- * spooled or waited for. Retry-After is honoured on 429 and 503 only, the
+ * spooled or waited for. One exception, the agent's (bridge/agent/dest.c):
+ * 401, 403, 404 and 407 refuse the agent, not the spans, so a spool keeps
+ * them and follow mode retries them. Retry-After is honoured on 429 and 503 only, the
  * two answers that carry it (RFC 9110 10.2.3, RFC 6585, OTLP/HTTP).
  *
  * Locking: none; one per transfer, on the thread that runs it.
